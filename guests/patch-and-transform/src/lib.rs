@@ -1,0 +1,14 @@
+//! Crossplane's patch-and-transform, as a plait function.
+
+use plait_sdk::{Function, FunctionError, Request, Response};
+
+/// The `function-patch-and-transform` built-in.
+pub struct PatchAndTransform;
+
+impl Function for PatchAndTransform {
+    fn run(request: Request) -> Result<Response, FunctionError> {
+        Ok(Response::from_request(&request))
+    }
+}
+
+plait_sdk::export_function!(PatchAndTransform);
