@@ -1,0 +1,389 @@
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use plait_sdk::{
+    Request, Resource, ResourceMatch, ResourceSelector, Response, SchemaSelector, State,
+};
+use serde_json::{Value, json};
+
+use super::*;
+
+struct Closure<F>(F, RefCell<Vec<Request>>);
+
+impl<F: Fn(&str, &Request) -> Result<Response, RunnerError>> FunctionRunner for Closure<F> {
+    fn run(&self, function: &str, request: &Request) -> Result<Response, RunnerError> {
+        self.1.borrow_mut().push(request.clone());
+        (self.0)(function, request)
+    }
+}
+
+#[derive(Default)]
+struct Files {
+    resources: Vec<Value>,
+    secrets: BTreeMap<(String, String), BTreeMap<String, Vec<u8>>>,
+}
+
+impl RequirementSource for Files {
+    fn resources(&self, selector: &ResourceSelector) -> Result<Vec<Value>, RunnerError> {
+        Ok(self
+            .resources
+            .iter()
+            .filter(|r| r["kind"] == selector.kind.as_str())
+            .filter(|r| match &selector.matching {
+                ResourceMatch::Name(n) => r["metadata"]["name"] == n.as_str(),
+                ResourceMatch::Labels(_) => true,
+            })
+            .cloned()
+            .collect())
+    }
+    fn schema(&self, _: &SchemaSelector) -> Result<Option<Value>, RunnerError> {
+        Ok(None)
+    }
+    fn secret(&self, r: &SecretRef) -> Result<Option<BTreeMap<String, Vec<u8>>>, RunnerError> {
+        Ok(self
+            .secrets
+            .get(&(r.namespace.clone(), r.name.clone()))
+            .cloned())
+    }
+}
+
+fn step(name: &str) -> Step {
+    Step {
+        name: name.into(),
+        function: format!("fn-{name}"),
+        ..Step::default()
+    }
+}
+
+fn run_with(
+    steps: &[Step],
+    files: &Files,
+    behaviour: impl Fn(&str, &Request) -> Result<Response, RunnerError>,
+) -> (Result<PipelineOutput, Box<PipelineFailure>>, Vec<Request>) {
+    let runner = Closure(behaviour, RefCell::new(Vec::new()));
+    let pipeline = Pipeline {
+        runner: &runner,
+        source: files,
+        rules: OutputRules::default(),
+    };
+    let result = pipeline.run(steps, &State::default(), json!({}));
+    (result, runner.1.into_inner())
+}
+
+fn add_resource(request: &Request, name: &str) -> Response {
+    let mut response = Response::from_request(request);
+    response.desired.resources.insert(
+        name.into(),
+        Resource::new(json!({"apiVersion": "v1", "kind": "ConfigMap"})),
+    );
+    response
+}
+
+#[test]
+fn desired_state_and_context_chain_from_step_to_step() {
+    let (result, requests) = run_with(&[step("a"), step("b")], &Files::default(), |f, req| {
+        let mut response = add_resource(req, f);
+        response.context[f] = json!(true);
+        Ok(response)
+    });
+    let out = result.expect("pipeline succeeds");
+    assert_eq!(
+        out.desired.resources.keys().collect::<Vec<_>>(),
+        ["fn-a", "fn-b"]
+    );
+    assert_eq!(out.context, json!({"fn-a": true, "fn-b": true}));
+    assert!(requests[1].desired.resources.contains_key("fn-a"));
+    assert_eq!(requests[1].context, json!({"fn-a": true}));
+    assert_eq!(out.calls, ["a", "b"]);
+}
+
+#[test]
+fn first_fatal_result_stops_the_pipeline_and_keeps_earlier_results() {
+    let (result, requests) = run_with(
+        &[step("a"), step("b"), step("c")],
+        &Files::default(),
+        |f: &str, req: &Request| {
+            let mut response = Response::from_request(req);
+            response.normal(format!("{f} ran"));
+            if f == "fn-b" {
+                response.fatal("boom");
+            }
+            Ok(response)
+        },
+    );
+    let failure = result.expect_err("pipeline fails");
+    assert_eq!(
+        failure.to_string(),
+        "pipeline step \"b\" returned a fatal result: boom"
+    );
+    assert_eq!(requests.len(), 2, "step c must not run");
+    let messages: Vec<_> = failure
+        .partial
+        .results
+        .iter()
+        .map(|r| (r.step.as_str(), r.result.message.as_str()))
+        .collect();
+    assert_eq!(
+        messages,
+        [("a", "fn-a ran"), ("b", "fn-b ran"), ("b", "boom")]
+    );
+}
+
+fn wants_config(req: &Request) -> Response {
+    let mut response = Response::from_request(req);
+    response.requirements.resources.insert(
+        "config".into(),
+        ResourceSelector {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            matching: ResourceMatch::Name("settings".into()),
+            namespace: None,
+        },
+    );
+    if let Some(items) = req.required_resources.get("config") {
+        response.context["seen"] = json!(items.len());
+    }
+    response
+}
+
+#[test]
+fn requirements_loop_calls_again_with_required_resources_until_stable() {
+    let files = Files {
+        resources: vec![json!({"kind": "ConfigMap", "metadata": {"name": "settings"}})],
+        ..Files::default()
+    };
+    let (result, requests) = run_with(&[step("a")], &files, |_, req| Ok(wants_config(req)));
+    let out = result.expect("pipeline succeeds");
+    assert_eq!(requests.len(), 2);
+    assert!(requests[0].required_resources.is_empty());
+    assert_eq!(requests[1].required_resources["config"].len(), 1);
+    assert_eq!(out.context["seen"], json!(1));
+}
+
+#[test]
+fn requirements_that_never_stabilize_fail_after_the_iteration_cap() {
+    let (result, requests) = run_with(&[step("a")], &Files::default(), |_, req| {
+        let mut response = wants_config(req);
+        let n = req.required_resources.len() + req.context["n"].as_u64().unwrap_or(0) as usize;
+        response.context["n"] = json!(n);
+        if let Some(sel) = response.requirements.resources.get_mut("config") {
+            sel.matching = ResourceMatch::Name(format!("settings-{n}"));
+        }
+        Ok(response)
+    });
+    let failure = result.expect_err("must not stabilize");
+    assert!(matches!(
+        failure.error,
+        PipelineError::RequirementsDidNotStabilize { .. }
+    ));
+    assert_eq!(requests.len(), MAX_REQUIREMENTS_ITERATIONS + 1);
+}
+
+#[test]
+fn pipeline_ttl_is_the_smallest_non_zero_step_ttl() {
+    let ttls = [
+        ("a", Some(Duration::from_secs(60))),
+        ("b", Some(Duration::ZERO)),
+        ("c", Some(Duration::from_secs(30))),
+        ("d", None),
+    ];
+    let steps: Vec<_> = ttls.iter().map(|(n, _)| step(n)).collect();
+    let (result, _) = run_with(&steps, &Files::default(), |f, req| {
+        let mut response = Response::from_request(req);
+        response.ttl = ttls
+            .iter()
+            .find(|(n, _)| format!("fn-{n}") == f)
+            .and_then(|(_, t)| *t);
+        Ok(response)
+    });
+    assert_eq!(result.expect("ok").ttl, Some(Duration::from_secs(30)));
+}
+
+#[test]
+fn step_credentials_come_from_secrets() {
+    let mut files = Files::default();
+    files.secrets.insert(
+        ("crossplane-system".into(), "db".into()),
+        BTreeMap::from([("password".into(), b"hunter2".to_vec())]),
+    );
+    let mut with_secret = step("a");
+    with_secret.credentials = vec![
+        StepCredential {
+            name: "db".into(),
+            secret: Some(SecretRef {
+                namespace: "crossplane-system".into(),
+                name: "db".into(),
+            }),
+        },
+        StepCredential {
+            name: "none".into(),
+            secret: None,
+        },
+    ];
+    let (result, requests) = run_with(&[with_secret.clone()], &files, |_, req| {
+        Ok(Response::from_request(req))
+    });
+    result.expect("ok");
+    assert_eq!(requests[0].credentials["db"]["password"], b"hunter2");
+    assert!(!requests[0].credentials.contains_key("none"));
+
+    let (result, requests) = run_with(&[with_secret], &Files::default(), |_, req| {
+        Ok(Response::from_request(req))
+    });
+    let failure = result.expect_err("missing secret");
+    assert_eq!(
+        failure.to_string(),
+        "pipeline step \"a\": cannot get credentials \"db\": Secret crossplane-system/db not found"
+    );
+    assert!(requests.is_empty(), "the function must not be called");
+}
+
+#[test]
+fn invalid_output_is_an_error_naming_step_and_resource() {
+    let cases: [(&str, Value, &str); 4] = [
+        (
+            "missing-kind",
+            json!({"apiVersion": "v1"}),
+            "composed resource \"bad\": kind: Required value",
+        ),
+        (
+            "bad-name",
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "Not_Valid"}}),
+            "metadata.name: Invalid value: \"Not_Valid\"",
+        ),
+        (
+            "not-object",
+            json!("a string"),
+            "must be a JSON object, got a string",
+        ),
+        (
+            "label-not-string",
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"labels": {"a": 1}}}),
+            "metadata.labels[a]: Invalid value: must be a string",
+        ),
+    ];
+    for (case, object, want) in cases {
+        let (result, _) = run_with(&[step("a")], &Files::default(), |_, req| {
+            let mut response = Response::from_request(req);
+            response
+                .desired
+                .resources
+                .insert("bad".into(), Resource::new(object.clone()));
+            Ok(response)
+        });
+        let message = result.expect_err(case).to_string();
+        assert!(
+            message.starts_with(
+                "pipeline step \"a\" (function \"fn-a\") returned invalid desired state"
+            ),
+            "{case}: {message}"
+        );
+        assert!(message.contains(want), "{case}: {message}");
+    }
+}
+
+#[test]
+fn namespaced_composite_confines_composed_resources() {
+    let cases: [(&str, Value, Option<&str>); 4] = [
+        (
+            "same-namespace",
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"namespace": "team-a"}}),
+            None,
+        ),
+        (
+            "no-namespace",
+            json!({"apiVersion": "v1", "kind": "ConfigMap"}),
+            None,
+        ),
+        (
+            "other-namespace",
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "other"}}),
+            Some(
+                "composed resource \"x\" (ConfigMap) is in namespace \"other\", but the composite resource is namespaced and may compose only in its own namespace \"team-a\"",
+            ),
+        ),
+        (
+            "cluster-scoped",
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole"}),
+            Some(
+                "composed resource \"r\" is a cluster-scoped ClusterRole, but a namespaced composite resource may compose only namespaced resources",
+            ),
+        ),
+    ];
+    for (case, object, want) in cases {
+        let state = State {
+            composite: None,
+            resources: BTreeMap::from([("r".to_string(), Resource::new(object))]),
+        };
+        let rules = OutputRules {
+            namespace: Some("team-a"),
+            ..OutputRules::default()
+        };
+        let got = check::check_state(&state, &rules)
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(got.as_deref(), want, "{case}");
+    }
+}
+
+#[test]
+fn count_and_size_caps_are_enforced() {
+    let mut state = State::default();
+    for i in 0..3 {
+        state.resources.insert(
+            format!("r{i}"),
+            Resource::new(
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "x".repeat(100)}}),
+            ),
+        );
+    }
+    let count = OutputRules {
+        max_resources: 2,
+        ..OutputRules::default()
+    };
+    assert_eq!(
+        check::check_state(&state, &count)
+            .err()
+            .map(|e| e.to_string()),
+        Some("3 composed resources exceed the limit of 2".into())
+    );
+    let size = OutputRules {
+        max_total_bytes: 200,
+        ..OutputRules::default()
+    };
+    assert!(matches!(
+        check::check_state(&state, &size),
+        Err(check::CheckError::TooLarge { limit: 200, .. })
+    ));
+}
+
+#[test]
+fn runner_errors_name_the_step_and_function() {
+    let (result, _) = run_with(&[step("a")], &Files::default(), |_, _| {
+        Err("wasm trap: interrupt".into())
+    });
+    assert_eq!(
+        result.expect_err("fails").to_string(),
+        "pipeline step \"a\" (function \"fn-a\") failed: wasm trap: interrupt"
+    );
+}
+
+#[test]
+fn rfc1123_names_follow_kubernetes_rules() {
+    let cases = [
+        ("my-bucket", true),
+        ("a.b-c.d", true),
+        ("0abc", true),
+        ("", false),
+        ("-abc", false),
+        ("abc-", false),
+        ("a..b", false),
+        ("UPPER", false),
+        ("under_score", false),
+    ];
+    for (name, ok) in cases {
+        assert_eq!(check::rfc1123_subdomain(name).is_ok(), ok, "{name:?}");
+    }
+    assert!(check::rfc1123_subdomain(&"a".repeat(254)).is_err());
+}
