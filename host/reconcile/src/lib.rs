@@ -1,1 +1,450 @@
-//! plait reconcile
+//! The composite reconcile algorithm, over any [`Cluster`].
+//!
+//! One reconcile: read the composed resources the XR references, run the
+//! Composition's pipeline, then (only if the pipeline finished without a
+//! fatal result) garbage-collect resources that left the desired state,
+//! apply the desired ones with deterministic names, labels and a controller
+//! owner reference, and report `Synced`, `Ready` and function conditions on
+//! the XR. `plait render` runs exactly this against a [`MemoryCluster`].
+
+pub mod cluster;
+pub mod compose;
+mod conditions;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use plait_pipeline::{
+    FunctionRunner, OutputRules, Pipeline, PipelineError, RequirementSource, SecretRef, Step,
+    StepResult,
+};
+use plait_sdk::{Condition, ResourceMatch, ResourceSelector, SchemaSelector, Severity, State};
+use serde_json::{Value, json};
+
+pub use cluster::{Cluster, ClusterError, Event, EventType, MemoryCluster, ObjectRef};
+pub use conditions::unready_message;
+
+/// Field manager for composed resources and the XR, as upstream names them.
+pub const COMPOSITE_FIELD_MANAGER: &str = "apiextensions.crossplane.io/composite";
+pub const ANNOTATION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
+pub const LABEL_COMPOSITE: &str = "crossplane.io/composite";
+pub const LABEL_CLAIM_NAME: &str = "crossplane.io/claim-name";
+pub const LABEL_CLAIM_NAMESPACE: &str = "crossplane.io/claim-namespace";
+
+/// How the XR's API was defined, which decides where machinery fields live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompositeScope {
+    /// v2, namespaced: machinery under `spec.crossplane`, composes only in its namespace.
+    Namespaced,
+    /// v2, cluster-scoped: machinery under `spec.crossplane`.
+    Cluster,
+    /// v1: machinery at the top of `spec`.
+    LegacyCluster,
+}
+
+impl CompositeScope {
+    /// Guesses the scope from the XR itself, for when no XRD is at hand.
+    pub fn infer(xr: &Value) -> CompositeScope {
+        if xr
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .is_some_and(|n| !n.is_empty())
+        {
+            CompositeScope::Namespaced
+        } else if xr.pointer("/spec/crossplane").is_some() {
+            CompositeScope::Cluster
+        } else {
+            CompositeScope::LegacyCluster
+        }
+    }
+
+    fn machinery_pointer(self) -> &'static str {
+        match self {
+            CompositeScope::LegacyCluster => "/spec",
+            CompositeScope::Namespaced | CompositeScope::Cluster => "/spec/crossplane",
+        }
+    }
+}
+
+/// A reconcile of one XR.
+pub struct Reconcile<'a> {
+    pub cluster: &'a dyn Cluster,
+    pub runner: &'a dyn FunctionRunner,
+    /// The XR as read from the cluster.
+    pub xr: Value,
+    pub scope: CompositeScope,
+    /// The pipeline of the selected Composition.
+    pub steps: &'a [Step],
+    /// The pipeline context to start from.
+    pub context: Value,
+    /// RFC 3339 time stamped on conditions that change.
+    pub now: String,
+}
+
+/// What a reconcile did.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The XR after the reconcile, with its status.
+    pub xr: Value,
+    /// Composed resources as applied, by their name in the Composition.
+    pub composed: BTreeMap<String, Value>,
+    /// Composed resources deleted because they left the desired state.
+    pub deleted: Vec<ObjectRef>,
+    pub results: Vec<StepResult>,
+    /// Connection details of the XR.
+    pub connection_details: BTreeMap<String, Vec<u8>>,
+    pub context: Value,
+    pub ttl: Option<Duration>,
+    /// Why the reconcile did not finish, if it did not. Nothing was applied or
+    /// deleted when the pipeline failed.
+    pub error: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReconcileError {
+    #[error("composite resource: {0}")]
+    InvalidComposite(String),
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
+    #[error(transparent)]
+    Compose(#[from] compose::ComposeError),
+}
+
+impl Reconcile<'_> {
+    /// Runs the reconcile. Failures of the pipeline or of applying are
+    /// reported in the XR's `Synced` condition (and `Outcome::error`); an
+    /// `Err` means the XR itself could not be handled.
+    pub fn run(self) -> Result<Outcome, ReconcileError> {
+        let xr_ref = ObjectRef::of(&self.xr).ok_or_else(|| {
+            ReconcileError::InvalidComposite(
+                "apiVersion, kind and metadata.name are required".into(),
+            )
+        })?;
+        let xr_uid = self
+            .xr
+            .pointer("/metadata/uid")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ReconcileError::InvalidComposite("metadata.uid is required".into()))?
+            .to_string();
+        let observed = self.observed_state(&xr_uid)?;
+        let namespace = match self.scope {
+            CompositeScope::Namespaced => xr_ref.namespace.clone(),
+            _ => None,
+        };
+        let scopes = ClusterScopes(self.cluster);
+        let source = ClusterSource {
+            cluster: self.cluster,
+            namespace: namespace.clone(),
+        };
+        let pipeline = Pipeline {
+            runner: self.runner,
+            source: &source,
+            rules: OutputRules {
+                namespace: namespace.as_deref(),
+                scopes: &scopes,
+                ..OutputRules::default()
+            },
+        };
+        let mut xr = self.xr.clone();
+        let run = pipeline.run(self.steps, &observed, self.context.clone());
+        let (output, failure) = match run {
+            Ok(output) => (output, None),
+            Err(failure) => (failure.partial, Some(failure.error)),
+        };
+        for result in &output.results {
+            self.cluster.record_event(result_event(&xr_ref, result));
+        }
+        let mut outcome = Outcome {
+            xr: Value::Null,
+            composed: BTreeMap::new(),
+            deleted: Vec::new(),
+            results: output.results.clone(),
+            connection_details: BTreeMap::new(),
+            context: output.context.clone(),
+            ttl: output.ttl,
+            error: None,
+        };
+        if let Some(error) = failure {
+            let message = error.to_string();
+            tracing::warn!(composite = %xr_ref, error = %message, "pipeline failed; nothing applied");
+            self.cluster.record_event(Event {
+                regarding: xr_ref.clone(),
+                event_type: EventType::Warning,
+                reason: reason_for(&error).into(),
+                message: message.clone(),
+            });
+            conditions::set_fatal(&mut xr, &output.conditions, &message, &self.now);
+            outcome.error = Some(message);
+            outcome.xr = self.write_status(&xr, None)?;
+            return Ok(outcome);
+        }
+
+        let desired = output.desired;
+        let plan = compose::plan(&xr, &xr_uid, self.scope, &observed, &desired)?;
+        for gone in &plan.garbage {
+            self.cluster.delete(&gone.reference, gone.uid.as_deref())?;
+            outcome.deleted.push(gone.reference.clone());
+        }
+        set_resource_refs(&mut xr, self.scope, &plan.refs);
+        let mut apply_errors = Vec::new();
+        for (name, object) in &plan.objects {
+            match self.cluster.apply(object, COMPOSITE_FIELD_MANAGER) {
+                Ok(applied) => {
+                    outcome.composed.insert(name.clone(), applied);
+                }
+                Err(e) => {
+                    self.cluster.record_event(Event {
+                        regarding: xr_ref.clone(),
+                        event_type: EventType::Warning,
+                        reason: "ComposeResources".into(),
+                        message: format!("cannot apply composed resource {name:?}: {e}"),
+                    });
+                    apply_errors.push(name.clone());
+                }
+            }
+        }
+        if let Some(composite) = &desired.composite {
+            outcome.connection_details = composite.connection_details.clone();
+            if let Some(status) = composite.resource.get("status").and_then(Value::as_object) {
+                let current = xr["status"].as_object().cloned().unwrap_or_default();
+                let mut merged = current;
+                for (k, v) in status {
+                    merged.insert(k.clone(), v.clone());
+                }
+                xr["status"] = Value::Object(merged);
+            }
+        }
+        let synced_error = (!apply_errors.is_empty()).then(|| {
+            format!(
+                "cannot sync composed resources: Unsynced resources: {}",
+                apply_errors.join(", ")
+            )
+        });
+        let unready = conditions::unready(&desired);
+        for name in &unready {
+            self.cluster.record_event(Event {
+                regarding: xr_ref.clone(),
+                event_type: EventType::Normal,
+                reason: "ComposeResources".into(),
+                message: format!("Composed resource {name:?} is not yet ready"),
+            });
+        }
+        conditions::set_success(
+            &mut xr,
+            &desired,
+            &unready,
+            &output.conditions,
+            synced_error.as_deref(),
+            &self.now,
+        );
+        outcome.error = synced_error;
+        outcome.xr = self.write_status(&xr, Some(&plan.refs))?;
+        Ok(outcome)
+    }
+
+    /// Reads the composed resources the XR references, keyed by their name in the Composition.
+    fn observed_state(&self, xr_uid: &str) -> Result<State, ReconcileError> {
+        let mut observed = State {
+            composite: Some(plait_sdk::Resource::new(self.xr.clone())),
+            resources: BTreeMap::new(),
+        };
+        let xr_namespace = self
+            .xr
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str);
+        let refs = self
+            .xr
+            .pointer(&format!("{}/resourceRefs", self.scope.machinery_pointer()))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for r in refs {
+            let text = |k: &str| {
+                r.get(k)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            if text("name").is_empty() {
+                continue;
+            }
+            let namespace = match self.scope {
+                CompositeScope::Namespaced => xr_namespace.map(str::to_string),
+                _ => Some(text("namespace")).filter(|n| !n.is_empty()),
+            };
+            let reference = ObjectRef {
+                api_version: text("apiVersion"),
+                kind: text("kind"),
+                namespace,
+                name: text("name"),
+            };
+            let Some(object) = self.cluster.get(&reference)? else {
+                continue;
+            };
+            if compose::controller_uid(&object).is_some_and(|uid| uid != xr_uid) {
+                continue;
+            }
+            let name = object
+                .pointer(&format!(
+                    "/metadata/annotations/{}",
+                    ANNOTATION_RESOURCE_NAME.replace('/', "~1")
+                ))
+                .and_then(Value::as_str)
+                .ok_or_else(|| compose::ComposeError::MissingAnnotation(reference.to_string()))?
+                .to_string();
+            observed
+                .resources
+                .insert(name, plait_sdk::Resource::new(object));
+        }
+        Ok(observed)
+    }
+
+    fn write_status(&self, xr: &Value, refs: Option<&[Value]>) -> Result<Value, ReconcileError> {
+        if refs.is_some() {
+            self.cluster.apply(xr, COMPOSITE_FIELD_MANAGER)?;
+        }
+        Ok(self.cluster.apply_status(xr, COMPOSITE_FIELD_MANAGER)?)
+    }
+}
+
+fn set_resource_refs(xr: &mut Value, scope: CompositeScope, refs: &[Value]) {
+    let pointer = scope.machinery_pointer();
+    let mut target = &mut *xr;
+    for part in pointer.trim_start_matches('/').split('/') {
+        if !target.get(part).is_some_and(Value::is_object) {
+            target[part] = json!({});
+        }
+        target = &mut target[part];
+    }
+    target["resourceRefs"] = Value::Array(refs.to_vec());
+}
+
+fn reason_for(error: &PipelineError) -> &'static str {
+    match error {
+        PipelineError::FatalResult { .. } => "ComposeResources",
+        _ => "ReconcileError",
+    }
+}
+
+fn result_event(xr: &ObjectRef, result: &StepResult) -> Event {
+    Event {
+        regarding: xr.clone(),
+        event_type: match result.result.severity {
+            Severity::Normal => EventType::Normal,
+            Severity::Warning | Severity::Fatal => EventType::Warning,
+        },
+        reason: result
+            .result
+            .reason
+            .clone()
+            .unwrap_or_else(|| "ComposeResources".into()),
+        message: format!("Pipeline step {:?}: {}", result.step, result.result.message),
+    }
+}
+
+/// Answers scope questions from the cluster.
+struct ClusterScopes<'a>(&'a dyn Cluster);
+
+impl plait_pipeline::ScopeLookup for ClusterScopes<'_> {
+    fn is_namespaced(&self, api_version: &str, kind: &str) -> Option<bool> {
+        self.0.is_namespaced(api_version, kind).ok().flatten()
+    }
+}
+
+/// Satisfies step requirements from the cluster.
+struct ClusterSource<'a> {
+    cluster: &'a dyn Cluster,
+    namespace: Option<String>,
+}
+
+impl RequirementSource for ClusterSource<'_> {
+    fn resources(
+        &self,
+        selector: &ResourceSelector,
+    ) -> Result<Vec<Value>, plait_pipeline::RunnerError> {
+        let namespace = selector
+            .namespace
+            .clone()
+            .or_else(|| self.namespace.clone());
+        match &selector.matching {
+            ResourceMatch::Name(name) => {
+                let namespaced = self
+                    .cluster
+                    .is_namespaced(&selector.api_version, &selector.kind)?
+                    .unwrap_or(namespace.is_some());
+                let reference = ObjectRef {
+                    api_version: selector.api_version.clone(),
+                    kind: selector.kind.clone(),
+                    namespace: if namespaced { namespace } else { None },
+                    name: name.clone(),
+                };
+                Ok(self.cluster.get(&reference)?.into_iter().collect())
+            }
+            ResourceMatch::Labels(labels) => {
+                let mut items = self.cluster.list(
+                    &selector.api_version,
+                    &selector.kind,
+                    namespace.as_deref(),
+                    labels,
+                )?;
+                items.sort_by_key(|o| ObjectRef::of(o).map(|r| (r.namespace, r.name)));
+                Ok(items)
+            }
+        }
+    }
+
+    fn schema(&self, _: &SchemaSelector) -> Result<Option<Value>, plait_pipeline::RunnerError> {
+        Ok(None)
+    }
+
+    fn secret(
+        &self,
+        reference: &SecretRef,
+    ) -> Result<Option<BTreeMap<String, Vec<u8>>>, plait_pipeline::RunnerError> {
+        let secret = self.cluster.get(&ObjectRef {
+            api_version: "v1".into(),
+            kind: "Secret".into(),
+            namespace: Some(reference.namespace.clone()),
+            name: reference.name.clone(),
+        })?;
+        let Some(secret) = secret else {
+            return Ok(None);
+        };
+        let mut data = BTreeMap::new();
+        if let Some(map) = secret.get("data").and_then(Value::as_object) {
+            for (k, v) in map {
+                let encoded = v.as_str().unwrap_or_default();
+                let bytes = BASE64
+                    .decode(encoded)
+                    .map_err(|e| format!("Secret data key {k:?} is not valid base64: {e}"))?;
+                data.insert(k.clone(), bytes);
+            }
+        }
+        if let Some(map) = secret.get("stringData").and_then(Value::as_object) {
+            for (k, v) in map {
+                data.insert(
+                    k.clone(),
+                    v.as_str().unwrap_or_default().as_bytes().to_vec(),
+                );
+            }
+        }
+        Ok(Some(data))
+    }
+}
+
+/// True for condition types only the reconciler may set.
+pub fn is_system_condition(condition: &Condition) -> bool {
+    is_system_condition_type(&condition.type_)
+}
+
+pub fn is_system_condition_type(type_: &str) -> bool {
+    matches!(
+        type_,
+        "Ready" | "Synced" | "Healthy" | "UpToDate" | "Responsive"
+    )
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,256 @@
+//! What the reconciler needs from a cluster, and an in-memory cluster that
+//! `plait render` and the tests use.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use plait_pipeline::check::{ScopeLookup, WellKnownScopes};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+/// Identifies one object.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjectRef {
+    pub api_version: String,
+    pub kind: String,
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
+impl ObjectRef {
+    /// Reads apiVersion, kind, namespace and name off an object.
+    pub fn of(object: &Value) -> Option<ObjectRef> {
+        let text = |p: &str| object.pointer(p).and_then(Value::as_str);
+        Some(ObjectRef {
+            api_version: text("/apiVersion")?.to_string(),
+            kind: text("/kind")?.to_string(),
+            namespace: text("/metadata/namespace")
+                .filter(|n| !n.is_empty())
+                .map(str::to_string),
+            name: text("/metadata/name")?.to_string(),
+        })
+    }
+}
+
+impl std::fmt::Display for ObjectRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.namespace {
+            Some(ns) => write!(f, "{} {}/{}", self.kind, ns, self.name),
+            None => write!(f, "{} {}", self.kind, self.name),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    Normal,
+    Warning,
+}
+
+/// A Kubernetes event about an object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    pub regarding: ObjectRef,
+    pub event_type: EventType,
+    pub reason: String,
+    pub message: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    #[error("{object}: {message}")]
+    Object { object: String, message: String },
+    #[error("{0}")]
+    Other(String),
+}
+
+/// The cluster operations the composite reconciler uses.
+pub trait Cluster {
+    fn get(&self, object: &ObjectRef) -> Result<Option<Value>, ClusterError>;
+    fn list(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<Vec<Value>, ClusterError>;
+    /// Server-side apply of `object` by `field_manager`; returns the stored object.
+    fn apply(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError>;
+    /// Server-side apply of the status subresource.
+    fn apply_status(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError>;
+    /// Deletes the object if its UID still matches.
+    fn delete(&self, object: &ObjectRef, uid: Option<&str>) -> Result<(), ClusterError>;
+    /// Whether a kind is namespaced; `None` when the cluster does not serve it.
+    fn is_namespaced(&self, api_version: &str, kind: &str) -> Result<Option<bool>, ClusterError>;
+    fn record_event(&self, event: Event);
+}
+
+/// A cluster held in memory. Applies replace objects wholesale (one field
+/// manager owns everything it applies), keeping what the server owns:
+/// UID, creation timestamp and, for spec applies, status.
+#[derive(Default)]
+pub struct MemoryCluster {
+    objects: Mutex<BTreeMap<ObjectRef, Value>>,
+    events: Mutex<Vec<Event>>,
+}
+
+impl MemoryCluster {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Stores objects as they are, giving each a UID if it has none.
+    pub fn seed(&self, objects: impl IntoIterator<Item = Value>) -> Result<(), ClusterError> {
+        let mut store = self.lock_objects()?;
+        for mut object in objects {
+            let reference = ObjectRef::of(&object).ok_or_else(|| {
+                ClusterError::Other(
+                    "cannot store an object without apiVersion, kind and metadata.name".into(),
+                )
+            })?;
+            if object
+                .pointer("/metadata/uid")
+                .and_then(Value::as_str)
+                .is_none()
+            {
+                object["metadata"]["uid"] = json!(stable_uid(&reference));
+            }
+            store.insert(reference, object);
+        }
+        Ok(())
+    }
+
+    pub fn objects(&self) -> Vec<Value> {
+        self.objects
+            .lock()
+            .map(|o| o.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    pub fn events(&self) -> Vec<Event> {
+        self.events.lock().map(|e| e.clone()).unwrap_or_default()
+    }
+
+    fn lock_objects(
+        &self,
+    ) -> Result<std::sync::MutexGuard<'_, BTreeMap<ObjectRef, Value>>, ClusterError> {
+        self.objects
+            .lock()
+            .map_err(|_| ClusterError::Other("in-memory cluster lock poisoned".into()))
+    }
+}
+
+/// A UID derived from the object's identity, so in-memory runs are repeatable.
+pub fn stable_uid(reference: &ObjectRef) -> String {
+    let digest = hex::encode(Sha256::digest(format!(
+        "{}/{}/{}/{}",
+        reference.api_version,
+        reference.kind,
+        reference.namespace.as_deref().unwrap_or(""),
+        reference.name
+    )));
+    format!(
+        "{}-{}-{}-{}-{}",
+        &digest[0..8],
+        &digest[8..12],
+        &digest[12..16],
+        &digest[16..20],
+        &digest[20..32]
+    )
+}
+
+fn labels_match(object: &Value, labels: &BTreeMap<String, String>) -> bool {
+    labels.iter().all(|(k, v)| {
+        object
+            .pointer("/metadata/labels")
+            .and_then(|l| l.get(k))
+            .and_then(Value::as_str)
+            == Some(v.as_str())
+    })
+}
+
+impl Cluster for MemoryCluster {
+    fn get(&self, object: &ObjectRef) -> Result<Option<Value>, ClusterError> {
+        Ok(self.lock_objects()?.get(object).cloned())
+    }
+
+    fn list(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<Vec<Value>, ClusterError> {
+        Ok(self
+            .lock_objects()?
+            .iter()
+            .filter(|(r, _)| r.api_version == api_version && r.kind == kind)
+            .filter(|(r, _)| namespace.is_none() || r.namespace.as_deref() == namespace)
+            .filter(|(_, o)| labels_match(o, labels))
+            .map(|(_, o)| o.clone())
+            .collect())
+    }
+
+    fn apply(&self, object: &Value, _field_manager: &str) -> Result<Value, ClusterError> {
+        let reference = ObjectRef::of(object).ok_or_else(|| {
+            ClusterError::Other(
+                "cannot apply an object without apiVersion, kind and metadata.name".into(),
+            )
+        })?;
+        let mut store = self.lock_objects()?;
+        let mut stored = object.clone();
+        let existing = store.get(&reference);
+        let uid = existing
+            .and_then(|e| e.pointer("/metadata/uid").cloned())
+            .or_else(|| object.pointer("/metadata/uid").cloned())
+            .unwrap_or_else(|| json!(stable_uid(&reference)));
+        stored["metadata"]["uid"] = uid;
+        if let Some(status) = existing.and_then(|e| e.get("status")).cloned()
+            && object.get("status").is_none()
+        {
+            stored["status"] = status;
+        }
+        store.insert(reference, stored.clone());
+        Ok(stored)
+    }
+
+    fn apply_status(&self, object: &Value, _field_manager: &str) -> Result<Value, ClusterError> {
+        let reference = ObjectRef::of(object).ok_or_else(|| {
+            ClusterError::Other("cannot apply status of an object without a name".into())
+        })?;
+        let mut store = self.lock_objects()?;
+        let stored = store
+            .get_mut(&reference)
+            .ok_or_else(|| ClusterError::Object {
+                object: reference.to_string(),
+                message: "not found".into(),
+            })?;
+        stored["status"] = object.get("status").cloned().unwrap_or(json!({}));
+        Ok(stored.clone())
+    }
+
+    fn delete(&self, object: &ObjectRef, uid: Option<&str>) -> Result<(), ClusterError> {
+        let mut store = self.lock_objects()?;
+        if let Some(existing) = store.get(object) {
+            let existing_uid = existing.pointer("/metadata/uid").and_then(Value::as_str);
+            if uid.is_some() && existing_uid != uid {
+                return Err(ClusterError::Object {
+                    object: object.to_string(),
+                    message: "UID precondition failed".into(),
+                });
+            }
+            store.remove(object);
+        }
+        Ok(())
+    }
+
+    fn is_namespaced(&self, api_version: &str, kind: &str) -> Result<Option<bool>, ClusterError> {
+        Ok(WellKnownScopes.is_namespaced(api_version, kind))
+    }
+
+    fn record_event(&self, event: Event) {
+        if let Ok(mut events) = self.events.lock() {
+            events.push(event);
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! The XR's `Synced`, `Ready` and function-provided conditions, as upstream sets them.
+
+use plait_sdk::{Condition, Ready, State};
+use serde_json::{Value, json};
+
+use crate::{is_system_condition, is_system_condition_type};
+
+/// Names of desired composed resources that are not ready, sorted.
+pub fn unready(desired: &State) -> Vec<String> {
+    desired
+        .resources
+        .iter()
+        .filter(|(_, r)| r.ready != Ready::True)
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
+/// `Unready resources: a, b, c, and 2 more` as upstream words it.
+pub fn unready_message(names: &[String]) -> String {
+    let list = match names {
+        [] => String::new(),
+        [one] => one.clone(),
+        [first @ .., last] if names.len() <= 3 => format!("{}, and {last}", first.join(", ")),
+        _ => format!("{}, and {} more", names[..3].join(", "), names.len() - 3),
+    };
+    format!("Unready resources: {list}")
+}
+
+fn condition(type_: &str, status: &str, reason: &str, message: Option<&str>) -> Value {
+    let mut c = json!({"type": type_, "status": status, "reason": reason});
+    if let Some(m) = message.filter(|m| !m.is_empty()) {
+        c["message"] = json!(m);
+    }
+    c
+}
+
+/// Sets conditions after a pipeline that finished.
+pub fn set_success(
+    xr: &mut Value,
+    desired: &State,
+    unready: &[String],
+    function_conditions: &[Condition],
+    synced_error: Option<&str>,
+    now: &str,
+) {
+    let synced = match synced_error {
+        None => condition("Synced", "True", "ReconcileSuccess", None),
+        Some(e) => condition("Synced", "False", "ReconcileError", Some(e)),
+    };
+    let composite_ready = desired.composite.as_ref().map(|c| c.ready);
+    let ready = match composite_ready {
+        Some(Ready::True) => condition("Ready", "True", "Available", None),
+        Some(Ready::False) => condition("Ready", "False", "Creating", None),
+        _ if unready.is_empty() => condition("Ready", "True", "Available", None),
+        _ => condition(
+            "Ready",
+            "False",
+            "Creating",
+            Some(&unready_message(unready)),
+        ),
+    };
+    let mut updates = vec![synced, ready];
+    updates.extend(
+        function_conditions
+            .iter()
+            .filter(|c| !is_system_condition(c))
+            .map(to_value),
+    );
+    set_conditions(xr, updates, now);
+}
+
+/// Sets conditions after a pipeline that failed: `Synced=False` with the
+/// error, and custom conditions the pipeline did not re-send become Unknown.
+pub fn set_fatal(xr: &mut Value, function_conditions: &[Condition], error: &str, now: &str) {
+    let mut updates = vec![condition("Synced", "False", "ReconcileError", Some(error))];
+    let sent: Vec<&str> = function_conditions
+        .iter()
+        .map(|c| c.type_.as_str())
+        .collect();
+    let existing: Vec<String> = xr
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .map(|cs| {
+            cs.iter()
+                .filter_map(|c| c.get("type").and_then(Value::as_str))
+                .filter(|t| !is_system_condition_type(t))
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    for type_ in existing.iter().filter(|t| !sent.contains(&t.as_str())) {
+        updates.push(condition(
+            type_,
+            "Unknown",
+            "FatalError",
+            Some("A fatal error occurred before the status of this condition could be determined."),
+        ));
+    }
+    updates.extend(
+        function_conditions
+            .iter()
+            .filter(|c| !is_system_condition(c))
+            .map(to_value),
+    );
+    set_conditions(xr, updates, now);
+}
+
+fn to_value(c: &Condition) -> Value {
+    condition(&c.type_, c.status.as_str(), &c.reason, c.message.as_deref())
+}
+
+/// Merges conditions by type, keeping `lastTransitionTime` when the status did not change.
+fn set_conditions(xr: &mut Value, updates: Vec<Value>, now: &str) {
+    if !xr.get("status").is_some_and(Value::is_object) {
+        xr["status"] = json!({});
+    }
+    let mut conditions: Vec<Value> = xr["status"]["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for mut update in updates {
+        let existing = conditions.iter_mut().find(|c| c["type"] == update["type"]);
+        match existing {
+            Some(current) => {
+                let time = if current["status"] == update["status"] {
+                    current
+                        .get("lastTransitionTime")
+                        .cloned()
+                        .unwrap_or_else(|| json!(now))
+                } else {
+                    json!(now)
+                };
+                update["lastTransitionTime"] = time;
+                *current = update;
+            }
+            None => {
+                update["lastTransitionTime"] = json!(now);
+                conditions.push(update);
+            }
+        }
+    }
+    xr["status"]["conditions"] = Value::Array(conditions);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unready_message_lists_up_to_three_names_like_upstream() {
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let cases: [(&[&str], &str); 5] = [
+            (&["a"], "Unready resources: a"),
+            (&["a", "b"], "Unready resources: a, and b"),
+            (&["a", "b", "c"], "Unready resources: a, b, and c"),
+            (
+                &["a", "b", "c", "d"],
+                "Unready resources: a, b, c, and 1 more",
+            ),
+            (
+                &["a", "b", "c", "d", "e"],
+                "Unready resources: a, b, c, and 2 more",
+            ),
+        ];
+        for (input, want) in cases {
+            assert_eq!(unready_message(&names(input)), want);
+        }
+    }
+
+    #[test]
+    fn transition_time_changes_only_with_status() {
+        let mut xr = json!({"status": {"conditions": [
+            {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "lastTransitionTime": "t0"},
+            {"type": "Ready", "status": "False", "reason": "Creating", "lastTransitionTime": "t0"}
+        ]}});
+        set_success(&mut xr, &State::default(), &[], &[], None, "t1");
+        let conditions = xr["status"]["conditions"].as_array().unwrap();
+        assert_eq!(conditions[0]["lastTransitionTime"], "t0");
+        assert_eq!(conditions[1]["status"], "True");
+        assert_eq!(conditions[1]["lastTransitionTime"], "t1");
+    }
+
+    #[test]
+    fn fatal_error_marks_unsent_custom_conditions_unknown() {
+        let mut xr = json!({"status": {"conditions": [
+            {"type": "DatabaseReady", "status": "True", "reason": "Up", "lastTransitionTime": "t0"},
+            {"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": "t0"}
+        ]}});
+        set_fatal(
+            &mut xr,
+            &[],
+            "pipeline step \"a\" returned a fatal result: x",
+            "t1",
+        );
+        let conditions = xr["status"]["conditions"].as_array().unwrap();
+        let custom = conditions
+            .iter()
+            .find(|c| c["type"] == "DatabaseReady")
+            .unwrap();
+        assert_eq!(custom["status"], "Unknown");
+        assert_eq!(custom["reason"], "FatalError");
+        let ready = conditions.iter().find(|c| c["type"] == "Ready").unwrap();
+        assert_eq!(ready["status"], "True", "Ready is left as it was");
+        let synced = conditions.iter().find(|c| c["type"] == "Synced").unwrap();
+        assert_eq!(synced["status"], "False");
+    }
+}

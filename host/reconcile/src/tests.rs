@@ -1,0 +1,227 @@
+use std::cell::Cell;
+
+use plait_pipeline::{FunctionRunner, RunnerError, Step};
+use plait_sdk::{Ready, Request, Resource, Response};
+use serde_json::{Value, json};
+
+use super::*;
+
+/// A function that composes the resources named in the XR's `spec.want`,
+/// ready when the XR's `spec.ready` lists them, and fails when `spec.fatal` is set.
+struct Want(Cell<usize>);
+
+impl FunctionRunner for Want {
+    fn run(&self, _: &str, request: &Request) -> Result<Response, RunnerError> {
+        self.0.set(self.0.get() + 1);
+        let mut response = Response::from_request(request);
+        let xr = &request
+            .observed
+            .composite
+            .as_ref()
+            .expect("observed XR")
+            .resource;
+        if let Some(message) = xr["spec"]["fatal"].as_str() {
+            response.fatal(message);
+            return Ok(response);
+        }
+        for name in xr["spec"]["want"].as_array().into_iter().flatten() {
+            let name = name.as_str().expect("string");
+            let mut resource = Resource::new(json!({
+                "apiVersion": "v1", "kind": "ConfigMap", "data": {"owner": xr["metadata"]["name"]}
+            }));
+            if xr["spec"]["ready"]
+                .as_array()
+                .is_some_and(|r| r.contains(&json!(name)))
+            {
+                resource.ready = Ready::True;
+            }
+            response.desired.resources.insert(name.into(), resource);
+        }
+        Ok(response)
+    }
+}
+
+fn xr(namespace: Option<&str>, want: &[&str]) -> Value {
+    let mut xr = json!({
+        "apiVersion": "example.org/v1", "kind": "XApp",
+        "metadata": {"name": "my-app", "uid": "1234-5678"},
+        "spec": {"want": want, "ready": []}
+    });
+    if let Some(ns) = namespace {
+        xr["metadata"]["namespace"] = json!(ns);
+        xr["spec"]["crossplane"] = json!({});
+    }
+    xr
+}
+
+fn reconcile(cluster: &MemoryCluster, xr: Value) -> Outcome {
+    cluster.seed([xr.clone()]).expect("seed XR");
+    let runner = Want(Cell::new(0));
+    let steps = [Step {
+        name: "compose".into(),
+        function: "want".into(),
+        ..Step::default()
+    }];
+    Reconcile {
+        cluster,
+        runner: &runner,
+        scope: CompositeScope::infer(&xr),
+        xr,
+        steps: &steps,
+        context: json!({}),
+        now: "2024-01-01T00:00:00Z".into(),
+    }
+    .run()
+    .expect("reconcile runs")
+}
+
+fn condition<'a>(xr: &'a Value, type_: &str) -> &'a Value {
+    xr["status"]["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
+        .unwrap_or(&Value::Null)
+}
+
+#[test]
+fn new_composed_resources_get_deterministic_names_labels_and_owner() {
+    let cluster = MemoryCluster::new();
+    let outcome = reconcile(&cluster, xr(None, &["a", "b"]));
+    let a = &outcome.composed["a"];
+    let name = a["metadata"]["name"].as_str().expect("named");
+    assert_eq!(
+        name,
+        compose::deterministic_name("my-app-", "1234-5678", "a")
+    );
+    assert!(name.starts_with("my-app-") && name.len() == "my-app-".len() + 12);
+    assert_eq!(a["metadata"]["annotations"][ANNOTATION_RESOURCE_NAME], "a");
+    assert_eq!(a["metadata"]["labels"][LABEL_COMPOSITE], "my-app");
+    assert_eq!(
+        a["metadata"]["ownerReferences"],
+        json!([{"apiVersion": "example.org/v1", "kind": "XApp", "name": "my-app",
+                "uid": "1234-5678", "controller": true, "blockOwnerDeletion": true}])
+    );
+    assert_eq!(
+        outcome.xr["spec"]["resourceRefs"].as_array().map(Vec::len),
+        Some(2)
+    );
+    assert_eq!(condition(&outcome.xr, "Synced")["status"], "True");
+    assert_eq!(
+        condition(&outcome.xr, "Ready")["message"],
+        "Unready resources: a, and b"
+    );
+    assert_eq!(cluster.objects().len(), 3, "XR + two composed");
+}
+
+#[test]
+fn reconcile_is_idempotent_and_names_are_stable() {
+    let cluster = MemoryCluster::new();
+    let first = reconcile(&cluster, xr(None, &["a"]));
+    let second = reconcile(&cluster, first.xr.clone());
+    assert_eq!(first.composed, second.composed);
+    assert!(second.deleted.is_empty());
+}
+
+#[test]
+fn resources_that_leave_desired_state_are_deleted() {
+    let cluster = MemoryCluster::new();
+    let first = reconcile(&cluster, xr(None, &["a", "b"]));
+    let mut next = first.xr.clone();
+    next["spec"]["want"] = json!(["a"]);
+    let second = reconcile(&cluster, next);
+    assert_eq!(second.deleted.len(), 1);
+    assert_eq!(
+        second.deleted[0].name,
+        first.composed["b"]["metadata"]["name"]
+    );
+    assert_eq!(cluster.objects().len(), 2);
+}
+
+#[test]
+fn fatal_pipeline_applies_and_deletes_nothing() {
+    let cluster = MemoryCluster::new();
+    let first = reconcile(&cluster, xr(None, &["a", "b"]));
+    let before = cluster.objects().len();
+    let mut next = first.xr.clone();
+    next["spec"]["want"] = json!([]);
+    next["spec"]["fatal"] = json!("database is on fire");
+    let second = reconcile(&cluster, next);
+    assert!(second.deleted.is_empty() && second.composed.is_empty());
+    assert_eq!(cluster.objects().len(), before);
+    let synced = condition(&second.xr, "Synced");
+    assert_eq!(synced["status"], "False");
+    assert_eq!(
+        synced["message"],
+        "pipeline step \"compose\" returned a fatal result: database is on fire"
+    );
+    assert!(
+        cluster
+            .events()
+            .iter()
+            .any(|e| e.event_type == EventType::Warning
+                && e.message == "Pipeline step \"compose\": database is on fire")
+    );
+}
+
+#[test]
+fn ready_when_every_composed_resource_is_ready() {
+    let cluster = MemoryCluster::new();
+    let mut x = xr(None, &["a", "b"]);
+    x["spec"]["ready"] = json!(["a", "b"]);
+    let outcome = reconcile(&cluster, x);
+    let ready = condition(&outcome.xr, "Ready");
+    assert_eq!(
+        (&ready["status"], &ready["reason"]),
+        (&json!("True"), &json!("Available"))
+    );
+}
+
+#[test]
+fn namespaced_composite_composes_in_its_namespace_with_refs_without_namespace() {
+    let cluster = MemoryCluster::new();
+    let outcome = reconcile(&cluster, xr(Some("team-a"), &["a"]));
+    assert_eq!(outcome.composed["a"]["metadata"]["namespace"], "team-a");
+    let refs = &outcome.xr["spec"]["crossplane"]["resourceRefs"];
+    assert_eq!(refs.as_array().map(Vec::len), Some(1));
+    assert!(refs[0].get("namespace").is_none());
+}
+
+#[test]
+fn observed_resource_without_resource_name_annotation_is_an_error() {
+    let cluster = MemoryCluster::new();
+    cluster
+        .seed([json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "stray"}})])
+        .expect("seed");
+    let mut x = xr(None, &[]);
+    x["spec"]["resourceRefs"] = json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "stray"}]);
+    let runner = Want(Cell::new(0));
+    let err = Reconcile {
+        cluster: &cluster,
+        runner: &runner,
+        scope: CompositeScope::LegacyCluster,
+        xr: x,
+        steps: &[],
+        context: json!({}),
+        now: "t".into(),
+    }
+    .run()
+    .expect_err("must fail");
+    assert!(
+        err.to_string()
+            .contains("without required \"crossplane.io/composition-resource-name\" annotation")
+    );
+}
+
+#[test]
+fn deterministic_names_stay_within_63_characters() {
+    let cases = [
+        ("short-", "short-"),
+        ("no-dash", "no-dash-"),
+        (&"x".repeat(80), &format!("{}-", "x".repeat(50))),
+    ];
+    for (prefix, want_prefix) in cases {
+        let name = compose::deterministic_name(prefix, "uid", "res");
+        assert!(name.len() <= 63, "{name}");
+        assert!(name.starts_with(want_prefix), "{name}");
+        assert_eq!(name.len(), want_prefix.len() + 12);
+    }
+}
