@@ -1,1 +1,156 @@
-fn main() {}
+//! `plait`: a Kubernetes composition engine whose functions are WebAssembly components.
+
+mod convert;
+mod files;
+mod functions;
+mod render;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "plait", version, about = "A Kubernetes composition engine whose functions are WebAssembly components")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Render the resources a composite resource would be composed of, offline.
+    Render(Box<RenderArgs>),
+    /// Print a `mode: Resources` Composition converted to a function pipeline.
+    Convert {
+        /// The Composition file (`-` for standard input).
+        file: PathBuf,
+    },
+}
+
+#[derive(clap::Args)]
+pub struct RenderArgs {
+    /// The composite resource (XR) to render.
+    pub composite_resource: PathBuf,
+    /// The Composition to render it with.
+    pub composition: PathBuf,
+    /// Functions: a file or directory of pkg.crossplane.io Function objects.
+    pub functions: Option<PathBuf>,
+    /// Observed composed resources (file or directory), each with the
+    /// crossplane.io/composition-resource-name annotation.
+    #[arg(short = 'o', long = "observed-resources")]
+    pub observed_resources: Vec<PathBuf>,
+    /// Resources that steps may require (file or directory).
+    #[arg(short = 'e', long = "required-resources", alias = "extra-resources")]
+    pub required_resources: Vec<PathBuf>,
+    /// Pipeline context entries read from files, as KEY=FILE.
+    #[arg(long = "context-files", value_parser = parse_key_value)]
+    pub context_files: Vec<(String, String)>,
+    /// Pipeline context entries as KEY=JSON; these win over --context-files.
+    #[arg(long = "context-values", value_parser = parse_key_value)]
+    pub context_values: Vec<(String, String)>,
+    /// Print the results functions returned.
+    #[arg(short = 'r', long = "include-function-results")]
+    pub include_function_results: bool,
+    /// Print the whole XR, not only its status.
+    #[arg(short = 'x', long = "include-full-xr")]
+    pub include_full_xr: bool,
+    /// Print the pipeline context.
+    #[arg(short = 'c', long = "include-context")]
+    pub include_context: bool,
+    /// Secrets that step credentials refer to (file or directory).
+    #[arg(long = "function-credentials")]
+    pub function_credentials: Vec<PathBuf>,
+    /// The XRD of the XR: its schema defaults are applied to the XR first.
+    #[arg(long)]
+    pub xrd: Option<PathBuf>,
+    /// How long the whole render may take, e.g. 30s, 2m.
+    #[arg(long, default_value = "1m", value_parser = parse_duration)]
+    pub timeout: Duration,
+}
+
+fn parse_key_value(s: &str) -> Result<(String, String), String> {
+    s.split_once('=')
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .filter(|(k, _)| !k.is_empty())
+        .ok_or_else(|| format!("expected KEY=VALUE, got {s:?}"))
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let split = s
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .ok_or_else(|| format!("duration {s:?} needs a unit: ms, s, m or h"))?;
+    let (number, unit) = s.split_at(split);
+    let n: f64 = number
+        .parse()
+        .map_err(|_| format!("invalid duration {s:?}"))?;
+    let seconds = match unit {
+        "ms" => n / 1000.0,
+        "s" => n,
+        "m" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return Err(format!("duration {s:?} has unknown unit {unit:?}: use ms, s, m or h")),
+    };
+    if !seconds.is_finite() || seconds <= 0.0 {
+        return Err(format!("duration {s:?} must be positive"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("PLAIT_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Render(args) => render::run(&args),
+        Command::Convert { file } => convert::run(&file),
+    };
+    match result {
+        Ok(output) => {
+            print!("{output}");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("plait: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_units_and_reject_the_rest() {
+        let cases = [
+            ("1m", Ok(Duration::from_secs(60))),
+            ("30s", Ok(Duration::from_secs(30))),
+            ("250ms", Ok(Duration::from_millis(250))),
+            ("1.5h", Ok(Duration::from_secs(5400))),
+            ("10", Err("needs a unit")),
+            ("5d", Err("unknown unit")),
+            ("0s", Err("must be positive")),
+        ];
+        for (input, want) in cases {
+            match (parse_duration(input), want) {
+                (Ok(got), Ok(want)) => assert_eq!(got, want, "{input}"),
+                (Err(got), Err(want)) => assert!(got.contains(want), "{input}: {got}"),
+                (got, want) => panic!("{input}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn key_values_need_a_key() {
+        assert_eq!(parse_key_value("a=b=c"), Ok(("a".into(), "b=c".into())));
+        assert!(parse_key_value("=x").is_err());
+        assert!(parse_key_value("novalue").is_err());
+    }
+}

@@ -1,0 +1,166 @@
+//! Which component runs each function, and calling it.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use plait_model::{Function, Manifest};
+use plait_pipeline::{FunctionRunner, RunnerError};
+use plait_runtime::{Builtin, CallLimits, Module, Runtime};
+use plait_sdk::{Request, Response};
+
+use crate::files;
+
+/// The annotation that points a Function at a local component file.
+pub const MODULE_ANNOTATION: &str = "render.plait.dev/module";
+
+/// The built-in a package reference stands for: upstream's own packages of
+/// the functions plait ships, from any registry, at any version.
+pub fn builtin_for_package(package: &str) -> Option<Builtin> {
+    let without_digest = package.split('@').next().unwrap_or(package);
+    let repository = match without_digest.rsplit_once(':') {
+        Some((repo, tag)) if !tag.contains('/') => repo,
+        _ => without_digest,
+    };
+    Builtin::ALL.into_iter().find(|b| {
+        repository
+            .strip_suffix(b.name())
+            .is_some_and(|rest| rest.ends_with("crossplane-contrib/"))
+    })
+}
+
+/// Runs functions by name with a shared deadline for the whole render.
+pub struct Functions {
+    runtime: Runtime,
+    modules: BTreeMap<String, Arc<Module>>,
+    deadline: Instant,
+}
+
+impl Functions {
+    /// Resolves every function the steps name: from the functions file
+    /// (a local component, or a package plait has built in), else a
+    /// built-in of that name.
+    pub fn load(
+        runtime: Runtime,
+        functions_path: Option<&Path>,
+        step_functions: &[&str],
+        timeout: Duration,
+    ) -> Result<Functions> {
+        let mut modules = BTreeMap::new();
+        if let Some(path) = functions_path {
+            for (file, value) in files::read_documents(path)? {
+                let function = Function::from_value(value)
+                    .with_context(|| format!("{}: not a valid Function", file.display()))?;
+                let name = function.name().to_string();
+                let annotation = function
+                    .metadata
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.get(MODULE_ANNOTATION))
+                    .cloned();
+                let module = if let Some(module_path) = annotation {
+                    let base = file.parent().unwrap_or(Path::new("."));
+                    let module_path = base.join(module_path);
+                    let bytes = std::fs::read(&module_path).with_context(|| {
+                        format!(
+                            "Function {name:?}: cannot read the component named by {MODULE_ANNOTATION}: {}",
+                            module_path.display()
+                        )
+                    })?;
+                    runtime.load(&bytes).with_context(|| {
+                        format!("Function {name:?}: cannot load {}", module_path.display())
+                    })?
+                } else if let Some(builtin) = builtin_for_package(&function.spec.package) {
+                    runtime.builtin(builtin)?
+                } else {
+                    bail!(
+                        "Function {name:?}: package {:?} is not built in; point the {MODULE_ANNOTATION} annotation at a local component (.wasm)",
+                        function.spec.package
+                    );
+                };
+                modules.insert(name, module);
+            }
+        }
+        for name in step_functions {
+            if modules.contains_key(*name) {
+                continue;
+            }
+            let Some(builtin) = Builtin::from_name(name) else {
+                let known: Vec<_> = modules.keys().cloned().collect();
+                bail!(
+                    "the pipeline uses function {name:?}, which is neither built in ({}) nor among the Functions given ({})",
+                    Builtin::ALL.map(Builtin::name).join(", "),
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                );
+            };
+            modules.insert(name.to_string(), runtime.builtin(builtin)?);
+        }
+        Ok(Functions {
+            runtime,
+            modules,
+            deadline: Instant::now() + timeout,
+        })
+    }
+}
+
+impl FunctionRunner for Functions {
+    fn run(&self, function: &str, request: &Request) -> Result<Response, RunnerError> {
+        let module = self
+            .modules
+            .get(function)
+            .ok_or_else(|| format!("function {function:?} is not loaded"))?;
+        let remaining = self.deadline.saturating_duration_since(Instant::now());
+        if remaining.is_zero() {
+            return Err("the render timeout expired before this step could run".into());
+        }
+        let defaults = CallLimits::default();
+        let limits = CallLimits {
+            deadline: defaults.deadline.min(remaining),
+            ..defaults
+        };
+        let output = self.runtime.call(module, request, &limits)?;
+        for line in &output.logs {
+            tracing::info!(function, level = ?line.level, "{}", line.message);
+        }
+        Ok(output.response)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upstream_packages_map_to_builtins() {
+        let cases = [
+            (
+                "xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform:v0.8.2",
+                Some(Builtin::PatchAndTransform),
+            ),
+            (
+                "xpkg.upbound.io/crossplane-contrib/function-patch-and-transform:v0.1.4",
+                Some(Builtin::PatchAndTransform),
+            ),
+            (
+                "xpkg.crossplane.io/crossplane-contrib/function-auto-ready:v0.6.3",
+                Some(Builtin::AutoReady),
+            ),
+            (
+                "xpkg.crossplane.io/crossplane-contrib/function-auto-ready@sha256:abcd",
+                Some(Builtin::AutoReady),
+            ),
+            ("localhost:5000/crossplane-contrib/function-auto-ready", Some(Builtin::AutoReady)),
+            ("xpkg.crossplane.io/someone-else/function-patch-and-transform:v1", None),
+            ("xpkg.crossplane.io/crossplane-contrib/function-go-templating:v0.9.0", None),
+        ];
+        for (package, want) in cases {
+            assert_eq!(builtin_for_package(package), want, "{package}");
+        }
+    }
+}
