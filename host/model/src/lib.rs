@@ -1,1 +1,27 @@
-//! plait model
+//! The Crossplane API as plait reads it: serde types for Compositions, XRDs, Functions and
+//! EnvironmentConfigs, their field validation, the `mode: Resources` → Pipeline conversion and
+//! XRD schema defaulting.
+
+mod composition;
+mod composition_validation;
+mod convert;
+mod defaults;
+mod environment_config;
+mod error;
+mod field_error;
+mod function;
+mod meta;
+mod xrd;
+
+pub use composition::*;
+pub use convert::{
+    ConvertError, ENVIRONMENT_CONFIGS_FUNCTION, ENVIRONMENT_CONFIGS_STEP,
+    PATCH_AND_TRANSFORM_FUNCTION, PATCH_AND_TRANSFORM_STEP,
+};
+pub use defaults::{apply_schema_defaults, default_value};
+pub use environment_config::EnvironmentConfig;
+pub use error::ModelError;
+pub use field_error::{FieldError, FieldErrorKind, FieldPath, render_errors};
+pub use function::{Function, FunctionSpec, LocalObjectReference};
+pub use meta::{Manifest, ObjectMeta, TypeReference, decode, parse_documents};
+pub use xrd::*;
