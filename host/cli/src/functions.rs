@@ -54,12 +54,7 @@ impl Functions {
                 let function = Function::from_value(value)
                     .with_context(|| format!("{}: not a valid Function", file.display()))?;
                 let name = function.name().to_string();
-                let annotation = function
-                    .metadata
-                    .annotations
-                    .as_ref()
-                    .and_then(|a| a.get(MODULE_ANNOTATION))
-                    .cloned();
+                let annotation = function.metadata.annotations.get(MODULE_ANNOTATION).cloned();
                 let module = if let Some(module_path) = annotation {
                     let base = file.parent().unwrap_or(Path::new("."));
                     let module_path = base.join(module_path);

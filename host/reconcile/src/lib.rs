@@ -23,7 +23,9 @@ use plait_pipeline::{
 use plait_sdk::{Condition, ResourceMatch, ResourceSelector, SchemaSelector, Severity, State};
 use serde_json::{Value, json};
 
-pub use cluster::{Cluster, ClusterError, Event, EventType, MemoryCluster, ObjectRef};
+pub use cluster::{
+    Cluster, ClusterError, Event, EventType, MemoryCluster, ObjectRef, stable_uid,
+};
 pub use conditions::unready_message;
 
 /// Field manager for composed resources and the XR, as upstream names them.
@@ -88,7 +90,7 @@ pub struct Reconcile<'a> {
 pub struct Outcome {
     /// The XR after the reconcile, with its status.
     pub xr: Value,
-    /// Composed resources as applied, by their name in the Composition.
+    /// Composed resources as sent to the cluster, by their name in the Composition.
     pub composed: BTreeMap<String, Value>,
     /// Composed resources deleted because they left the desired state.
     pub deleted: Vec<ObjectRef>,
@@ -191,8 +193,8 @@ impl Reconcile<'_> {
         let mut apply_errors = Vec::new();
         for (name, object) in &plan.objects {
             match self.cluster.apply(object, COMPOSITE_FIELD_MANAGER) {
-                Ok(applied) => {
-                    outcome.composed.insert(name.clone(), applied);
+                Ok(_) => {
+                    outcome.composed.insert(name.clone(), object.clone());
                 }
                 Err(e) => {
                     self.cluster.record_event(Event {

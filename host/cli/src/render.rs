@@ -1,0 +1,291 @@
+//! `plait render`: the controller's reconcile, run offline against an
+//! in-memory cluster seeded from files.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use plait_model::{Composition, CompositeResourceDefinition, CredentialsSource, Manifest};
+use plait_pipeline::{SecretRef, Step, StepCredential};
+use plait_reconcile::{
+    ANNOTATION_RESOURCE_NAME, CompositeScope, MemoryCluster, ObjectRef, Reconcile, stable_uid,
+};
+use plait_runtime::{Runtime, RuntimeConfig};
+use plait_sdk::{Requirements, ResourceMatch, ResourceSelector, Severity};
+use serde_json::{Map, Value, json};
+
+use crate::RenderArgs;
+use crate::files;
+use crate::functions::Functions;
+
+/// Every condition's `lastTransitionTime` in render output, as `crossplane render` prints it.
+const RENDER_TIME: &str = "2024-01-01T00:00:00Z";
+const RENDER_API_VERSION: &str = "render.crossplane.io/v1beta1";
+
+pub fn run(args: &RenderArgs) -> Result<String> {
+    let mut xr = files::read_one(&args.composite_resource, "composite resource")?;
+    let xr_ref = ObjectRef::of(&xr).with_context(|| {
+        format!(
+            "{}: the composite resource needs apiVersion, kind and metadata.name",
+            args.composite_resource.display()
+        )
+    })?;
+    let composition_value = files::read_one(&args.composition, "Composition")?;
+    let composition = Composition::from_value(composition_value)
+        .with_context(|| format!("{}: not a valid Composition", args.composition.display()))?;
+    if let Err(errors) = composition.validate() {
+        bail!(
+            "{}: invalid Composition {:?}: {}",
+            args.composition.display(),
+            composition.name(),
+            plait_model::render_errors(&errors)
+        );
+    }
+
+    let scope = match &args.xrd {
+        Some(path) => {
+            let xrd = CompositeResourceDefinition::from_value(files::read_one(path, "XRD")?)
+                .with_context(|| format!("{}: not a valid XRD", path.display()))?;
+            plait_model::apply_schema_defaults(&mut xr, &xrd)?;
+            match (xrd.is_v2(), xrd.is_namespaced()) {
+                (_, true) => CompositeScope::Namespaced,
+                (true, false) => CompositeScope::Cluster,
+                (false, false) => CompositeScope::LegacyCluster,
+            }
+        }
+        None => CompositeScope::infer(&xr),
+    };
+    check_composition_matches(&xr, &xr_ref, &composition)?;
+    let pipeline = composition
+        .to_pipeline()
+        .with_context(|| format!("cannot convert Composition {:?}", composition.name()))?;
+    let steps = steps_of(&pipeline);
+
+    if xr.pointer("/metadata/uid").and_then(Value::as_str).is_none() {
+        // The controller names composed resources from the XR's UID; a
+        // stable stand-in keeps render output repeatable.
+        xr["metadata"]["uid"] = json!(stable_uid(&xr_ref));
+    }
+    let xr_uid = xr["metadata"]["uid"].as_str().unwrap_or_default().to_string();
+    if xr.pointer("/metadata/labels/crossplane.io~1composite").is_none() {
+        xr["metadata"]["labels"]["crossplane.io/composite"] = json!(xr_ref.name);
+    }
+
+    let cluster = MemoryCluster::new();
+    let observed = read_all(&args.observed_resources)?;
+    let mut refs = Vec::new();
+    let mut observed_objects = Vec::new();
+    for (file, mut object) in observed {
+        let Some(reference) = ObjectRef::of(&object) else {
+            bail!(
+                "{}: an observed resource needs apiVersion, kind and metadata.name",
+                file.display()
+            );
+        };
+        if object
+            .pointer(&format!(
+                "/metadata/annotations/{}",
+                ANNOTATION_RESOURCE_NAME.replace('/', "~1")
+            ))
+            .is_none()
+        {
+            bail!(
+                "{}: observed resource {reference} has no {ANNOTATION_RESOURCE_NAME} annotation",
+                file.display()
+            );
+        }
+        if object.pointer("/metadata/ownerReferences").is_none() {
+            object["metadata"]["ownerReferences"] = json!([{
+                "apiVersion": xr_ref.api_version, "kind": xr_ref.kind, "name": xr_ref.name,
+                "uid": xr_uid, "controller": true, "blockOwnerDeletion": true,
+            }]);
+        }
+        let mut r = json!({"apiVersion": reference.api_version, "kind": reference.kind, "name": reference.name});
+        if let Some(ns) = &reference.namespace {
+            r["namespace"] = json!(ns);
+        }
+        refs.push(r);
+        observed_objects.push(object);
+    }
+    if !refs.is_empty() {
+        let pointer = match scope {
+            CompositeScope::LegacyCluster => "/spec",
+            _ => "/spec/crossplane",
+        };
+        if xr.pointer(pointer).is_none() {
+            xr["spec"]["crossplane"] = json!({});
+        }
+        if let Some(machinery) = xr.pointer_mut(pointer) {
+            machinery["resourceRefs"] = Value::Array(refs);
+        }
+    }
+    cluster.seed(observed_objects)?;
+    cluster.seed(read_all(&args.required_resources)?.into_iter().map(|(_, v)| v))?;
+    cluster.seed(read_all(&args.function_credentials)?.into_iter().map(|(_, v)| v))?;
+    cluster.seed([xr.clone()])?;
+
+    let runtime = Runtime::new(RuntimeConfig::default())?;
+    let function_names: Vec<&str> = steps.iter().map(|s| s.function.as_str()).collect();
+    let functions = Functions::load(
+        runtime,
+        args.functions.as_deref(),
+        &function_names,
+        args.timeout,
+    )?;
+
+    let outcome = Reconcile {
+        cluster: &cluster,
+        runner: &functions,
+        xr: xr.clone(),
+        scope,
+        steps: &steps,
+        context: context(args)?,
+        now: RENDER_TIME.into(),
+    }
+    .run()?;
+    if let Some(error) = &outcome.error {
+        bail!("cannot render composite resource: {error}");
+    }
+
+    let mut documents = Vec::new();
+    let mut rendered_xr = if args.include_full_xr {
+        outcome.xr.clone()
+    } else {
+        let mut metadata = json!({"name": xr_ref.name});
+        if let Some(ns) = &xr_ref.namespace {
+            metadata["namespace"] = json!(ns);
+        }
+        json!({"apiVersion": xr_ref.api_version, "kind": xr_ref.kind, "metadata": metadata})
+    };
+    rendered_xr["status"] = outcome.xr.get("status").cloned().unwrap_or(json!({}));
+    documents.push(rendered_xr);
+    documents.extend(outcome.composed.values().cloned());
+    if args.include_function_results {
+        documents.extend(outcome.results.iter().map(|r| {
+            json!({
+                "apiVersion": RENDER_API_VERSION,
+                "kind": "Result",
+                "step": r.step,
+                "severity": match r.result.severity {
+                    Severity::Fatal => "SEVERITY_FATAL",
+                    Severity::Warning => "SEVERITY_WARNING",
+                    Severity::Normal => "SEVERITY_NORMAL",
+                },
+                "message": r.result.message,
+            })
+        }));
+    }
+    if args.include_context {
+        documents.push(json!({
+            "apiVersion": RENDER_API_VERSION,
+            "kind": "Context",
+            "fields": outcome.context,
+        }));
+    }
+    files::to_yaml_stream(&documents)
+}
+
+fn read_all(paths: &[std::path::PathBuf]) -> Result<Vec<(std::path::PathBuf, Value)>> {
+    let mut all = Vec::new();
+    for path in paths {
+        all.extend(files::read_documents(path)?);
+    }
+    Ok(all)
+}
+
+/// The checks `crossplane render` makes before it runs anything.
+fn check_composition_matches(xr: &Value, xr_ref: &ObjectRef, composition: &Composition) -> Result<()> {
+    let type_ref = &composition.spec.composite_type_ref;
+    if type_ref.api_version != xr_ref.api_version || type_ref.kind != xr_ref.kind {
+        bail!(
+            "composition's compositeTypeRef.apiVersion {:?} and compositeTypeRef.kind {:?} do not match the composite resource's apiVersion {:?} and kind {:?}",
+            type_ref.api_version,
+            type_ref.kind,
+            xr_ref.api_version,
+            xr_ref.kind
+        );
+    }
+    for pointer in ["/spec/crossplane/compositionSelector/matchLabels", "/spec/compositionSelector/matchLabels"] {
+        let Some(labels) = xr.pointer(pointer).and_then(Value::as_object) else {
+            continue;
+        };
+        for (key, value) in labels {
+            if composition.metadata.labels.get(key).map(String::as_str) != value.as_str() {
+                bail!(
+                    "composition {:?} does not match the composite resource's compositionSelector: label {key}={} is missing",
+                    composition.name(),
+                    value
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The pipeline steps of a Composition already in Pipeline mode.
+fn steps_of(composition: &Composition) -> Vec<Step> {
+    composition
+        .spec
+        .pipeline
+        .iter()
+        .map(|step| {
+            let mut requirements = Requirements::default();
+            if let Some(required) = &step.requirements {
+                for selector in &required.required_resources {
+                    let matching = match (&selector.name, &selector.match_labels) {
+                        (Some(name), _) => ResourceMatch::Name(name.clone()),
+                        (None, labels) => ResourceMatch::Labels(labels.clone().unwrap_or_default()),
+                    };
+                    requirements.resources.insert(
+                        selector.requirement_name.clone(),
+                        ResourceSelector {
+                            api_version: selector.api_version.clone(),
+                            kind: selector.kind.clone(),
+                            matching,
+                            namespace: selector.namespace.clone(),
+                        },
+                    );
+                }
+            }
+            Step {
+                name: step.step.clone(),
+                function: step.function_ref.name.clone(),
+                input: step.input.clone(),
+                credentials: step
+                    .credentials
+                    .iter()
+                    .map(|c| StepCredential {
+                        name: c.name.clone(),
+                        secret: match (c.source, &c.secret_ref) {
+                            (Some(CredentialsSource::Secret), Some(r)) => Some(SecretRef {
+                                namespace: r.namespace.clone(),
+                                name: r.name.clone(),
+                            }),
+                            _ => None,
+                        },
+                    })
+                    .collect(),
+                requirements,
+            }
+        })
+        .collect()
+}
+
+/// The starting pipeline context from --context-files and --context-values.
+fn context(args: &RenderArgs) -> Result<Value> {
+    let mut context = Map::new();
+    for (key, file) in &args.context_files {
+        let text = files::read_text(Path::new(file))?;
+        let docs = plait_model::parse_documents(&text, file)?;
+        let [value] = <[Value; 1]>::try_from(docs)
+            .map_err(|d| anyhow::anyhow!("--context-files {key}={file}: expected one document, found {}", d.len()))?;
+        context.insert(key.clone(), value);
+    }
+    let values: BTreeMap<&String, &String> = args.context_values.iter().map(|(k, v)| (k, v)).collect();
+    for (key, json_text) in values {
+        let value: Value = serde_json::from_str(json_text)
+            .with_context(|| format!("--context-values {key}: not valid JSON"))?;
+        context.insert(key.clone(), value);
+    }
+    Ok(Value::Object(context))
+}
