@@ -29,7 +29,8 @@ pub fn health_check(group: &str, version: &str, kind: &str) -> Option<HealthChec
         ("autoscaling", "v2", "HorizontalPodAutoscaler") => horizontal_pod_autoscaler,
         ("", "v1", "PersistentVolumeClaim") => persistent_volume_claim,
         // These kinds have no meaningful status: existing is being ready.
-        ("", "v1", "ConfigMap" | "Secret" | "ServiceAccount" | "Namespace") => exists,
+        ("", "v1", "ConfigMap" | "Secret" | "ServiceAccount" | "Namespace")
+        | ("rbac.authorization.k8s.io", "v1", "Role" | "RoleBinding") => exists,
         _ => return None,
     };
     Some(check)
@@ -458,6 +459,7 @@ mod tests {
             ("apps", "v1beta1", "Deployment"),
             ("autoscaling", "v1", "HorizontalPodAutoscaler"),
             ("", "v1", "Node"),
+            ("rbac.authorization.k8s.io", "v1", "ClusterRole"),
             ("example.org", "v1", "Deployment"),
         ] {
             assert!(
@@ -997,7 +999,7 @@ mod tests {
     }
 
     #[test]
-    fn config_kinds_are_ready_when_they_exist() {
+    fn kinds_without_status_are_ready_when_they_exist() {
         run(vec![
             ("ConfigMap", "v1", "ConfigMap", json!({}), true),
             ("Secret", "v1", "Secret", json!({}), true),
@@ -1007,6 +1009,20 @@ mod tests {
                 "v1",
                 "Namespace",
                 json!({"status": {"phase": "Terminating"}}),
+                true,
+            ),
+            (
+                "Role",
+                "rbac.authorization.k8s.io/v1",
+                "Role",
+                json!({}),
+                true,
+            ),
+            (
+                "RoleBinding",
+                "rbac.authorization.k8s.io/v1",
+                "RoleBinding",
+                json!({}),
                 true,
             ),
         ]);
