@@ -1,0 +1,547 @@
+//! function-environment-configs, as a plait function.
+//!
+//! Builds the composition environment from `EnvironmentConfig`s. The first
+//! call asks the host for the configs the input names (one requirement per
+//! `spec.environmentConfigs` entry); the host calls the step again with them,
+//! and this call selects, sorts and merges their `data` on top of the input's
+//! `defaultData` and any environment an earlier step left, then writes the
+//! result to the context key [`CONTEXT_KEY_ENVIRONMENT`], where
+//! patch-and-transform's environment patches read it.
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+mod fieldpath;
+mod input;
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use plait_sdk::{Function, FunctionError, Request, ResourceMatch, ResourceSelector, Response};
+use serde_json::{Map, Value};
+
+use fieldpath::PathError;
+use input::{
+    EnvironmentSource, FromFieldPathPolicy, Input, InputSpec, MatcherType, Selector, SelectorMode,
+    SourceType,
+};
+
+/// The well-known context key holding the composition environment.
+pub const CONTEXT_KEY_ENVIRONMENT: &str = "apiextensions.crossplane.io/environment";
+
+pub const ENVIRONMENT_CONFIG_API_VERSION: &str = "apiextensions.crossplane.io/v1beta1";
+pub const ENVIRONMENT_CONFIG_KIND: &str = "EnvironmentConfig";
+
+/// The TTL upstream functions give their responses.
+pub const DEFAULT_TTL: Duration = Duration::from_secs(60);
+
+/// The `function-environment-configs` built-in.
+pub struct EnvironmentConfigs;
+
+/// Why the step failed; the message becomes a fatal result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    #[error("cannot get Function input from *v1.RunFunctionRequest: {0}")]
+    Input(String),
+    #[error("cannot build requirements: {0}")]
+    Requirements(#[source] RequirementError),
+    #[error(
+        "cannot get Composition environment from *v1.RunFunctionRequest context key \"{CONTEXT_KEY_ENVIRONMENT}\": it is not an object"
+    )]
+    ContextEnvironment,
+    #[error("cannot get selected environment configs: {0}")]
+    Select(#[source] SelectError),
+    #[error(
+        "cannot merge environment data: cannot get data from environment config \"{name}\": {reason}"
+    )]
+    Merge { name: String, reason: String },
+    #[error(
+        "cannot set context key \"{CONTEXT_KEY_ENVIRONMENT}\": the pipeline context is not an object"
+    )]
+    ContextNotObject,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RequirementError {
+    #[error("cannot get value from composite field path \"{path}\": {source}")]
+    CompositeFieldPath { path: String, source: PathError },
+    #[error("cannot get value from environment field path \"{path}\": {source}")]
+    EnvironmentFieldPath { path: String, source: PathError },
+    #[error("environmentConfigs[{index}]: type Reference needs ref.name")]
+    MissingRef { index: usize },
+    #[error("environmentConfigs[{index}]: type Selector needs a selector")]
+    MissingSelector { index: usize },
+    #[error("environmentConfigs[{index}]: label {key:?} of type Value needs a value")]
+    MissingValue { index: usize, key: String },
+    #[error(
+        "environmentConfigs[{index}]: label {key:?} of type {matcher:?} needs valueFromFieldPath"
+    )]
+    MissingValueFromFieldPath {
+        index: usize,
+        key: String,
+        matcher: MatcherType,
+    },
+    #[error(
+        "environmentConfigs[{index}]: toFieldPath is not supported by plait's built-in function-environment-configs"
+    )]
+    ToFieldPathUnsupported { index: usize },
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SelectError {
+    #[error(
+        "cannot process environment config \"{name}\" by reference, \"{requirement}\": {reason}"
+    )]
+    Reference {
+        name: String,
+        requirement: String,
+        reason: String,
+    },
+    #[error("cannot process environment config \"{requirement}\" by selector: {reason}")]
+    Selector { requirement: String, reason: String },
+}
+
+impl Function for EnvironmentConfigs {
+    fn run(request: Request) -> Result<Response, FunctionError> {
+        let mut response = Response::from_request(&request);
+        response.ttl = Some(DEFAULT_TTL);
+        if let Err(e) = compose(&request, &mut response) {
+            response.fatal(e.to_string());
+        }
+        Ok(response)
+    }
+}
+
+/// Name of the requirement for `spec.environmentConfigs[index]`; the host
+/// answers under the same name, so it must not change between calls.
+pub fn requirement_name(index: usize) -> String {
+    format!("environment-config-{index}")
+}
+
+fn compose(request: &Request, response: &mut Response) -> Result<(), Error> {
+    let input: Input = match &request.input {
+        None => Input::default(),
+        Some(value) => {
+            serde_json::from_value(value.clone()).map_err(|e| Error::Input(e.to_string()))?
+        }
+    };
+    let Some(sources) = &input.spec.environment_configs else {
+        return Ok(());
+    };
+
+    let context_environment = request.context.get(CONTEXT_KEY_ENVIRONMENT);
+    let composite = request
+        .observed
+        .composite
+        .as_ref()
+        .map_or(&Value::Null, |xr| &xr.resource);
+    let sources = resolve_sources(sources).map_err(Error::Requirements)?;
+    // Asked for on every call, so the host sees stable requirements and stops calling.
+    response.requirements.resources = build_requirements(&sources, composite, context_environment)
+        .map_err(Error::Requirements)?;
+
+    if request.required_resources.is_empty() {
+        return Ok(());
+    }
+
+    let earlier_environment = match context_environment {
+        None => None,
+        Some(Value::Object(env)) => Some(env),
+        Some(_) => return Err(Error::ContextEnvironment),
+    };
+
+    let selected =
+        select(&input.spec, &sources, &request.required_resources).map_err(Error::Select)?;
+
+    let mut environment = Map::new();
+    for config in selected {
+        let data = config_data(config)?;
+        environment = merge(environment, data);
+    }
+    // Precedence: selected configs > the environment from earlier steps > defaultData.
+    if let Some(earlier) = earlier_environment {
+        environment = merge(earlier.clone(), environment);
+    }
+    if let Some(default_data) = &input.spec.default_data {
+        environment = merge(default_data.clone(), environment);
+    }
+    if group_version_kind_is_empty(&environment) {
+        environment.insert(
+            "apiVersion".into(),
+            "internal.crossplane.io/v1alpha1".into(),
+        );
+        environment.insert("kind".into(), "Environment".into());
+    }
+
+    let context = response
+        .context
+        .as_object_mut()
+        .ok_or(Error::ContextNotObject)?;
+    context.insert(CONTEXT_KEY_ENVIRONMENT.into(), Value::Object(environment));
+    Ok(())
+}
+
+/// An input entry, checked for the fields its type needs.
+enum Source<'a> {
+    Reference(&'a str),
+    Selector(&'a Selector),
+}
+
+fn resolve_sources(sources: &[EnvironmentSource]) -> Result<Vec<Source<'_>>, RequirementError> {
+    sources
+        .iter()
+        .enumerate()
+        .map(|(index, source)| {
+            if source.to_field_path.is_some() {
+                return Err(RequirementError::ToFieldPathUnsupported { index });
+            }
+            match source.source_type {
+                SourceType::Reference => source
+                    .reference
+                    .as_ref()
+                    .map(|r| Source::Reference(&r.name))
+                    .ok_or(RequirementError::MissingRef { index }),
+                SourceType::Selector => source
+                    .selector
+                    .as_ref()
+                    .map(Source::Selector)
+                    .ok_or(RequirementError::MissingSelector { index }),
+            }
+        })
+        .collect()
+}
+
+fn build_requirements(
+    sources: &[Source<'_>],
+    composite: &Value,
+    environment: Option<&Value>,
+) -> Result<BTreeMap<String, ResourceSelector>, RequirementError> {
+    let mut requirements = BTreeMap::new();
+    for (index, source) in sources.iter().enumerate() {
+        let matching = match source {
+            Source::Reference(name) => ResourceMatch::Name(name.to_string()),
+            Source::Selector(selector) => {
+                let labels = match_labels(index, selector, composite, environment)?;
+                // Every label was optional and absent: nothing to select, so nothing to ask for.
+                if labels.is_empty() {
+                    continue;
+                }
+                ResourceMatch::Labels(labels)
+            }
+        };
+        requirements.insert(
+            requirement_name(index),
+            ResourceSelector {
+                api_version: ENVIRONMENT_CONFIG_API_VERSION.into(),
+                kind: ENVIRONMENT_CONFIG_KIND.into(),
+                matching,
+                namespace: None,
+            },
+        );
+    }
+    Ok(requirements)
+}
+
+fn match_labels(
+    index: usize,
+    selector: &Selector,
+    composite: &Value,
+    environment: Option<&Value>,
+) -> Result<BTreeMap<String, String>, RequirementError> {
+    let mut labels = BTreeMap::new();
+    for matcher in &selector.match_labels {
+        let key = matcher.key.clone();
+        let value = match matcher.matcher_type {
+            MatcherType::Value => {
+                matcher
+                    .value
+                    .clone()
+                    .ok_or_else(|| RequirementError::MissingValue {
+                        index,
+                        key: key.clone(),
+                    })?
+            }
+            from
+            @ (MatcherType::FromCompositeFieldPath | MatcherType::FromEnvironmentFieldPath) => {
+                let path = matcher.value_from_field_path.clone().ok_or_else(|| {
+                    RequirementError::MissingValueFromFieldPath {
+                        index,
+                        key: key.clone(),
+                        matcher: from,
+                    }
+                })?;
+                let source = if from == MatcherType::FromCompositeFieldPath {
+                    composite
+                } else {
+                    environment.unwrap_or(&Value::Null)
+                };
+                // A missing object reads like an empty one, so paths report "no such field".
+                let empty = Value::Object(Map::new());
+                let source = if source.is_null() { &empty } else { source };
+                match fieldpath::get_string(source, &path) {
+                    Ok(value) => value.to_string(),
+                    Err(_)
+                        if matcher.from_field_path_policy
+                            == Some(FromFieldPathPolicy::Optional) =>
+                    {
+                        continue;
+                    }
+                    Err(source) if from == MatcherType::FromCompositeFieldPath => {
+                        return Err(RequirementError::CompositeFieldPath { path, source });
+                    }
+                    Err(source) => {
+                        return Err(RequirementError::EnvironmentFieldPath { path, source });
+                    }
+                }
+            }
+        };
+        labels.insert(key, value);
+    }
+    Ok(labels)
+}
+
+/// The configs to merge, in order: entries in input order, and within a
+/// `Multiple` selector, sorted by its field path.
+fn select<'a>(
+    spec: &InputSpec,
+    sources: &[Source<'_>],
+    required: &'a BTreeMap<String, Vec<Value>>,
+) -> Result<Vec<&'a Value>, SelectError> {
+    let mut selected = Vec::new();
+    for (index, source) in sources.iter().enumerate() {
+        let requirement = requirement_name(index);
+        // Not asked for (an optional selector without labels): nothing to merge.
+        let Some(found) = required.get(&requirement) else {
+            continue;
+        };
+        match source {
+            Source::Reference(name) => {
+                let error = |reason: String| SelectError::Reference {
+                    name: name.to_string(),
+                    requirement: requirement.clone(),
+                    reason,
+                };
+                match found.as_slice() {
+                    [] if spec.resolution_is_optional() => {}
+                    [] => {
+                        return Err(error(format!(
+                            "Required environment config \"{name}\" not found"
+                        )));
+                    }
+                    [config] => selected.push(config),
+                    many => {
+                        return Err(error(format!(
+                            "expected exactly one required resource \"{name}\", got {}",
+                            many.len()
+                        )));
+                    }
+                }
+            }
+            Source::Selector(selector) => {
+                let configs =
+                    select_by_labels(selector, found).map_err(|reason| SelectError::Selector {
+                        requirement: requirement.clone(),
+                        reason,
+                    })?;
+                selected.extend(configs);
+            }
+        }
+    }
+    Ok(selected)
+}
+
+fn select_by_labels<'a>(selector: &Selector, found: &'a [Value]) -> Result<Vec<&'a Value>, String> {
+    match selector.mode {
+        SelectorMode::Single => match found {
+            [config] => Ok(vec![config]),
+            _ => Err(format!(
+                "expected exactly one required resource, got {}",
+                found.len()
+            )),
+        },
+        SelectorMode::Multiple => {
+            if let Some(min) = selector.min_match
+                && (found.len() as u64) < min
+            {
+                return Err(format!(
+                    "expected at least {min} required resources, got {}",
+                    found.len()
+                ));
+            }
+            let mut sorted = sort_by_field_path(found, selector.sort_by_field_path())?;
+            if let Some(max) = selector.max_match {
+                sorted.truncate(usize::try_from(max).unwrap_or(usize::MAX));
+            }
+            Ok(sorted)
+        }
+    }
+}
+
+/// The kinds of value a sort key can have, named as Go's reflection names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KeyType {
+    String,
+    /// Integers and floats sort together, as they did upstream, where every number was a float64.
+    Number {
+        integral: bool,
+    },
+    Bool,
+    Object,
+    Array,
+}
+
+impl KeyType {
+    fn of(value: &Value) -> Option<KeyType> {
+        Some(match value {
+            Value::Null => return None,
+            Value::String(_) => KeyType::String,
+            Value::Number(n) => KeyType::Number {
+                integral: !n.is_f64(),
+            },
+            Value::Bool(_) => KeyType::Bool,
+            Value::Object(_) => KeyType::Object,
+            Value::Array(_) => KeyType::Array,
+        })
+    }
+
+    fn go_type(self) -> &'static str {
+        match self {
+            KeyType::String => "string",
+            KeyType::Number { integral: true } => "int64",
+            KeyType::Number { integral: false } => "float64",
+            KeyType::Bool => "bool",
+            KeyType::Object => "map[string]interface {}",
+            KeyType::Array => "[]interface {}",
+        }
+    }
+
+    fn go_kind(self) -> &'static str {
+        match self {
+            KeyType::Bool => "bool",
+            KeyType::Object => "map",
+            KeyType::Array => "slice",
+            other => other.go_type(),
+        }
+    }
+
+    fn same_kind(self, other: KeyType) -> bool {
+        matches!(
+            (self, other),
+            (KeyType::Number { .. }, KeyType::Number { .. })
+        ) || self == other
+    }
+}
+
+/// Sorts configs by the value at `path`. Missing or null values sort as the
+/// zero value of the others' type; mixed types are an error.
+fn sort_by_field_path<'a>(configs: &'a [Value], path: &str) -> Result<Vec<&'a Value>, String> {
+    let mut keyed = Vec::with_capacity(configs.len());
+    let mut key_type: Option<KeyType> = None;
+    for config in configs {
+        let key = match fieldpath::get_value(config, path) {
+            Ok(value) => value.filter(|v| !v.is_null()),
+            Err(e) if e.is_not_found() => None,
+            Err(e) => return Err(e.to_string()),
+        };
+        if let Some(this) = key.and_then(KeyType::of) {
+            match key_type {
+                None => key_type = Some(this),
+                Some(first) if !first.same_kind(this) => {
+                    return Err(format!(
+                        "cannot sort values of different types \"{}\" and \"{}\"",
+                        first.go_type(),
+                        this.go_type()
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        keyed.push((key, config));
+    }
+    // Upstream only finds out that a type cannot be ordered once it compares two values.
+    if let Some(unordered @ (KeyType::Bool | KeyType::Object | KeyType::Array)) = key_type
+        && configs.len() > 1
+    {
+        return Err(format!(
+            "unsupported type \"{}\" for sorting",
+            unordered.go_kind()
+        ));
+    }
+    keyed.sort_by(|(a, _), (b, _)| compare_keys(*a, *b));
+    Ok(keyed.into_iter().map(|(_, config)| config).collect())
+}
+
+fn compare_keys(a: Option<&Value>, b: Option<&Value>) -> Ordering {
+    match (a, b) {
+        (Some(Value::String(a)), Some(Value::String(b))) => a.cmp(b),
+        (Some(Value::String(a)), None) => a.as_str().cmp(""),
+        (None, Some(Value::String(b))) => "".cmp(b.as_str()),
+        (a, b) => {
+            let number = |v: Option<&Value>| v.and_then(Value::as_f64).unwrap_or(0.0);
+            number(a).total_cmp(&number(b))
+        }
+    }
+}
+
+/// A config's `data`, which upstream requires to be present.
+fn config_data(config: &Value) -> Result<Map<String, Value>, Error> {
+    let name = config
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let error = |reason: String| Error::Merge {
+        name: name.clone(),
+        reason,
+    };
+    match fieldpath::get_value(config, "data") {
+        Ok(Some(Value::Object(data))) => Ok(data.clone()),
+        Ok(Some(Value::Null) | None) => Ok(Map::new()),
+        Ok(Some(other)) => Err(error(format!(
+            "cannot unmarshal value from JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+            json_type(other)
+        ))),
+        Err(e) => Err(error(e.to_string())),
+    }
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Deep-merges `over` onto `base`: objects merge key by key, anything else
+/// (arrays included) from `over` replaces what `base` had.
+fn merge(mut base: Map<String, Value>, over: Map<String, Value>) -> Map<String, Value> {
+    for (key, value) in over {
+        let merged = match (base.remove(&key), value) {
+            (Some(Value::Object(base)), Value::Object(over)) => Value::Object(merge(base, over)),
+            (_, value) => value,
+        };
+        base.insert(key, merged);
+    }
+    base
+}
+
+/// Kubernetes' `GroupVersionKind().Empty()` on the environment object. An
+/// unparseable apiVersion (more than one `/`) makes the whole GVK empty.
+fn group_version_kind_is_empty(object: &Map<String, Value>) -> bool {
+    let text = |key: &str| object.get(key).and_then(Value::as_str).unwrap_or_default();
+    let group_version_is_empty = match text("apiVersion") {
+        "" | "/" => true,
+        unparseable if unparseable.matches('/').count() > 1 => return true,
+        _ => false,
+    };
+    group_version_is_empty && text("kind").is_empty()
+}
+
+plait_sdk::export_function!(EnvironmentConfigs);
+
+#[cfg(test)]
+mod tests;
