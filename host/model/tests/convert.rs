@@ -1,5 +1,7 @@
 //! `mode: Resources` → Pipeline conversion, as `crossplane beta convert` does it.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use plait_model::{Composition, CompositionMode, Manifest};
 use serde_json::{Value, json};
 

@@ -1,6 +1,8 @@
 //! Every manifest of the shared Crossplane corpus parses, validates, and every Resources-mode
 //! Composition converts to a Pipeline that validates.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 
 use plait_model::{

@@ -1,5 +1,7 @@
 //! Reading YAML streams and decoding them into typed manifests.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use plait_model::{
     CompositeResourceDefinition, Composition, EnvironmentConfig, Function, Manifest, ModelError,
     XrdScope, parse_documents,

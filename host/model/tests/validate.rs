@@ -1,5 +1,7 @@
 //! Field validation of Compositions and XRDs, with upstream-style messages.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use plait_model::{CompositeResourceDefinition, Composition, Manifest};
 use serde_json::{Value, json};
 
