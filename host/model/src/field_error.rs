@@ -60,7 +60,6 @@ pub enum FieldErrorKind {
         value: Value,
         supported: Vec<String>,
     },
-    Forbidden,
 }
 
 /// One validation failure of one field.
@@ -107,14 +106,6 @@ impl FieldError {
         }
     }
 
-    pub fn forbidden(path: FieldPath, detail: impl Into<String>) -> Self {
-        FieldError {
-            path,
-            kind: FieldErrorKind::Forbidden,
-            detail: detail.into(),
-        }
-    }
-
     /// The same error, with its path placed below `prefix`.
     pub fn under(mut self, prefix: &FieldPath) -> Self {
         self.path = prefix.join(&self.path);
@@ -135,7 +126,6 @@ impl fmt::Display for FieldError {
         write!(f, "{}: ", self.path)?;
         match &self.kind {
             FieldErrorKind::Required => f.write_str("Required value")?,
-            FieldErrorKind::Forbidden => f.write_str("Forbidden")?,
             FieldErrorKind::Invalid(v) => write!(f, "Invalid value: {}", render_value(v))?,
             FieldErrorKind::Duplicate(v) => write!(f, "Duplicate value: {}", render_value(v))?,
             FieldErrorKind::NotSupported { value, supported } => {

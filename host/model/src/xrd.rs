@@ -380,7 +380,7 @@ impl CompositeResourceDefinition {
             {
                 errs.push(FieldError::invalid(
                     vpath.child("schema").child("openAPIV3Schema"),
-                    schema.to_string(),
+                    schema.clone(),
                     "must be an object",
                 ));
             }

@@ -1,6 +1,8 @@
 //! Every manifest of the shared Crossplane corpus parses, validates, and every Resources-mode
 //! Composition converts to a Pipeline that validates.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 
 use plait_model::{
@@ -85,6 +87,7 @@ fn check_pt_input(case: &Path, input: &Value) {
 fn every_corpus_manifest_parses_validates_and_converts() {
     let mut resources_mode = 0;
     let mut environment_steps = 0;
+    let mut defaulted = Vec::new();
     for case in cases() {
         let at = case.display().to_string();
         let comp: Composition = one(&case, "composition.yaml").expect("composition.yaml");
@@ -121,7 +124,11 @@ fn every_corpus_manifest_parses_validates_and_converts() {
             assert_eq!(xr[0]["apiVersion"], gvk.api_version().as_str(), "{at}");
             assert_eq!(xr[0]["kind"], gvk.kind.as_str(), "{at}");
             assert_eq!(comp.spec.composite_type_ref.kind, gvk.kind, "{at}");
+            let before = xr[0].clone();
             apply_schema_defaults(&mut xr[0], xrd).unwrap();
+            if xr[0] != before {
+                defaulted.push(case.file_name().unwrap().to_string_lossy().into_owned());
+            }
         }
 
         for f in docs(&case, "functions.yaml").into_iter().flatten() {
@@ -139,5 +146,30 @@ fn every_corpus_manifest_parses_validates_and_converts() {
     assert_eq!(
         environment_steps, 4,
         "four of them use a native environment"
+    );
+    // The README's "defaults" cases whose XR leaves a defaulted field unset, plus the
+    // environment cases, whose XRDs write defaultCompositionUpdatePolicy.
+    assert_eq!(
+        defaulted,
+        [
+            "configuration-app__xapp-pipeline",
+            "configuration-aws-eks__xeks-pipeline",
+            "configuration-aws-eks__xeks-resources",
+            "configuration-aws-lb-controller__pipeline",
+            "configuration-aws-network__xnetwork-pipeline",
+            "configuration-azure-database__mariadb-pipeline",
+            "configuration-azure-database__postgresql-resources",
+            "configuration-gcp-database__sqlinstance-pipeline",
+            "configuration-gitops-flux__xflux-pipeline",
+            "configuration-observability-oss__xoss-pipeline",
+            "crossplane-e2e__environment-default",
+            "crossplane-e2e__environment-multiple-maxmatch1",
+            "crossplane-e2e__environment-resolution-optional",
+            "crossplane-on-eks__microservice-pipeline",
+            "devops-toolkit__app-backend",
+            "platform-ref-aws__xcluster-pipeline",
+            "platform-ref-aws__xirsa-resources",
+            "platform-ref-aws__xsqlinstance-resources",
+        ]
     );
 }
