@@ -1,0 +1,19 @@
+//! Builds the built-in guests and embeds them (see `Builtin`).
+
+use std::path::{Path, PathBuf};
+
+const BUILTINS: &[&str] = &["plait-patch-and-transform", "plait-auto-ready"];
+
+fn main() {
+    let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
+    let workspace_root = manifest_dir.join("../..");
+    let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default());
+    for package in BUILTINS {
+        if let Err(e) =
+            plait_guest_build::build_guest(package, &workspace_root, Path::new(&out_dir))
+        {
+            // A build script reports failure by panicking; the message is the error.
+            panic!("{e}");
+        }
+    }
+}

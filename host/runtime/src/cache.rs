@@ -1,0 +1,184 @@
+//! The on-disk cache of compiled components.
+//!
+//! Trust model: loading a compiled artifact maps native code into the
+//! process, so an artifact must come from this host. The cache directory
+//! belongs to the host alone (nothing else, in particular no function author,
+//! may write to it). Within that model the checks here guard against
+//! artifacts this host did not finish writing or that changed afterwards
+//! (a crash mid-write, disk corruption, an operator copying files around):
+//!
+//! * an artifact is named `<sha256 of the component>-<engine hash>.cwasm`,
+//!   so it is only ever looked up for the exact component bytes and the exact
+//!   engine configuration (wasmtime version, compiler flags) that produced it;
+//! * it is written to a temporary file and renamed into place, so a reader
+//!   never sees a partial file;
+//! * a `.sha256` sidecar with the digest of the artifact bytes is written
+//!   after it, and the artifact is loaded only when its bytes still hash to
+//!   that digest. Anything else is compiled again and rewritten.
+//!
+//! The checksum is not a signature: someone who can write the directory can
+//! write both files. Keeping others out of the directory is the operator's job.
+
+use std::hash::{Hash, Hasher};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+use wasmtime::Engine;
+use wasmtime::component::Component;
+
+const ARTIFACT_EXTENSION: &str = "cwasm";
+const SIDECAR_EXTENSION: &str = "cwasm.sha256";
+
+/// `sha256:<hex>` of some bytes: how modules are named everywhere.
+pub fn digest(bytes: &[u8]) -> String {
+    format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
+}
+
+/// Feeds a `Hash` value into SHA-256, so the engine's compatibility hash
+/// becomes a stable name rather than a per-process `u64`.
+struct Sha256Hasher(Sha256);
+
+impl Hasher for Sha256Hasher {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    fn finish(&self) -> u64 {
+        let digest = self.0.clone().finalize();
+        let mut first = [0u8; 8];
+        first.copy_from_slice(&digest[..8]);
+        u64::from_le_bytes(first)
+    }
+}
+
+/// Hex of the engine's precompile compatibility hash: two engines with the
+/// same value can load each other's artifacts.
+pub fn engine_key(engine: &Engine) -> String {
+    let mut hasher = Sha256Hasher(Sha256::new());
+    engine.precompile_compatibility_hash().hash(&mut hasher);
+    hex::encode(&hasher.0.finalize()[..16])
+}
+
+/// A directory of compiled components for one engine configuration.
+#[derive(Debug, Clone)]
+pub struct DiskCache {
+    dir: PathBuf,
+    engine_key: String,
+}
+
+/// How a lookup in the disk cache ended.
+pub enum Lookup {
+    Hit(Component),
+    /// Not there, or not provably written by this host.
+    Miss,
+}
+
+impl DiskCache {
+    pub fn new(dir: PathBuf, engine: &Engine) -> std::io::Result<DiskCache> {
+        std::fs::create_dir_all(&dir)?;
+        Ok(DiskCache {
+            dir,
+            engine_key: engine_key(engine),
+        })
+    }
+
+    /// Where the artifact of the component with `digest` lives.
+    pub fn artifact_path(&self, digest: &str) -> PathBuf {
+        let hex = digest.strip_prefix("sha256:").unwrap_or(digest);
+        self.dir
+            .join(format!("{hex}-{}.{ARTIFACT_EXTENSION}", self.engine_key))
+    }
+
+    fn sidecar_path(&self, digest: &str) -> PathBuf {
+        self.artifact_path(digest).with_extension(SIDECAR_EXTENSION)
+    }
+
+    /// Loads the artifact of `digest` if its sidecar vouches for its bytes.
+    pub fn load(&self, engine: &Engine, digest: &str) -> Lookup {
+        let path = self.artifact_path(digest);
+        let Ok(expected) = std::fs::read_to_string(self.sidecar_path(digest)) else {
+            return Lookup::Miss;
+        };
+        let Ok(bytes) = std::fs::read(&path) else {
+            return Lookup::Miss;
+        };
+        if hex::encode(Sha256::digest(&bytes)) != expected.trim() {
+            tracing::warn!(path = %path.display(), "compiled artifact does not match its checksum; recompiling");
+            return Lookup::Miss;
+        }
+        match deserialize_trusted(engine, &path) {
+            Ok(component) => Lookup::Hit(component),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "compiled artifact cannot be loaded; recompiling");
+                Lookup::Miss
+            }
+        }
+    }
+
+    /// Writes the artifact and then its sidecar, each atomically.
+    pub fn store(&self, digest: &str, artifact: &[u8]) -> std::io::Result<()> {
+        write_atomically(&self.artifact_path(digest), artifact)?;
+        let checksum = hex::encode(Sha256::digest(artifact));
+        write_atomically(&self.sidecar_path(digest), checksum.as_bytes())
+    }
+}
+
+/// Maps an artifact this host wrote and whose checksum was just verified.
+#[allow(unsafe_code)]
+fn deserialize_trusted(engine: &Engine, path: &Path) -> wasmtime::Result<Component> {
+    // SAFETY: wasmtime requires that the file be an artifact it produced and
+    // that it not change while mapped. The caller verified the checksum the
+    // host wrote alongside it, and only the host writes the cache directory
+    // (see the module documentation); files are replaced by rename, never
+    // rewritten in place, so a mapped file keeps its contents.
+    unsafe { Component::deserialize_file(engine, path) }
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+    temp.write_all(bytes)?;
+    temp.as_file().sync_all()?;
+    temp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digests_are_prefixed_sha256_hex() {
+        assert_eq!(
+            digest(b""),
+            "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+
+    #[test]
+    fn artifact_names_combine_component_and_engine() {
+        let engine = Engine::default();
+        let dir = tempfile::tempdir().unwrap();
+        let cache = DiskCache::new(dir.path().to_path_buf(), &engine).unwrap();
+        let path = cache.artifact_path("sha256:abcd");
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert_eq!(name, format!("abcd-{}.cwasm", engine_key(&engine)));
+        assert_eq!(
+            cache.sidecar_path("sha256:abcd").file_name().unwrap(),
+            format!("abcd-{}.cwasm.sha256", engine_key(&engine)).as_str()
+        );
+    }
+
+    #[test]
+    fn the_engine_key_follows_the_engine_configuration() {
+        let default = Engine::default();
+        let same = Engine::default();
+        let mut config = wasmtime::Config::new();
+        config.epoch_interruption(true);
+        let different = Engine::new(&config).unwrap();
+        assert_eq!(engine_key(&default), engine_key(&same));
+        assert_ne!(engine_key(&default), engine_key(&different));
+        assert_eq!(engine_key(&default).len(), 32);
+    }
+}

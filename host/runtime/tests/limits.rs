@@ -1,0 +1,385 @@
+//! Adversarial guests against the runtime's limits: each must fail with its
+//! own error, and the runtime must keep serving well-behaved calls after.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use plait_runtime::{
+    CallError, CallLimits, CallOutput, Module, PoolConfig, Runtime, RuntimeConfig, RuntimeError,
+};
+use plait_sdk::{LogLevel, Request, Resource, Severity, State};
+use serde_json::json;
+
+const GUESTS: &[&str] = &[
+    "echo",
+    "infinite-loop",
+    "huge-alloc",
+    "panic",
+    "malformed-json",
+    "namespace-escape",
+    "oversized-response",
+    "stdout-flood",
+];
+
+/// Builds every test guest once per test binary.
+fn guest(name: &str) -> &'static [u8] {
+    static BUILT: OnceLock<HashMap<&'static str, Vec<u8>>> = OnceLock::new();
+    let built = BUILT.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-guests");
+        GUESTS
+            .iter()
+            .map(|&name| {
+                let package = format!("plait-test-guest-{name}");
+                let path = plait_guest_build::build_guest(&package, &root, &out)
+                    .unwrap_or_else(|e| panic!("{e}"));
+                (name, std::fs::read(path).unwrap())
+            })
+            .collect()
+    });
+    &built[name]
+}
+
+fn runtime() -> &'static Runtime {
+    static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| Runtime::new(RuntimeConfig::default()).unwrap())
+}
+
+fn load(name: &str) -> Arc<Module> {
+    runtime().load(guest(name)).unwrap()
+}
+
+fn request() -> Request {
+    Request {
+        tag: "t1".into(),
+        observed: State {
+            composite: Some(Resource::new(json!({
+                "apiVersion": "example.org/v1",
+                "kind": "XBucket",
+                "metadata": {"name": "b", "namespace": "team-a"},
+            }))),
+            ..State::default()
+        },
+        desired: State {
+            composite: None,
+            resources: [(
+                "bucket".to_string(),
+                Resource::new(json!({"apiVersion": "s3/v1", "kind": "Bucket"})),
+            )]
+            .into(),
+        },
+        ..Request::default()
+    }
+}
+
+fn call(name: &str, limits: &CallLimits) -> Result<CallOutput, CallError> {
+    runtime().call(&load(name), &request(), limits)
+}
+
+fn assert_echo_works() {
+    let out = call("echo", &CallLimits::default()).expect("echo after a failure");
+    assert_eq!(out.response.desired, request().desired);
+    assert_eq!(out.response.results.len(), 1);
+}
+
+#[test]
+fn echo_passes_desired_through_with_a_result_and_a_log_line() {
+    let out = call("echo", &CallLimits::default()).unwrap();
+    let request = request();
+    assert_eq!(out.response.tag, "t1");
+    assert_eq!(out.response.desired, request.desired);
+    assert_eq!(out.response.context, json!({}));
+    assert_eq!(out.response.results.len(), 1);
+    assert_eq!(out.response.results[0].severity, Severity::Normal);
+    assert_eq!(out.response.results[0].message, "echo");
+    assert_eq!(out.logs.len(), 1);
+    assert_eq!(out.logs[0].level, LogLevel::Info);
+    assert_eq!(out.logs[0].message, "echo t1");
+    assert_eq!(out.stdout, "");
+    assert!(out.duration > Duration::ZERO);
+}
+
+#[test]
+fn each_adversarial_guest_fails_with_its_own_error_and_the_host_keeps_serving() {
+    let small = CallLimits {
+        deadline: Duration::from_millis(300),
+        ..CallLimits::default()
+    };
+    let cases = [
+        ("infinite-loop", small.clone(), "deadline"),
+        ("huge-alloc", CallLimits::default(), "memory"),
+        ("panic", CallLimits::default(), "trap"),
+        ("malformed-json", CallLimits::default(), "malformed"),
+        ("oversized-response", CallLimits::default(), "too-large"),
+        ("stdout-flood", CallLimits::default(), "output"),
+    ];
+    for (name, limits, kind) in cases {
+        let module = load(name);
+        let err = call(name, &limits).expect_err(name);
+        assert_eq!(err.kind(), kind, "{name}: {err}");
+        assert_eq!(err.digest(), module.digest, "{name}");
+        assert!(err.to_string().contains(&module.digest), "{name}: {err}");
+        assert_echo_works();
+    }
+}
+
+#[test]
+fn an_infinite_loop_stops_at_the_deadline() {
+    let limits = CallLimits {
+        deadline: Duration::from_millis(300),
+        ..CallLimits::default()
+    };
+    let module = load("infinite-loop");
+    let started = Instant::now();
+    let err = runtime().call(&module, &request(), &limits).unwrap_err();
+    let elapsed = started.elapsed();
+    assert!(
+        matches!(err, CallError::DeadlineExceeded { deadline, .. } if deadline == limits.deadline),
+        "{err}"
+    );
+    assert!(elapsed >= Duration::from_millis(290), "{elapsed:?}");
+    assert!(elapsed < Duration::from_secs(2), "{elapsed:?}");
+}
+
+#[test]
+fn a_huge_allocation_reports_the_limit_and_the_request() {
+    let limits = CallLimits::default();
+    match call("huge-alloc", &limits).unwrap_err() {
+        CallError::MemoryLimit {
+            limit, requested, ..
+        } => {
+            assert_eq!(limit, limits.memory_bytes);
+            let requested = requested.expect("the requested size");
+            assert!(requested > limits.memory_bytes, "{requested}");
+        }
+        other => panic!("unexpected {other}"),
+    }
+}
+
+#[test]
+fn the_pool_caps_a_larger_memory_limit() {
+    let limits = CallLimits {
+        memory_bytes: 2 << 30,
+        ..CallLimits::default()
+    };
+    match call("huge-alloc", &limits).unwrap_err() {
+        CallError::MemoryLimit { limit, .. } => {
+            assert_eq!(limit, PoolConfig::default().max_memory_bytes)
+        }
+        other => panic!("unexpected {other}"),
+    }
+}
+
+#[test]
+fn a_panic_is_a_trap_with_its_message_and_frames() {
+    match call("panic", &CallLimits::default()).unwrap_err() {
+        CallError::Trap {
+            message, frames, ..
+        } => {
+            assert!(message.contains("unreachable"), "{message}");
+            assert!(
+                message.contains("test guest panicked on purpose"),
+                "{message}"
+            );
+            assert!(!frames.is_empty());
+            assert!(frames.len() <= 5, "{frames:?}");
+        }
+        other => panic!("unexpected {other}"),
+    }
+}
+
+#[test]
+fn malformed_json_names_the_field() {
+    match call("malformed-json", &CallLimits::default()).unwrap_err() {
+        CallError::MalformedResponse { detail, .. } => {
+            assert!(
+                detail.starts_with("desired.composite.resource is not valid JSON"),
+                "{detail}"
+            );
+        }
+        other => panic!("unexpected {other}"),
+    }
+}
+
+#[test]
+fn an_oversized_response_reports_size_and_limit() {
+    let limits = CallLimits::default();
+    match call("oversized-response", &limits).unwrap_err() {
+        CallError::ResponseTooLarge { size, limit, .. } => {
+            assert_eq!(limit, limits.response_bytes);
+            assert!(size > 20 << 20, "{size}");
+        }
+        other => panic!("unexpected {other}"),
+    }
+    let generous = CallLimits {
+        response_bytes: 32 << 20,
+        ..CallLimits::default()
+    };
+    let out = call("oversized-response", &generous).unwrap();
+    assert!(out.response.desired.resources.contains_key("huge"));
+}
+
+#[test]
+fn a_stdout_flood_hits_the_output_limit() {
+    let limits = CallLimits::default();
+    match call("stdout-flood", &limits).unwrap_err() {
+        CallError::OutputLimit { limit, .. } => assert_eq!(limit, limits.output_bytes),
+        other => panic!("unexpected {other}"),
+    }
+}
+
+#[test]
+fn namespace_escapes_pass_the_runtime_unchanged_for_the_pipeline_to_judge() {
+    let out = call("namespace-escape", &CallLimits::default()).unwrap();
+    let resources = &out.response.desired.resources;
+    assert_eq!(
+        resources["foreign-config"].resource["metadata"]["namespace"],
+        "other"
+    );
+    assert_eq!(resources["cluster-role"].resource["kind"], "ClusterRole");
+    assert!(resources.contains_key("bucket"));
+}
+
+#[test]
+fn a_guest_error_is_reported_as_such() {
+    let mut request = request();
+    request.input = Some(json!({"fail": "no region"}));
+    let err = runtime()
+        .call(&load("echo"), &request, &CallLimits::default())
+        .unwrap_err();
+    match err {
+        CallError::Guest { error, .. } => {
+            assert_eq!(
+                error,
+                plait_sdk::FunctionError::InvalidInput("no region".into())
+            )
+        }
+        other => panic!("unexpected {other}"),
+    }
+}
+
+#[test]
+fn log_lines_past_the_output_limit_are_truncated_not_fatal() {
+    let limits = CallLimits {
+        output_bytes: 4,
+        ..CallLimits::default()
+    };
+    let out = call("echo", &limits).unwrap();
+    let messages: Vec<_> = out.logs.iter().map(|l| l.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        ["echo", "log truncated: the limit of 4 bytes was reached"]
+    );
+}
+
+#[test]
+fn a_module_from_another_runtime_is_refused() {
+    let other = Runtime::new(RuntimeConfig::default()).unwrap();
+    let module = other.load(guest("echo")).unwrap();
+    let err = runtime()
+        .call(&module, &request(), &CallLimits::default())
+        .unwrap_err();
+    assert_eq!(err.kind(), "instantiate", "{err}");
+}
+
+#[test]
+fn invalid_bytes_do_not_compile() {
+    let err = runtime().load(b"not a component").unwrap_err();
+    assert!(matches!(err, RuntimeError::Compile { .. }), "{err}");
+    assert!(err.to_string().contains("sha256:"), "{err}");
+}
+
+#[test]
+fn loads_are_memoised_per_digest() {
+    let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
+    let first = runtime.load(guest("echo")).unwrap();
+    let second = runtime.load(guest("echo")).unwrap();
+    assert!(Arc::ptr_eq(&first, &second));
+    let stats = runtime.stats();
+    assert_eq!(
+        (stats.compiles, stats.cache_misses, stats.memory_hits),
+        (1, 1, 1)
+    );
+}
+
+#[test]
+fn concurrent_loads_of_one_digest_compile_once() {
+    let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
+    let wasm = guest("panic");
+    let modules: Vec<Arc<Module>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| s.spawn(|| runtime.load(wasm).unwrap()))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(modules.iter().all(|m| Arc::ptr_eq(m, &modules[0])));
+    assert_eq!(runtime.stats().compiles, 1);
+    assert_eq!(runtime.stats().memory_hits, 3);
+}
+
+#[test]
+fn the_disk_cache_survives_restarts_and_rejects_tampered_artifacts() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = RuntimeConfig {
+        cache_dir: Some(dir.path().to_path_buf()),
+        ..RuntimeConfig::default()
+    };
+    let wasm = guest("echo");
+
+    let first = Runtime::new(config.clone()).unwrap();
+    let digest = first.load(wasm).unwrap().digest.clone();
+    assert_eq!(first.stats().compiles, 1);
+    let hex = digest.strip_prefix("sha256:").unwrap();
+    let artifact = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            let name = p.file_name().unwrap().to_str().unwrap();
+            name.starts_with(hex) && name.ends_with(".cwasm")
+        })
+        .expect("an artifact named after the component");
+    drop(first);
+
+    let second = Runtime::new(config.clone()).unwrap();
+    let module = second.load(wasm).unwrap();
+    assert_eq!((second.stats().disk_hits, second.stats().compiles), (1, 0));
+    second
+        .call(&module, &request(), &CallLimits::default())
+        .unwrap();
+    drop((second, module));
+
+    let mut bytes = std::fs::read(&artifact).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    std::fs::write(&artifact, &bytes).unwrap();
+
+    let third = Runtime::new(config.clone()).unwrap();
+    let module = third.load(wasm).unwrap();
+    assert_eq!((third.stats().disk_hits, third.stats().compiles), (0, 1));
+    third
+        .call(&module, &request(), &CallLimits::default())
+        .unwrap();
+    drop((third, module));
+
+    // The recompilation rewrote a good artifact.
+    let fourth = Runtime::new(config).unwrap();
+    fourth.load(wasm).unwrap();
+    assert_eq!((fourth.stats().disk_hits, fourth.stats().compiles), (1, 0));
+}
+
+#[test]
+fn stats_count_calls_and_failures() {
+    let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
+    let echo = runtime.load(guest("echo")).unwrap();
+    let panic = runtime.load(guest("panic")).unwrap();
+    runtime
+        .call(&echo, &request(), &CallLimits::default())
+        .unwrap();
+    runtime
+        .call(&panic, &request(), &CallLimits::default())
+        .unwrap_err();
+    let stats = runtime.stats();
+    assert_eq!((stats.calls, stats.call_failures), (2, 1));
+}
