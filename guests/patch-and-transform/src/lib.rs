@@ -1,5 +1,8 @@
 //! Crossplane's patch-and-transform, as a plait function.
 
+pub mod fieldpath;
+pub mod gofmt;
+
 use plait_sdk::{Function, FunctionError, Request, Response};
 
 /// The `function-patch-and-transform` built-in.
