@@ -2,6 +2,7 @@
 
 pub mod fieldpath;
 pub mod gofmt;
+pub mod merge;
 pub mod quantity;
 
 use plait_sdk::{Function, FunctionError, Request, Response};
