@@ -3,6 +3,7 @@
 pub mod fieldpath;
 pub mod gofmt;
 pub mod quantity;
+pub mod transforms;
 
 use plait_sdk::{Function, FunctionError, Request, Response};
 
