@@ -949,6 +949,23 @@ fn compile_regexp(pattern: &str) -> Result<regex::Regex, String> {
     regex::Regex::new(pattern).map_err(|e| format!("error parsing regexp: {e}"))
 }
 
+/// The repetition operator at `start` (`*`, `+?`, `{2,3}`), which Go quotes
+/// in its error.
+fn repetition_operator(pattern: &str, start: usize) -> &str {
+    let rest = pattern.get(start..).unwrap_or_default();
+    let len = if rest.starts_with('{') {
+        rest.find('}').map_or(rest.len(), |i| i + 1)
+    } else {
+        rest.chars().next().map_or(0, char::len_utf8)
+    };
+    let len = if rest[len..].starts_with('?') {
+        len + 1
+    } else {
+        len
+    };
+    &rest[..len]
+}
+
 fn go_regexp_error(pattern: &str, e: &regex_syntax::ast::Error) -> String {
     use regex_syntax::ast::ErrorKind as K;
     let span = e.span();
@@ -969,7 +986,10 @@ fn go_regexp_error(pattern: &str, e: &regex_syntax::ast::Error) -> String {
         | K::EscapeHexInvalidDigit
         | K::EscapeHexEmpty => ("invalid escape sequence", spanned),
         K::EscapeUnexpectedEof => ("trailing backslash at end of expression", ""),
-        K::RepetitionMissing => ("missing argument to repetition operator", spanned),
+        K::RepetitionMissing => (
+            "missing argument to repetition operator",
+            repetition_operator(pattern, span.start.offset),
+        ),
         K::RepetitionCountInvalid | K::RepetitionCountDecimalEmpty | K::RepetitionCountUnclosed => {
             ("invalid repeat count", spanned)
         }
@@ -981,4 +1001,1295 @@ fn go_regexp_error(pattern: &str, e: &regex_syntax::ast::Error) -> String {
         _ => ("invalid or unsupported Perl syntax", spanned),
     };
     format!("error parsing regexp: {code}: `{fragment}`")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn transform(v: Value) -> Transform {
+        serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{v}: {e}"))
+    }
+
+    type Want = Result<Value, &'static str>;
+
+    fn check(cases: Vec<(&str, Value, Value, Want)>) {
+        for (rule, t, input, want) in cases {
+            let got = resolve(&transform(t), input);
+            match want {
+                Ok(w) => assert_eq!(got, Ok(w), "{rule}"),
+                Err(msg) => assert_eq!(got.map_err(|e| e.message), Err(msg.to_string()), "{rule}"),
+            }
+        }
+    }
+
+    #[test]
+    fn map_transform() {
+        let t = json!({"type": "map", "map": {"us-east": "use1", "a.b": 2, "n": null, "obj": {"k": [1]}}});
+        check(vec![
+            ("maps a key", t.clone(), json!("us-east"), Ok(json!("use1"))),
+            (
+                "keys may contain dots",
+                t.clone(),
+                json!("a.b"),
+                Ok(json!(2)),
+            ),
+            (
+                "values may be objects",
+                t.clone(),
+                json!("obj"),
+                Ok(json!({"k": [1]})),
+            ),
+            (
+                "lookup is case-sensitive",
+                t.clone(),
+                json!("US-EAST"),
+                Err("map transform could not resolve: key US-EAST is not found in map"),
+            ),
+            (
+                "null value is invalid JSON",
+                t.clone(),
+                json!("n"),
+                Err(
+                    "map transform could not resolve: value for key n is not valid JSON: unexpected end of JSON input",
+                ),
+            ),
+            (
+                "int input",
+                t.clone(),
+                json!(3),
+                Err(
+                    "map transform could not resolve: type int64 is not supported for map transform",
+                ),
+            ),
+            (
+                "float input",
+                t.clone(),
+                json!(3.5),
+                Err(
+                    "map transform could not resolve: type float64 is not supported for map transform",
+                ),
+            ),
+            (
+                "bool input",
+                t.clone(),
+                json!(true),
+                Err(
+                    "map transform could not resolve: type bool is not supported for map transform",
+                ),
+            ),
+            (
+                "null input",
+                t.clone(),
+                Value::Null,
+                Err(
+                    "map transform could not resolve: type <nil> is not supported for map transform",
+                ),
+            ),
+            (
+                "missing config",
+                json!({"type": "map"}),
+                json!("x"),
+                Err("given transform type map requires configuration"),
+            ),
+        ]);
+    }
+
+    #[test]
+    fn match_transform() {
+        let lit = json!({"type": "match", "match": {"patterns": [
+            {"type": "literal", "literal": "a", "result": 1},
+            {"type": "regexp", "regexp": "^b.*", "result": {"x": true}},
+            {"type": "literal", "literal": "c"},
+        ], "fallbackValue": "fb"}});
+        check(vec![
+            (
+                "literal match returns result",
+                lit.clone(),
+                json!("a"),
+                Ok(json!(1)),
+            ),
+            (
+                "regexp match",
+                lit.clone(),
+                json!("banana"),
+                Ok(json!({"x": true})),
+            ),
+            (
+                "absent result is null",
+                lit.clone(),
+                json!("c"),
+                Ok(Value::Null),
+            ),
+            (
+                "literal is case-sensitive, falls back",
+                lit.clone(),
+                json!("A"),
+                Ok(json!("fb")),
+            ),
+            (
+                "non-string input errors at first pattern",
+                lit.clone(),
+                json!(5.0),
+                Err(
+                    "match transform could not resolve: cannot match pattern at index 0: unsupported input type 'float64'",
+                ),
+            ),
+            (
+                "null input at a literal pattern",
+                lit.clone(),
+                Value::Null,
+                Err(
+                    "match transform could not resolve: cannot match pattern at index 0: unsupported input type '<nil>'",
+                ),
+            ),
+            (
+                "null input at a regexp pattern",
+                json!({"type": "match", "match": {"patterns": [{"type": "regexp", "regexp": ".*", "result": 1}]}}),
+                Value::Null,
+                Err(
+                    "match transform could not resolve: cannot match pattern at index 0: unsupported input type 'null'",
+                ),
+            ),
+            (
+                "regexp is unanchored",
+                json!({"type": "match", "match": {"patterns": [{"type": "regexp", "regexp": "an", "result": 1}]}}),
+                json!("banana"),
+                Ok(json!(1)),
+            ),
+            (
+                "first matching pattern wins",
+                json!({"type": "match", "match": {"patterns": [
+                    {"type": "regexp", "regexp": ".*", "result": "first"},
+                    {"type": "literal", "literal": "x", "result": "second"},
+                ]}}),
+                json!("x"),
+                Ok(json!("first")),
+            ),
+            (
+                "no match, no fallback is null",
+                json!({"type": "match", "match": {"patterns": [{"type": "literal", "literal": "x", "result": 1}]}}),
+                json!("y"),
+                Ok(Value::Null),
+            ),
+            (
+                "fallbackTo Input returns input",
+                json!({"type": "match", "match": {"patterns": [{"type": "literal", "literal": "x", "result": 1}], "fallbackTo": "Input"}}),
+                json!("y"),
+                Ok(json!("y")),
+            ),
+            (
+                "fallbackTo Input with fallbackValue",
+                json!({"type": "match", "match": {"patterns": [{"type": "literal", "literal": "x", "result": 1}], "fallbackTo": "Input", "fallbackValue": ""}}),
+                json!("y"),
+                Err(
+                    "match transform could not resolve: cannot set both a fallback value and the fallback to input flag",
+                ),
+            ),
+            (
+                "fallbackTo Input with null fallbackValue",
+                json!({"type": "match", "match": {"patterns": [{"type": "literal", "literal": "x", "result": 1}], "fallbackTo": "Input", "fallbackValue": null}}),
+                json!("y"),
+                Ok(json!("y")),
+            ),
+            (
+                "unknown fallbackTo behaves like Value",
+                json!({"type": "match", "match": {"patterns": [{"type": "literal", "literal": "x", "result": 1}], "fallbackTo": "Other", "fallbackValue": 7}}),
+                json!("y"),
+                Ok(json!(7)),
+            ),
+            (
+                "empty pattern type errors at runtime",
+                json!({"type": "match", "match": {"patterns": [{"literal": "x", "result": 1}]}}),
+                json!("x"),
+                Err(
+                    "match transform could not resolve: cannot match pattern at index 0: unsupported pattern type ''",
+                ),
+            ),
+            (
+                "literal pattern without literal",
+                json!({"type": "match", "match": {"patterns": [{"type": "literal", "result": 1}]}}),
+                json!("x"),
+                Err(
+                    "match transform could not resolve: cannot match pattern at index 0: literal is required by type literal",
+                ),
+            ),
+            (
+                "regexp pattern without regexp",
+                json!({"type": "match", "match": {"patterns": [{"type": "regexp", "result": 1}]}}),
+                json!("x"),
+                Err(
+                    "match transform could not resolve: cannot match pattern at index 0: regexp is required by type regexp",
+                ),
+            ),
+            (
+                "regexp compile failure",
+                json!({"type": "match", "match": {"patterns": [{"type": "regexp", "regexp": "(", "result": 1}]}}),
+                json!("x"),
+                Err(
+                    "match transform could not resolve: cannot match pattern at index 0: cannot compile regexp: error parsing regexp: missing closing ): `(`",
+                ),
+            ),
+            (
+                "no patterns falls back",
+                json!({"type": "match", "match": {"fallbackValue": [1]}}),
+                json!("x"),
+                Ok(json!([1])),
+            ),
+        ]);
+    }
+
+    #[test]
+    fn math_transform() {
+        let mul = |m: i64| json!({"type": "math", "math": {"type": "Multiply", "multiply": m}});
+        check(vec![
+            ("multiply int stays int", mul(2), json!(3), Ok(json!(6))),
+            (
+                "multiply float stays float",
+                mul(3),
+                json!(0.1),
+                Ok(json!(0.30000000000000004)),
+            ),
+            (
+                "multiply integral float stays float",
+                mul(2),
+                json!(1.5),
+                Ok(json!(3.0)),
+            ),
+            (
+                "multiply int wraps like Go",
+                mul(2),
+                json!(i64::MAX),
+                Ok(json!(-2)),
+            ),
+            (
+                "legacy multiply without type",
+                json!({"type": "math", "math": {"multiply": 2}}),
+                json!(4),
+                Ok(json!(8)),
+            ),
+            (
+                "legacy math without transform type",
+                json!({"math": {"multiply": 2}}),
+                json!(4),
+                Ok(json!(8)),
+            ),
+            (
+                "multiply string input",
+                mul(2),
+                json!("3"),
+                Err(
+                    "math transform could not resolve: input is required to be a number for math transformer, got string",
+                ),
+            ),
+            (
+                "multiply bool input",
+                mul(2),
+                json!(true),
+                Err(
+                    "math transform could not resolve: input is required to be a number for math transformer, got bool",
+                ),
+            ),
+            (
+                "multiply null input",
+                mul(2),
+                Value::Null,
+                Err(
+                    "math transform could not resolve: input is required to be a number for math transformer, got <nil>",
+                ),
+            ),
+            (
+                "clampMin raises",
+                json!({"type": "math", "math": {"type": "ClampMin", "clampMin": 5}}),
+                json!(4.9),
+                Ok(json!(5)),
+            ),
+            (
+                "clampMin keeps larger",
+                json!({"type": "math", "math": {"type": "ClampMin", "clampMin": 5}}),
+                json!(7),
+                Ok(json!(7)),
+            ),
+            (
+                "clampMin compares truncated input",
+                json!({"type": "math", "math": {"type": "ClampMin", "clampMin": -1}}),
+                json!(-1.5),
+                Ok(json!(-1.5)),
+            ),
+            (
+                "clampMax compares truncated input",
+                json!({"type": "math", "math": {"type": "ClampMax", "clampMax": 5}}),
+                json!(5.5),
+                Ok(json!(5.5)),
+            ),
+            (
+                "clampMax lowers",
+                json!({"type": "math", "math": {"type": "ClampMax", "clampMax": 5}}),
+                json!(6),
+                Ok(json!(5)),
+            ),
+            (
+                "missing math type",
+                json!({"type": "math", "math": {"clampMin": 1}}),
+                json!(1),
+                Err(
+                    "math transform could not resolve: type: Required value: math transform type is required",
+                ),
+            ),
+            (
+                "unknown math type",
+                json!({"type": "math", "math": {"type": "Divide"}}),
+                json!(1),
+                Err(
+                    "math transform could not resolve: type: Invalid value: \"Divide\": unknown math transform type",
+                ),
+            ),
+            (
+                "multiply without value",
+                json!({"type": "math", "math": {"type": "Multiply"}}),
+                json!(1),
+                Err(
+                    "math transform could not resolve: multiply: Required value: must specify a value if a multiply math transform is specified",
+                ),
+            ),
+            (
+                "clampMin without value",
+                json!({"type": "math", "math": {"type": "ClampMin"}}),
+                json!(1),
+                Err(
+                    "math transform could not resolve: clampMin: Required value: must specify a value if a clamp min math transform is specified",
+                ),
+            ),
+            (
+                "clampMax without value",
+                json!({"type": "math", "math": {"type": "ClampMax"}}),
+                json!(1),
+                Err(
+                    "math transform could not resolve: clampMax: Required value: must specify a value if a clamp max math transform is specified",
+                ),
+            ),
+            (
+                "float overflow cannot be JSON",
+                mul(10),
+                json!(1e308),
+                Err("math transform could not resolve: json: unsupported value: +Inf"),
+            ),
+        ]);
+    }
+
+    #[test]
+    fn string_transform() {
+        let fmt = |f: &str| json!({"type": "string", "string": {"type": "Format", "fmt": f}});
+        let conv = |c: &str| json!({"type": "string", "string": {"type": "Convert", "convert": c}});
+        check(vec![
+            ("format", fmt("db-%s"), json!("x"), Ok(json!("db-x"))),
+            ("format %d on int", fmt("%d"), json!(3), Ok(json!("3"))),
+            (
+                "format %d on float",
+                fmt("%d"),
+                json!(3.0),
+                Ok(json!("%!d(float64=3)")),
+            ),
+            (
+                "format without verb",
+                fmt("static"),
+                json!("x"),
+                Ok(json!("static%!(EXTRA string=x)")),
+            ),
+            (
+                "format explicit index",
+                fmt("%[1]s-%[1]s"),
+                json!("a"),
+                Ok(json!("a-a")),
+            ),
+            (
+                "legacy fmt without types",
+                json!({"string": {"fmt": "%s-x"}}),
+                json!("a"),
+                Ok(json!("a-x")),
+            ),
+            (
+                "legacy fmt without string type",
+                json!({"type": "string", "string": {"fmt": "%s!"}}),
+                json!("a"),
+                Ok(json!("a!")),
+            ),
+            ("upper", conv("ToUpper"), json!("abc"), Ok(json!("ABC"))),
+            (
+                "upper on a map",
+                conv("ToUpper"),
+                json!({"a": "b"}),
+                Ok(json!("MAP[A:B]")),
+            ),
+            (
+                "upper keeps ß like Go",
+                conv("ToUpper"),
+                json!("straße"),
+                Ok(json!("STRAßE")),
+            ),
+            (
+                "lower unicode",
+                conv("ToLower"),
+                json!("ÄBC"),
+                Ok(json!("äbc")),
+            ),
+            ("base64", conv("ToBase64"), json!("hi"), Ok(json!("aGk="))),
+            (
+                "base64 of null",
+                conv("ToBase64"),
+                Value::Null,
+                Ok(json!("PG5pbD4=")),
+            ),
+            (
+                "from base64",
+                conv("FromBase64"),
+                json!("aGk="),
+                Ok(json!("hi")),
+            ),
+            (
+                "from base64 skips newlines",
+                conv("FromBase64"),
+                json!("aG\nk="),
+                Ok(json!("hi")),
+            ),
+            (
+                "from base64 unpadded",
+                conv("FromBase64"),
+                json!("aGk"),
+                Err(
+                    "string transform could not resolve: string is not valid base64: illegal base64 data at input byte 0",
+                ),
+            ),
+            (
+                "from base64 bad char",
+                conv("FromBase64"),
+                json!("a!k="),
+                Err(
+                    "string transform could not resolve: string is not valid base64: illegal base64 data at input byte 1",
+                ),
+            ),
+            (
+                "from base64 trailing garbage",
+                conv("FromBase64"),
+                json!("aGk=x"),
+                Err(
+                    "string transform could not resolve: string is not valid base64: illegal base64 data at input byte 4",
+                ),
+            ),
+            (
+                "from base64 missing second pad",
+                conv("FromBase64"),
+                json!("aA="),
+                Err(
+                    "string transform could not resolve: string is not valid base64: illegal base64 data at input byte 3",
+                ),
+            ),
+            (
+                "to json map",
+                conv("ToJson"),
+                json!({"b": "<x>", "a": 3.0}),
+                Ok(json!("{\"a\":3,\"b\":\"\\u003cx\\u003e\"}")),
+            ),
+            (
+                "to json large float",
+                conv("ToJson"),
+                json!(1e21),
+                Ok(json!("1e+21")),
+            ),
+            (
+                "to json small float",
+                conv("ToJson"),
+                json!(1e-7),
+                Ok(json!("1e-7")),
+            ),
+            (
+                "sha1 of string",
+                conv("ToSha1"),
+                json!("hi"),
+                Ok(json!("c22b5f9178342609428d6f51b2c5af4c0bde6a42")),
+            ),
+            (
+                "sha256 of string",
+                conv("ToSha256"),
+                json!("hi"),
+                Ok(json!(
+                    "8f434346648f6b96df89dda901c5176b10a6d83961dd3c1ac88b59b2dc327aa4"
+                )),
+            ),
+            (
+                "sha256 of number hashes its JSON",
+                conv("ToSha256"),
+                json!(1234),
+                Ok(json!(
+                    "03ac674216f3e15c761ee1a5e255f067953623c8b388b4459e13f978d7c846f4"
+                )),
+            ),
+            (
+                "sha512 of empty",
+                conv("ToSha512"),
+                json!(""),
+                Ok(json!(
+                    "cf83e1357eefb8bdf1542850d66d8007d620e4050b5715dc83f4a921d36ce9ce47d0d13c5d85f2b0ff8318d2877eec2f63b931bd47417a81a538327af927da3e"
+                )),
+            ),
+            (
+                "adler32 of empty",
+                conv("ToAdler32"),
+                json!(""),
+                Ok(json!("1")),
+            ),
+            (
+                "adler32 of Wikipedia",
+                conv("ToAdler32"),
+                json!("Wikipedia"),
+                Ok(json!("300286872")),
+            ),
+            (
+                "unknown conversion",
+                conv("ToRot13"),
+                json!("x"),
+                Err(
+                    "string transform could not resolve: type ToRot13 is not supported for string convert",
+                ),
+            ),
+            (
+                "trim prefix once",
+                json!({"type": "string", "string": {"type": "TrimPrefix", "trim": "x-"}}),
+                json!("x-x-a"),
+                Ok(json!("x-a")),
+            ),
+            (
+                "trim suffix once",
+                json!({"type": "string", "string": {"type": "TrimSuffix", "trim": "-x"}}),
+                json!("a-x-x"),
+                Ok(json!("a-x")),
+            ),
+            (
+                "trim prefix of number",
+                json!({"type": "string", "string": {"type": "TrimPrefix", "trim": "1"}}),
+                json!(123),
+                Ok(json!("23")),
+            ),
+            (
+                "trim without match",
+                json!({"type": "string", "string": {"type": "TrimSuffix", "trim": "z"}}),
+                json!("abc"),
+                Ok(json!("abc")),
+            ),
+            (
+                "regexp whole match",
+                json!({"type": "string", "string": {"type": "Regexp", "regexp": {"match": "[0-9]+"}}}),
+                json!("ab12cd34"),
+                Ok(json!("12")),
+            ),
+            (
+                "regexp group",
+                json!({"type": "string", "string": {"type": "Regexp", "regexp": {"match": "arn:aws:iam::(\\d+):(.*)", "group": 1}}}),
+                json!("arn:aws:iam::123:role/x"),
+                Ok(json!("123")),
+            ),
+            (
+                "regexp non-participating group",
+                json!({"type": "string", "string": {"type": "Regexp", "regexp": {"match": "a(x)?", "group": 1}}}),
+                json!("ab"),
+                Ok(json!("")),
+            ),
+            (
+                "regexp no match",
+                json!({"type": "string", "string": {"type": "Regexp", "regexp": {"match": "z+"}}}),
+                json!("abc"),
+                Err("string transform could not resolve: regexp \"z+\" had no matches for group 0"),
+            ),
+            (
+                "regexp group too large",
+                json!({"type": "string", "string": {"type": "Regexp", "regexp": {"match": "a", "group": 1}}}),
+                json!("abc"),
+                Err("string transform could not resolve: regexp \"a\" had no matches for group 1"),
+            ),
+            (
+                "regexp bad pattern",
+                json!({"type": "string", "string": {"type": "Regexp", "regexp": {"match": "a)"}}}),
+                json!("abc"),
+                Err(
+                    "string transform could not resolve: could not compile regexp: error parsing regexp: unexpected ): `a)`",
+                ),
+            ),
+            (
+                "join",
+                json!({"type": "string", "string": {"type": "Join", "join": {"separator": ","}}}),
+                json!(["a", "b", "c"]),
+                Ok(json!("a,b,c")),
+            ),
+            (
+                "join numbers with %v",
+                json!({"type": "string", "string": {"type": "Join", "join": {"separator": ","}}}),
+                json!([0, 1.5, true]),
+                Ok(json!("0,1.5,true")),
+            ),
+            (
+                "join multi-char separator keeps all but the last byte",
+                json!({"type": "string", "string": {"type": "Join", "join": {"separator": ", "}}}),
+                json!(["a", "b"]),
+                Ok(json!("a, b,")),
+            ),
+            (
+                "join multi-byte separator leaves broken bytes",
+                json!({"type": "string", "string": {"type": "Join", "join": {"separator": "→"}}}),
+                json!(["a", "b"]),
+                Ok(json!("a→b\u{FFFD}\u{FFFD}")),
+            ),
+            (
+                "join empty separator",
+                json!({"type": "string", "string": {"type": "Join", "join": {"separator": ""}}}),
+                json!(["a", "b"]),
+                Ok(json!("ab")),
+            ),
+            (
+                "join empty array",
+                json!({"type": "string", "string": {"type": "Join", "join": {"separator": ","}}}),
+                json!([]),
+                Ok(json!("")),
+            ),
+            (
+                "join non-array",
+                json!({"type": "string", "string": {"type": "Join", "join": {"separator": ","}}}),
+                json!("a"),
+                Err("string transform could not resolve: could not parse input array"),
+            ),
+            (
+                "replace all",
+                json!({"type": "string", "string": {"type": "Replace", "replace": {"search": "-", "replace": "_"}}}),
+                json!("a-b-c"),
+                Ok(json!("a_b_c")),
+            ),
+            (
+                "replace on number",
+                json!({"type": "string", "string": {"type": "Replace", "replace": {"search": "0", "replace": ""}}}),
+                json!(1000),
+                Ok(json!("1")),
+            ),
+            (
+                "format not set",
+                json!({"type": "string", "string": {"type": "Format"}}),
+                json!("x"),
+                Err(
+                    "string transform could not resolve: string transform of type Format fmt is not set",
+                ),
+            ),
+            (
+                "convert not set",
+                json!({"type": "string", "string": {"type": "Convert"}}),
+                json!("x"),
+                Err(
+                    "string transform could not resolve: string transform of type Convert convert is not set",
+                ),
+            ),
+            (
+                "trim not set",
+                json!({"type": "string", "string": {"type": "TrimPrefix"}}),
+                json!("x"),
+                Err(
+                    "string transform could not resolve: string transform of type TrimPrefix trim is not set",
+                ),
+            ),
+            (
+                "regexp not set",
+                json!({"type": "string", "string": {"type": "Regexp"}}),
+                json!("x"),
+                Err(
+                    "string transform could not resolve: string transform of type Regexp regexp is not set",
+                ),
+            ),
+            (
+                "join not set",
+                json!({"type": "string", "string": {"type": "Join"}}),
+                json!("x"),
+                Err(
+                    "string transform could not resolve: string transform of type Join join is not set",
+                ),
+            ),
+            (
+                "replace not set",
+                json!({"type": "string", "string": {"type": "Replace"}}),
+                json!("x"),
+                Err(
+                    "string transform could not resolve: string transform of type Replace replace is not set",
+                ),
+            ),
+            (
+                "unknown string type",
+                json!({"type": "string", "string": {"type": "Reverse"}}),
+                json!("x"),
+                Err(
+                    "string transform could not resolve: type Reverse is not supported for string transform type",
+                ),
+            ),
+        ]);
+    }
+
+    #[test]
+    fn convert_transform() {
+        let to = |t: &str| json!({"type": "convert", "convert": {"toType": t}});
+        let tof =
+            |t: &str, f: &str| json!({"type": "convert", "convert": {"toType": t, "format": f}});
+        check(vec![
+            ("string to int", to("int"), json!("+42"), Ok(json!(42))),
+            ("string to int64", to("int64"), json!("-7"), Ok(json!(-7))),
+            (
+                "decimal string to int",
+                to("int"),
+                json!("4.2"),
+                Err(
+                    "convert transform could not resolve: strconv.ParseInt: parsing \"4.2\": invalid syntax",
+                ),
+            ),
+            (
+                "hex string to int",
+                to("int"),
+                json!("0x10"),
+                Err(
+                    "convert transform could not resolve: strconv.ParseInt: parsing \"0x10\": invalid syntax",
+                ),
+            ),
+            (
+                "space to int",
+                to("int"),
+                json!(" 1"),
+                Err(
+                    "convert transform could not resolve: strconv.ParseInt: parsing \" 1\": invalid syntax",
+                ),
+            ),
+            (
+                "int out of range",
+                to("int"),
+                json!("9223372036854775808"),
+                Err(
+                    "convert transform could not resolve: strconv.ParseInt: parsing \"9223372036854775808\": value out of range",
+                ),
+            ),
+            ("string to bool", to("bool"), json!("True"), Ok(json!(true))),
+            ("string 0 to bool", to("bool"), json!("0"), Ok(json!(false))),
+            (
+                "string yes to bool",
+                to("bool"),
+                json!("yes"),
+                Err(
+                    "convert transform could not resolve: strconv.ParseBool: parsing \"yes\": invalid syntax",
+                ),
+            ),
+            (
+                "string to float",
+                to("float64"),
+                json!("2.5"),
+                Ok(json!(2.5)),
+            ),
+            (
+                "string to float bad",
+                to("float64"),
+                json!("abc"),
+                Err(
+                    "convert transform could not resolve: strconv.ParseFloat: parsing \"abc\": invalid syntax",
+                ),
+            ),
+            (
+                "string to float overflow",
+                to("float64"),
+                json!("1e400"),
+                Err(
+                    "convert transform could not resolve: strconv.ParseFloat: parsing \"1e400\": value out of range",
+                ),
+            ),
+            (
+                "quantity",
+                tof("float64", "quantity"),
+                json!("1000m"),
+                Ok(json!(1.0)),
+            ),
+            (
+                "quantity gibi",
+                tof("float64", "quantity"),
+                json!("1Gi"),
+                Ok(json!(1073741824.0)),
+            ),
+            (
+                "quantity invalid",
+                tof("float64", "quantity"),
+                json!("abc"),
+                Err(
+                    "convert transform could not resolve: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+                ),
+            ),
+            (
+                "string to object",
+                tof("object", "json"),
+                json!("{\"a\":1}"),
+                Ok(json!({"a": 1})),
+            ),
+            (
+                "string array to object",
+                tof("object", "json"),
+                json!("[1]"),
+                Err(
+                    "convert transform could not resolve: json: cannot unmarshal array into Go value of type map[string]interface {}",
+                ),
+            ),
+            (
+                "string null to object",
+                tof("object", "json"),
+                json!("null"),
+                Ok(Value::Null),
+            ),
+            (
+                "string to array",
+                tof("array", "json"),
+                json!("[1,\"a\"]"),
+                Ok(json!([1, "a"])),
+            ),
+            (
+                "string null to array",
+                tof("array", "json"),
+                json!("null"),
+                Ok(Value::Null),
+            ),
+            (
+                "malformed json",
+                tof("array", "json"),
+                json!("[1,"),
+                Err("convert transform could not resolve: unexpected end of JSON input"),
+            ),
+            (
+                "object to array mismatch",
+                tof("array", "json"),
+                json!("{}"),
+                Err(
+                    "convert transform could not resolve: json: cannot unmarshal object into Go value of type []interface {}",
+                ),
+            ),
+            ("int to string", to("string"), json!(42), Ok(json!("42"))),
+            ("int 1 to bool", to("bool"), json!(1), Ok(json!(true))),
+            ("int 2 to bool", to("bool"), json!(2), Ok(json!(false))),
+            ("int to float", to("float64"), json!(3), Ok(json!(3.0))),
+            (
+                "bool to string",
+                to("string"),
+                json!(false),
+                Ok(json!("false")),
+            ),
+            ("bool to int", to("int"), json!(true), Ok(json!(1))),
+            ("bool to float", to("float64"), json!(true), Ok(json!(1.0))),
+            (
+                "float to string never uses exponent",
+                to("string"),
+                json!(1e21),
+                Ok(json!("1000000000000000000000")),
+            ),
+            (
+                "float to string",
+                to("string"),
+                json!(2.5),
+                Ok(json!("2.5")),
+            ),
+            (
+                "float to int truncates",
+                to("int"),
+                json!(2.7),
+                Ok(json!(2)),
+            ),
+            (
+                "negative float to int truncates toward zero",
+                to("int64"),
+                json!(-2.7),
+                Ok(json!(-2)),
+            ),
+            ("float 1 to bool", to("bool"), json!(1.0), Ok(json!(true))),
+            (
+                "same type returns input, ignoring format",
+                tof("string", "quantity"),
+                json!("x"),
+                Ok(json!("x")),
+            ),
+            ("int to int is identity", to("int"), json!(5), Ok(json!(5))),
+            (
+                "map input",
+                to("string"),
+                json!({"a": 1}),
+                Err(
+                    "convert transform could not resolve: invalid input type map[string]interface {}",
+                ),
+            ),
+            (
+                "array input",
+                to("string"),
+                json!([1]),
+                Err("convert transform could not resolve: invalid input type []interface {}"),
+            ),
+            (
+                "null input",
+                to("string"),
+                Value::Null,
+                Err("convert transform could not resolve: invalid input type <nil>"),
+            ),
+            (
+                "unsupported pair",
+                to("object"),
+                json!(1),
+                Err(
+                    "convert transform could not resolve: conversion from int64 to object is not supported with format none",
+                ),
+            ),
+            (
+                "wrong format",
+                tof("int", "json"),
+                json!("1"),
+                Err(
+                    "convert transform could not resolve: conversion from string to int64 is not supported with format json",
+                ),
+            ),
+            (
+                "invalid format",
+                tof("string", "yaml"),
+                json!(1),
+                Err(
+                    "convert transform could not resolve: format: Invalid value: \"yaml\": invalid format",
+                ),
+            ),
+            (
+                "invalid type",
+                to("integer"),
+                json!(1),
+                Err(
+                    "convert transform could not resolve: toType: Invalid value: \"integer\": invalid type",
+                ),
+            ),
+        ]);
+    }
+
+    #[test]
+    fn transform_type_dispatch() {
+        check(vec![
+            (
+                "unknown type",
+                json!({"type": "reverse"}),
+                json!("x"),
+                Err("transform type reverse is not supported"),
+            ),
+            (
+                "no type and no config",
+                json!({}),
+                json!("x"),
+                Err("transform type  is not supported"),
+            ),
+            (
+                "no type and two configs",
+                json!({"map": {"a": 1}, "string": {"fmt": "%s"}}),
+                json!("a"),
+                Err("transform type  is not supported"),
+            ),
+            (
+                "missing math config",
+                json!({"type": "math"}),
+                json!(1),
+                Err("given transform type math requires configuration"),
+            ),
+            (
+                "missing match config",
+                json!({"type": "match"}),
+                json!(1),
+                Err("given transform type match requires configuration"),
+            ),
+            (
+                "missing string config",
+                json!({"type": "string"}),
+                json!(1),
+                Err("given transform type string requires configuration"),
+            ),
+            (
+                "missing convert config",
+                json!({"type": "convert"}),
+                json!(1),
+                Err("given transform type convert requires configuration"),
+            ),
+            (
+                "inferred map",
+                json!({"map": {"a": "b"}}),
+                json!("a"),
+                Ok(json!("b")),
+            ),
+            (
+                "inferred convert",
+                json!({"convert": {"toType": "string"}}),
+                json!(1),
+                Ok(json!("1")),
+            ),
+        ]);
+    }
+
+    #[test]
+    fn resolve_all_chains_and_wraps_errors() {
+        let ts: Vec<Transform> = serde_json::from_value(json!([
+            {"type": "map", "map": {"small": "1", "large": "3"}},
+            {"type": "convert", "convert": {"toType": "int"}},
+            {"type": "math", "math": {"multiply": 2}},
+            {"type": "string", "string": {"fmt": "%d-nodes"}},
+        ]))
+        .unwrap();
+        assert_eq!(resolve_all(&ts, json!("large")), Ok(json!("6-nodes")));
+        assert_eq!(
+            resolve_all(&ts, json!("huge")).map_err(|e| e.message),
+            Err("transform at index 0 returned error: map transform could not resolve: key huge is not found in map".to_string())
+        );
+        assert_eq!(resolve_all(&[], json!(1)), Ok(json!(1)));
+    }
+
+    #[test]
+    fn unknown_fields_are_rejected() {
+        let cases = [
+            json!({"type": "map", "mapp": {}}),
+            json!({"type": "math", "math": {"type": "Multiply", "multiply": 2, "divide": 3}}),
+            json!({"type": "string", "string": {"type": "Format", "fmt": "%s", "format": "x"}}),
+            json!({"type": "match", "match": {"patterns": [{"type": "literal", "literal": "a", "value": 1}]}}),
+            json!({"type": "convert", "convert": {"toType": "int", "from": "string"}}),
+            json!({"type": "math", "math": {"multiply": 2.5}}),
+        ];
+        for c in cases {
+            assert!(
+                serde_json::from_value::<Transform>(c.clone()).is_err(),
+                "{c} should be rejected"
+            );
+        }
+    }
+
+    #[test]
+    fn validate_reports_field_errors_like_upstream() {
+        let cases: Vec<(&str, Value, Option<&str>)> = vec![
+            ("valid map", json!({"type": "map", "map": {"a": "b"}}), None),
+            (
+                "empty map",
+                json!({"type": "map", "map": {}}),
+                Some(
+                    "map.pairs: Required value: at least one pair must be specified if a map transform is specified",
+                ),
+            ),
+            (
+                "missing map config",
+                json!({"type": "map"}),
+                Some("map: Required value: given transform type map requires configuration"),
+            ),
+            (
+                "empty patterns",
+                json!({"type": "match", "match": {"patterns": []}}),
+                Some(
+                    "match.patterns: Required value: at least one pattern must be specified if a match transform is specified",
+                ),
+            ),
+            (
+                "pattern without literal",
+                json!({"type": "match", "match": {"patterns": [{"type": "literal"}]}}),
+                Some(
+                    "match.patterns[0].literal: Required value: literal pattern type requires a literal",
+                ),
+            ),
+            (
+                "untyped pattern is literal",
+                json!({"type": "match", "match": {"patterns": [{"literal": "a"}]}}),
+                None,
+            ),
+            (
+                "pattern without regexp",
+                json!({"type": "match", "match": {"patterns": [{"type": "literal", "literal": "a"}, {"type": "regexp"}]}}),
+                Some(
+                    "match.patterns[1].regexp: Required value: regexp pattern type requires a regexp",
+                ),
+            ),
+            (
+                "invalid pattern regexp",
+                json!({"type": "match", "match": {"patterns": [{"type": "regexp", "regexp": "("}]}}),
+                Some("match.patterns[0].regexp: Invalid value: \"(\": invalid regexp"),
+            ),
+            (
+                "unknown pattern type",
+                json!({"type": "match", "match": {"patterns": [{"type": "glob"}]}}),
+                Some("match.patterns[0].type: Invalid value: \"glob\": unknown pattern type"),
+            ),
+            (
+                "math without type",
+                json!({"type": "math", "math": {"clampMax": 1}}),
+                Some("math.type: Required value: math transform type is required"),
+            ),
+            (
+                "legacy multiply",
+                json!({"type": "math", "math": {"multiply": 2}}),
+                None,
+            ),
+            (
+                "multiply without value",
+                json!({"type": "math", "math": {"type": "Multiply"}}),
+                Some(
+                    "math.multiply: Required value: must specify a value if a multiply math transform is specified",
+                ),
+            ),
+            (
+                "unknown math type",
+                json!({"type": "math", "math": {"type": "Divide"}}),
+                Some("math.type: Invalid value: \"Divide\": unknown math transform type"),
+            ),
+            (
+                "string without type",
+                json!({"type": "string", "string": {"trim": "x"}}),
+                Some("string.type: Required value: string transform type is required"),
+            ),
+            ("legacy fmt", json!({"string": {"fmt": "%s"}}), None),
+            (
+                "format without fmt",
+                json!({"type": "string", "string": {"type": "Format"}}),
+                Some("string.fmt: Required value: format transform requires a format"),
+            ),
+            (
+                "convert without conversion",
+                json!({"type": "string", "string": {"type": "Convert"}}),
+                Some(
+                    "string.convert: Required value: convert transform requires a conversion type",
+                ),
+            ),
+            (
+                "trim without value",
+                json!({"type": "string", "string": {"type": "TrimSuffix"}}),
+                Some("string.trim: Required value: trim transform requires a trim value"),
+            ),
+            (
+                "regexp without block",
+                json!({"type": "string", "string": {"type": "Regexp"}}),
+                Some("string.regexp: Required value: regexp transform requires a regexp"),
+            ),
+            (
+                "regexp empty match",
+                json!({"type": "string", "string": {"type": "Regexp", "regexp": {"match": ""}}}),
+                Some("string.regexp.match: Required value: regexp transform requires a match"),
+            ),
+            (
+                "regexp invalid",
+                json!({"type": "string", "string": {"type": "Regexp", "regexp": {"match": "[a"}}}),
+                Some("string.regexp.match: Invalid value: \"[a\": invalid regexp"),
+            ),
+            (
+                "join without block",
+                json!({"type": "string", "string": {"type": "Join"}}),
+                Some("string.join: Required value: join transform requires a join"),
+            ),
+            (
+                "replace without block",
+                json!({"type": "string", "string": {"type": "Replace"}}),
+                Some("string.replace: Required value: replace transform requires a replace"),
+            ),
+            (
+                "replace empty search",
+                json!({"type": "string", "string": {"type": "Replace", "replace": {"search": "", "replace": "x"}}}),
+                Some("string.replace.search: Required value: replace transform requires a search"),
+            ),
+            (
+                "unknown string type",
+                json!({"type": "string", "string": {"type": "Reverse"}}),
+                Some("string.type: Invalid value: \"Reverse\": unknown string transform type"),
+            ),
+            (
+                "convert invalid format",
+                json!({"type": "convert", "convert": {"toType": "string", "format": "yaml"}}),
+                Some("convert.format: Invalid value: \"yaml\": invalid format"),
+            ),
+            (
+                "convert invalid type",
+                json!({"type": "convert", "convert": {"toType": "integer"}}),
+                Some("convert.toType: Invalid value: \"integer\": invalid type"),
+            ),
+            (
+                "convert valid",
+                json!({"type": "convert", "convert": {"toType": "int", "format": "none"}}),
+                None,
+            ),
+            (
+                "unknown transform type",
+                json!({"type": "reverse"}),
+                Some("type: Invalid value: \"reverse\": unknown transform type"),
+            ),
+            (
+                "no type, no config",
+                json!({}),
+                Some("type: Invalid value: \"\": unknown transform type"),
+            ),
+        ];
+        for (rule, t, want) in cases {
+            let got = validate(&transform(t)).map_err(|e| e.to_string());
+            match want {
+                None => assert_eq!(got, Ok(()), "{rule}"),
+                Some(msg) => assert_eq!(got, Err(msg.to_string()), "{rule}"),
+            }
+        }
+    }
+
+    #[test]
+    fn validation_errors_can_be_rooted_under_a_patch() {
+        let err = validate(&transform(
+            json!({"type": "math", "math": {"type": "Multiply"}}),
+        ))
+        .expect_err("invalid")
+        .with_prefix("resources[0].patches[1].transforms[2]");
+        assert_eq!(
+            err.field,
+            "resources[0].patches[1].transforms[2].math.multiply"
+        );
+        assert_eq!(err.kind, FieldErrorKind::Required);
+        let not_supported = TransformValidationError {
+            field: "policy.toFieldPath".to_string(),
+            kind: FieldErrorKind::NotSupported(json!("Merge")),
+            detail: "supported values: \"Replace\"".to_string(),
+        };
+        assert_eq!(
+            not_supported.to_string(),
+            "policy.toFieldPath: Unsupported value: \"Merge\": supported values: \"Replace\""
+        );
+        let invalid_number = TransformValidationError {
+            field: "x".to_string(),
+            kind: FieldErrorKind::Invalid(json!(3)),
+            detail: String::new(),
+        };
+        assert_eq!(invalid_number.to_string(), "x: Invalid value: 3");
+    }
+
+    #[test]
+    fn regexp_errors_read_like_go() {
+        let cases = [
+            ("(", "error parsing regexp: missing closing ): `(`"),
+            ("a)", "error parsing regexp: unexpected ): `a)`"),
+            ("x[a", "error parsing regexp: missing closing ]: `[a`"),
+            (
+                "*",
+                "error parsing regexp: missing argument to repetition operator: `*`",
+            ),
+            (
+                "+?",
+                "error parsing regexp: missing argument to repetition operator: `+?`",
+            ),
+            (
+                "(?:{2})",
+                "error parsing regexp: missing argument to repetition operator: `{2}`",
+            ),
+            (
+                "a\\",
+                "error parsing regexp: trailing backslash at end of expression: ``",
+            ),
+            (
+                "[z-a]",
+                "error parsing regexp: invalid character class range: `z-a`",
+            ),
+        ];
+        for (pattern, want) in cases {
+            assert_eq!(
+                compile_regexp(pattern).map(|_| ()),
+                Err(want.to_string()),
+                "{pattern}"
+            );
+        }
+    }
 }
