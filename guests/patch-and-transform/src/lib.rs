@@ -4,6 +4,7 @@ pub mod fieldpath;
 pub mod gofmt;
 pub mod merge;
 pub mod quantity;
+pub mod transforms;
 
 use plait_sdk::{Function, FunctionError, Request, Response};
 
