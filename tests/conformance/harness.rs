@@ -254,6 +254,15 @@ fn describe(value: &Value) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| format!("{value:?}"))
 }
 
+/// True for `"<absent>"` and for objects whose every leaf is `"<absent>"`.
+fn only_absent_markers(expected: &Value) -> bool {
+    match expected {
+        Value::String(s) => s == ABSENT,
+        Value::Object(map) => map.values().all(only_absent_markers),
+        _ => false,
+    }
+}
+
 /// Deep subset: maps by subset (a value of `"<absent>"` requires the key to be
 /// missing), arrays element-wise and of equal length, scalars exactly.
 fn subset(path: &str, expected: &Value, actual: Option<&Value>, errors: &mut Vec<String>) {
@@ -264,10 +273,13 @@ fn subset(path: &str, expected: &Value, actual: Option<&Value>, errors: &mut Vec
         return;
     }
     let Some(actual) = actual else {
-        errors.push(format!(
-            "{path}: expected {}, but it is missing",
-            describe(expected)
-        ));
+        // Keys that must be absent are absent when their parent is.
+        if !only_absent_markers(expected) {
+            errors.push(format!(
+                "{path}: expected {}, but it is missing",
+                describe(expected)
+            ));
+        }
         return;
     };
     match (expected, actual) {
