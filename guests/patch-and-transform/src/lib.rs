@@ -1,9 +1,15 @@
 //! Crossplane's patch-and-transform, as a plait function.
 //!
 //! Behaves like `function-patch-and-transform` (same input, same results and
-//! messages), except that integral numbers stay integers, as in Crossplane's
-//! native v1 engine, and that two native-v1 spellings are accepted in the
-//! input (`policy.mergeOptions`, untyped connection details).
+//! messages). Deliberate differences:
+//!
+//! - integral numbers stay integers, as in Crossplane's native v1 engine, so
+//!   `%d` and `MatchInteger` work;
+//! - native v1 spellings found in real P&T inputs are accepted:
+//!   `policy.mergeOptions`, connection details without `type` (or `name`),
+//!   and `type` inside a Combine's `string` block;
+//! - a `MatchCondition` check without `matchCondition` uses `Ready`/`True`
+//!   where upstream would dereference nil.
 
 pub mod bench_input;
 pub mod connection;
