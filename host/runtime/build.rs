@@ -2,7 +2,11 @@
 
 use std::path::{Path, PathBuf};
 
-const BUILTINS: &[&str] = &["plait-patch-and-transform", "plait-auto-ready"];
+const BUILTINS: &[&str] = &[
+    "plait-patch-and-transform",
+    "plait-auto-ready",
+    "plait-environment-configs",
+];
 
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());

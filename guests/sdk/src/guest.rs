@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::{
     Capability, Condition, ConditionStatus, Function, FunctionError, FunctionResult, LogLevel,
-    Ready, Request, Requirements, ResourceMatch, Resource, Response, Severity, State, Target,
+    Ready, Request, Requirements, Resource, ResourceMatch, Response, Severity, State, Target,
 };
 
 #[allow(unsafe_code, clippy::all)]
@@ -176,22 +176,31 @@ fn response_to_wit(r: Response) -> Result<wit::Response, String> {
     Ok(wit::Response {
         meta: wit::ResponseMeta {
             tag: r.tag,
-            ttl_ms: r.ttl.map(|d: Duration| d.as_millis().min(u128::from(u64::MAX)) as u64),
+            ttl_ms: r
+                .ttl
+                .map(|d: Duration| d.as_millis().min(u128::from(u64::MAX)) as u64),
         },
         desired: state_to_wit(r.desired),
         results: r
             .results
             .into_iter()
-            .map(|FunctionResult { severity, message, reason, target }| wit::FunctionResult {
-                severity: match severity {
-                    Severity::Fatal => wit::Severity::Fatal,
-                    Severity::Warning => wit::Severity::Warning,
-                    Severity::Normal => wit::Severity::Normal,
+            .map(
+                |FunctionResult {
+                     severity,
+                     message,
+                     reason,
+                     target,
+                 }| wit::FunctionResult {
+                    severity: match severity {
+                        Severity::Fatal => wit::Severity::Fatal,
+                        Severity::Warning => wit::Severity::Warning,
+                        Severity::Normal => wit::Severity::Normal,
+                    },
+                    message,
+                    reason,
+                    target: target_to_wit(target),
                 },
-                message,
-                reason,
-                target: target_to_wit(target),
-            })
+            )
             .collect(),
         context: r.context.to_string(),
         requirements: wit::Requirements {
@@ -228,17 +237,25 @@ fn response_to_wit(r: Response) -> Result<wit::Response, String> {
         conditions: r
             .conditions
             .into_iter()
-            .map(|Condition { type_, status, reason, message, target }| wit::Condition {
-                type_,
-                status: match status {
-                    ConditionStatus::True => wit::ConditionStatus::True,
-                    ConditionStatus::False => wit::ConditionStatus::False,
-                    ConditionStatus::Unknown => wit::ConditionStatus::Unknown,
+            .map(
+                |Condition {
+                     type_,
+                     status,
+                     reason,
+                     message,
+                     target,
+                 }| wit::Condition {
+                    type_,
+                    status: match status {
+                        ConditionStatus::True => wit::ConditionStatus::True,
+                        ConditionStatus::False => wit::ConditionStatus::False,
+                        ConditionStatus::Unknown => wit::ConditionStatus::Unknown,
+                    },
+                    reason,
+                    message,
+                    target: target_to_wit(target),
                 },
-                reason,
-                message,
-                target: target_to_wit(target),
-            })
+            )
             .collect(),
         output: r.output.map(|o| o.to_string()),
     })

@@ -351,7 +351,7 @@ macro_rules! export_function {
                     $crate::guest::run::<$function>(request)
                 }
             }
-            $crate::guest::bindings::export!(PlaitExport with_types_in $crate::guest::bindings);
+    $crate::guest::bindings::export!(PlaitExport with_types_in $crate::guest::bindings);
         };
     };
 }

@@ -53,7 +53,10 @@ pub fn read_one(path: &Path, what: &str) -> Result<Value> {
     match documents.len() {
         1 => Ok(documents.remove(0).1),
         0 => bail!("{}: no {what} found", path.display()),
-        n => bail!("{}: expected one {what}, found {n} documents", path.display()),
+        n => bail!(
+            "{}: expected one {what}, found {n} documents",
+            path.display()
+        ),
     }
 }
 

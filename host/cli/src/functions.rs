@@ -54,7 +54,11 @@ impl Functions {
                 let function = Function::from_value(value)
                     .with_context(|| format!("{}: not a valid Function", file.display()))?;
                 let name = function.name().to_string();
-                let annotation = function.metadata.annotations.get(MODULE_ANNOTATION).cloned();
+                let annotation = function
+                    .metadata
+                    .annotations
+                    .get(MODULE_ANNOTATION)
+                    .cloned();
                 let module = if let Some(module_path) = annotation {
                     let base = file.parent().unwrap_or(Path::new("."));
                     let module_path = base.join(module_path);
@@ -150,9 +154,18 @@ mod tests {
                 "xpkg.crossplane.io/crossplane-contrib/function-auto-ready@sha256:abcd",
                 Some(Builtin::AutoReady),
             ),
-            ("localhost:5000/crossplane-contrib/function-auto-ready", Some(Builtin::AutoReady)),
-            ("xpkg.crossplane.io/someone-else/function-patch-and-transform:v1", None),
-            ("xpkg.crossplane.io/crossplane-contrib/function-go-templating:v0.9.0", None),
+            (
+                "localhost:5000/crossplane-contrib/function-auto-ready",
+                Some(Builtin::AutoReady),
+            ),
+            (
+                "xpkg.crossplane.io/someone-else/function-patch-and-transform:v1",
+                None,
+            ),
+            (
+                "xpkg.crossplane.io/crossplane-contrib/function-go-templating:v0.9.0",
+                None,
+            ),
         ];
         for (package, want) in cases {
             assert_eq!(builtin_for_package(package), want, "{package}");

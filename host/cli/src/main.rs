@@ -12,7 +12,11 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "plait", version, about = "A Kubernetes composition engine whose functions are WebAssembly components")]
+#[command(
+    name = "plait",
+    version,
+    about = "A Kubernetes composition engine whose functions are WebAssembly components"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -90,7 +94,11 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
         "s" => n,
         "m" => n * 60.0,
         "h" => n * 3600.0,
-        _ => return Err(format!("duration {s:?} has unknown unit {unit:?}: use ms, s, m or h")),
+        _ => {
+            return Err(format!(
+                "duration {s:?} has unknown unit {unit:?}: use ms, s, m or h"
+            ));
+        }
     };
     if !seconds.is_finite() || seconds <= 0.0 {
         return Err(format!("duration {s:?} must be positive"));

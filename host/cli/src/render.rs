@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use plait_model::{Composition, CompositeResourceDefinition, CredentialsSource, Manifest};
+use plait_model::{CompositeResourceDefinition, Composition, CredentialsSource, Manifest};
 use plait_pipeline::{SecretRef, Step, StepCredential};
 use plait_reconcile::{
     ANNOTATION_RESOURCE_NAME, CompositeScope, MemoryCluster, ObjectRef, Reconcile, stable_uid,
@@ -61,13 +61,23 @@ pub fn run(args: &RenderArgs) -> Result<String> {
         .with_context(|| format!("cannot convert Composition {:?}", composition.name()))?;
     let steps = steps_of(&pipeline);
 
-    if xr.pointer("/metadata/uid").and_then(Value::as_str).is_none() {
+    if xr
+        .pointer("/metadata/uid")
+        .and_then(Value::as_str)
+        .is_none()
+    {
         // The controller names composed resources from the XR's UID; a
         // stable stand-in keeps render output repeatable.
         xr["metadata"]["uid"] = json!(stable_uid(&xr_ref));
     }
-    let xr_uid = xr["metadata"]["uid"].as_str().unwrap_or_default().to_string();
-    if xr.pointer("/metadata/labels/crossplane.io~1composite").is_none() {
+    let xr_uid = xr["metadata"]["uid"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    if xr
+        .pointer("/metadata/labels/crossplane.io~1composite")
+        .is_none()
+    {
         xr["metadata"]["labels"]["crossplane.io/composite"] = json!(xr_ref.name);
     }
 
@@ -120,11 +130,22 @@ pub fn run(args: &RenderArgs) -> Result<String> {
         }
     }
     cluster.seed(observed_objects)?;
-    cluster.seed(read_all(&args.required_resources)?.into_iter().map(|(_, v)| v))?;
-    cluster.seed(read_all(&args.function_credentials)?.into_iter().map(|(_, v)| v))?;
+    cluster.seed(
+        read_all(&args.required_resources)?
+            .into_iter()
+            .map(|(_, v)| served_version(v)),
+    )?;
+    cluster.seed(
+        read_all(&args.function_credentials)?
+            .into_iter()
+            .map(|(_, v)| v),
+    )?;
     cluster.seed([xr.clone()])?;
 
-    let runtime = Runtime::new(RuntimeConfig::default())?;
+    let runtime = Runtime::new(RuntimeConfig {
+        cache_dir: compile_cache_dir(),
+        ..RuntimeConfig::default()
+    })?;
     let function_names: Vec<&str> = steps.iter().map(|s| s.function.as_str()).collect();
     let functions = Functions::load(
         runtime,
@@ -185,6 +206,29 @@ pub fn run(args: &RenderArgs) -> Result<String> {
     files::to_yaml_stream(&documents)
 }
 
+/// A cluster serves EnvironmentConfigs at v1beta1 whichever version they were
+/// written in (the versions share one schema), so requirements find them there.
+fn served_version(mut object: Value) -> Value {
+    if object["kind"] == "EnvironmentConfig"
+        && object["apiVersion"] == "apiextensions.crossplane.io/v1alpha1"
+    {
+        object["apiVersion"] = json!("apiextensions.crossplane.io/v1beta1");
+    }
+    object
+}
+
+/// Where compiled components are kept between runs: `$PLAIT_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/plait/components`, else `~/.cache/plait/components`.
+fn compile_cache_dir() -> Option<std::path::PathBuf> {
+    if let Some(dir) = std::env::var_os("PLAIT_CACHE_DIR") {
+        return Some(dir.into());
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache")))?;
+    Some(base.join("plait").join("components"))
+}
+
 fn read_all(paths: &[std::path::PathBuf]) -> Result<Vec<(std::path::PathBuf, Value)>> {
     let mut all = Vec::new();
     for path in paths {
@@ -194,7 +238,11 @@ fn read_all(paths: &[std::path::PathBuf]) -> Result<Vec<(std::path::PathBuf, Val
 }
 
 /// The checks `crossplane render` makes before it runs anything.
-fn check_composition_matches(xr: &Value, xr_ref: &ObjectRef, composition: &Composition) -> Result<()> {
+fn check_composition_matches(
+    xr: &Value,
+    xr_ref: &ObjectRef,
+    composition: &Composition,
+) -> Result<()> {
     let type_ref = &composition.spec.composite_type_ref;
     if type_ref.api_version != xr_ref.api_version || type_ref.kind != xr_ref.kind {
         bail!(
@@ -205,7 +253,10 @@ fn check_composition_matches(xr: &Value, xr_ref: &ObjectRef, composition: &Compo
             xr_ref.kind
         );
     }
-    for pointer in ["/spec/crossplane/compositionSelector/matchLabels", "/spec/compositionSelector/matchLabels"] {
+    for pointer in [
+        "/spec/crossplane/compositionSelector/matchLabels",
+        "/spec/compositionSelector/matchLabels",
+    ] {
         let Some(labels) = xr.pointer(pointer).and_then(Value::as_object) else {
             continue;
         };
@@ -277,11 +328,16 @@ fn context(args: &RenderArgs) -> Result<Value> {
     for (key, file) in &args.context_files {
         let text = files::read_text(Path::new(file))?;
         let docs = plait_model::parse_documents(&text, file)?;
-        let [value] = <[Value; 1]>::try_from(docs)
-            .map_err(|d| anyhow::anyhow!("--context-files {key}={file}: expected one document, found {}", d.len()))?;
+        let [value] = <[Value; 1]>::try_from(docs).map_err(|d| {
+            anyhow::anyhow!(
+                "--context-files {key}={file}: expected one document, found {}",
+                d.len()
+            )
+        })?;
         context.insert(key.clone(), value);
     }
-    let values: BTreeMap<&String, &String> = args.context_values.iter().map(|(k, v)| (k, v)).collect();
+    let values: BTreeMap<&String, &String> =
+        args.context_values.iter().map(|(k, v)| (k, v)).collect();
     for (key, json_text) in values {
         let value: Value = serde_json::from_str(json_text)
             .with_context(|| format!("--context-values {key}: not valid JSON"))?;

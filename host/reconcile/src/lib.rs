@@ -23,9 +23,7 @@ use plait_pipeline::{
 use plait_sdk::{Condition, ResourceMatch, ResourceSelector, SchemaSelector, Severity, State};
 use serde_json::{Value, json};
 
-pub use cluster::{
-    Cluster, ClusterError, Event, EventType, MemoryCluster, ObjectRef, stable_uid,
-};
+pub use cluster::{Cluster, ClusterError, Event, EventType, MemoryCluster, ObjectRef, stable_uid};
 pub use conditions::unready_message;
 
 /// Field manager for composed resources and the XR, as upstream names them.

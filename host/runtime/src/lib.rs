@@ -157,23 +157,31 @@ pub struct RuntimeStats {
 pub enum Builtin {
     PatchAndTransform,
     AutoReady,
+    EnvironmentConfigs,
 }
 
 static PATCH_AND_TRANSFORM_WASM: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/plait_patch_and_transform.wasm"));
 static AUTO_READY_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/plait_auto_ready.wasm"));
+static ENVIRONMENT_CONFIGS_WASM: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/plait_environment_configs.wasm"));
 
-static BUILTIN_DIGESTS: LazyLock<[String; 2]> =
+static BUILTIN_DIGESTS: LazyLock<[String; 3]> =
     LazyLock::new(|| Builtin::ALL.map(|b| digest(b.wasm())));
 
 impl Builtin {
-    pub const ALL: [Builtin; 2] = [Builtin::PatchAndTransform, Builtin::AutoReady];
+    pub const ALL: [Builtin; 3] = [
+        Builtin::PatchAndTransform,
+        Builtin::AutoReady,
+        Builtin::EnvironmentConfigs,
+    ];
 
     /// The function name a Composition step refers to.
     pub fn name(self) -> &'static str {
         match self {
             Builtin::PatchAndTransform => "function-patch-and-transform",
             Builtin::AutoReady => "function-auto-ready",
+            Builtin::EnvironmentConfigs => "function-environment-configs",
         }
     }
 
@@ -186,6 +194,7 @@ impl Builtin {
         match self {
             Builtin::PatchAndTransform => PATCH_AND_TRANSFORM_WASM,
             Builtin::AutoReady => AUTO_READY_WASM,
+            Builtin::EnvironmentConfigs => ENVIRONMENT_CONFIGS_WASM,
         }
     }
 

@@ -1,0 +1,145 @@
+//! `plait render` end to end: the examples against their golden output, and
+//! every composition of the real-world corpus.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn plait(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_plait"))
+        .args(args)
+        .current_dir(repo())
+        .env("PLAIT_CACHE_DIR", repo().join("target/plait-test-cache"))
+        .output()
+        .expect("plait runs")
+}
+
+#[test]
+fn getting_started_renders_its_golden_output() {
+    let example = "examples/getting-started";
+    let cases = [
+        (vec![], "expected.yaml"),
+        (
+            vec!["-o", "examples/getting-started/observed.yaml"],
+            "expected-observed.yaml",
+        ),
+    ];
+    for (extra, golden) in cases {
+        let mut args = vec![
+            "render",
+            "examples/getting-started/xr.yaml",
+            "examples/getting-started/composition.yaml",
+            "--xrd",
+            "examples/getting-started/xrd.yaml",
+        ];
+        args.extend(extra);
+        let out = plait(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let want = std::fs::read_to_string(repo().join(example).join(golden)).expect("golden");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), want, "{golden}");
+    }
+}
+
+/// Placeholders the corpus sources leave for their own templating to fill;
+/// Kubernetes would reject them as names.
+const PLACEHOLDERS: &[(&str, &str)] = &[("$CLAIM_NAME", "claim-name")];
+
+#[test]
+fn every_corpus_composition_renders() {
+    let corpus = repo().join("../shared/corpus");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&corpus)
+        .unwrap_or_else(|e| panic!("corpus at {}: {e}", corpus.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("composition.yaml").exists())
+        .collect();
+    dirs.sort();
+    assert_eq!(dirs.len(), 37, "the corpus has 37 cases");
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let mut failures = Vec::new();
+    for dir in &dirs {
+        let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let mut xr = std::fs::read_to_string(dir.join("xr.yaml")).expect("xr.yaml");
+        for (placeholder, value) in PLACEHOLDERS {
+            xr = xr.replace(placeholder, value);
+        }
+        let xr_path = scratch.path().join(format!("{name}-xr.yaml"));
+        std::fs::write(&xr_path, xr).expect("write xr");
+        let path = |f: &str| dir.join(f).display().to_string();
+        let mut args = vec![
+            "render".to_string(),
+            xr_path.display().to_string(),
+            path("composition.yaml"),
+        ];
+        if dir.join("functions.yaml").exists() {
+            args.push(path("functions.yaml"));
+        }
+        if dir.join("xrd.yaml").exists() {
+            args.extend(["--xrd".into(), path("xrd.yaml")]);
+        }
+        if dir.join("environmentconfigs.yaml").exists() {
+            args.extend(["-e".into(), path("environmentconfigs.yaml")]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = plait(&args);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if !out.status.success() {
+            failures.push(format!("{name}: {}", String::from_utf8_lossy(&out.stderr)));
+        } else if !stdout.contains("type: Synced") || stdout.matches("\n---\n").count() < 1 {
+            failures.push(format!(
+                "{name}: no composed resources in output:\n{stdout}"
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} failed:\n{}",
+        failures.len(),
+        dirs.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn render_errors_exit_non_zero_with_the_cause_on_stderr() {
+    let cases = [
+        (
+            vec![
+                "render",
+                "examples/getting-started/xr.yaml",
+                "examples/getting-started/xrd.yaml",
+            ],
+            "not a valid Composition",
+        ),
+        (
+            vec![
+                "render",
+                "missing.yaml",
+                "examples/getting-started/composition.yaml",
+            ],
+            "cannot read missing.yaml",
+        ),
+        (
+            vec![
+                "render",
+                "examples/getting-started/xr.yaml",
+                "examples/getting-started/composition.yaml",
+                "--context-values",
+                "k={not json",
+            ],
+            "--context-values k: not valid JSON",
+        ),
+    ];
+    for (args, want) in cases {
+        let out = plait(&args);
+        assert!(!out.status.success(), "{args:?} must fail");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(want), "{args:?}: {stderr}");
+    }
+}
