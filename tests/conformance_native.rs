@@ -1,6 +1,8 @@
 //! Runs the patch-and-transform conformance corpus natively, calling
 //! `PatchAndTransform` as a plain Rust function.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "conformance/harness.rs"]
 mod harness;
 

@@ -1,6 +1,8 @@
 //! Runs the patch-and-transform conformance corpus through the host: the
 //! built-in component, in the sandbox, with a fresh instance per case.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "conformance/harness.rs"]
 mod harness;
 

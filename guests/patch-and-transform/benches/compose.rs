@@ -1,5 +1,7 @@
 //! Times one patch-and-transform run, natively, on the shared benchmark request.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use plait_patch_and_transform::{PatchAndTransform, bench_input};
 use plait_sdk::Function;

@@ -1,6 +1,8 @@
 //! `plait render` end to end: the examples against their golden output, and
 //! every composition of the real-world corpus.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
