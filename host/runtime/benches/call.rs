@@ -1,5 +1,7 @@
 //! Per-call costs: instantiating a built-in, and a whole call of a small guest.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 
 use criterion::{Criterion, criterion_group, criterion_main};

@@ -708,8 +708,37 @@ fn deadline_ticks(deadline: Duration) -> u64 {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    /// Threads of this process named like the ticker. No other unit test
+    /// creates a `Runtime`, so the count belongs to this test alone.
+    fn ticker_threads() -> usize {
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .filter(|t| {
+                let comm = t.as_ref().unwrap().path().join("comm");
+                std::fs::read_to_string(comm).is_ok_and(|name| name.trim() == "plait-epoch")
+            })
+            .count()
+    }
+
+    #[test]
+    fn the_ticker_stops_with_the_last_runtime() {
+        let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
+        let clone = runtime.clone();
+        // A new thread names itself once it runs.
+        let started = Instant::now();
+        while ticker_threads() == 0 && started.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(EPOCH_TICK);
+        }
+        assert_eq!(ticker_threads(), 1);
+        drop(runtime);
+        assert_eq!(ticker_threads(), 1);
+        drop(clone);
+        assert_eq!(ticker_threads(), 0);
+    }
 
     #[test]
     fn deadlines_round_up_to_whole_ticks_plus_one() {

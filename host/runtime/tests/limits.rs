@@ -1,6 +1,8 @@
 //! Adversarial guests against the runtime's limits: each must fail with its
 //! own error, and the runtime must keep serving well-behaved calls after.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
