@@ -45,8 +45,9 @@ use bindings::{Function, FunctionPre};
 /// How often the epoch advances; call deadlines are counted in these ticks.
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 
-/// Sizes of the instance pool. Instantiation fails once a pool is exhausted,
-/// so the totals bound how many calls can run at once.
+/// Sizes of the instance pool. At most `total_component_instances` calls
+/// run at once; more wait for a free slot. Each memory slot reserves 4 GiB of
+/// address space (not RAM), so `total_memories` sets the virtual size.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PoolConfig {
     pub total_component_instances: u32,
@@ -227,6 +228,9 @@ struct Inner {
     disk: Option<DiskCache>,
     modules: Mutex<HashMap<String, Slot>>,
     compiles: Semaphore,
+    /// One permit per component instance in the pool, so a burst of calls
+    /// queues instead of failing to instantiate.
+    instances: Semaphore,
     max_memory_bytes: usize,
     counters: Counters,
     ticker: Mutex<Option<Ticker>>,
@@ -437,6 +441,9 @@ impl Runtime {
                 disk,
                 modules: Mutex::new(HashMap::new()),
                 compiles: Semaphore::new(config.max_concurrent_compiles),
+                instances: Semaphore::new(
+                    usize::try_from(config.pool.total_component_instances).unwrap_or(usize::MAX),
+                ),
                 max_memory_bytes: config.pool.max_memory_bytes,
                 counters: Counters::default(),
                 ticker: Mutex::new(Some(ticker)),
@@ -536,6 +543,7 @@ impl Runtime {
     /// module links and starts within `limits` (e.g. when admitting a
     /// function), and isolates the cost of instantiation from the call.
     pub fn instantiate(&self, module: &Module, limits: &CallLimits) -> Result<(), CallError> {
+        let _slot = self.inner.instances.acquire();
         let mut sandbox = self.sandbox(module, limits)?;
         module
             .pre
@@ -599,6 +607,7 @@ impl Runtime {
     ) -> Result<CallOutput, CallError> {
         let started = Instant::now();
         let digest = module.digest.as_str();
+        let _slot = self.inner.instances.acquire();
         let mut sandbox = self.sandbox(module, limits)?;
         let instance: Function = module
             .pre

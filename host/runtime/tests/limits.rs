@@ -372,6 +372,27 @@ fn the_disk_cache_survives_restarts_and_rejects_tampered_artifacts() {
 }
 
 #[test]
+fn calls_beyond_the_pool_wait_for_a_slot() {
+    let runtime = Runtime::new(RuntimeConfig {
+        pool: PoolConfig {
+            total_component_instances: 1,
+            ..PoolConfig::default()
+        },
+        ..RuntimeConfig::default()
+    })
+    .unwrap();
+    let echo = runtime.load(guest("echo")).unwrap();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| s.spawn(|| runtime.call(&echo, &request(), &CallLimits::default())))
+            .collect();
+        for handle in handles {
+            handle.join().unwrap().unwrap();
+        }
+    });
+}
+
+#[test]
 fn stats_count_calls_and_failures() {
     let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
     let echo = runtime.load(guest("echo")).unwrap();
