@@ -233,7 +233,7 @@ struct Inner {
     instances: Semaphore,
     max_memory_bytes: usize,
     counters: Counters,
-    ticker: Mutex<Option<Ticker>>,
+    ticker: Option<Ticker>,
 }
 
 #[derive(Default)]
@@ -268,7 +268,7 @@ impl Ticker {
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        if let Some(Ticker { stop, thread }) = lock(&self.ticker).take() {
+        if let Some(Ticker { stop, thread }) = self.ticker.take() {
             drop(stop);
             // The thread only sleeps and ticks; it cannot panic, and a
             // failed join leaves nothing to clean up.
@@ -414,10 +414,11 @@ impl Runtime {
             .max_tables_per_component(32)
             .max_component_instance_size(1 << 20)
             .max_core_instance_size(1 << 20);
-        let mut wasm = Config::new();
-        wasm.epoch_interruption(true)
+        let mut engine_config = Config::new();
+        engine_config
+            .epoch_interruption(true)
             .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-        let engine = Engine::new(&wasm).map_err(engine_error)?;
+        let engine = Engine::new(&engine_config).map_err(engine_error)?;
 
         let mut linker = Linker::<CallState>::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(engine_error)?;
@@ -446,7 +447,7 @@ impl Runtime {
                 ),
                 max_memory_bytes: config.pool.max_memory_bytes,
                 counters: Counters::default(),
-                ticker: Mutex::new(Some(ticker)),
+                ticker: Some(ticker),
             }),
         })
     }
@@ -467,12 +468,30 @@ impl Runtime {
             .entry(digest.clone())
             .or_default()
             .clone();
-        let mut slot = lock(&slot);
-        if let Some(module) = slot.as_ref() {
+        let mut guard = lock(&slot);
+        if let Some(module) = guard.as_ref() {
             inner.counters.memory_hits.fetch_add(1, Ordering::Relaxed);
             return Ok(module.clone());
         }
+        let loaded = self.load_uncached(digest.clone(), wasm);
+        match &loaded {
+            Ok(module) => *guard = Some(module.clone()),
+            Err(_) => {
+                // Forget the empty slot so rejected inputs do not pile up;
+                // loads already waiting on it retry with their own copy.
+                drop(guard);
+                let mut modules = lock(&inner.modules);
+                if modules.get(&digest).is_some_and(|s| Arc::ptr_eq(s, &slot)) {
+                    modules.remove(&digest);
+                }
+            }
+        }
+        loaded
+    }
 
+    /// Fetches a module from the disk cache or compiles it.
+    fn load_uncached(&self, digest: String, wasm: &[u8]) -> Result<Arc<Module>, RuntimeError> {
+        let inner = &self.inner;
         let component = match inner.disk.as_ref().map(|d| d.load(&inner.engine, &digest)) {
             Some(Lookup::Hit(component)) => {
                 inner.counters.disk_hits.fetch_add(1, Ordering::Relaxed);
@@ -491,13 +510,11 @@ impl Runtime {
                 digest: digest.clone(),
                 message: format!("{e:#}"),
             })?;
-        let module = Arc::new(Module {
+        Ok(Arc::new(Module {
             digest,
             engine: inner.engine.clone(),
             pre,
-        });
-        *slot = Some(module.clone());
-        Ok(module)
+        }))
     }
 
     fn compile(&self, digest: &str, wasm: &[u8]) -> Result<Component, RuntimeError> {

@@ -288,9 +288,14 @@ fn a_module_from_another_runtime_is_refused() {
 
 #[test]
 fn invalid_bytes_do_not_compile() {
-    let err = runtime().load(b"not a component").unwrap_err();
-    assert!(matches!(err, RuntimeError::Compile { .. }), "{err}");
-    assert!(err.to_string().contains("sha256:"), "{err}");
+    let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
+    for _ in 0..2 {
+        let err = runtime.load(b"not a component").unwrap_err();
+        assert!(matches!(err, RuntimeError::Compile { .. }), "{err}");
+        assert!(err.to_string().contains("sha256:"), "{err}");
+    }
+    // A failure is not remembered: the second load tried again.
+    assert_eq!(runtime.stats().cache_misses, 2);
 }
 
 #[test]
