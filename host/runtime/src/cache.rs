@@ -145,6 +145,7 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 
@@ -168,6 +169,77 @@ mod tests {
             cache.sidecar_path("sha256:abcd").file_name().unwrap(),
             format!("abcd-{}.cwasm.sha256", engine_key(&engine)).as_str()
         );
+    }
+
+    #[test]
+    fn only_artifacts_matching_their_sidecar_are_loaded() {
+        let engine = Engine::default();
+        let wasm = crate::Builtin::AutoReady.wasm();
+        let artifact = Component::new(&engine, wasm).unwrap().serialize().unwrap();
+        let digest = digest(wasm);
+        let dir = tempfile::tempdir().unwrap();
+        let cache = DiskCache::new(dir.path().to_path_buf(), &engine).unwrap();
+
+        type Damage = fn(&DiskCache, &str);
+        let cases: [(&str, Damage, bool); 5] = [
+            ("intact", |_, _| {}, true),
+            (
+                "artifact bytes changed",
+                |c, d| {
+                    let path = c.artifact_path(d);
+                    let mut bytes = std::fs::read(&path).unwrap();
+                    let last = bytes.len() - 1;
+                    bytes[last] ^= 1;
+                    std::fs::write(path, bytes).unwrap();
+                },
+                false,
+            ),
+            (
+                "artifact truncated",
+                |c, d| {
+                    let path = c.artifact_path(d);
+                    let bytes = std::fs::read(&path).unwrap();
+                    std::fs::write(path, &bytes[..bytes.len() / 2]).unwrap();
+                },
+                false,
+            ),
+            (
+                "sidecar missing",
+                |c, d| std::fs::remove_file(c.sidecar_path(d)).unwrap(),
+                false,
+            ),
+            (
+                "sidecar of other bytes",
+                |c, d| {
+                    std::fs::write(c.sidecar_path(d), hex::encode(Sha256::digest(b"x"))).unwrap()
+                },
+                false,
+            ),
+        ];
+        for (name, damage, loads) in cases {
+            cache.store(&digest, &artifact).unwrap();
+            damage(&cache, &digest);
+            let hit = matches!(cache.load(&engine, &digest), Lookup::Hit(_));
+            assert_eq!(hit, loads, "{name}");
+        }
+        assert!(matches!(cache.load(&engine, "sha256:0000"), Lookup::Miss));
+    }
+
+    #[test]
+    fn an_artifact_is_not_shared_across_engine_configurations() {
+        let engine = Engine::default();
+        let wasm = crate::Builtin::AutoReady.wasm();
+        let artifact = Component::new(&engine, wasm).unwrap().serialize().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        DiskCache::new(dir.path().to_path_buf(), &engine)
+            .unwrap()
+            .store(&digest(wasm), &artifact)
+            .unwrap();
+        let mut config = wasmtime::Config::new();
+        config.epoch_interruption(true);
+        let other = Engine::new(&config).unwrap();
+        let cache = DiskCache::new(dir.path().to_path_buf(), &other).unwrap();
+        assert!(matches!(cache.load(&other, &digest(wasm)), Lookup::Miss));
     }
 
     #[test]

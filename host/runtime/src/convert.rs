@@ -312,6 +312,7 @@ pub(crate) fn response_from_wit(r: wit::Response) -> Result<Response, String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use serde_json::json;

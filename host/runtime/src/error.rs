@@ -148,18 +148,30 @@ pub(crate) fn classify(error: &wasmtime::Error, cx: &FailureContext<'_>) -> Call
         };
     }
     let mut message = match error.downcast_ref::<Trap>() {
-        Some(trap) => format!("wasm trap: {trap}"),
+        Some(trap) => trap.to_string(),
         None => error.root_cause().to_string(),
     };
-    let tail = cx.stderr_tail.trim();
-    if !tail.is_empty() {
-        message.push_str(&format!(" (stderr: {tail})"));
+    let stderr = stderr_excerpt(cx.stderr_tail);
+    if !stderr.is_empty() {
+        message.push_str(&format!(" (stderr: {stderr})"));
     }
     CallError::Trap {
         digest,
         message,
         frames: frames(error),
     }
+}
+
+/// The guest's stderr without Rust's hint about `RUST_BACKTRACE`, which a
+/// guest cannot act on.
+fn stderr_excerpt(stderr: &str) -> String {
+    stderr
+        .lines()
+        .filter(|line| !line.starts_with("note: run with `RUST_BACKTRACE=1`"))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim()
+        .to_string()
 }
 
 /// `Some(requested bytes)` when the error is a denied memory growth; the
@@ -201,6 +213,7 @@ fn frames(error: &wasmtime::Error) -> Vec<String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 
@@ -294,13 +307,18 @@ mod tests {
     #[test]
     fn a_trap_message_carries_the_stderr_tail() {
         let error = wasmtime::Error::new(Trap::UnreachableCodeReached);
-        let got = classify(
-            &error,
-            &context(false, "panicked at src/lib.rs:3:5:\nboom\n"),
-        );
+        let stderr = "panicked at src/lib.rs:3:5:\nboom\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n";
+        let got = classify(&error, &context(false, stderr));
         let text = got.to_string();
-        assert!(text.contains("unreachable"), "{text}");
-        assert!(text.contains("boom"), "{text}");
+        assert!(
+            text.contains("trapped: wasm trap: wasm `unreachable`"),
+            "{text}"
+        );
+        assert!(!text.contains("wasm trap: wasm trap"), "{text}");
+        assert!(
+            text.ends_with("(stderr: panicked at src/lib.rs:3:5:\nboom)"),
+            "{text}"
+        );
     }
 
     #[test]

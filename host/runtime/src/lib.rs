@@ -45,8 +45,9 @@ use bindings::{Function, FunctionPre};
 /// How often the epoch advances; call deadlines are counted in these ticks.
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 
-/// Sizes of the instance pool. Instantiation fails once a pool is exhausted,
-/// so the totals bound how many calls can run at once.
+/// Sizes of the instance pool. At most `total_component_instances` calls
+/// run at once; more wait for a free slot. Each memory slot reserves 4 GiB of
+/// address space (not RAM), so `total_memories` sets the virtual size.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PoolConfig {
     pub total_component_instances: u32,
@@ -236,9 +237,12 @@ struct Inner {
     disk: Option<DiskCache>,
     modules: Mutex<HashMap<String, Slot>>,
     compiles: Semaphore,
+    /// One permit per component instance in the pool, so a burst of calls
+    /// queues instead of failing to instantiate.
+    instances: Semaphore,
     max_memory_bytes: usize,
     counters: Counters,
-    ticker: Mutex<Option<Ticker>>,
+    ticker: Option<Ticker>,
 }
 
 #[derive(Default)]
@@ -273,7 +277,7 @@ impl Ticker {
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        if let Some(Ticker { stop, thread }) = lock(&self.ticker).take() {
+        if let Some(Ticker { stop, thread }) = self.ticker.take() {
             drop(stop);
             // The thread only sleeps and ticks; it cannot panic, and a
             // failed join leaves nothing to clean up.
@@ -419,10 +423,11 @@ impl Runtime {
             .max_tables_per_component(32)
             .max_component_instance_size(1 << 20)
             .max_core_instance_size(1 << 20);
-        let mut wasm = Config::new();
-        wasm.epoch_interruption(true)
+        let mut engine_config = Config::new();
+        engine_config
+            .epoch_interruption(true)
             .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-        let engine = Engine::new(&wasm).map_err(engine_error)?;
+        let engine = Engine::new(&engine_config).map_err(engine_error)?;
 
         let mut linker = Linker::<CallState>::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(engine_error)?;
@@ -446,9 +451,12 @@ impl Runtime {
                 disk,
                 modules: Mutex::new(HashMap::new()),
                 compiles: Semaphore::new(config.max_concurrent_compiles),
+                instances: Semaphore::new(
+                    usize::try_from(config.pool.total_component_instances).unwrap_or(usize::MAX),
+                ),
                 max_memory_bytes: config.pool.max_memory_bytes,
                 counters: Counters::default(),
-                ticker: Mutex::new(Some(ticker)),
+                ticker: Some(ticker),
             }),
         })
     }
@@ -469,12 +477,30 @@ impl Runtime {
             .entry(digest.clone())
             .or_default()
             .clone();
-        let mut slot = lock(&slot);
-        if let Some(module) = slot.as_ref() {
+        let mut guard = lock(&slot);
+        if let Some(module) = guard.as_ref() {
             inner.counters.memory_hits.fetch_add(1, Ordering::Relaxed);
             return Ok(module.clone());
         }
+        let loaded = self.load_uncached(digest.clone(), wasm);
+        match &loaded {
+            Ok(module) => *guard = Some(module.clone()),
+            Err(_) => {
+                // Forget the empty slot so rejected inputs do not pile up;
+                // loads already waiting on it retry with their own copy.
+                drop(guard);
+                let mut modules = lock(&inner.modules);
+                if modules.get(&digest).is_some_and(|s| Arc::ptr_eq(s, &slot)) {
+                    modules.remove(&digest);
+                }
+            }
+        }
+        loaded
+    }
 
+    /// Fetches a module from the disk cache or compiles it.
+    fn load_uncached(&self, digest: String, wasm: &[u8]) -> Result<Arc<Module>, RuntimeError> {
+        let inner = &self.inner;
         let component = match inner.disk.as_ref().map(|d| d.load(&inner.engine, &digest)) {
             Some(Lookup::Hit(component)) => {
                 inner.counters.disk_hits.fetch_add(1, Ordering::Relaxed);
@@ -493,13 +519,11 @@ impl Runtime {
                 digest: digest.clone(),
                 message: format!("{e:#}"),
             })?;
-        let module = Arc::new(Module {
+        Ok(Arc::new(Module {
             digest,
             engine: inner.engine.clone(),
             pre,
-        });
-        *slot = Some(module.clone());
-        Ok(module)
+        }))
     }
 
     fn compile(&self, digest: &str, wasm: &[u8]) -> Result<Component, RuntimeError> {
@@ -545,6 +569,7 @@ impl Runtime {
     /// module links and starts within `limits` (e.g. when admitting a
     /// function), and isolates the cost of instantiation from the call.
     pub fn instantiate(&self, module: &Module, limits: &CallLimits) -> Result<(), CallError> {
+        let _slot = self.inner.instances.acquire();
         let mut sandbox = self.sandbox(module, limits)?;
         module
             .pre
@@ -608,6 +633,7 @@ impl Runtime {
     ) -> Result<CallOutput, CallError> {
         let started = Instant::now();
         let digest = module.digest.as_str();
+        let _slot = self.inner.instances.acquire();
         let mut sandbox = self.sandbox(module, limits)?;
         let instance: Function = module
             .pre
@@ -717,8 +743,37 @@ fn deadline_ticks(deadline: Duration) -> u64 {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    /// Threads of this process named like the ticker. No other unit test
+    /// creates a `Runtime`, so the count belongs to this test alone.
+    fn ticker_threads() -> usize {
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .filter(|t| {
+                let comm = t.as_ref().unwrap().path().join("comm");
+                std::fs::read_to_string(comm).is_ok_and(|name| name.trim() == "plait-epoch")
+            })
+            .count()
+    }
+
+    #[test]
+    fn the_ticker_stops_with_the_last_runtime() {
+        let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
+        let clone = runtime.clone();
+        // A new thread names itself once it runs.
+        let started = Instant::now();
+        while ticker_threads() == 0 && started.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(EPOCH_TICK);
+        }
+        assert_eq!(ticker_threads(), 1);
+        drop(runtime);
+        assert_eq!(ticker_threads(), 1);
+        drop(clone);
+        assert_eq!(ticker_threads(), 0);
+    }
 
     #[test]
     fn deadlines_round_up_to_whole_ticks_plus_one() {

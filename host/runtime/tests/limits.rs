@@ -288,9 +288,14 @@ fn a_module_from_another_runtime_is_refused() {
 
 #[test]
 fn invalid_bytes_do_not_compile() {
-    let err = runtime().load(b"not a component").unwrap_err();
-    assert!(matches!(err, RuntimeError::Compile { .. }), "{err}");
-    assert!(err.to_string().contains("sha256:"), "{err}");
+    let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
+    for _ in 0..2 {
+        let err = runtime.load(b"not a component").unwrap_err();
+        assert!(matches!(err, RuntimeError::Compile { .. }), "{err}");
+        assert!(err.to_string().contains("sha256:"), "{err}");
+    }
+    // A failure is not remembered: the second load tried again.
+    assert_eq!(runtime.stats().cache_misses, 2);
 }
 
 #[test]
@@ -369,6 +374,27 @@ fn the_disk_cache_survives_restarts_and_rejects_tampered_artifacts() {
     let fourth = Runtime::new(config).unwrap();
     fourth.load(wasm).unwrap();
     assert_eq!((fourth.stats().disk_hits, fourth.stats().compiles), (1, 0));
+}
+
+#[test]
+fn calls_beyond_the_pool_wait_for_a_slot() {
+    let runtime = Runtime::new(RuntimeConfig {
+        pool: PoolConfig {
+            total_component_instances: 1,
+            ..PoolConfig::default()
+        },
+        ..RuntimeConfig::default()
+    })
+    .unwrap();
+    let echo = runtime.load(guest("echo")).unwrap();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| s.spawn(|| runtime.call(&echo, &request(), &CallLimits::default())))
+            .collect();
+        for handle in handles {
+            handle.join().unwrap().unwrap();
+        }
+    });
 }
 
 #[test]
