@@ -38,7 +38,7 @@ pub fn extract(
                 .and_then(|path| fieldpath::get_value(observed, path).ok())
                 .map(|value| match value {
                     Value::String(s) => s.as_bytes().to_vec(),
-                    other => go_json(other).into_bytes(),
+                    other => crate::gofmt::go_json(other).into_bytes(),
                 }),
             // Validation rejected every other type before anything ran.
             _ => None,
@@ -48,86 +48,6 @@ pub fn extract(
         }
     }
     out
-}
-
-/// Go's `encoding/json` output for a value read from an object: sorted keys,
-/// HTML-sensitive characters escaped, and Go's float spelling.
-fn go_json(value: &Value) -> String {
-    let mut out = String::new();
-    write_go_json(&mut out, value);
-    out
-}
-
-fn write_go_json(out: &mut String, value: &Value) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
-            (Some(i), _, _) => out.push_str(&i.to_string()),
-            (_, Some(u), _) => out.push_str(&u.to_string()),
-            (_, _, Some(f)) => out.push_str(&go_json_float(f)),
-            _ => out.push_str(&n.to_string()),
-        },
-        Value::String(s) => write_go_json_string(out, s),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_go_json(out, item);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (key, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_go_json_string(out, key);
-                out.push(':');
-                write_go_json(out, item);
-            }
-            out.push('}');
-        }
-    }
-}
-
-fn write_go_json_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
-                out.push_str(&format!("\\u{:04x}", c as u32));
-            }
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
-/// `encoding/json` float formatting: plain decimals, except an exponent
-/// below 1e-6 and from 1e21 (`1e+21`, `1e-7`).
-fn go_json_float(f: f64) -> String {
-    let abs = f.abs();
-    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
-        let formatted = format!("{f:e}");
-        match formatted.split_once('e') {
-            Some((mantissa, exponent)) if !exponent.starts_with('-') => {
-                format!("{mantissa}e+{exponent}")
-            }
-            _ => formatted,
-        }
-    } else {
-        format!("{f}")
-    }
 }
 
 /// Whether the XR gets connection details from Crossplane: only legacy
