@@ -145,3 +145,85 @@ fn render_errors_exit_non_zero_with_the_cause_on_stderr() {
         assert!(stderr.contains(want), "{args:?}: {stderr}");
     }
 }
+
+/// Builds a test guest from `tests/guests/<name>` into a component file.
+fn test_guest(name: &str) -> PathBuf {
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("render-guests");
+    plait_guest_build::build_guest(&format!("plait-test-guest-{name}"), &repo(), &out)
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn a_misbehaving_function_fails_render_with_its_own_error() {
+    let cases = [
+        ("infinite-loop", "exceeded its deadline"),
+        ("huge-alloc", "exceeded its memory limit"),
+        ("panic", "trapped"),
+        ("malformed-json", "returned a malformed response"),
+        ("oversized-response", "more than the limit of 16777216"),
+        ("stdout-flood", "wrote more than its output limit"),
+        ("namespace-escape", "is a cluster-scoped ClusterRole"),
+    ];
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let composition = scratch.path().join("composition.yaml");
+    std::fs::write(
+        &composition,
+        "apiVersion: apiextensions.crossplane.io/v1
+kind: Composition
+metadata:
+  name: misbehaving
+spec:
+  compositeTypeRef:
+    apiVersion: example.org/v1alpha1
+    kind: App
+  mode: Pipeline
+  pipeline:
+    - step: misbehave
+      functionRef:
+        name: function-under-test
+",
+    )
+    .expect("write composition");
+    for (guest, want) in cases {
+        let functions = scratch.path().join(format!("{guest}-functions.yaml"));
+        std::fs::write(
+            &functions,
+            format!(
+                "apiVersion: pkg.crossplane.io/v1
+kind: Function
+metadata:
+  name: function-under-test
+  annotations:
+    render.plait.dev/module: {}
+spec:
+  package: example.org/{guest}:v1
+",
+                test_guest(guest).display()
+            ),
+        )
+        .expect("write functions");
+        let out = plait(&[
+            "render",
+            "examples/getting-started/xr.yaml",
+            composition.to_str().expect("utf-8 path"),
+            functions.to_str().expect("utf-8 path"),
+            "--timeout",
+            "5s",
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{guest} must fail render");
+        assert!(
+            out.stdout.is_empty(),
+            "{guest}: nothing is printed on failure"
+        );
+        assert!(
+            stderr.contains("\"misbehave\""),
+            "{guest} names the step: {stderr}"
+        );
+        assert!(stderr.contains(want), "{guest}: {stderr}");
+        assert!(
+            !stderr.contains('\u{1b}'),
+            "{guest}: no terminal colours when stderr is not a terminal: {stderr}"
+        );
+    }
+}
