@@ -10,7 +10,6 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
-mod fieldpath;
 mod input;
 
 use std::cmp::Ordering;
@@ -20,11 +19,11 @@ use std::time::Duration;
 use plait_sdk::{Function, FunctionError, Request, ResourceMatch, ResourceSelector, Response};
 use serde_json::{Map, Value};
 
-use fieldpath::PathError;
 use input::{
     EnvironmentSource, FromFieldPathPolicy, Input, InputSpec, MatcherType, Selector, SelectorMode,
     SourceType,
 };
+use plait_go_compat::fieldpath::{self, FieldPathError};
 
 /// The well-known context key holding the composition environment.
 pub const CONTEXT_KEY_ENVIRONMENT: &str = "apiextensions.crossplane.io/environment";
@@ -64,9 +63,15 @@ pub enum Error {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RequirementError {
     #[error("cannot get value from composite field path \"{path}\": {source}")]
-    CompositeFieldPath { path: String, source: PathError },
+    CompositeFieldPath {
+        path: String,
+        source: FieldPathError,
+    },
     #[error("cannot get value from environment field path \"{path}\": {source}")]
-    EnvironmentFieldPath { path: String, source: PathError },
+    EnvironmentFieldPath {
+        path: String,
+        source: FieldPathError,
+    },
     #[error("environmentConfigs[{index}]: type Reference needs ref.name")]
     MissingRef { index: usize },
     #[error("environmentConfigs[{index}]: type Selector needs a selector")]
@@ -439,7 +444,7 @@ fn sort_by_field_path<'a>(configs: &'a [Value], path: &str) -> Result<Vec<&'a Va
     let mut key_type: Option<KeyType> = None;
     for config in configs {
         let key = match fieldpath::get_value(config, path) {
-            Ok(value) => value.filter(|v| !v.is_null()),
+            Ok(value) => Some(value).filter(|v| !v.is_null()),
             Err(e) if e.is_not_found() => None,
             Err(e) => return Err(e.to_string()),
         };
@@ -495,9 +500,9 @@ fn config_data(config: &Value) -> Result<Map<String, Value>, Error> {
         reason,
     };
     match fieldpath::get_value(config, "data") {
-        Ok(Some(Value::Object(data))) => Ok(data.clone()),
-        Ok(Some(Value::Null) | None) => Ok(Map::new()),
-        Ok(Some(other)) => Err(error(format!(
+        Ok(Value::Object(data)) => Ok(data.clone()),
+        Ok(Value::Null) => Ok(Map::new()),
+        Ok(other) => Err(error(format!(
             "cannot unmarshal value from JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
             json_type(other)
         ))),

@@ -13,8 +13,6 @@
 
 pub mod bench_input;
 pub mod connection;
-pub mod fieldpath;
-pub mod gofmt;
 pub mod input;
 pub mod merge;
 pub mod patches;
@@ -22,6 +20,8 @@ pub mod quantity;
 pub mod ready;
 pub mod transforms;
 pub mod validate;
+
+pub use plait_go_compat::{fieldpath, gofmt};
 
 use std::collections::BTreeMap;
 use std::time::Duration;

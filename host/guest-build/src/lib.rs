@@ -71,7 +71,8 @@ pub fn guest_target_dir(workspace_root: &Path) -> PathBuf {
 /// profile and copies the component to `out_dir`, returning its path.
 ///
 /// Meant for build scripts: it prints `cargo:rerun-if-changed` for the
-/// package's directory, the SDK and the WIT contract.
+/// package's directory, every crate under `guests/` (the SDK and the crates
+/// guests share) and the WIT contract.
 pub fn build_guest(
     package: &str,
     workspace_root: &Path,
@@ -80,7 +81,7 @@ pub fn build_guest(
     let package_dir = package_dir(package, workspace_root)?;
     for dir in [
         package_dir.as_path(),
-        &workspace_root.join("guests").join("sdk"),
+        &workspace_root.join("guests"),
         &workspace_root.join("wit"),
     ] {
         println!("cargo:rerun-if-changed={}", dir.display());

@@ -223,6 +223,14 @@ pub fn get_value<'a>(object: &'a Value, path: &str) -> Result<&'a Value, FieldPa
     get_segments(object, &segments)
 }
 
+/// Reads the string at `path` (`Paved.GetString`).
+pub fn get_string<'a>(object: &'a Value, path: &str) -> Result<&'a str, FieldPathError> {
+    match get_value(object, path)? {
+        Value::String(s) => Ok(s),
+        _ => Err(FieldPathError::fatal(format!("{path}: not a string"))),
+    }
+}
+
 fn get_segments<'a>(object: &'a Value, segments: &[Segment]) -> Result<&'a Value, FieldPathError> {
     let mut it = object;
     for (i, current) in segments.iter().enumerate() {
