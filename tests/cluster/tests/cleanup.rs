@@ -47,14 +47,19 @@ fn servers_of(dir: &Path) -> Vec<u32> {
 #[test]
 fn servers_stop_and_directory_is_removed_when_the_holder_ends() {
     type End = fn(&mut Child);
-    let cases: [(&str, End); 3] = [
-        ("exits normally", |child| drop(child.stdin.take())),
-        ("panics", |child| {
-            writeln!(child.stdin.as_mut().unwrap(), "panic").unwrap();
-        }),
-        ("is killed", |child| child.kill().unwrap()),
+    // How the holder is ended, and the exit code it then reports (none when killed).
+    let cases: [(&str, End, Option<i32>); 3] = [
+        ("exits normally", |child| drop(child.stdin.take()), Some(0)),
+        (
+            "panics",
+            |child| {
+                writeln!(child.stdin.as_mut().unwrap(), "panic").unwrap();
+            },
+            Some(101),
+        ),
+        ("is killed", |child| child.kill().unwrap(), None),
     ];
-    for (how, end) in cases {
+    for (how, end, code) in cases {
         let (mut child, dir) = start_holder();
         let servers = servers_of(&dir);
         assert_eq!(
@@ -65,7 +70,8 @@ fn servers_stop_and_directory_is_removed_when_the_holder_ends() {
         );
 
         end(&mut child);
-        child.wait().unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), code, "holder that {how}: {status}");
 
         let deadline = Instant::now() + PATIENCE;
         while dir.exists() || !servers_of(&dir).is_empty() {

@@ -15,8 +15,9 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    println!("KUBECONFIG={}", cluster.kubeconfig().display());
+    // KUBECONFIG comes last: the cleanup tests stop reading once they have it.
     println!("SERVER={}", cluster.server());
+    println!("KUBECONFIG={}", cluster.kubeconfig().display());
     for line in std::io::stdin().lock().lines() {
         match line {
             Ok(line) if line.trim() == "panic" => panic!("asked to panic on stdin"),
