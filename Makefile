@@ -35,3 +35,4 @@ test: lint unit
 
 bench: setup
 	$(CARGO) bench -p plait-runtime --bench call
+	$(CARGO) bench -p plait-runtime --bench patch_and_transform
