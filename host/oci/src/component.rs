@@ -6,7 +6,7 @@
 //! Compiling and linking (`plait_runtime::Runtime::load`) remains the final
 //! word on types; this check gives the clear error first.
 
-use wasmparser::{ComponentExternalKind, Encoding, Parser, Payload};
+use wasmparser::{ComponentExternalKind, ComponentTypeRef, Encoding, Parser, Payload};
 
 /// The export plait calls: `run-function` of the `plait:function` world.
 pub const RUN_FUNCTION_EXPORT: &str = "run-function";
@@ -123,7 +123,11 @@ pub fn read_world(wasm: &[u8]) -> Result<ComponentWorld, ComponentError> {
             Payload::ComponentImportSection(reader) if depth == 1 => {
                 for import in reader {
                     let import = import.map_err(|e| ComponentError::Malformed(e.to_string()))?;
-                    world.imports.push(import.name.name.to_string());
+                    // Imported types name types of the interfaces imported;
+                    // the linker supplies them with those interfaces.
+                    if !matches!(import.ty, ComponentTypeRef::Type(_)) {
+                        world.imports.push(import.name.name.to_string());
+                    }
                 }
             }
             Payload::ComponentExportSection(reader) if depth == 1 => {

@@ -59,7 +59,7 @@ pub enum Error {
     InvalidReference { reference: String, message: String },
     #[error("{reference}: not found in the registry: {message}")]
     NotFound { reference: String, message: String },
-    #[error("{reference}: the registry refused the credentials (unauthorized): {message}")]
+    #[error("{reference}: unauthorized (missing or wrong credentials): {message}")]
     Unauthorized { reference: String, message: String },
     #[error("{reference}: digest mismatch: expected {expected}, got {actual}")]
     DigestMismatch {
