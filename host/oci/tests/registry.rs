@@ -115,7 +115,10 @@ async fn pushed_functions_pull_byte_identical_by_tag_and_by_digest() {
     assert!(
         component
             .imports
-            .contains(&"plait:function/log@1.0.0".to_string())
+            .iter()
+            .any(|i| i.starts_with("plait:function/")),
+        "{:?}",
+        component.imports
     );
 }
 
