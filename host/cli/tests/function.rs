@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+// Shared with other crates, each of which uses part of it.
+#[allow(dead_code)]
 #[path = "../../oci/tests/support/registry.rs"]
 mod registry;
 
