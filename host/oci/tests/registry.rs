@@ -47,6 +47,9 @@ fn component_importing(import: &str) -> Vec<u8> {
     .unwrap()
 }
 
+/// A blob's media type and bytes.
+type Blob<'a> = (&'a str, Vec<u8>);
+
 /// Pushes an artifact as given, without the checks `Client::push` makes,
 /// as another tool (or a mistake) would.
 async fn push_raw(
@@ -195,7 +198,7 @@ async fn artifacts_that_are_not_plait_functions_are_refused_with_the_reason() {
     let registry = Registry::start();
     let client = client(&registry, None);
     let http_import = "wasi:http/outgoing-handler@0.2.0";
-    let cases: [(&str, (&str, Vec<u8>), (&str, Vec<u8>), Reason, &str); 6] = [
+    let cases: [(&str, Blob, Blob, Reason, &str); 6] = [
         (
             "not-wasm",
             (CONFIG_MEDIA_TYPE, b"{}".to_vec()),
