@@ -2,6 +2,7 @@
 
 mod convert;
 mod files;
+mod function;
 mod functions;
 mod render;
 
@@ -31,6 +32,11 @@ enum Command {
     Convert {
         /// The Composition file (`-` for standard input).
         file: PathBuf,
+    },
+    /// Publish functions to OCI registries and read them back.
+    Function {
+        #[command(subcommand)]
+        command: function::FunctionCommand,
     },
 }
 
@@ -73,6 +79,9 @@ pub struct RenderArgs {
     /// How long the whole render may take, e.g. 30s, 2m.
     #[arg(long, default_value = "1m", value_parser = parse_duration)]
     pub timeout: Duration,
+    /// How Functions whose package is an OCI reference are pulled.
+    #[command(flatten)]
+    pub registry: function::RegistryArgs,
 }
 
 fn parse_key_value(s: &str) -> Result<(String, String), String> {
@@ -120,6 +129,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Render(args) => render::run(&args),
         Command::Convert { file } => convert::run(&file),
+        Command::Function { command } => function::run(&command),
     };
     match result {
         Ok(output) => {

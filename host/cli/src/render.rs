@@ -143,7 +143,7 @@ pub fn run(args: &RenderArgs) -> Result<String> {
     cluster.seed([xr.clone()])?;
 
     let runtime = Runtime::new(RuntimeConfig {
-        cache_dir: compile_cache_dir(),
+        cache_dir: plait_oci::compile_cache_dir(),
         ..RuntimeConfig::default()
     })?;
     let function_names: Vec<&str> = steps.iter().map(|s| s.function.as_str()).collect();
@@ -152,6 +152,7 @@ pub fn run(args: &RenderArgs) -> Result<String> {
         args.functions.as_deref(),
         &function_names,
         args.timeout,
+        &args.registry,
     )?;
 
     let outcome = Reconcile {
@@ -215,18 +216,6 @@ fn served_version(mut object: Value) -> Value {
         object["apiVersion"] = json!("apiextensions.crossplane.io/v1beta1");
     }
     object
-}
-
-/// Where compiled components are kept between runs: `$PLAIT_CACHE_DIR`, else
-/// `$XDG_CACHE_HOME/plait/components`, else `~/.cache/plait/components`.
-fn compile_cache_dir() -> Option<std::path::PathBuf> {
-    if let Some(dir) = std::env::var_os("PLAIT_CACHE_DIR") {
-        return Some(dir.into());
-    }
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(std::path::PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache")))?;
-    Some(base.join("plait").join("components"))
 }
 
 fn read_all(paths: &[std::path::PathBuf]) -> Result<Vec<(std::path::PathBuf, Value)>> {

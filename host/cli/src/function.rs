@@ -1,0 +1,216 @@
+//! `plait function …`: publishing functions to OCI registries and reading
+//! them back.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use plait_oci::{Client, ClientConfig, Keychain, Resolved};
+use serde_json::json;
+
+use crate::{files, parse_duration};
+
+#[derive(clap::Subcommand)]
+pub enum FunctionCommand {
+    /// Push a function component to an OCI registry; prints `REF@sha256:…`.
+    Push(PushArgs),
+    /// Pull a function from an OCI registry, verified; prints `REF@sha256:…`.
+    Pull(PullArgs),
+    /// Show a function's digest, size, world, imports and exports.
+    Inspect(InspectArgs),
+}
+
+#[derive(clap::Args)]
+pub struct PushArgs {
+    /// The component (.wasm) to push.
+    pub file: PathBuf,
+    /// Where to push it: registry/repository:tag.
+    pub reference: String,
+    /// The author recorded in the artifact's config.
+    #[arg(long)]
+    pub author: Option<String>,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+}
+
+#[derive(clap::Args)]
+pub struct PullArgs {
+    /// registry/repository:tag or registry/repository@sha256:…
+    pub reference: String,
+    /// Write the component here (`-` for standard output).
+    #[arg(short = 'o', long = "output")]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+}
+
+#[derive(clap::Args)]
+pub struct InspectArgs {
+    /// registry/repository:tag or registry/repository@sha256:…
+    pub reference: String,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+}
+
+/// How plait reaches registries; shared by `function` commands and `render`.
+#[derive(clap::Args, Clone, Default)]
+pub struct RegistryArgs {
+    /// Reach the registries of the references given over plain HTTP (no TLS).
+    #[arg(long)]
+    pub insecure: bool,
+    /// A registry (host[:port]) to reach over plain HTTP; repeatable.
+    #[arg(long = "insecure-registry")]
+    pub insecure_registries: Vec<String>,
+    /// A PEM bundle of CA certificates to trust besides the system's; repeatable.
+    #[arg(long = "ca-file")]
+    pub ca_files: Vec<PathBuf>,
+    /// The Docker config with registry credentials [default:
+    /// $DOCKER_CONFIG/config.json, else ~/.docker/config.json].
+    #[arg(long = "docker-config")]
+    pub docker_config: Option<PathBuf>,
+    /// How long a registry may take to connect or to send more bytes.
+    #[arg(long = "registry-timeout", default_value = "30s", value_parser = parse_duration)]
+    pub registry_timeout: Duration,
+}
+
+/// A registry client with its credentials and an executor for its requests.
+pub struct Registry {
+    client: Client,
+    keychain: Keychain,
+    executor: tokio::runtime::Runtime,
+}
+
+impl RegistryArgs {
+    /// Opens a client; under `--insecure`, the registries of `references`
+    /// are reached over plain HTTP.
+    pub fn open(&self, references: &[&str]) -> Result<Registry> {
+        let mut insecure_registries = self.insecure_registries.clone();
+        if self.insecure {
+            for reference in references {
+                insecure_registries.push(plait_oci::registry_host(reference)?);
+            }
+        }
+        let ca_bundles = self
+            .ca_files
+            .iter()
+            .map(|path| {
+                std::fs::read(path)
+                    .with_context(|| format!("cannot read the CA file {}", path.display()))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let keychain = match &self.docker_config {
+            Some(path) => Keychain::from_docker_config_file(path)?,
+            None => Keychain::from_default_docker_config()?,
+        };
+        let client = Client::new(ClientConfig {
+            insecure_registries,
+            ca_bundles,
+            connect_timeout: self.registry_timeout,
+            read_timeout: self.registry_timeout,
+            cache_root: plait_oci::cache_root(),
+            ..ClientConfig::default()
+        })?;
+        let executor = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("cannot start the registry client's executor")?;
+        Ok(Registry {
+            client,
+            keychain,
+            executor,
+        })
+    }
+}
+
+impl Registry {
+    /// The verified component `reference` names.
+    pub fn resolve(&self, reference: &str) -> Result<Resolved, plait_oci::Error> {
+        self.executor
+            .block_on(self.client.resolve(reference, &self.keychain))
+    }
+}
+
+pub fn run(command: &FunctionCommand) -> Result<String> {
+    match command {
+        FunctionCommand::Push(args) => push(args),
+        FunctionCommand::Pull(args) => pull(args),
+        FunctionCommand::Inspect(args) => inspect(args),
+    }
+}
+
+fn push(args: &PushArgs) -> Result<String> {
+    let wasm = std::fs::read(&args.file)
+        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    let registry = args.registry.open(&[&args.reference])?;
+    let pushed = registry
+        .executor
+        .block_on(registry.client.push(
+            &wasm,
+            &args.reference,
+            args.author.as_deref(),
+            &registry.keychain,
+        ))
+        .with_context(|| format!("cannot push {}", args.file.display()))?;
+    Ok(format!("{}\n", pushed.pinned))
+}
+
+fn pull(args: &PullArgs) -> Result<String> {
+    let registry = args.registry.open(&[&args.reference])?;
+    let resolved = registry.resolve(&args.reference)?;
+    match args.output.as_deref() {
+        Some(path) if path == Path::new("-") => {
+            let mut stdout = std::io::stdout().lock();
+            stdout
+                .write_all(&resolved.wasm)
+                .and_then(|()| stdout.flush())
+                .context("cannot write the component to standard output")?;
+            Ok(String::new())
+        }
+        Some(path) => {
+            std::fs::write(path, &resolved.wasm)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            Ok(format!("{}\n", resolved.pinned))
+        }
+        None => Ok(format!("{}\n", resolved.pinned)),
+    }
+}
+
+fn inspect(args: &InspectArgs) -> Result<String> {
+    let registry = args.registry.open(&[&args.reference])?;
+    let inspection = registry
+        .executor
+        .block_on(registry.client.inspect(&args.reference, &registry.keychain))?;
+    let config = &inspection.config;
+    // wasm-to-oci configs list nothing: read the world from the component.
+    let (imports, exports, world) = match &config.component {
+        Some(component) => (
+            component.imports.clone(),
+            component.exports.clone(),
+            component.target.clone(),
+        ),
+        None => {
+            let resolved = registry.resolve(&args.reference)?;
+            (resolved.world.imports, resolved.world.exports, None)
+        }
+    };
+    let layout = match inspection.layout {
+        plait_oci::Layout::Cncf => "CNCF Wasm artifact (application/vnd.wasm.config.v0+json)",
+        plait_oci::Layout::WasmToOci => "wasm-to-oci (application/vnd.wasm.config.v1+json)",
+    };
+    files::to_yaml_stream(&[json!({
+        "reference": inspection.pinned,
+        "digest": inspection.digest,
+        "component": {
+            "digest": inspection.component_digest,
+            "size": inspection.size,
+        },
+        "layout": layout,
+        "world": world,
+        "created": config.created,
+        "author": config.author,
+        "os": config.os,
+        "imports": imports,
+        "exports": exports,
+    })])
+}

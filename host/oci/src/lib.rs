@@ -1,0 +1,670 @@
+//! Distributes plait functions through OCI registries.
+//!
+//! A function is pushed as a CNCF TAG-Runtime Wasm artifact (config
+//! `application/vnd.wasm.config.v0+json` listing the component's imports and
+//! exports, one `application/wasm` layer) whose bytes depend only on the
+//! component, so the same file always gets the same digest. A [`Client`]
+//! resolves a reference to a manifest digest once (tags are hints, digests
+//! identity), verifies every blob against its digest and a size cap, checks
+//! the component fits plait's world before anything compiles it, and keeps
+//! verified blobs on disk by digest. Credentials are data ([`Keychain`]):
+//! this crate knows nothing of where they are stored.
+
+mod cache;
+pub mod component;
+mod credentials;
+mod error;
+pub mod layout;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use oci_client::client::{Certificate, CertificateEncoding, ClientProtocol};
+use oci_client::secrets::RegistryAuth;
+use oci_client::{Reference, RegistryOperation};
+use plait_runtime::{Module, Runtime, RuntimeError};
+
+pub use cache::{BlobCache, cache_root, compile_cache_dir};
+pub use component::{ComponentError, ComponentWorld};
+pub use credentials::{BasicAuth, Keychain};
+pub use error::{Error, Reason};
+pub use layout::{Layout, WasmConfig};
+pub use plait_runtime::digest;
+
+/// How a [`Client`] reaches registries and what it accepts from them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientConfig {
+    /// Registries (`host[:port]`) reached over plain HTTP instead of HTTPS.
+    pub insecure_registries: Vec<String>,
+    /// PEM bundles of CA certificates trusted in addition to the system's.
+    pub ca_bundles: Vec<Vec<u8>>,
+    pub connect_timeout: Duration,
+    /// How long a request may wait for the next bytes.
+    pub read_timeout: Duration,
+    /// Tries per registry request; only transient failures (network,
+    /// timeouts, rate limits, server errors) are tried again.
+    pub attempts: u32,
+    /// The wait before the second try; it doubles for each further try.
+    pub initial_backoff: Duration,
+    /// The largest component accepted.
+    pub max_component_bytes: u64,
+    /// Where verified blobs are kept; `None` keeps nothing on disk.
+    pub cache_root: Option<PathBuf>,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        ClientConfig {
+            insecure_registries: Vec::new(),
+            ca_bundles: Vec::new(),
+            connect_timeout: Duration::from_secs(10),
+            read_timeout: Duration::from_secs(30),
+            attempts: 4,
+            initial_backoff: Duration::from_millis(250),
+            // Interpreted guests (Python, JavaScript) bundle their runtime: ~20 MB.
+            max_component_bytes: 128 << 20,
+            cache_root: None,
+        }
+    }
+}
+
+/// The largest manifest or config accepted: they are small JSON documents.
+const MAX_METADATA_BYTES: u64 = 4 << 20;
+
+/// A function resolved to a digest, with its verified component.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The reference as given.
+    pub reference: String,
+    /// The reference pinned to its manifest digest: `repo[:tag]@sha256:…`.
+    pub pinned: String,
+    /// The manifest digest: the artifact's identity.
+    pub digest: String,
+    /// The digest of the component bytes (the layer); the runtime's module digest.
+    pub component_digest: String,
+    pub layout: Layout,
+    pub config: WasmConfig,
+    pub world: ComponentWorld,
+    pub wasm: Arc<[u8]>,
+}
+
+/// What a registry says about an artifact, without downloading the component.
+#[derive(Debug, Clone)]
+pub struct Inspection {
+    pub reference: String,
+    pub pinned: String,
+    pub digest: String,
+    pub component_digest: String,
+    /// The component's size in bytes, from the manifest.
+    pub size: u64,
+    pub layout: Layout,
+    pub config: WasmConfig,
+}
+
+/// The result of a push.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pushed {
+    /// `REF@sha256:…`: the reference pushed, pinned to the manifest digest.
+    pub pinned: String,
+    pub digest: String,
+    pub component_digest: String,
+}
+
+/// Pushes and resolves functions. One client resolves each tag once and
+/// then serves that digest; share it (it is `Send + Sync`) to share that.
+pub struct Client {
+    config: ClientConfig,
+    blobs: Option<BlobCache>,
+    certificates: Vec<Certificate>,
+    /// Tag references resolved so far, by their full name.
+    tags: Mutex<HashMap<String, String>>,
+}
+
+/// A registry connection with one set of credentials. The registry client
+/// remembers the first credentials it sees per registry, so each
+/// operation gets its own.
+struct Session {
+    client: oci_client::Client,
+    auth: RegistryAuth,
+    reference: Reference,
+    name: String,
+}
+
+impl Client {
+    pub fn new(config: ClientConfig) -> Result<Client, Error> {
+        let mut certificates = Vec::new();
+        for (index, bundle) in config.ca_bundles.iter().enumerate() {
+            let found = split_pem_bundle(bundle);
+            if found.is_empty() {
+                return Err(Error::Configuration {
+                    source_name: format!("CA bundle {}", index + 1),
+                    message: "no PEM certificate (-----BEGIN CERTIFICATE-----) found".into(),
+                });
+            }
+            certificates.extend(found);
+        }
+        let client = Client {
+            blobs: config.cache_root.as_deref().map(BlobCache::new),
+            config,
+            certificates,
+            tags: Mutex::new(HashMap::new()),
+        };
+        // Builds a registry client once so bad certificates fail here.
+        client.registry_client()?;
+        Ok(client)
+    }
+
+    fn registry_client(&self) -> Result<oci_client::Client, Error> {
+        let config = oci_client::client::ClientConfig {
+            protocol: ClientProtocol::HttpsExcept(self.config.insecure_registries.clone()),
+            extra_root_certificates: self.certificates.clone(),
+            connect_timeout: Some(self.config.connect_timeout),
+            read_timeout: Some(self.config.read_timeout),
+            ..Default::default()
+        };
+        oci_client::Client::try_from(config).map_err(|e| Error::Configuration {
+            source_name: "registry client".into(),
+            message: e.to_string(),
+        })
+    }
+
+    fn session(&self, reference: &str, keychain: &Keychain) -> Result<Session, Error> {
+        let parsed = parse_reference(reference)?;
+        let auth = match keychain.get(parsed.resolve_registry()) {
+            Some(basic) => RegistryAuth::Basic(basic.username.clone(), basic.password.clone()),
+            None => RegistryAuth::Anonymous,
+        };
+        Ok(Session {
+            client: self.registry_client()?,
+            auth,
+            name: reference.to_string(),
+            reference: parsed,
+        })
+    }
+
+    /// Runs a registry operation, trying transient failures again with
+    /// exponential backoff.
+    async fn retry<T, F, Fut>(&self, what: &str, mut operation: F) -> Result<T, Error>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, Error>>,
+    {
+        let mut delay = self.config.initial_backoff;
+        let mut attempt = 1;
+        loop {
+            match operation().await {
+                Err(error) if error.is_transient() && attempt < self.config.attempts => {
+                    tracing::warn!(%error, attempt, "{what} failed; trying again in {delay:?}");
+                    tokio::time::sleep(delay).await;
+                    delay = delay.saturating_mul(2);
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Validates `wasm` as a plait function and pushes it to `reference`
+    /// (which names a tag, not a digest). The same bytes always give the
+    /// same digest.
+    pub async fn push(
+        &self,
+        wasm: &[u8],
+        reference: &str,
+        author: Option<&str>,
+        keychain: &Keychain,
+    ) -> Result<Pushed, Error> {
+        let session = self.session(reference, keychain)?;
+        if session.reference.digest().is_some() {
+            return Err(Error::InvalidReference {
+                reference: reference.to_string(),
+                message: "push to a tag (repo:tag); the digest is computed from the component"
+                    .into(),
+            });
+        }
+        let world = component::check(wasm).map_err(|source| Error::Component {
+            reference: reference.to_string(),
+            source,
+        })?;
+        let artifact = layout::build(wasm, &world, author);
+        let Session {
+            client,
+            auth,
+            reference: image,
+            name,
+        } = &session;
+        let registry_error = |e| Error::from_registry(name, e);
+        self.retry("authenticating", || async {
+            client
+                .auth(image, auth, RegistryOperation::Push)
+                .await
+                .map(drop)
+                .map_err(registry_error)
+        })
+        .await?;
+        for (bytes, blob_digest) in [
+            (wasm, &artifact.layer_digest),
+            (&artifact.config[..], &artifact.config_digest),
+        ] {
+            let data = bytes::Bytes::copy_from_slice(bytes);
+            self.retry("pushing a blob", || async {
+                client
+                    .push_blob(image, data.clone(), blob_digest)
+                    .await
+                    .map_err(registry_error)
+            })
+            .await?;
+        }
+        let manifest = bytes::Bytes::from(artifact.manifest.clone());
+        self.retry("pushing the manifest", || async {
+            client
+                .push_manifest_raw(
+                    image,
+                    manifest.clone(),
+                    http::HeaderValue::from_static(layout::MANIFEST_MEDIA_TYPE),
+                )
+                .await
+                .map_err(registry_error)
+        })
+        .await?;
+        Ok(Pushed {
+            pinned: format!("{reference}@{}", artifact.manifest_digest),
+            digest: artifact.manifest_digest,
+            component_digest: artifact.layer_digest,
+        })
+    }
+
+    /// Reads an artifact's manifest and config (not the component).
+    pub async fn inspect(&self, reference: &str, keychain: &Keychain) -> Result<Inspection, Error> {
+        let session = self.session(reference, keychain)?;
+        let (digest, manifest) = self.manifest(&session).await?;
+        let (layout, layer) = wasm_layer(&session.name, &manifest)?;
+        let config = self.config(&session, layout, &manifest.config).await?;
+        Ok(Inspection {
+            reference: reference.to_string(),
+            pinned: pinned(&session.reference, &digest),
+            component_digest: layer.digest.clone(),
+            size: layer.size,
+            layout,
+            config,
+            digest,
+        })
+    }
+
+    /// Resolves `reference` to a digest and returns the verified component:
+    /// its bytes match the manifest's digest, fit the size cap, and form a
+    /// component that fits plait's world.
+    pub async fn resolve(&self, reference: &str, keychain: &Keychain) -> Result<Resolved, Error> {
+        let session = self.session(reference, keychain)?;
+        let (digest, manifest) = self.manifest(&session).await?;
+        let (layout, layer) = wasm_layer(&session.name, &manifest)?;
+        let layer = layer.clone();
+        if layer.size > self.config.max_component_bytes {
+            return Err(Error::TooLarge {
+                reference: session.name.clone(),
+                what: "the component",
+                size: layer.size,
+                limit: self.config.max_component_bytes,
+            });
+        }
+        let config = self.config(&session, layout, &manifest.config).await?;
+        // The config lists the imports: refuse before downloading the component.
+        if let Some(section) = &config.component {
+            let unsupported: Vec<String> = section
+                .imports
+                .iter()
+                .filter(|i| !component::is_supported_import(i))
+                .cloned()
+                .collect();
+            if !unsupported.is_empty() {
+                return Err(Error::Component {
+                    reference: session.name.clone(),
+                    source: ComponentError::IncompatibleWorld {
+                        missing_exports: Vec::new(),
+                        unsupported_imports: unsupported,
+                    },
+                });
+            }
+        }
+        let wasm = self
+            .blob(&session, &layer, self.config.max_component_bytes)
+            .await?;
+        let world = component::check(&wasm).map_err(|source| Error::Component {
+            reference: session.name.clone(),
+            source,
+        })?;
+        Ok(Resolved {
+            reference: reference.to_string(),
+            pinned: pinned(&session.reference, &digest),
+            digest,
+            component_digest: layer.digest,
+            layout,
+            config,
+            world,
+            wasm: wasm.into(),
+        })
+    }
+
+    /// The manifest digest and manifest: from the reference's digest or
+    /// the tags resolved before, served from the cache when there; else
+    /// from the registry, hashed here (the registry's digest header is
+    /// not trusted).
+    async fn manifest(&self, session: &Session) -> Result<(String, layout::Manifest), Error> {
+        let whole = session.reference.whole();
+        let known = session.reference.digest().map(str::to_string).or_else(|| {
+            self.tags
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get(&whole)
+                .cloned()
+        });
+        let cached = known
+            .as_deref()
+            .and_then(|d| self.blobs.as_ref().and_then(|b| b.get(d)));
+        let (digest, bytes) = match (known, cached) {
+            (Some(digest), Some(bytes)) => (digest, bytes),
+            (known, _) => {
+                let image = match &known {
+                    Some(digest) => session.reference.clone_with_digest(digest.clone()),
+                    None => session.reference.clone(),
+                };
+                let accepted = [
+                    layout::MANIFEST_MEDIA_TYPE,
+                    layout::DOCKER_MANIFEST_MEDIA_TYPE,
+                ];
+                let (bytes, _) = self
+                    .retry("pulling the manifest", || async {
+                        session
+                            .client
+                            .pull_manifest_raw(&image, &session.auth, &accepted)
+                            .await
+                            .map_err(|e| Error::from_registry(&session.name, e))
+                    })
+                    .await?;
+                let actual = digest(&bytes);
+                if let Some(expected) = known
+                    && expected != actual
+                {
+                    return Err(Error::DigestMismatch {
+                        reference: session.name.clone(),
+                        expected,
+                        actual,
+                    });
+                }
+                if bytes.len() as u64 > MAX_METADATA_BYTES {
+                    return Err(Error::TooLarge {
+                        reference: session.name.clone(),
+                        what: "the manifest",
+                        size: bytes.len() as u64,
+                        limit: MAX_METADATA_BYTES,
+                    });
+                }
+                self.store(&bytes);
+                (actual, bytes.to_vec())
+            }
+        };
+        if session.reference.digest().is_none() {
+            self.tags
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(whole, digest.clone());
+        }
+        let manifest = serde_json::from_slice(&bytes).map_err(|e| Error::UnsupportedArtifact {
+            reference: session.name.clone(),
+            message: format!("the manifest is not an OCI image manifest: {e}"),
+        })?;
+        Ok((digest, manifest))
+    }
+
+    async fn config(
+        &self,
+        session: &Session,
+        layout: Layout,
+        descriptor: &layout::Descriptor,
+    ) -> Result<WasmConfig, Error> {
+        let bytes = self.blob(session, descriptor, MAX_METADATA_BYTES).await?;
+        match serde_json::from_slice(&bytes) {
+            Ok(config) => Ok(config),
+            // wasm-to-oci configs carry nothing plait reads.
+            Err(_) if layout == Layout::WasmToOci => Ok(WasmConfig::default()),
+            Err(e) => Err(Error::UnsupportedArtifact {
+                reference: session.name.clone(),
+                message: format!("the config is not a Wasm config: {e}"),
+            }),
+        }
+    }
+
+    /// A blob, from the cache or the registry, verified against its digest
+    /// and `limit`.
+    async fn blob(
+        &self,
+        session: &Session,
+        descriptor: &layout::Descriptor,
+        limit: u64,
+    ) -> Result<Vec<u8>, Error> {
+        if let Some(bytes) = self.blobs.as_ref().and_then(|b| b.get(&descriptor.digest)) {
+            return Ok(bytes);
+        }
+        let bytes = self
+            .retry("pulling a blob", || {
+                self.download(session, descriptor, limit)
+            })
+            .await?;
+        let actual = digest(&bytes);
+        if actual != descriptor.digest {
+            return Err(Error::DigestMismatch {
+                reference: session.name.clone(),
+                expected: descriptor.digest.clone(),
+                actual,
+            });
+        }
+        self.store(&bytes);
+        Ok(bytes)
+    }
+
+    async fn download(
+        &self,
+        session: &Session,
+        descriptor: &layout::Descriptor,
+        limit: u64,
+    ) -> Result<Vec<u8>, Error> {
+        let too_large = |size: u64| Error::TooLarge {
+            reference: session.name.clone(),
+            what: "a blob",
+            size,
+            limit,
+        };
+        let layer = oci_client::manifest::OciDescriptor {
+            media_type: descriptor.media_type.clone(),
+            digest: descriptor.digest.clone(),
+            size: i64::try_from(descriptor.size).unwrap_or(i64::MAX),
+            ..Default::default()
+        };
+        // The manifest may have come from the cache: hand the credentials
+        // to the registry client here too.
+        session
+            .client
+            .store_auth_if_needed(session.reference.resolve_registry(), &session.auth)
+            .await;
+        let mut stream = session
+            .client
+            .pull_blob_stream(&session.reference, &layer)
+            .await
+            .map_err(|e| Error::from_registry(&session.name, e))?;
+        if let Some(length) = stream.content_length
+            && length > limit
+        {
+            return Err(too_large(length));
+        }
+        let mut bytes = Vec::new();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| Error::from_stream(&session.name, e))?;
+            bytes.extend_from_slice(&chunk);
+            if bytes.len() as u64 > limit {
+                return Err(too_large(bytes.len() as u64));
+            }
+        }
+        Ok(bytes)
+    }
+
+    fn store(&self, bytes: &[u8]) {
+        if let Some(blobs) = &self.blobs
+            && let Err(error) = blobs.put(bytes)
+        {
+            // The cache only saves downloads: a write failure is not a pull failure.
+            tracing::warn!(%error, "cannot cache a pulled blob");
+        }
+    }
+}
+
+/// The registry host a reference points at (`host[:port]`), as
+/// [`ClientConfig::insecure_registries`] and [`Keychain`] name it.
+pub fn registry_host(reference: &str) -> Result<String, Error> {
+    parse_reference(reference).map(|r| r.resolve_registry().to_string())
+}
+
+fn parse_reference(reference: &str) -> Result<Reference, Error> {
+    reference
+        .parse()
+        .map_err(|e: oci_client::ParseError| Error::InvalidReference {
+            reference: reference.to_string(),
+            message: e.to_string(),
+        })
+}
+
+/// Compiles (or fetches from the runtime's caches) a resolved function.
+/// A component that does not compile, or whose types do not match plait's
+/// world, fails with [`Reason::CompileError`] or [`Reason::IncompatibleWorld`].
+pub fn load(runtime: &Runtime, resolved: &Resolved) -> Result<Arc<Module>, Error> {
+    runtime.load(&resolved.wasm).map_err(|e| match e {
+        RuntimeError::Link { message, .. } => Error::Component {
+            reference: resolved.pinned.clone(),
+            source: ComponentError::IncompatibleWorld {
+                missing_exports: Vec::new(),
+                unsupported_imports: vec![message],
+            },
+        },
+        other => Error::Compile {
+            reference: resolved.pinned.clone(),
+            message: other.to_string(),
+        },
+    })
+}
+
+fn wasm_layer<'m>(
+    reference: &str,
+    manifest: &'m layout::Manifest,
+) -> Result<(Layout, &'m layout::Descriptor), Error> {
+    manifest
+        .wasm_layer()
+        .map_err(|message| Error::UnsupportedArtifact {
+            reference: reference.to_string(),
+            message,
+        })
+}
+
+fn pinned(reference: &Reference, digest: &str) -> String {
+    let base = format!("{}/{}", reference.registry(), reference.repository());
+    match reference.tag() {
+        Some(tag) => format!("{base}:{tag}@{digest}"),
+        None => format!("{base}@{digest}"),
+    }
+}
+
+/// The certificates of a PEM bundle, one per `BEGIN CERTIFICATE` block.
+fn split_pem_bundle(bundle: &[u8]) -> Vec<Certificate> {
+    const END: &str = "-----END CERTIFICATE-----";
+    let text = String::from_utf8_lossy(bundle);
+    let mut certificates = Vec::new();
+    let mut rest = text.as_ref();
+    while let Some(start) = rest.find("-----BEGIN CERTIFICATE-----") {
+        let Some(end) = rest[start..].find(END) else {
+            break;
+        };
+        let end = start + end + END.len();
+        certificates.push(Certificate {
+            encoding: CertificateEncoding::Pem,
+            data: format!("{}\n", &rest[start..end]).into_bytes(),
+        });
+        rest = &rest[end..];
+    }
+    certificates
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pem_bundles_split_into_certificates() {
+        let bundle = b"# comment\n-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n\
+            -----BEGIN CERTIFICATE-----\nBBBB\n-----END CERTIFICATE-----\ntrailing";
+        let certificates = split_pem_bundle(bundle);
+        assert_eq!(certificates.len(), 2);
+        assert!(String::from_utf8_lossy(&certificates[1].data).contains("BBBB"));
+        assert!(split_pem_bundle(b"no certificates").is_empty());
+    }
+
+    #[test]
+    fn bad_ca_bundles_are_refused_when_the_client_is_made() {
+        let cases: [&[u8]; 2] = [
+            b"not pem",
+            b"-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n",
+        ];
+        for bundle in cases {
+            let error = Client::new(ClientConfig {
+                ca_bundles: vec![bundle.to_vec()],
+                ..ClientConfig::default()
+            })
+            .err()
+            .unwrap();
+            assert_eq!(error.reason(), Reason::InvalidConfiguration, "{error}");
+        }
+    }
+
+    #[test]
+    fn pinned_references_keep_the_tag_as_a_hint() {
+        let cases = [
+            ("r.io:5000/fn/p:v1", "r.io:5000/fn/p:v1@sha256:ab"),
+            (
+                "r.io/fn/p@sha256:0000000000000000000000000000000000000000000000000000000000000000",
+                "r.io/fn/p@sha256:ab",
+            ),
+        ];
+        for (reference, want) in cases {
+            assert_eq!(pinned(&reference.parse().unwrap(), "sha256:ab"), want);
+        }
+    }
+
+    #[test]
+    fn registry_hosts_are_read_from_references() {
+        let cases = [
+            ("127.0.0.1:5000/fn/p:v1", "127.0.0.1:5000"),
+            ("localhost:5000/fn/p", "localhost:5000"),
+            (
+                "ghcr.io/org/fn@sha256:0000000000000000000000000000000000000000000000000000000000000000",
+                "ghcr.io",
+            ),
+            ("org/fn:v1", "index.docker.io"),
+        ];
+        for (reference, want) in cases {
+            assert_eq!(registry_host(reference).unwrap(), want, "{reference}");
+        }
+    }
+
+    #[test]
+    fn invalid_references_are_named() {
+        let client = Client::new(ClientConfig::default()).unwrap();
+        let error = client
+            .session("Not A Ref", &Keychain::anonymous())
+            .err()
+            .unwrap();
+        assert_eq!(error.reason(), Reason::InvalidReference);
+        assert!(error.to_string().contains("\"Not A Ref\""), "{error}");
+    }
+}
