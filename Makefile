@@ -5,7 +5,7 @@
 CARGO ?= cargo
 PLAIT := target/release/plait
 
-.PHONY: demo test setup build lint unit bench toolchains
+.PHONY: demo test setup build lint unit bench toolchains functions bench-functions
 
 # Toolchains for functions in other languages (examples/functions, `plait
 # function new`), each cached under ~/.cache/plait/<tool>-<version>/ so a
@@ -101,3 +101,11 @@ test: lint unit
 
 bench: setup
 	$(CARGO) bench -p plait-runtime --bench call
+
+# Builds every example function from source.
+functions: toolchains
+	for f in examples/functions/*/build.sh; do PATH=$(PLAIT_TOOLS)/bin:$$PATH sh $$f || exit 1; done
+
+# Size, compile, cached load and per-call time per language.
+bench-functions: functions
+	$(CARGO) bench -p plait --bench languages

@@ -4,6 +4,7 @@ mod convert;
 mod files;
 mod functions;
 mod render;
+mod scaffold;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,6 +32,15 @@ enum Command {
         /// The Composition file (`-` for standard input).
         file: PathBuf,
     },
+    /// Write, package and inspect functions.
+    #[command(subcommand)]
+    Function(FunctionCommand),
+}
+
+#[derive(Subcommand)]
+enum FunctionCommand {
+    /// Create a function project that builds and renders as written.
+    New(scaffold::NewArgs),
 }
 
 #[derive(clap::Args)]
@@ -118,6 +128,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Render(args) => render::run(&args),
         Command::Convert { file } => convert::run(&file),
+        Command::Function(FunctionCommand::New(args)) => scaffold::run(&args),
     };
     match result {
         Ok(output) => {
