@@ -41,7 +41,9 @@ fn request(name: &str) -> Request {
             request.input = Some(json!({"labels": {"team": "web"}}));
             request.desired.resources.insert(
                 "web".into(),
-                Resource::new(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})),
+                Resource::new(
+                    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}),
+                ),
             );
         }
         "js-database" => {
@@ -101,11 +103,11 @@ fn main() {
             .collect();
         calls.sort();
         println!(
-            "| {language} | {name} | {:.1} MB | {} | {} | {} |",
+            "| {language} | {name} | {:.1} MB | {} | {} | {:.0} µs |",
             wasm.len() as f64 / 1e6,
             millis(compile),
             millis(cached),
-            format!("{:.0} µs", calls[CALLS / 2].as_secs_f64() * 1e6),
+            calls[CALLS / 2].as_secs_f64() * 1e6,
         );
     }
 }

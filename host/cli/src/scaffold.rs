@@ -31,14 +31,26 @@ pub struct NewArgs {
 
 const COMMON: &[(&str, &str)] = &[
     ("README.md", include_str!("../templates/common/README.md")),
-    ("composition.yaml", include_str!("../templates/common/composition.yaml")),
-    ("functions.yaml", include_str!("../templates/common/functions.yaml")),
+    (
+        "composition.yaml",
+        include_str!("../templates/common/composition.yaml"),
+    ),
+    (
+        "functions.yaml",
+        include_str!("../templates/common/functions.yaml"),
+    ),
     ("xr.yaml", include_str!("../templates/common/xr.yaml")),
-    ("observed.yaml", include_str!("../templates/common/observed.yaml")),
+    (
+        "observed.yaml",
+        include_str!("../templates/common/observed.yaml"),
+    ),
     (".gitignore", include_str!("../templates/common/gitignore")),
 ];
 
-const WIT: (&str, &str) = ("wit/function.wit", include_str!("../../../wit/function.wit"));
+const WIT: (&str, &str) = (
+    "wit/function.wit",
+    include_str!("../../../wit/function.wit"),
+);
 
 fn language_files(lang: Language) -> Vec<(&'static str, &'static str)> {
     match lang {
@@ -75,7 +87,9 @@ fn language_files(lang: Language) -> Vec<(&'static str, &'static str)> {
 
 fn toolchain_note(lang: Language) -> &'static str {
     match lang {
-        Language::Rust => "Needs Rust with the `wasm32-wasip2` target (`rustup target add wasm32-wasip2`).",
+        Language::Rust => {
+            "Needs Rust with the `wasm32-wasip2` target (`rustup target add wasm32-wasip2`)."
+        }
         Language::Python => {
             "Needs `componentize-py` 0.25 on PATH (`pip install componentize-py==0.25.1`). \
              `plait_function/` holds the helpers; `wit/` the contract."

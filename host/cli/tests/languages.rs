@@ -90,7 +90,11 @@ fn example_renders_its_goldens(name: &str, extra: &[&str]) {
         let out = plait(&dir, &args);
         check(&format!("{name}: plait render"), &out);
         let want = std::fs::read_to_string(dir.join(golden)).unwrap();
-        assert_eq!(String::from_utf8_lossy(&out.stdout), want, "{name}/{golden}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            want,
+            "{name}/{golden}"
+        );
     }
 }
 
@@ -122,7 +126,9 @@ fn scaffold_builds_and_renders(lang: &str) {
     let dir_arg = dir.display().to_string();
     let out = plait(
         tmp.path(),
-        &["function", "new", "--lang", lang, "--dir", &dir_arg, "greeter"],
+        &[
+            "function", "new", "--lang", lang, "--dir", &dir_arg, "greeter",
+        ],
     );
     check(&format!("plait function new --lang {lang}"), &out);
     let out = clean_command("make")
@@ -135,7 +141,10 @@ fn scaffold_builds_and_renders(lang: &str) {
         .unwrap();
     check(&format!("make in the {lang} project"), &out);
     // Rust projects share the target directory; the Makefile reads it.
-    let cases = [(vec![], "status: 'False'"), (vec!["-o", "observed.yaml"], "reason: Available")];
+    let cases = [
+        (vec![], "status: 'False'"),
+        (vec!["-o", "observed.yaml"], "reason: Available"),
+    ];
     for (observed, want) in cases {
         let mut args = vec!["render", "xr.yaml", "composition.yaml", "functions.yaml"];
         args.extend(observed);
