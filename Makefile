@@ -5,11 +5,29 @@
 CARGO ?= cargo
 PLAIT := target/release/plait
 
-.PHONY: demo test setup build-deps test-deps build lint unit bench test-cluster-binaries
+.PHONY: demo test setup build-deps test-deps build lint unit bench test-cluster-binaries toolchains functions bench-functions
 
 # Installs Debian packages that are missing (as root, or through sudo).
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL = DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y --no-install-recommends
+
+# Toolchains for functions in other languages (examples/functions, `plait
+# function new`), each cached under ~/.cache/plait/<tool>-<version>/ so a
+# second run is instant. ~/.cache/plait/bin links them all; tests and the
+# example build scripts look there first.
+PLAIT_TOOLS ?= $(HOME)/.cache/plait
+COMPONENTIZE_PY_VERSION := 0.25.1
+COMPONENTIZE_JS_VERSION := 0.23.0
+WIT_BINDGEN_VERSION := 0.63.0
+WASM_TOOLS_VERSION := 1.263.0
+WASI_ADAPTER_VERSION := 48.0.8
+CLANG_VERSION := 14
+CPY_DIR := $(PLAIT_TOOLS)/componentize-py-$(COMPONENTIZE_PY_VERSION)
+CJS_DIR := $(PLAIT_TOOLS)/componentize-js-$(COMPONENTIZE_JS_VERSION)
+WBG_DIR := $(PLAIT_TOOLS)/wit-bindgen-$(WIT_BINDGEN_VERSION)
+WT_DIR := $(PLAIT_TOOLS)/wasm-tools-$(WASM_TOOLS_VERSION)
+ADAPTER_DIR := $(PLAIT_TOOLS)/wasi-adapter-$(WASI_ADAPTER_VERSION)
+CLANG_DIR := $(PLAIT_TOOLS)/clang-wasi-$(CLANG_VERSION)
 
 setup:
 	@command -v rustup >/dev/null || { echo "rustup is required: https://rustup.rs"; exit 1; }
@@ -47,8 +65,61 @@ lint: setup build-deps
 test-cluster-binaries:
 	tests/cluster/build-binaries.sh
 
-unit: setup build-deps test-deps test-cluster-binaries
+unit: setup build-deps test-deps test-cluster-binaries toolchains
 	$(CARGO) test --workspace
+
+toolchains: $(CPY_DIR)/.done $(CJS_DIR)/.done $(WBG_DIR)/.done $(WT_DIR)/.done \
+		$(ADAPTER_DIR)/.done $(CLANG_DIR)/.done
+	mkdir -p $(PLAIT_TOOLS)/bin
+	ln -sf $(CPY_DIR)/bin/componentize-py $(PLAIT_TOOLS)/bin/componentize-py
+	ln -sf $(CJS_DIR)/node_modules/.bin/componentize-js $(PLAIT_TOOLS)/bin/componentize-js
+	ln -sf $(WBG_DIR)/bin/wit-bindgen $(PLAIT_TOOLS)/bin/wit-bindgen
+	ln -sf $(WT_DIR)/bin/wasm-tools $(PLAIT_TOOLS)/bin/wasm-tools
+	ln -sf $(ADAPTER_DIR)/wasi_snapshot_preview1.reactor.wasm $(PLAIT_TOOLS)/bin/wasi_snapshot_preview1.reactor.wasm
+
+$(CPY_DIR)/.done:
+	python3 -m venv $(CPY_DIR)
+	$(CPY_DIR)/bin/pip install --quiet componentize-py==$(COMPONENTIZE_PY_VERSION)
+	touch $@
+
+$(CJS_DIR)/.done:
+	mkdir -p $(CJS_DIR)
+	npm install --prefix $(CJS_DIR) --no-audit --no-fund --loglevel=error \
+		@bytecodealliance/componentize-js@$(COMPONENTIZE_JS_VERSION)
+	touch $@
+
+# Only the generators and subcommands the C build uses: a fraction of the
+# full CLIs' build time.
+$(WBG_DIR)/.done:
+	$(CARGO) install --quiet --locked --root $(WBG_DIR) --no-default-features --features c \
+		wit-bindgen-cli@$(WIT_BINDGEN_VERSION)
+	touch $@
+
+$(WT_DIR)/.done:
+	$(CARGO) install --quiet --locked --root $(WT_DIR) --no-default-features --features component \
+		wasm-tools@$(WASM_TOOLS_VERSION)
+	touch $@
+
+# The preview1 reactor adapter ships inside wasmtime's adapter-provider crate;
+# a throw-away crate fetches it through cargo.
+$(ADAPTER_DIR)/.done:
+	mkdir -p $(ADAPTER_DIR)/fetch/src
+	printf '[package]\nname = "fetch"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\nwasi-preview1-component-adapter-provider = "=$(WASI_ADAPTER_VERSION)"\n[workspace]\n' \
+		> $(ADAPTER_DIR)/fetch/Cargo.toml
+	touch $(ADAPTER_DIR)/fetch/src/lib.rs
+	cd $(ADAPTER_DIR)/fetch && $(CARGO) metadata --format-version 1 \
+		| python3 -c 'import json,sys,os; m=json.load(sys.stdin); print(next(os.path.dirname(p["manifest_path"]) for p in m["packages"] if p["name"]=="wasi-preview1-component-adapter-provider"))' \
+		> $(ADAPTER_DIR)/crate-dir
+	cp "$$(cat $(ADAPTER_DIR)/crate-dir)/artefacts/wasi_snapshot_preview1.reactor.wasm" $(ADAPTER_DIR)/
+	touch $@
+
+$(CLANG_DIR)/.done:
+	command -v clang-$(CLANG_VERSION) >/dev/null && command -v wasm-ld >/dev/null \
+		&& test -d /usr/lib/wasm32-wasi || { apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang-$(CLANG_VERSION) lld-$(CLANG_VERSION) \
+		wasi-libc libclang-rt-$(CLANG_VERSION)-dev-wasm32 >/dev/null; }
+	mkdir -p $(CLANG_DIR)
+	touch $@
 
 test: lint unit
 
@@ -56,3 +127,11 @@ bench: setup build-deps test-deps
 	$(CARGO) bench -p plait-runtime --bench call
 	$(CARGO) bench -p plait-runtime --bench patch_and_transform
 	$(CARGO) bench -p plait-oci --bench distribution
+
+# Builds every example function from source.
+functions: toolchains
+	for f in examples/functions/*/build.sh; do PATH=$(PLAIT_TOOLS)/bin:$$PATH sh $$f || exit 1; done
+
+# Size, compile, cached load and per-call time per language.
+bench-functions: functions
+	$(CARGO) bench -p plait --bench languages

@@ -23,6 +23,14 @@
 //! }
 //! # plait_sdk::export_function!(AddLabel);
 //! ```
+//!
+//! The helpers on [`Request`], [`Response`] and [`Resource`] make the common
+//! steps one line each: [`Request::composite_value`] reads an XR field,
+//! [`Response::set_resource`] composes a resource, [`Response::set_ready`]
+//! marks it ready, [`Response::set_composite_field`] writes XR status,
+//! [`Response::add_condition`] and [`Response::add_result`] report, and
+//! [`Response::require_resource`] asks for more input. [`fieldpath`] reads and
+//! writes any JSON value by a path like `spec.containers[0].image`.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -30,8 +38,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub mod fieldpath;
 #[cfg(target_arch = "wasm32")]
 pub mod guest;
+mod helpers;
 
 /// Whether a resource is ready. `Unspecified` composed resources count as not ready.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

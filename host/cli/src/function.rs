@@ -19,6 +19,8 @@ pub enum FunctionCommand {
     Pull(PullArgs),
     /// Show a function's digest, size, world, imports and exports.
     Inspect(InspectArgs),
+    /// Create a function project that builds and renders as written.
+    New(crate::scaffold::NewArgs),
 }
 
 #[derive(clap::Args)]
@@ -136,6 +138,7 @@ pub fn run(command: &FunctionCommand) -> Result<String> {
         FunctionCommand::Push(args) => push(args),
         FunctionCommand::Pull(args) => pull(args),
         FunctionCommand::Inspect(args) => inspect(args),
+        FunctionCommand::New(args) => crate::scaffold::run(args),
     }
 }
 

@@ -5,6 +5,7 @@ mod files;
 mod function;
 mod functions;
 mod render;
+mod scaffold;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -33,7 +34,7 @@ enum Command {
         /// The Composition file (`-` for standard input).
         file: PathBuf,
     },
-    /// Publish functions to OCI registries and read them back.
+    /// Write, publish and inspect functions: new, push, pull, inspect.
     Function {
         #[command(subcommand)]
         command: function::FunctionCommand,
