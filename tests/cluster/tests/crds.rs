@@ -21,15 +21,15 @@ fn crd_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../host/kube/crds")
 }
 
-/// `shared/corpus` beside the repository (`../../../shared/corpus` from the workspace
-/// root), or beside an ancestor of it, so that worktrees nested below the main checkout
-/// find it too.
+/// `shared/corpus` beside the repository (`../shared/corpus` from the workspace root),
+/// or beside an ancestor of it, so that worktrees nested below the main checkout find
+/// it too.
 fn corpus_dir() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     manifest
         .ancestors()
-        .skip(4)
-        .map(|a| a.join("shared/corpus"))
+        .skip(2)
+        .map(|a| a.join("../shared/corpus"))
         .find(|p| p.is_dir())
         .unwrap_or_else(|| {
             panic!(
