@@ -41,6 +41,9 @@ pub struct ServedKind {
     pub namespaced: bool,
 }
 
+/// Served kinds by apiVersion and kind.
+type KindCache = HashMap<(String, String), ServedKind>;
+
 /// A [`Cluster`] backed by a real API server.
 #[derive(Clone)]
 pub struct KubeCluster {
@@ -52,7 +55,7 @@ struct Inner {
     handle: Handle,
     /// Positive discovery answers only: a kind that is missing now may be
     /// served a moment later, when its CRD is established.
-    kinds: Mutex<HashMap<(String, String), ServedKind>>,
+    kinds: Mutex<KindCache>,
     recorder: Recorder,
 }
 
@@ -149,7 +152,11 @@ impl KubeCluster {
             return Ok(None);
         }
         let (api, served) = self
-            .api_for(&object.api_version, &object.kind, object.namespace.as_deref())
+            .api_for(
+                &object.api_version,
+                &object.kind,
+                object.namespace.as_deref(),
+            )
             .await?;
         if served.namespaced && object.namespace.is_none() {
             return Err(object_error(object, "namespaced kind needs a namespace"));
@@ -168,7 +175,9 @@ impl KubeCluster {
         status: bool,
     ) -> Result<Value, ClusterError> {
         let reference = ObjectRef::of(object).ok_or_else(|| {
-            ClusterError::Other("cannot apply an object without apiVersion, kind and metadata.name".into())
+            ClusterError::Other(
+                "cannot apply an object without apiVersion, kind and metadata.name".into(),
+            )
         })?;
         let (api, _) = self
             .api_for(
@@ -294,10 +303,7 @@ impl KubeCluster {
         Ok(dynamic.object_ref(&served.resource))
     }
 
-    fn lock_kinds(
-        &self,
-    ) -> Result<std::sync::MutexGuard<'_, HashMap<(String, String), ServedKind>>, ClusterError>
-    {
+    fn lock_kinds(&self) -> Result<std::sync::MutexGuard<'_, KindCache>, ClusterError> {
         self.inner
             .kinds
             .lock()
@@ -313,8 +319,12 @@ fn object_error(object: &ObjectRef, message: impl std::fmt::Display) -> ClusterE
 }
 
 fn to_value(object: &DynamicObject) -> Result<Value, ClusterError> {
-    serde_json::to_value(object)
-        .map_err(|e| ClusterError::Other(format!("cannot encode {}: {e}", object.metadata.name.as_deref().unwrap_or(""))))
+    serde_json::to_value(object).map_err(|e| {
+        ClusterError::Other(format!(
+            "cannot encode {}: {e}",
+            object.metadata.name.as_deref().unwrap_or("")
+        ))
+    })
 }
 
 fn truncate(text: &str, max: usize) -> String {

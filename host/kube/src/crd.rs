@@ -100,11 +100,7 @@ pub fn composite_crd(xrd: &CompositeResourceDefinition) -> Result<Value, CrdErro
     }))
 }
 
-fn version_schema(
-    user: Option<&Value>,
-    scope: XrdScope,
-    index: usize,
-) -> Result<Value, CrdError> {
+fn version_schema(user: Option<&Value>, scope: XrdScope, index: usize) -> Result<Value, CrdError> {
     let empty = json!({});
     let user = user.unwrap_or(&empty);
     let user_props = user.get("properties");
@@ -328,20 +324,43 @@ mod tests {
     #[test]
     fn scope_decides_crd_scope_and_where_machinery_lives() {
         let cases = [
-            (xrd("apiextensions.crossplane.io/v2", None), "Namespaced", "/spec/properties/crossplane/properties", ".spec.crossplane.compositionRef.name"),
-            (xrd("apiextensions.crossplane.io/v2", Some("Cluster")), "Cluster", "/spec/properties/crossplane/properties", ".spec.crossplane.compositionRef.name"),
-            (xrd("apiextensions.crossplane.io/v1", None), "Cluster", "/spec/properties", ".spec.compositionRef.name"),
+            (
+                xrd("apiextensions.crossplane.io/v2", None),
+                "Namespaced",
+                "/spec/properties/crossplane/properties",
+                ".spec.crossplane.compositionRef.name",
+            ),
+            (
+                xrd("apiextensions.crossplane.io/v2", Some("Cluster")),
+                "Cluster",
+                "/spec/properties/crossplane/properties",
+                ".spec.crossplane.compositionRef.name",
+            ),
+            (
+                xrd("apiextensions.crossplane.io/v1", None),
+                "Cluster",
+                "/spec/properties",
+                ".spec.compositionRef.name",
+            ),
         ];
         for (xrd, crd_scope, machinery, composition_column) in cases {
             let crd = composite_crd(&xrd).unwrap();
             assert_eq!(crd["spec"]["scope"], crd_scope);
             let schema = &crd["spec"]["versions"][1]["schema"]["openAPIV3Schema"]["properties"];
             let machinery = schema.pointer(machinery).unwrap();
-            for field in ["compositionRef", "compositionSelector", "compositionRevisionRef", "compositionUpdatePolicy", "resourceRefs"] {
+            for field in [
+                "compositionRef",
+                "compositionSelector",
+                "compositionRevisionRef",
+                "compositionUpdatePolicy",
+                "resourceRefs",
+            ] {
                 assert!(machinery.get(field).is_some(), "{crd_scope}: {field}");
             }
             assert_eq!(
-                machinery["resourceRefs"]["items"]["properties"].get("namespace").is_some(),
+                machinery["resourceRefs"]["items"]["properties"]
+                    .get("namespace")
+                    .is_some(),
                 crd_scope == "Cluster",
                 "resourceRefs carry a namespace only for cluster-scoped XRs"
             );
@@ -349,9 +368,24 @@ mod tests {
                 machinery.get("claimRef").is_some(),
                 xrd.scope() == XrdScope::LegacyCluster
             );
-            let columns = crd["spec"]["versions"][1]["additionalPrinterColumns"].as_array().unwrap();
-            let names: Vec<&str> = columns.iter().map(|c| c["name"].as_str().unwrap()).collect();
-            assert_eq!(names, ["IMAGE", "SYNCED", "READY", "COMPOSITION", "COMPOSITIONREVISION", "AGE"]);
+            let columns = crd["spec"]["versions"][1]["additionalPrinterColumns"]
+                .as_array()
+                .unwrap();
+            let names: Vec<&str> = columns
+                .iter()
+                .map(|c| c["name"].as_str().unwrap())
+                .collect();
+            assert_eq!(
+                names,
+                [
+                    "IMAGE",
+                    "SYNCED",
+                    "READY",
+                    "COMPOSITION",
+                    "COMPOSITIONREVISION",
+                    "AGE"
+                ]
+            );
             assert_eq!(columns[3]["jsonPath"], composition_column);
         }
     }
@@ -365,7 +399,10 @@ mod tests {
         assert_eq!(crd["spec"]["names"]["categories"], json!(["composite"]));
         let versions = crd["spec"]["versions"].as_array().unwrap();
         assert_eq!(
-            versions.iter().map(|v| v["storage"].as_bool().unwrap()).collect::<Vec<_>>(),
+            versions
+                .iter()
+                .map(|v| v["storage"].as_bool().unwrap())
+                .collect::<Vec<_>>(),
             [false, true],
             "the referenceable version is stored"
         );
@@ -373,8 +410,14 @@ mod tests {
         assert_eq!(schema["description"], "An app.");
         assert_eq!(schema["required"], json!(["spec"]));
         assert_eq!(schema["properties"]["spec"]["required"], json!(["image"]));
-        assert_eq!(schema["properties"]["spec"]["properties"]["image"]["type"], "string");
-        assert_eq!(schema["properties"]["metadata"]["properties"]["name"]["maxLength"], 63);
+        assert_eq!(
+            schema["properties"]["spec"]["properties"]["image"]["type"],
+            "string"
+        );
+        assert_eq!(
+            schema["properties"]["metadata"]["properties"]["name"]["maxLength"],
+            63
+        );
         assert_eq!(
             schema["properties"]["status"]["properties"]["conditions"]["x-kubernetes-list-map-keys"],
             json!(["type"])

@@ -43,8 +43,7 @@ pub enum ResolveError {
 pub trait FunctionResolver: Send + Sync {
     /// The module that runs `function` (a step's `functionRef.name`).
     /// `cluster` is where Function objects are read from.
-    fn resolve(&self, function: &str, cluster: &dyn Cluster)
-    -> Result<Arc<Module>, ResolveError>;
+    fn resolve(&self, function: &str, cluster: &dyn Cluster) -> Result<Arc<Module>, ResolveError>;
 
     /// The runtime modules are called on.
     fn runtime(&self) -> &Runtime;
@@ -64,11 +63,7 @@ impl BuiltinResolver {
 }
 
 impl FunctionResolver for BuiltinResolver {
-    fn resolve(
-        &self,
-        function: &str,
-        cluster: &dyn Cluster,
-    ) -> Result<Arc<Module>, ResolveError> {
+    fn resolve(&self, function: &str, cluster: &dyn Cluster) -> Result<Arc<Module>, ResolveError> {
         let object = cluster
             .get(&ObjectRef {
                 api_version: FUNCTION_API_VERSION.into(),

@@ -19,10 +19,10 @@ use std::time::Duration;
 
 use futures::{FutureExt, StreamExt};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Client;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::runtime::wait::{await_condition, conditions};
 use kube::runtime::{Controller, watcher};
-use kube::Client;
 use serde_json::Value;
 
 pub use cluster::{KubeCluster, ServedKind};
@@ -43,8 +43,7 @@ pub enum ControllerError {
 
 /// The CRDs in [`CRDS`], as objects.
 pub fn crds() -> Result<Vec<Value>, ControllerError> {
-    plait_model::parse_documents(CRDS, "crds")
-        .map_err(|e| ControllerError::Parse(e.to_string()))
+    plait_model::parse_documents(CRDS, "crds").map_err(|e| ControllerError::Parse(e.to_string()))
 }
 
 /// Server-side applies plait's CRDs and waits until each is established.
@@ -57,12 +56,16 @@ pub async fn install_crds(client: &Client, timeout: Duration) -> Result<(), Cont
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
-        api.patch(&name, &PatchParams::apply(xrd::FIELD_MANAGER).force(), &Patch::Apply(&crd))
-            .await
-            .map_err(|e| ControllerError::Install {
-                name: name.clone(),
-                message: e.to_string(),
-            })?;
+        api.patch(
+            &name,
+            &PatchParams::apply(xrd::FIELD_MANAGER).force(),
+            &Patch::Apply(&crd),
+        )
+        .await
+        .map_err(|e| ControllerError::Install {
+            name: name.clone(),
+            message: e.to_string(),
+        })?;
         names.push(name);
     }
     for name in names {

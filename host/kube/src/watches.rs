@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 use futures::channel::mpsc::UnboundedSender;
-use kube::api::{Api, ApiResource, DynamicObject};
+use kube::api::{Api, ApiResource, DynamicObject, PartialObjectMeta};
 use kube::runtime::reflector::ObjectRef;
-use kube::runtime::{WatchStreamExt, metadata_watcher, watcher};
+use kube::runtime::{WatchStreamExt, watcher};
 use plait_reconcile::LABEL_COMPOSITE;
 use tokio::task::JoinHandle;
 
@@ -67,11 +67,13 @@ impl ComposedWatches {
                 return;
             }
         };
-        let api: Api<DynamicObject> = Api::all_with(cluster.client().clone(), &served.resource);
+        // Metadata only: owner references are all a watch needs.
+        let api: Api<PartialObjectMeta<DynamicObject>> =
+            Api::all_with(cluster.client().clone(), &served.resource);
         let routes = self.routes.clone();
         let config = watcher::Config::default().labels(LABEL_COMPOSITE);
         let task = tokio::spawn(async move {
-            let mut events = metadata_watcher(api, config)
+            let mut events = watcher(api, config)
                 .default_backoff()
                 .touched_objects()
                 .boxed();

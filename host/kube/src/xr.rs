@@ -9,8 +9,8 @@ use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use plait_model::{CompositeResourceDefinition, Composition, Manifest};
 use plait_reconcile::{
-    COMPOSITE_FIELD_MANAGER, Cluster, ClusterError, CompositeScope, Event, EventType, ObjectRef,
-    Reconcile, compose, pipeline_steps, set_condition,
+    COMPOSITE_FIELD_MANAGER, ClusterError, CompositeScope, Event, EventType, ObjectRef, Reconcile,
+    compose, pipeline_steps, set_condition,
 };
 use serde_json::{Value, json};
 
@@ -104,7 +104,11 @@ impl XrContext {
                 *n
             })
             .unwrap_or(1);
-        backoff(self.timing.backoff_base, self.timing.poll_interval, failures)
+        backoff(
+            self.timing.backoff_base,
+            self.timing.poll_interval,
+            failures,
+        )
     }
 
     fn succeeded(&self, xr: &ObjectRef) {
@@ -231,7 +235,8 @@ pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<XrContext>) -> Resul
     };
 
     for object in outcome.composed.values() {
-        if let (Some(api_version), Some(kind)) = (text(object, "/apiVersion"), text(object, "/kind"))
+        if let (Some(api_version), Some(kind)) =
+            (text(object, "/apiVersion"), text(object, "/kind"))
         {
             ctx.watches.ensure(&ctx.cluster, api_version, kind).await;
         }
@@ -244,7 +249,9 @@ pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<XrContext>) -> Resul
     let next = outcome
         .ttl
         .filter(|t| !t.is_zero())
-        .map_or(ctx.timing.poll_interval, |t| t.min(ctx.timing.poll_interval));
+        .map_or(ctx.timing.poll_interval, |t| {
+            t.min(ctx.timing.poll_interval)
+        });
     tracing::debug!(composite = %reference, composed = outcome.composed.len(), "reconciled");
     Ok(Action::requeue(next))
 }
@@ -295,10 +302,7 @@ fn has_finalizer(xr: &Value) -> bool {
         .is_some_and(|f| f.iter().any(|v| v == FINALIZER))
 }
 
-fn api(
-    ctx: &XrContext,
-    reference: &ObjectRef,
-) -> kube::Api<DynamicObject> {
+fn api(ctx: &XrContext, reference: &ObjectRef) -> kube::Api<DynamicObject> {
     let client = ctx.cluster.client().clone();
     match &reference.namespace {
         Some(ns) => kube::Api::namespaced_with(client, ns, &ctx.resource),
@@ -326,17 +330,25 @@ async fn patch_finalizers(
         "resourceVersion": xr.pointer("/metadata/resourceVersion"),
     }});
     let patched = api(ctx, reference)
-        .patch(&reference.name, &PatchParams::default(), &Patch::Merge(&patch))
+        .patch(
+            &reference.name,
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
         .await
         .map_err(|e| kube_error(reference, e))?;
-    let mut value = serde_json::to_value(&patched)
-        .map_err(|_| XrError::Encode(reference.to_string()))?;
+    let mut value =
+        serde_json::to_value(&patched).map_err(|_| XrError::Encode(reference.to_string()))?;
     value["apiVersion"] = xr["apiVersion"].clone();
     value["kind"] = xr["kind"].clone();
     Ok(value)
 }
 
-async fn add_finalizer(ctx: &XrContext, xr: &Value, reference: &ObjectRef) -> Result<Value, XrError> {
+async fn add_finalizer(
+    ctx: &XrContext,
+    xr: &Value,
+    reference: &ObjectRef,
+) -> Result<Value, XrError> {
     let mut finalizers = xr
         .pointer("/metadata/finalizers")
         .and_then(Value::as_array)
@@ -367,9 +379,11 @@ async fn delete(
         .unwrap_or_default();
     let mut remaining = Vec::new();
     for r in refs {
-        let (Some(api_version), Some(kind), Some(name)) =
-            (text(&r, "/apiVersion"), text(&r, "/kind"), text(&r, "/name"))
-        else {
+        let (Some(api_version), Some(kind), Some(name)) = (
+            text(&r, "/apiVersion"),
+            text(&r, "/kind"),
+            text(&r, "/name"),
+        ) else {
             continue;
         };
         let namespace = match scope {
@@ -402,7 +416,10 @@ async fn delete(
             "Ready",
             "False",
             "Deleting",
-            Some(&format!("Waiting for composed resources to be deleted: {}", remaining.join(", "))),
+            Some(&format!(
+                "Waiting for composed resources to be deleted: {}",
+                remaining.join(", ")
+            )),
             &now(),
         );
         ctx.cluster
@@ -410,7 +427,9 @@ async fn delete(
             .await?;
         // The composed watches bring the XR back as each one goes; the
         // requeue covers a watch that is still starting.
-        return Ok(Action::requeue(ctx.timing.poll_interval.min(Duration::from_secs(10))));
+        return Ok(Action::requeue(
+            ctx.timing.poll_interval.min(Duration::from_secs(10)),
+        ));
     }
     let finalizers = xr
         .pointer("/metadata/finalizers")
@@ -482,7 +501,11 @@ async fn select_composition(
     if current.as_deref() != Some(chosen.as_str()) {
         let patch = wrap_machinery(scope, json!({"compositionRef": {"name": chosen}}));
         let patched = api(ctx, reference)
-            .patch(&reference.name, &PatchParams::default(), &Patch::Merge(&patch))
+            .patch(
+                &reference.name,
+                &PatchParams::default(),
+                &Patch::Merge(&patch),
+            )
             .await
             .map_err(|e| Failure::Error(kube_error(reference, e)))?;
         let mut value = serde_json::to_value(&patched)
@@ -559,7 +582,11 @@ mod tests {
         let cap = Duration::from_secs(60);
         let cases = [(1, 1), (2, 2), (3, 4), (6, 32), (7, 60), (1000, 60)];
         for (failures, want) in cases {
-            assert_eq!(backoff(base, cap, failures), Duration::from_secs(want), "{failures}");
+            assert_eq!(
+                backoff(base, cap, failures),
+                Duration::from_secs(want),
+                "{failures}"
+            );
         }
     }
 
@@ -567,9 +594,18 @@ mod tests {
     fn composition_ref_goes_where_the_scope_keeps_machinery() {
         let fields = json!({"compositionRef": {"name": "c"}});
         let cases = [
-            (CompositeScope::Namespaced, json!({"spec": {"crossplane": {"compositionRef": {"name": "c"}}}})),
-            (CompositeScope::Cluster, json!({"spec": {"crossplane": {"compositionRef": {"name": "c"}}}})),
-            (CompositeScope::LegacyCluster, json!({"spec": {"compositionRef": {"name": "c"}}})),
+            (
+                CompositeScope::Namespaced,
+                json!({"spec": {"crossplane": {"compositionRef": {"name": "c"}}}}),
+            ),
+            (
+                CompositeScope::Cluster,
+                json!({"spec": {"crossplane": {"compositionRef": {"name": "c"}}}}),
+            ),
+            (
+                CompositeScope::LegacyCluster,
+                json!({"spec": {"compositionRef": {"name": "c"}}}),
+            ),
         ];
         for (scope, want) in cases {
             assert_eq!(wrap_machinery(scope, fields.clone()), want, "{scope:?}");

@@ -103,13 +103,13 @@ impl Manager {
         let Ok(mut running) = self.running.lock() else {
             return;
         };
-        if let Some(current) = running.get(&name) {
-            if current.resource == resource {
-                if let Ok(mut x) = current.context.xrd.write() {
-                    *x = xrd.clone();
-                }
-                return;
+        if let Some(current) = running.get(&name)
+            && current.resource == resource
+        {
+            if let Ok(mut x) = current.context.xrd.write() {
+                *x = xrd.clone();
             }
+            return;
         }
         if let Some(previous) = running.remove(&name) {
             stop(previous, &self.watches);
@@ -173,7 +173,12 @@ impl Manager {
                 .await;
             tracing::info!(kind, "XR controller stopped");
         });
-        tracing::info!(xrd = name, kind = resource.kind, version = resource.version, "XR controller started");
+        tracing::info!(
+            xrd = name,
+            kind = resource.kind,
+            version = resource.version,
+            "XR controller started"
+        );
         running.insert(
             name,
             Running {
@@ -231,9 +236,13 @@ fn kube_error(xrd: &str, e: impl std::fmt::Display) -> XrdError {
 }
 
 /// Reconciles one XRD.
-pub async fn reconcile(object: Arc<DynamicObject>, manager: Arc<Manager>) -> Result<Action, XrdError> {
+pub async fn reconcile(
+    object: Arc<DynamicObject>,
+    manager: Arc<Manager>,
+) -> Result<Action, XrdError> {
     let name = object.metadata.name.clone().unwrap_or_default();
-    let mut value = serde_json::to_value(object.as_ref()).map_err(|_| XrdError::Encode(name.clone()))?;
+    let mut value =
+        serde_json::to_value(object.as_ref()).map_err(|_| XrdError::Encode(name.clone()))?;
     value["apiVersion"] = json!(xrd_resource().api_version);
     value["kind"] = json!("CompositeResourceDefinition");
     let client = manager.cluster.client().clone();
@@ -304,7 +313,14 @@ pub async fn reconcile(object: Arc<DynamicObject>, manager: Arc<Manager>) -> Res
 
     let now = now();
     set_condition(&mut value, "Synced", "True", "ReconcileSuccess", None, &now);
-    set_condition(&mut value, "Established", "True", "WatchingCompositeResource", None, &now);
+    set_condition(
+        &mut value,
+        "Established",
+        "True",
+        "WatchingCompositeResource",
+        None,
+        &now,
+    );
     value["status"]["controllers"] = json!({
         "compositeResourceType": {"apiVersion": gvk.api_version(), "kind": gvk.kind},
     });
@@ -313,7 +329,10 @@ pub async fn reconcile(object: Arc<DynamicObject>, manager: Arc<Manager>) -> Res
 }
 
 async fn write_status(manager: &Manager, xrd: &Value) -> Result<(), XrdError> {
-    let name = xrd.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+    let name = xrd
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     manager
         .cluster
         .apply_async(xrd, FIELD_MANAGER, true)
@@ -323,7 +342,12 @@ async fn write_status(manager: &Manager, xrd: &Value) -> Result<(), XrdError> {
 }
 
 /// Reports an XRD that cannot be served as it stands, naming what is wrong.
-async fn invalid(manager: &Manager, name: &str, mut value: Value, message: &str) -> Result<Action, XrdError> {
+async fn invalid(
+    manager: &Manager,
+    name: &str,
+    mut value: Value,
+    message: &str,
+) -> Result<Action, XrdError> {
     tracing::warn!(xrd = name, message, "XRD not established");
     manager.cluster.publish(plait_reconcile::Event {
         regarding: ObjectRef {
@@ -336,9 +360,18 @@ async fn invalid(manager: &Manager, name: &str, mut value: Value, message: &str)
         reason: "ReconcileError".into(),
         message: message.into(),
     });
-    set_condition(&mut value, "Synced", "False", "ReconcileError", Some(message), &now());
+    set_condition(
+        &mut value,
+        "Synced",
+        "False",
+        "ReconcileError",
+        Some(message),
+        &now(),
+    );
     write_status(manager, &value).await?;
-    Ok(Action::requeue(manager.timing.poll_interval.min(Duration::from_secs(30))))
+    Ok(Action::requeue(
+        manager.timing.poll_interval.min(Duration::from_secs(30)),
+    ))
 }
 
 /// Deletes every XR of the kind, then stops its controller, removes the CRD
@@ -357,7 +390,14 @@ async fn delete(
     if !has_finalizer {
         return Ok(Action::await_change());
     }
-    set_condition(&mut value, "Established", "False", "TerminatingCompositeResource", None, &now());
+    set_condition(
+        &mut value,
+        "Established",
+        "False",
+        "TerminatingCompositeResource",
+        None,
+        &now(),
+    );
     write_status(manager, &value).await?;
 
     if let Some(crd) = crds.get_opt(name).await.map_err(|e| kube_error(name, e))? {
@@ -370,21 +410,27 @@ async fn delete(
                 kind: crd.spec.names.kind.clone(),
                 plural: crd.spec.names.plural.clone(),
             };
-            let xrs: Api<DynamicObject> = Api::all_with(manager.cluster.client().clone(), &resource);
+            let xrs: Api<DynamicObject> =
+                Api::all_with(manager.cluster.client().clone(), &resource);
             let list = xrs
                 .list_metadata(&ListParams::default())
                 .await
                 .map_err(|e| kube_error(name, e))?;
             if !list.items.is_empty() {
                 for item in &list.items {
-                    let (Some(xr_name), ns) = (item.metadata.name.as_deref(), item.metadata.namespace.as_deref()) else {
+                    let (Some(xr_name), ns) = (
+                        item.metadata.name.as_deref(),
+                        item.metadata.namespace.as_deref(),
+                    ) else {
                         continue;
                     };
                     if item.metadata.deletion_timestamp.is_some() {
                         continue;
                     }
                     let api: Api<DynamicObject> = match ns {
-                        Some(ns) => Api::namespaced_with(manager.cluster.client().clone(), ns, &resource),
+                        Some(ns) => {
+                            Api::namespaced_with(manager.cluster.client().clone(), ns, &resource)
+                        }
                         None => Api::all_with(manager.cluster.client().clone(), &resource),
                     };
                     api.delete(xr_name, &DeleteParams::background())

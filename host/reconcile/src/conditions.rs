@@ -210,7 +210,9 @@ mod tests {
         for (mut xr, want) in cases {
             set_condition(&mut xr, "Synced", "True", "ReconcileSuccess", None, "t0");
             assert_eq!(
-                xr["status"]["conditions"][0].get("observedGeneration").cloned(),
+                xr["status"]["conditions"][0]
+                    .get("observedGeneration")
+                    .cloned(),
                 want
             );
         }

@@ -70,4 +70,3 @@ fn steps_of(composition: &Composition) -> Vec<Step> {
         })
         .collect()
 }
-
