@@ -5,7 +5,7 @@
 CARGO ?= cargo
 PLAIT := target/release/plait
 
-.PHONY: demo test setup build lint unit bench
+.PHONY: demo test setup build lint unit bench test-cluster-binaries
 
 setup:
 	@command -v rustup >/dev/null || { echo "rustup is required: https://rustup.rs"; exit 1; }
@@ -23,7 +23,12 @@ lint: setup
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
-unit: setup
+# etcd, kube-apiserver and kube-controller-manager for the controller tests, built from Go
+# modules once and cached under ~/.cache/plait/ (see docs/testing.md).
+test-cluster-binaries:
+	tests/cluster/build-binaries.sh
+
+unit: setup test-cluster-binaries
 	$(CARGO) test --workspace
 
 test: lint unit
