@@ -349,11 +349,17 @@ pub fn applied(object: &Value, status: bool) -> Value {
     }
     let mut metadata = Map::new();
     if let Some(source) = object.get("metadata").and_then(Value::as_object) {
+        // A main-resource apply keeps the resourceVersion it was read at, so
+        // an apply computed from a stale read (the XR's spec changed while its
+        // pipeline ran) conflicts and is retried instead of reverting the change.
         let keep: &[&str] = if status {
             &["name", "namespace"]
         } else {
             APPLIED_METADATA
         };
+        if !status && let Some(v) = source.get("resourceVersion").filter(|v| !v.is_null()) {
+            metadata.insert("resourceVersion".into(), v.clone());
+        }
         for key in keep {
             if let Some(v) = source.get(*key).filter(|v| !v.is_null()) {
                 metadata.insert((*key).into(), v.clone());
@@ -442,7 +448,7 @@ mod tests {
                 false,
                 json!({
                     "apiVersion": "v1", "kind": "ConfigMap",
-                    "metadata": {"name": "a", "namespace": "ns", "labels": {"l": "1"}, "finalizers": ["f"]},
+                    "metadata": {"name": "a", "namespace": "ns", "resourceVersion": "7", "labels": {"l": "1"}, "finalizers": ["f"]},
                     "data": {"k": "v"},
                 }),
             ),

@@ -228,6 +228,8 @@ fn config_map_composition(names: &[&str]) -> Value {
             json!({
                 "name": n,
                 "base": {"apiVersion": "v1", "kind": "ConfigMap", "data": {"resource": n}},
+                // A ConfigMap has no conditions; it is ready once it exists.
+                "readinessChecks": [{"type": "None"}],
                 "patches": [{"type": "FromCompositeFieldPath", "fromFieldPath": "spec.image", "toFieldPath": "data.image"}],
             })
         })
