@@ -17,21 +17,6 @@ use crate::function::RegistryArgs;
 /// The annotation that points a Function at a local component file.
 pub const MODULE_ANNOTATION: &str = "render.plait.dev/module";
 
-/// The built-in a package reference stands for: upstream's own packages of
-/// the functions plait ships, from any registry, at any version.
-pub fn builtin_for_package(package: &str) -> Option<Builtin> {
-    let without_digest = package.split('@').next().unwrap_or(package);
-    let repository = match without_digest.rsplit_once(':') {
-        Some((repo, tag)) if !tag.contains('/') => repo,
-        _ => without_digest,
-    };
-    Builtin::ALL.into_iter().find(|b| {
-        repository
-            .strip_suffix(b.name())
-            .is_some_and(|rest| rest.ends_with("crossplane-contrib/"))
-    })
-}
-
 /// Runs functions by name with a shared deadline for the whole render.
 pub struct Functions {
     runtime: Runtime,
@@ -63,7 +48,7 @@ impl Functions {
             .iter()
             .filter(|(_, f)| {
                 !f.metadata.annotations.contains_key(MODULE_ANNOTATION)
-                    && builtin_for_package(&f.spec.package).is_none()
+                    && Builtin::from_package(&f.spec.package).is_none()
             })
             .map(|(_, f)| f.spec.package.as_str())
             .collect();
@@ -89,7 +74,7 @@ impl Functions {
                 runtime.load(&bytes).with_context(|| {
                     format!("Function {name:?}: cannot load {}", module_path.display())
                 })?
-            } else if let Some(builtin) = builtin_for_package(&function.spec.package) {
+            } else if let Some(builtin) = Builtin::from_package(&function.spec.package) {
                 runtime.builtin(builtin)?
             } else {
                 let registry = match &mut registry {
@@ -150,47 +135,5 @@ impl FunctionRunner for Functions {
             tracing::info!(function, level = ?line.level, "{}", line.message);
         }
         Ok(output.response)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn upstream_packages_map_to_builtins() {
-        let cases = [
-            (
-                "xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform:v0.8.2",
-                Some(Builtin::PatchAndTransform),
-            ),
-            (
-                "xpkg.upbound.io/crossplane-contrib/function-patch-and-transform:v0.1.4",
-                Some(Builtin::PatchAndTransform),
-            ),
-            (
-                "xpkg.crossplane.io/crossplane-contrib/function-auto-ready:v0.6.3",
-                Some(Builtin::AutoReady),
-            ),
-            (
-                "xpkg.crossplane.io/crossplane-contrib/function-auto-ready@sha256:abcd",
-                Some(Builtin::AutoReady),
-            ),
-            (
-                "localhost:5000/crossplane-contrib/function-auto-ready",
-                Some(Builtin::AutoReady),
-            ),
-            (
-                "xpkg.crossplane.io/someone-else/function-patch-and-transform:v1",
-                None,
-            ),
-            (
-                "xpkg.crossplane.io/crossplane-contrib/function-go-templating:v0.9.0",
-                None,
-            ),
-        ];
-        for (package, want) in cases {
-            assert_eq!(builtin_for_package(package), want, "{package}");
-        }
     }
 }

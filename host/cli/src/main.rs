@@ -1,5 +1,6 @@
 //! `plait`: a Kubernetes composition engine whose functions are WebAssembly components.
 
+mod controller;
 mod convert;
 mod files;
 mod function;
@@ -39,6 +40,18 @@ enum Command {
         #[command(subcommand)]
         command: function::FunctionCommand,
     },
+    /// Run the controllers: serve every XRD's API and keep each XR composed.
+    Controller(ControllerArgs),
+}
+
+#[derive(clap::Args)]
+pub struct ControllerArgs {
+    /// The kubeconfig to use; otherwise $KUBECONFIG, ~/.kube/config or the in-cluster config.
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Reconcile every composite resource at least this often, e.g. 60s, 5m.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub poll_interval: Duration,
 }
 
 #[derive(clap::Args)]
@@ -118,19 +131,25 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 }
 
 fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // A controller's log is its only account of what it did.
+    let default_level = match cli.command {
+        Command::Controller(_) => "info",
+        _ => "warn",
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("PLAIT_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
         )
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .init();
-    let cli = Cli::parse();
     let result = match cli.command {
         Command::Render(args) => render::run(&args),
         Command::Convert { file } => convert::run(&file),
         Command::Function { command } => function::run(&command),
+        Command::Controller(args) => controller::run(&args),
     };
     match result {
         Ok(output) => {

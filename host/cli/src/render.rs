@@ -5,13 +5,12 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use plait_model::{CompositeResourceDefinition, Composition, CredentialsSource, Manifest};
-use plait_pipeline::{SecretRef, Step, StepCredential};
+use plait_model::{CompositeResourceDefinition, Composition, Manifest};
 use plait_reconcile::{
     ANNOTATION_RESOURCE_NAME, CompositeScope, MemoryCluster, ObjectRef, Reconcile, stable_uid,
 };
 use plait_runtime::{Runtime, RuntimeConfig};
-use plait_sdk::{Requirements, ResourceMatch, ResourceSelector, Severity};
+use plait_sdk::Severity;
 use serde_json::{Map, Value, json};
 
 use crate::RenderArgs;
@@ -47,19 +46,12 @@ pub fn run(args: &RenderArgs) -> Result<String> {
             let xrd = CompositeResourceDefinition::from_value(files::read_one(path, "XRD")?)
                 .with_context(|| format!("{}: not a valid XRD", path.display()))?;
             plait_model::apply_schema_defaults(&mut xr, &xrd)?;
-            match (xrd.is_v2(), xrd.is_namespaced()) {
-                (_, true) => CompositeScope::Namespaced,
-                (true, false) => CompositeScope::Cluster,
-                (false, false) => CompositeScope::LegacyCluster,
-            }
+            CompositeScope::of(&xrd)
         }
         None => CompositeScope::infer(&xr),
     };
     check_composition_matches(&xr, &xr_ref, &composition)?;
-    let pipeline = composition
-        .to_pipeline()
-        .with_context(|| format!("cannot convert Composition {:?}", composition.name()))?;
-    let steps = steps_of(&pipeline);
+    let steps = plait_reconcile::pipeline_steps(&composition)?;
 
     if xr
         .pointer("/metadata/uid")
@@ -260,55 +252,6 @@ fn check_composition_matches(
         }
     }
     Ok(())
-}
-
-/// The pipeline steps of a Composition already in Pipeline mode.
-fn steps_of(composition: &Composition) -> Vec<Step> {
-    composition
-        .spec
-        .pipeline
-        .iter()
-        .map(|step| {
-            let mut requirements = Requirements::default();
-            if let Some(required) = &step.requirements {
-                for selector in &required.required_resources {
-                    let matching = match (&selector.name, &selector.match_labels) {
-                        (Some(name), _) => ResourceMatch::Name(name.clone()),
-                        (None, labels) => ResourceMatch::Labels(labels.clone().unwrap_or_default()),
-                    };
-                    requirements.resources.insert(
-                        selector.requirement_name.clone(),
-                        ResourceSelector {
-                            api_version: selector.api_version.clone(),
-                            kind: selector.kind.clone(),
-                            matching,
-                            namespace: selector.namespace.clone(),
-                        },
-                    );
-                }
-            }
-            Step {
-                name: step.step.clone(),
-                function: step.function_ref.name.clone(),
-                input: step.input.clone(),
-                credentials: step
-                    .credentials
-                    .iter()
-                    .map(|c| StepCredential {
-                        name: c.name.clone(),
-                        secret: match (c.source, &c.secret_ref) {
-                            (Some(CredentialsSource::Secret), Some(r)) => Some(SecretRef {
-                                namespace: r.namespace.clone(),
-                                name: r.name.clone(),
-                            }),
-                            _ => None,
-                        },
-                    })
-                    .collect(),
-                requirements,
-            }
-        })
-        .collect()
 }
 
 /// The starting pipeline context from --context-files and --context-values.

@@ -109,11 +109,32 @@ fn to_value(c: &Condition) -> Value {
     condition(&c.type_, c.status.as_str(), &c.reason, c.message.as_deref())
 }
 
-/// Merges conditions by type, keeping `lastTransitionTime` when the status did not change.
+/// Sets one condition the reconciler owns, e.g. `Synced=False` for an XR
+/// whose Composition cannot be found.
+pub fn set_condition(
+    xr: &mut Value,
+    type_: &str,
+    status: &str,
+    reason: &str,
+    message: Option<&str>,
+    now: &str,
+) {
+    set_conditions(xr, vec![condition(type_, status, reason, message)], now);
+}
+
+/// Merges conditions by type, keeping `lastTransitionTime` when the status
+/// did not change, and stamps each with the generation it was computed for.
 fn set_conditions(xr: &mut Value, updates: Vec<Value>, now: &str) {
     if !xr.get("status").is_some_and(Value::is_object) {
         xr["status"] = json!({});
     }
+    let generation = xr.pointer("/metadata/generation").cloned();
+    let updates = updates.into_iter().map(|mut u| {
+        if let Some(g) = &generation {
+            u["observedGeneration"] = g.clone();
+        }
+        u
+    });
     let mut conditions: Vec<Value> = xr["status"]["conditions"]
         .as_array()
         .cloned()
@@ -178,6 +199,23 @@ mod tests {
         assert_eq!(conditions[0]["lastTransitionTime"], "t0");
         assert_eq!(conditions[1]["status"], "True");
         assert_eq!(conditions[1]["lastTransitionTime"], "t1");
+    }
+
+    #[test]
+    fn conditions_carry_the_generation_they_were_computed_for() {
+        let cases = [
+            (json!({"metadata": {"generation": 3}}), Some(json!(3))),
+            (json!({"metadata": {}}), None),
+        ];
+        for (mut xr, want) in cases {
+            set_condition(&mut xr, "Synced", "True", "ReconcileSuccess", None, "t0");
+            assert_eq!(
+                xr["status"]["conditions"][0]
+                    .get("observedGeneration")
+                    .cloned(),
+                want
+            );
+        }
     }
 
     #[test]

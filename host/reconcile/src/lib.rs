@@ -10,6 +10,7 @@
 pub mod cluster;
 pub mod compose;
 mod conditions;
+mod steps;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -24,7 +25,8 @@ use plait_sdk::{Condition, ResourceMatch, ResourceSelector, SchemaSelector, Seve
 use serde_json::{Value, json};
 
 pub use cluster::{Cluster, ClusterError, Event, EventType, MemoryCluster, ObjectRef, stable_uid};
-pub use conditions::unready_message;
+pub use conditions::{set_condition, unready_message};
+pub use steps::pipeline_steps;
 
 /// Field manager for composed resources and the XR, as upstream names them.
 pub const COMPOSITE_FIELD_MANAGER: &str = "apiextensions.crossplane.io/composite";

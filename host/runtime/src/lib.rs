@@ -190,6 +190,21 @@ impl Builtin {
         Builtin::ALL.into_iter().find(|b| b.name() == name)
     }
 
+    /// The built-in a Function's package stands for: upstream's own package
+    /// of a function plait ships, from any registry, at any version.
+    pub fn from_package(package: &str) -> Option<Builtin> {
+        let without_digest = package.split('@').next().unwrap_or(package);
+        let repository = match without_digest.rsplit_once(':') {
+            Some((repo, tag)) if !tag.contains('/') => repo,
+            _ => without_digest,
+        };
+        Builtin::ALL.into_iter().find(|b| {
+            repository
+                .strip_suffix(b.name())
+                .is_some_and(|rest| rest.ends_with("crossplane-contrib/"))
+        })
+    }
+
     /// The embedded component.
     pub fn wasm(self) -> &'static [u8] {
         match self {
@@ -773,6 +788,43 @@ mod tests {
         assert_eq!(ticker_threads(), 1);
         drop(clone);
         assert_eq!(ticker_threads(), 0);
+    }
+
+    #[test]
+    fn upstream_packages_map_to_builtins() {
+        let cases = [
+            (
+                "xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform:v0.8.2",
+                Some(Builtin::PatchAndTransform),
+            ),
+            (
+                "xpkg.upbound.io/crossplane-contrib/function-patch-and-transform:v0.1.4",
+                Some(Builtin::PatchAndTransform),
+            ),
+            (
+                "xpkg.crossplane.io/crossplane-contrib/function-auto-ready:v0.6.3",
+                Some(Builtin::AutoReady),
+            ),
+            (
+                "xpkg.crossplane.io/crossplane-contrib/function-auto-ready@sha256:abcd",
+                Some(Builtin::AutoReady),
+            ),
+            (
+                "localhost:5000/crossplane-contrib/function-auto-ready",
+                Some(Builtin::AutoReady),
+            ),
+            (
+                "xpkg.crossplane.io/someone-else/function-patch-and-transform:v1",
+                None,
+            ),
+            (
+                "xpkg.crossplane.io/crossplane-contrib/function-go-templating:v0.9.0",
+                None,
+            ),
+        ];
+        for (package, want) in cases {
+            assert_eq!(Builtin::from_package(package), want, "{package}");
+        }
     }
 
     #[test]

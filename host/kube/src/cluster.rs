@@ -1,0 +1,476 @@
+//! [`Cluster`] over a Kubernetes API server.
+//!
+//! The reconciler is synchronous (it runs Wasm guests), so reconciles run on
+//! blocking threads and every call here bridges back onto the Tokio runtime
+//! with [`Handle::block_on`]. Calling these methods from inside an async task
+//! would deadlock the runtime; callers use `spawn_blocking`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
+    PatchParams, Preconditions,
+};
+use kube::discovery::{Scope, pinned_kind};
+use kube::runtime::events::{Event as KubeEvent, EventType as KubeEventType, Recorder, Reporter};
+use kube::{Client, Resource};
+use plait_reconcile::{Cluster, ClusterError, Event, EventType, ObjectRef};
+use serde_json::{Map, Value, json};
+use tokio::runtime::Handle;
+
+/// The component name events are reported under.
+pub const REPORTER: &str = "plait";
+
+/// Metadata fields a client may send in an apply; everything else under
+/// `metadata` is owned by the API server and rejected or ignored.
+const APPLIED_METADATA: &[&str] = &[
+    "name",
+    "namespace",
+    "generateName",
+    "labels",
+    "annotations",
+    "finalizers",
+    "ownerReferences",
+];
+
+/// A served kind: how to reach it and whether it is namespaced.
+#[derive(Debug, Clone)]
+pub struct ServedKind {
+    pub resource: ApiResource,
+    pub namespaced: bool,
+}
+
+/// Served kinds by apiVersion and kind.
+type KindCache = HashMap<(String, String), ServedKind>;
+
+/// A [`Cluster`] backed by a real API server.
+#[derive(Clone)]
+pub struct KubeCluster {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    client: Client,
+    handle: Handle,
+    /// Positive discovery answers only: a kind that is missing now may be
+    /// served a moment later, when its CRD is established.
+    kinds: Mutex<KindCache>,
+    recorder: Recorder,
+}
+
+impl KubeCluster {
+    /// A cluster over `client`, bridging onto the runtime behind `handle`.
+    pub fn new(client: Client, handle: Handle) -> KubeCluster {
+        let recorder = Recorder::new(
+            client.clone(),
+            Reporter {
+                controller: REPORTER.into(),
+                instance: std::env::var("POD_NAME").ok(),
+            },
+        );
+        KubeCluster {
+            inner: Arc::new(Inner {
+                client,
+                handle,
+                kinds: Mutex::new(HashMap::new()),
+                recorder,
+            }),
+        }
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.inner.client
+    }
+
+    /// Discovers how `apiVersion`/`kind` is served; `None` when it is not.
+    pub async fn served_kind(
+        &self,
+        api_version: &str,
+        kind: &str,
+    ) -> Result<Option<ServedKind>, ClusterError> {
+        let key = (api_version.to_string(), kind.to_string());
+        if let Some(found) = self.lock_kinds()?.get(&key) {
+            return Ok(Some(found.clone()));
+        }
+        let (group, version) = match api_version.split_once('/') {
+            Some((g, v)) => (g, v),
+            None => ("", api_version),
+        };
+        let gvk = GroupVersionKind::gvk(group, version, kind);
+        let (resource, caps) = match pinned_kind(&self.inner.client, &gvk).await {
+            Ok(found) => found,
+            Err(kube::Error::Api(status)) if status.is_not_found() => return Ok(None),
+            Err(kube::Error::Discovery(_)) => return Ok(None),
+            Err(e) => {
+                return Err(ClusterError::Other(format!(
+                    "cannot discover {kind}.{api_version}: {e}"
+                )));
+            }
+        };
+        let served = ServedKind {
+            resource,
+            namespaced: caps.scope == Scope::Namespaced,
+        };
+        self.lock_kinds()?.insert(key, served.clone());
+        Ok(Some(served))
+    }
+
+    /// Forgets what discovery said about a kind, after its CRD changed or went away.
+    pub fn forget_kind(&self, api_version: &str, kind: &str) {
+        if let Ok(mut kinds) = self.inner.kinds.lock() {
+            kinds.remove(&(api_version.to_string(), kind.to_string()));
+        }
+    }
+
+    /// The API for the object's kind, in its namespace when the kind is namespaced.
+    pub async fn api_for(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+    ) -> Result<(Api<DynamicObject>, ServedKind), ClusterError> {
+        let served = self
+            .served_kind(api_version, kind)
+            .await?
+            .ok_or_else(|| ClusterError::Other(format!("{kind}.{api_version} is not served")))?;
+        let client = self.inner.client.clone();
+        let api = match (served.namespaced, namespace) {
+            (true, Some(ns)) => Api::namespaced_with(client, ns, &served.resource),
+            _ => Api::all_with(client, &served.resource),
+        };
+        Ok((api, served))
+    }
+
+    pub async fn get_async(&self, object: &ObjectRef) -> Result<Option<Value>, ClusterError> {
+        // An unserved kind has no objects.
+        if self
+            .served_kind(&object.api_version, &object.kind)
+            .await?
+            .is_none()
+        {
+            return Ok(None);
+        }
+        let (api, served) = self
+            .api_for(
+                &object.api_version,
+                &object.kind,
+                object.namespace.as_deref(),
+            )
+            .await?;
+        if served.namespaced && object.namespace.is_none() {
+            return Err(object_error(object, "namespaced kind needs a namespace"));
+        }
+        let found = api
+            .get_opt(&object.name)
+            .await
+            .map_err(|e| object_error(object, e))?;
+        found.map(|o| to_value(&o)).transpose()
+    }
+
+    pub async fn apply_async(
+        &self,
+        object: &Value,
+        field_manager: &str,
+        status: bool,
+    ) -> Result<Value, ClusterError> {
+        let reference = ObjectRef::of(object).ok_or_else(|| {
+            ClusterError::Other(
+                "cannot apply an object without apiVersion, kind and metadata.name".into(),
+            )
+        })?;
+        let (api, _) = self
+            .api_for(
+                &reference.api_version,
+                &reference.kind,
+                reference.namespace.as_deref(),
+            )
+            .await?;
+        let body = applied(object, status);
+        let params = PatchParams::apply(field_manager).force();
+        let patch = Patch::Apply(&body);
+        let stored = if status {
+            api.patch_status(&reference.name, &params, &patch).await
+        } else {
+            api.patch(&reference.name, &params, &patch).await
+        }
+        .map_err(|e| object_error(&reference, e))?;
+        to_value(&stored)
+    }
+
+    pub async fn delete_async(
+        &self,
+        object: &ObjectRef,
+        uid: Option<&str>,
+    ) -> Result<(), ClusterError> {
+        let (api, _) = self
+            .api_for(
+                &object.api_version,
+                &object.kind,
+                object.namespace.as_deref(),
+            )
+            .await?;
+        // Foreground, as upstream: the resource is gone only once what it owns is.
+        let mut params = DeleteParams::foreground();
+        if let Some(uid) = uid {
+            params = params.preconditions(Preconditions {
+                uid: Some(uid.to_string()),
+                resource_version: None,
+            });
+        }
+        match api.delete(&object.name, &params).await {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(status)) if status.is_not_found() => Ok(()),
+            Err(e) => Err(object_error(object, e)),
+        }
+    }
+
+    pub async fn list_async(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<Vec<Value>, ClusterError> {
+        if self.served_kind(api_version, kind).await?.is_none() {
+            return Ok(Vec::new());
+        }
+        let (api, _) = self.api_for(api_version, kind, namespace).await?;
+        let selector = labels
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let params = ListParams::default().labels(&selector);
+        let list = api
+            .list(&params)
+            .await
+            .map_err(|e| ClusterError::Other(format!("cannot list {kind}.{api_version}: {e}")))?;
+        list.items
+            .iter()
+            .map(|o| {
+                let mut value = to_value(o)?;
+                // List items come without apiVersion and kind.
+                value["apiVersion"] = json!(api_version);
+                value["kind"] = json!(kind);
+                Ok(value)
+            })
+            .collect()
+    }
+
+    /// Publishes an event without waiting for it: events are best effort.
+    pub fn publish(&self, event: Event) {
+        let inner = self.inner.clone();
+        let this = self.clone();
+        self.inner.handle.spawn(async move {
+            let reference = match this.object_reference(&event.regarding).await {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::debug!(object = %event.regarding, error = %e, "cannot resolve the object of an event");
+                    return;
+                }
+            };
+            let kube_event = KubeEvent {
+                type_: match event.event_type {
+                    EventType::Normal => KubeEventType::Normal,
+                    EventType::Warning => KubeEventType::Warning,
+                },
+                reason: event.reason.clone(),
+                note: Some(truncate(&event.message, 1024)),
+                action: event.reason,
+                secondary: None,
+            };
+            if let Err(e) = inner.recorder.publish(&kube_event, &reference).await {
+                tracing::debug!(object = %event.regarding, error = %e, "cannot publish event");
+            }
+        });
+    }
+
+    async fn object_reference(
+        &self,
+        object: &ObjectRef,
+    ) -> Result<k8s_openapi::api::core::v1::ObjectReference, ClusterError> {
+        let found = self
+            .get_async(object)
+            .await?
+            .ok_or_else(|| object_error(object, "not found"))?;
+        let dynamic: DynamicObject = serde_json::from_value(found)
+            .map_err(|e| object_error(object, format!("cannot decode: {e}")))?;
+        let served = self
+            .served_kind(&object.api_version, &object.kind)
+            .await?
+            .ok_or_else(|| object_error(object, "kind is not served"))?;
+        Ok(dynamic.object_ref(&served.resource))
+    }
+
+    fn lock_kinds(&self) -> Result<std::sync::MutexGuard<'_, KindCache>, ClusterError> {
+        self.inner
+            .kinds
+            .lock()
+            .map_err(|_| ClusterError::Other("discovery cache lock poisoned".into()))
+    }
+}
+
+fn object_error(object: &ObjectRef, message: impl std::fmt::Display) -> ClusterError {
+    ClusterError::Object {
+        object: object.to_string(),
+        message: message.to_string(),
+    }
+}
+
+fn to_value(object: &DynamicObject) -> Result<Value, ClusterError> {
+    serde_json::to_value(object).map_err(|e| {
+        ClusterError::Other(format!(
+            "cannot encode {}: {e}",
+            object.metadata.name.as_deref().unwrap_or("")
+        ))
+    })
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut cut = max;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    text[..cut].to_string()
+}
+
+/// The body of a server-side apply: what a client may own. A status apply
+/// carries only identity and status; a main-resource apply everything but status.
+pub fn applied(object: &Value, status: bool) -> Value {
+    let mut body = Map::new();
+    for key in ["apiVersion", "kind"] {
+        if let Some(v) = object.get(key) {
+            body.insert(key.into(), v.clone());
+        }
+    }
+    let mut metadata = Map::new();
+    if let Some(source) = object.get("metadata").and_then(Value::as_object) {
+        // A main-resource apply keeps the resourceVersion it was read at, so
+        // an apply computed from a stale read (the XR's spec changed while its
+        // pipeline ran) conflicts and is retried instead of reverting the change.
+        let keep: &[&str] = if status {
+            &["name", "namespace"]
+        } else {
+            APPLIED_METADATA
+        };
+        if !status && let Some(v) = source.get("resourceVersion").filter(|v| !v.is_null()) {
+            metadata.insert("resourceVersion".into(), v.clone());
+        }
+        for key in keep {
+            if let Some(v) = source.get(*key).filter(|v| !v.is_null()) {
+                metadata.insert((*key).into(), v.clone());
+            }
+        }
+    }
+    body.insert("metadata".into(), Value::Object(metadata));
+    if let Some(fields) = object.as_object() {
+        for (key, value) in fields {
+            let wanted = match key.as_str() {
+                "apiVersion" | "kind" | "metadata" => false,
+                "status" => status,
+                _ => !status,
+            };
+            if wanted {
+                body.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    Value::Object(body)
+}
+
+impl Cluster for KubeCluster {
+    fn get(&self, object: &ObjectRef) -> Result<Option<Value>, ClusterError> {
+        self.inner.handle.block_on(self.get_async(object))
+    }
+
+    fn list(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<Vec<Value>, ClusterError> {
+        self.inner
+            .handle
+            .block_on(self.list_async(api_version, kind, namespace, labels))
+    }
+
+    fn apply(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError> {
+        self.inner
+            .handle
+            .block_on(self.apply_async(object, field_manager, false))
+    }
+
+    fn apply_status(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError> {
+        self.inner
+            .handle
+            .block_on(self.apply_async(object, field_manager, true))
+    }
+
+    fn delete(&self, object: &ObjectRef, uid: Option<&str>) -> Result<(), ClusterError> {
+        self.inner.handle.block_on(self.delete_async(object, uid))
+    }
+
+    fn is_namespaced(&self, api_version: &str, kind: &str) -> Result<Option<bool>, ClusterError> {
+        self.inner
+            .handle
+            .block_on(self.served_kind(api_version, kind))
+            .map(|k| k.map(|k| k.namespaced))
+    }
+
+    fn record_event(&self, event: Event) {
+        self.publish(event);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn applied_bodies_keep_only_what_a_client_may_own() {
+        let object = json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {
+                "name": "a", "namespace": "ns", "uid": "u", "resourceVersion": "7",
+                "managedFields": [{}], "creationTimestamp": "t", "generation": 2,
+                "labels": {"l": "1"}, "finalizers": ["f"],
+            },
+            "data": {"k": "v"},
+            "status": {"s": 1},
+        });
+        let cases = [
+            (
+                false,
+                json!({
+                    "apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "a", "namespace": "ns", "resourceVersion": "7", "labels": {"l": "1"}, "finalizers": ["f"]},
+                    "data": {"k": "v"},
+                }),
+            ),
+            (
+                true,
+                json!({
+                    "apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "a", "namespace": "ns"},
+                    "status": {"s": 1},
+                }),
+            ),
+        ];
+        for (status, want) in cases {
+            assert_eq!(applied(&object, status), want, "status={status}");
+        }
+    }
+
+    #[test]
+    fn event_notes_are_cut_at_a_character_boundary() {
+        let cases = [("abc", 5, "abc"), ("abcdef", 3, "abc"), ("aé", 2, "a")];
+        for (text, max, want) in cases {
+            assert_eq!(truncate(text, max), want);
+        }
+    }
+}

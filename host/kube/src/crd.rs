@@ -1,0 +1,434 @@
+//! The CustomResourceDefinition an XRD defines, generated as upstream's
+//! `xcrd.ForCompositeResource` does.
+
+use plait_model::{CompositeResourceDefinition, XrdScope};
+use serde_json::{Map, Value, json};
+
+/// The category every XR CRD is in, so `kubectl get composite` lists them all.
+pub const CATEGORY_COMPOSITE: &str = "composite";
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CrdError {
+    #[error("spec.versions[{index}].schema.openAPIV3Schema.{field}: must be an object")]
+    NotAnObject { index: usize, field: &'static str },
+    #[error("metadata.uid: the XRD has no UID yet")]
+    MissingUid,
+}
+
+/// Generates the XR CRD for `xrd`, owned by the XRD (whose UID must be set).
+pub fn composite_crd(xrd: &CompositeResourceDefinition) -> Result<Value, CrdError> {
+    let uid = xrd.metadata.uid.clone().ok_or(CrdError::MissingUid)?;
+    let scope = xrd.scope();
+    let mut names = serde_json::to_value(&xrd.spec.names).unwrap_or_else(|_| json!({}));
+    let mut categories: Vec<String> = xrd.spec.names.categories.clone();
+    if !categories.iter().any(|c| c == CATEGORY_COMPOSITE) {
+        categories.push(CATEGORY_COMPOSITE.into());
+    }
+    names["categories"] = json!(categories);
+
+    let mut labels = Map::new();
+    for (k, v) in &xrd.metadata.labels {
+        labels.insert(k.clone(), json!(v));
+    }
+    let mut annotations = Map::new();
+    if let Some(meta) = &xrd.spec.metadata {
+        for (k, v) in &meta.labels {
+            labels.insert(k.clone(), json!(v));
+        }
+        for (k, v) in &meta.annotations {
+            annotations.insert(k.clone(), json!(v));
+        }
+    }
+
+    let mut versions = Vec::new();
+    for (index, version) in xrd.spec.versions.iter().enumerate() {
+        let mut v = json!({
+            "name": version.name,
+            "served": version.served,
+            "storage": version.referenceable,
+            "subresources": {"status": {}},
+            "schema": {"openAPIV3Schema": version_schema(version.open_api_v3_schema(), scope, index)?},
+            "additionalPrinterColumns": printer_columns(&version.additional_printer_columns, scope),
+        });
+        if let Some(d) = version.deprecated {
+            v["deprecated"] = json!(d);
+        }
+        if let Some(w) = &version.deprecation_warning {
+            v["deprecationWarning"] = json!(w);
+        }
+        if let Some(scale) = version
+            .extra
+            .get("subresources")
+            .and_then(|s| s.get("scale"))
+        {
+            v["subresources"]["scale"] = scale.clone();
+        }
+        versions.push(v);
+    }
+
+    let mut spec = json!({
+        "group": xrd.spec.group,
+        "names": names,
+        "scope": if scope == XrdScope::Namespaced { "Namespaced" } else { "Cluster" },
+        "versions": versions,
+    });
+    if let Some(conversion) = xrd.spec.extra.get("conversion") {
+        spec["conversion"] = conversion.clone();
+    }
+    let mut metadata = json!({
+        "name": xrd.metadata.name(),
+        "ownerReferences": [{
+            "apiVersion": xrd.api_version,
+            "kind": "CompositeResourceDefinition",
+            "name": xrd.metadata.name(),
+            "uid": uid,
+            "controller": true,
+            "blockOwnerDeletion": true,
+        }],
+    });
+    if !labels.is_empty() {
+        metadata["labels"] = Value::Object(labels);
+    }
+    if !annotations.is_empty() {
+        metadata["annotations"] = Value::Object(annotations);
+    }
+    Ok(json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": metadata,
+        "spec": spec,
+    }))
+}
+
+fn version_schema(user: Option<&Value>, scope: XrdScope, index: usize) -> Result<Value, CrdError> {
+    let empty = json!({});
+    let user = user.unwrap_or(&empty);
+    let user_props = user.get("properties");
+    let mut schema = json!({
+        "type": "object",
+        "required": ["spec"],
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {
+                "type": "object",
+                "properties": {"name": {"type": "string", "maxLength": metadata_name_max(user)}},
+            },
+            "spec": {"type": "object", "properties": {}},
+            "status": {"type": "object", "properties": {}},
+        },
+    });
+    for key in ["description", "x-kubernetes-validations"] {
+        if let Some(v) = user.get(key) {
+            schema[key] = v.clone();
+        }
+    }
+    for (field, name) in [("spec", "properties.spec"), ("status", "properties.status")] {
+        if let Some(user_field) = user_props.and_then(|p| p.get(field)) {
+            let Some(fields) = user_field.as_object() else {
+                return Err(CrdError::NotAnObject { index, field: name });
+            };
+            let target = &mut schema["properties"][field];
+            for (k, v) in fields {
+                if k == "type" {
+                    continue;
+                }
+                target[k] = v.clone();
+            }
+            if !target["properties"].is_object() {
+                target["properties"] = json!({});
+            }
+        }
+    }
+
+    let machinery = machinery_properties(scope);
+    match scope {
+        XrdScope::LegacyCluster => {
+            for (k, v) in machinery {
+                schema["properties"]["spec"]["properties"][k] = v;
+            }
+        }
+        XrdScope::Namespaced | XrdScope::Cluster => {
+            schema["properties"]["spec"]["properties"]["crossplane"] = json!({
+                "type": "object",
+                "description": "Configures how Crossplane will reconcile this composite resource",
+                "properties": Value::Object(machinery),
+            });
+        }
+    }
+
+    let status = &mut schema["properties"]["status"]["properties"];
+    status["conditions"] = conditions_schema();
+    if scope == XrdScope::LegacyCluster {
+        status["connectionDetails"] = json!({
+            "type": "object",
+            "properties": {"lastPublishedTime": {"type": "string", "format": "date-time"}},
+        });
+        status["claimConditionTypes"] = json!({
+            "type": "array",
+            "x-kubernetes-list-type": "set",
+            "items": {"type": "string"},
+        });
+    }
+    Ok(schema)
+}
+
+/// `metadata.name` may be no longer than a label value, or the user's limit if lower.
+fn metadata_name_max(user: &Value) -> u64 {
+    user.pointer("/properties/metadata/properties/name/maxLength")
+        .and_then(Value::as_u64)
+        .map_or(63, |m| m.min(63))
+}
+
+fn reference(required_name: bool) -> Value {
+    let mut r = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+    if required_name {
+        r["required"] = json!(["name"]);
+    }
+    r
+}
+
+fn selector() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+        "required": ["matchLabels"],
+    })
+}
+
+fn machinery_properties(scope: XrdScope) -> Map<String, Value> {
+    let mut ref_properties = json!({
+        "apiVersion": {"type": "string"},
+        "kind": {"type": "string"},
+        "name": {"type": "string"},
+    });
+    if scope != XrdScope::Namespaced {
+        ref_properties["namespace"] = json!({"type": "string"});
+    }
+    let mut m = Map::new();
+    m.insert("compositionRef".into(), reference(true));
+    m.insert("compositionSelector".into(), selector());
+    m.insert("compositionRevisionRef".into(), reference(true));
+    m.insert("compositionRevisionSelector".into(), selector());
+    m.insert(
+        "compositionUpdatePolicy".into(),
+        json!({"type": "string", "enum": ["Automatic", "Manual"]}),
+    );
+    m.insert(
+        "resourceRefs".into(),
+        json!({
+            "type": "array",
+            "x-kubernetes-list-type": "atomic",
+            "items": {
+                "type": "object",
+                "properties": ref_properties,
+                "required": ["apiVersion", "kind"],
+            },
+        }),
+    );
+    if scope == XrdScope::LegacyCluster {
+        m.insert(
+            "claimRef".into(),
+            json!({
+                "type": "object",
+                "properties": {
+                    "apiVersion": {"type": "string"},
+                    "kind": {"type": "string"},
+                    "namespace": {"type": "string"},
+                    "name": {"type": "string"},
+                },
+                "required": ["apiVersion", "kind", "namespace", "name"],
+            }),
+        );
+        m.insert(
+            "writeConnectionSecretToRef".into(),
+            json!({
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "namespace": {"type": "string"}},
+                "required": ["name", "namespace"],
+            }),
+        );
+    }
+    m
+}
+
+fn conditions_schema() -> Value {
+    json!({
+        "type": "array",
+        "description": "Conditions of the resource.",
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["type"],
+        "items": {
+            "type": "object",
+            "required": ["lastTransitionTime", "reason", "status", "type"],
+            "properties": {
+                "lastTransitionTime": {"type": "string", "format": "date-time"},
+                "message": {"type": "string"},
+                "observedGeneration": {"type": "integer", "format": "int64"},
+                "reason": {"type": "string"},
+                "status": {"type": "string"},
+                "type": {"type": "string"},
+            },
+        },
+    })
+}
+
+fn printer_columns(user: &[Value], scope: XrdScope) -> Vec<Value> {
+    let machinery = match scope {
+        XrdScope::LegacyCluster => ".spec",
+        XrdScope::Namespaced | XrdScope::Cluster => ".spec.crossplane",
+    };
+    let mut columns = user.to_vec();
+    columns.extend([
+        json!({"name": "SYNCED", "type": "string", "jsonPath": ".status.conditions[?(@.type=='Synced')].status"}),
+        json!({"name": "READY", "type": "string", "jsonPath": ".status.conditions[?(@.type=='Ready')].status"}),
+        json!({"name": "COMPOSITION", "type": "string", "jsonPath": format!("{machinery}.compositionRef.name")}),
+        json!({"name": "COMPOSITIONREVISION", "type": "string", "jsonPath": format!("{machinery}.compositionRevisionRef.name"), "priority": 1}),
+        json!({"name": "AGE", "type": "date", "jsonPath": ".metadata.creationTimestamp"}),
+    ]);
+    columns
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use plait_model::Manifest;
+
+    fn xrd(api_version: &str, scope: Option<&str>) -> CompositeResourceDefinition {
+        let mut value = json!({
+            "apiVersion": api_version,
+            "kind": "CompositeResourceDefinition",
+            "metadata": {"name": "apps.example.org", "uid": "xrd-uid", "labels": {"team": "a"}},
+            "spec": {
+                "group": "example.org",
+                "names": {"kind": "App", "plural": "apps"},
+                "versions": [
+                    {"name": "v1alpha1", "served": true, "referenceable": false,
+                     "schema": {"openAPIV3Schema": {"type": "object"}}},
+                    {"name": "v1beta1", "served": true, "referenceable": true,
+                     "additionalPrinterColumns": [{"name": "IMAGE", "type": "string", "jsonPath": ".spec.image"}],
+                     "schema": {"openAPIV3Schema": {"type": "object", "description": "An app.",
+                        "properties": {"spec": {"type": "object", "required": ["image"],
+                            "properties": {"image": {"type": "string"}}}}}}},
+                ],
+            },
+        });
+        if let Some(s) = scope {
+            value["spec"]["scope"] = json!(s);
+        }
+        CompositeResourceDefinition::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn scope_decides_crd_scope_and_where_machinery_lives() {
+        let cases = [
+            (
+                xrd("apiextensions.crossplane.io/v2", None),
+                "Namespaced",
+                "/spec/properties/crossplane/properties",
+                ".spec.crossplane.compositionRef.name",
+            ),
+            (
+                xrd("apiextensions.crossplane.io/v2", Some("Cluster")),
+                "Cluster",
+                "/spec/properties/crossplane/properties",
+                ".spec.crossplane.compositionRef.name",
+            ),
+            (
+                xrd("apiextensions.crossplane.io/v1", None),
+                "Cluster",
+                "/spec/properties",
+                ".spec.compositionRef.name",
+            ),
+        ];
+        for (xrd, crd_scope, machinery, composition_column) in cases {
+            let crd = composite_crd(&xrd).unwrap();
+            assert_eq!(crd["spec"]["scope"], crd_scope);
+            let schema = &crd["spec"]["versions"][1]["schema"]["openAPIV3Schema"]["properties"];
+            let machinery = schema.pointer(machinery).unwrap();
+            for field in [
+                "compositionRef",
+                "compositionSelector",
+                "compositionRevisionRef",
+                "compositionUpdatePolicy",
+                "resourceRefs",
+            ] {
+                assert!(machinery.get(field).is_some(), "{crd_scope}: {field}");
+            }
+            assert_eq!(
+                machinery["resourceRefs"]["items"]["properties"]
+                    .get("namespace")
+                    .is_some(),
+                crd_scope == "Cluster",
+                "resourceRefs carry a namespace only for cluster-scoped XRs"
+            );
+            assert_eq!(
+                machinery.get("claimRef").is_some(),
+                xrd.scope() == XrdScope::LegacyCluster
+            );
+            let columns = crd["spec"]["versions"][1]["additionalPrinterColumns"]
+                .as_array()
+                .unwrap();
+            let names: Vec<&str> = columns
+                .iter()
+                .map(|c| c["name"].as_str().unwrap())
+                .collect();
+            assert_eq!(
+                names,
+                [
+                    "IMAGE",
+                    "SYNCED",
+                    "READY",
+                    "COMPOSITION",
+                    "COMPOSITIONREVISION",
+                    "AGE"
+                ]
+            );
+            assert_eq!(columns[3]["jsonPath"], composition_column);
+        }
+    }
+
+    #[test]
+    fn crd_keeps_user_schema_and_adds_what_every_xr_needs() {
+        let crd = composite_crd(&xrd("apiextensions.crossplane.io/v2", None)).unwrap();
+        assert_eq!(crd["metadata"]["name"], "apps.example.org");
+        assert_eq!(crd["metadata"]["labels"]["team"], "a");
+        assert_eq!(crd["metadata"]["ownerReferences"][0]["uid"], "xrd-uid");
+        assert_eq!(crd["spec"]["names"]["categories"], json!(["composite"]));
+        let versions = crd["spec"]["versions"].as_array().unwrap();
+        assert_eq!(
+            versions
+                .iter()
+                .map(|v| v["storage"].as_bool().unwrap())
+                .collect::<Vec<_>>(),
+            [false, true],
+            "the referenceable version is stored"
+        );
+        let schema = &versions[1]["schema"]["openAPIV3Schema"];
+        assert_eq!(schema["description"], "An app.");
+        assert_eq!(schema["required"], json!(["spec"]));
+        assert_eq!(schema["properties"]["spec"]["required"], json!(["image"]));
+        assert_eq!(
+            schema["properties"]["spec"]["properties"]["image"]["type"],
+            "string"
+        );
+        assert_eq!(
+            schema["properties"]["metadata"]["properties"]["name"]["maxLength"],
+            63
+        );
+        assert_eq!(
+            schema["properties"]["status"]["properties"]["conditions"]["x-kubernetes-list-map-keys"],
+            json!(["type"])
+        );
+        assert_eq!(versions[1]["subresources"], json!({"status": {}}));
+    }
+
+    #[test]
+    fn crd_needs_the_xrd_uid_for_its_owner_reference() {
+        let mut x = xrd("apiextensions.crossplane.io/v2", None);
+        x.metadata.uid = None;
+        assert_eq!(composite_crd(&x), Err(CrdError::MissingUid));
+    }
+}

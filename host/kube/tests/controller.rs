@@ -1,0 +1,661 @@
+//! The controller against a real API server, garbage collector and all.
+//!
+//! One controller runs per test binary on its own thread; each test makes
+//! its own XRD (a group of its own), Composition and namespace, so tests run
+//! side by side without seeing each other's objects.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::future::Future;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Client;
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use plait_kube::{BuiltinResolver, Timing};
+use plait_reconcile::compose::deterministic_name;
+use plait_runtime::{Runtime, RuntimeConfig};
+use plait_testcluster::TestCluster;
+use serde_json::{Value, json};
+
+const TIMEOUT: Duration = Duration::from_secs(90);
+
+/// The shared cluster, with plait's controller running against it.
+fn cluster() -> &'static TestCluster {
+    static STARTED: OnceLock<()> = OnceLock::new();
+    let cluster = TestCluster::shared().expect("test cluster");
+    STARTED.get_or_init(|| {
+        let config = cluster.config();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let tokio = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            tokio.block_on(async move {
+                let client = Client::try_from(config).unwrap();
+                plait_kube::install_crds(&client, TIMEOUT).await.unwrap();
+                ready_tx.send(()).unwrap();
+                let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
+                let timing = Timing {
+                    poll_interval: Duration::from_secs(60),
+                    ..Timing::default()
+                };
+                plait_kube::run(
+                    client,
+                    Arc::new(BuiltinResolver::new(runtime)),
+                    timing,
+                    std::future::pending(),
+                )
+                .await
+                .unwrap();
+            });
+        });
+        ready_rx
+            .recv_timeout(TIMEOUT)
+            .expect("plait CRDs installed");
+    });
+    cluster
+}
+
+/// Polls `check` until it returns `Some`, failing with `what` after [`TIMEOUT`].
+async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(found) = check().await {
+            return found;
+        }
+        assert!(start.elapsed() < TIMEOUT, "timed out waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+fn resource(api_version: &str, kind: &str, plural: &str) -> ApiResource {
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    ApiResource {
+        group: group.into(),
+        version: version.into(),
+        api_version: api_version.into(),
+        kind: kind.into(),
+        plural: plural.into(),
+    }
+}
+
+fn api(client: &Client, ar: &ApiResource, namespace: Option<&str>) -> Api<DynamicObject> {
+    match namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, ar),
+        None => Api::all_with(client.clone(), ar),
+    }
+}
+
+fn yaml(path: &str) -> Value {
+    let text =
+        std::fs::read_to_string(format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    serde_yaml_ng::from_str(&text).unwrap()
+}
+
+async fn create(client: &Client, object: &Value) -> Value {
+    let api_version = object["apiVersion"].as_str().unwrap();
+    let kind = object["kind"].as_str().unwrap();
+    let plural = match kind {
+        "CompositeResourceDefinition" => "compositeresourcedefinitions".to_string(),
+        "Composition" => "compositions".to_string(),
+        other => format!("{}s", other.to_lowercase()),
+    };
+    let ar = resource(api_version, kind, &plural);
+    let namespace = object
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str);
+    let dynamic: DynamicObject = serde_json::from_value(object.clone()).unwrap();
+    let created = api(client, &ar, namespace)
+        .create(&PostParams::default(), &dynamic)
+        .await
+        .unwrap_or_else(|e| panic!("create {kind}: {e}"));
+    serde_json::to_value(created).unwrap()
+}
+
+/// A test's own copy of the getting-started API: group `<id>.example.org`.
+struct App {
+    client: Client,
+    group: String,
+    namespace: String,
+    xr: ApiResource,
+}
+
+impl App {
+    async fn new(id: &str, composition: Value) -> App {
+        let cluster = cluster();
+        let client = cluster.client().await;
+        let namespace = cluster.namespace(id).await;
+        let group = format!("{id}.example.org");
+        let mut xrd = yaml("examples/getting-started/xrd.yaml");
+        xrd["metadata"]["name"] = json!(format!("apps.{group}"));
+        xrd["spec"]["group"] = json!(group);
+        create(&client, &xrd).await;
+        let mut composition = composition;
+        composition["metadata"]["name"] = json!(format!("app-{id}"));
+        composition["spec"]["compositeTypeRef"]["apiVersion"] = json!(format!("{group}/v1alpha1"));
+        create(&client, &composition).await;
+        let xr = resource(&format!("{group}/v1alpha1"), "App", "apps");
+        let app = App {
+            client,
+            group,
+            namespace,
+            xr,
+        };
+        app.established().await;
+        app
+    }
+
+    async fn established(&self) -> CustomResourceDefinition {
+        let crds: Api<CustomResourceDefinition> = Api::all(self.client.clone());
+        let name = format!("apps.{}", self.group);
+        eventually("the XR CRD to be established", || {
+            let crds = crds.clone();
+            let name = name.clone();
+            async move {
+                let crd = crds.get_opt(&name).await.ok()??;
+                let established = crd
+                    .status
+                    .as_ref()?
+                    .conditions
+                    .as_ref()?
+                    .iter()
+                    .any(|c| c.type_ == "Established" && c.status == "True");
+                established.then_some(crd)
+            }
+        })
+        .await
+    }
+
+    fn xrs(&self) -> Api<DynamicObject> {
+        api(&self.client, &self.xr, Some(&self.namespace))
+    }
+
+    async fn create_xr(&self, name: &str, spec: Value) -> Value {
+        let xr = json!({
+            "apiVersion": self.xr.api_version, "kind": "App",
+            "metadata": {"name": name, "namespace": self.namespace},
+            "spec": spec,
+        });
+        create(&self.client, &xr).await
+    }
+
+    async fn xr(&self, name: &str) -> Option<Value> {
+        self.xrs()
+            .get_opt(name)
+            .await
+            .unwrap()
+            .map(|o| serde_json::to_value(o).unwrap())
+    }
+
+    /// Waits until the XR's condition `type_` has `status`, returning the XR.
+    async fn condition(&self, name: &str, type_: &str, status: &str) -> Value {
+        eventually(&format!("{name}: {type_}={status}"), || async {
+            let xr = self.xr(name).await?;
+            let found = condition(&xr, type_)?;
+            (found["status"] == status).then_some(xr)
+        })
+        .await
+    }
+
+    fn composed(&self, api_version: &str, kind: &str, plural: &str) -> Api<DynamicObject> {
+        api(
+            &self.client,
+            &resource(api_version, kind, plural),
+            Some(&self.namespace),
+        )
+    }
+}
+
+fn condition<'a>(xr: &'a Value, type_: &str) -> Option<&'a Value> {
+    xr.pointer("/status/conditions")?
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_)
+}
+
+fn config_map_composition(names: &[&str]) -> Value {
+    let resources: Vec<Value> = names
+        .iter()
+        .map(|n| {
+            json!({
+                "name": n,
+                "base": {"apiVersion": "v1", "kind": "ConfigMap", "data": {"resource": n}},
+                // A ConfigMap has no conditions; it is ready once it exists.
+                "readinessChecks": [{"type": "None"}],
+                "patches": [{"type": "FromCompositeFieldPath", "fromFieldPath": "spec.image", "toFieldPath": "data.image"}],
+            })
+        })
+        .collect();
+    json!({
+        "apiVersion": "apiextensions.crossplane.io/v1",
+        "kind": "Composition",
+        "metadata": {"name": "placeholder"},
+        "spec": {
+            "compositeTypeRef": {"apiVersion": "placeholder", "kind": "App"},
+            "mode": "Pipeline",
+            "pipeline": [{
+                "step": "compose",
+                "functionRef": {"name": "function-patch-and-transform"},
+                "input": {"apiVersion": "pt.fn.crossplane.io/v1beta1", "kind": "Resources", "resources": resources},
+            }],
+        },
+    })
+}
+
+async fn config_map(app: &App, xr: &Value, name: &str) -> Option<Value> {
+    let uid = xr["metadata"]["uid"].as_str()?;
+    let xr_name = xr["metadata"]["name"].as_str()?;
+    let cm_name = deterministic_name(&format!("{xr_name}-"), uid, name);
+    app.composed("v1", "ConfigMap", "configmaps")
+        .get_opt(&cm_name)
+        .await
+        .ok()?
+        .map(|o| serde_json::to_value(o).unwrap())
+}
+
+#[tokio::test]
+async fn xrd_becomes_an_established_crd_with_printer_columns() {
+    let cases = [
+        (
+            "xrd-ns",
+            "apiextensions.crossplane.io/v2",
+            Some("Namespaced"),
+            "Namespaced",
+            ".spec.crossplane.compositionRef.name",
+        ),
+        (
+            "xrd-cluster",
+            "apiextensions.crossplane.io/v2",
+            Some("Cluster"),
+            "Cluster",
+            ".spec.crossplane.compositionRef.name",
+        ),
+        (
+            "xrd-legacy",
+            "apiextensions.crossplane.io/v1",
+            None,
+            "Cluster",
+            ".spec.compositionRef.name",
+        ),
+    ];
+    let client = cluster().client().await;
+    for (id, api_version, scope, crd_scope, composition_path) in cases {
+        let group = format!("{id}.example.org");
+        let mut xrd = yaml("examples/getting-started/xrd.yaml");
+        xrd["apiVersion"] = json!(api_version);
+        xrd["metadata"]["name"] = json!(format!("apps.{group}"));
+        xrd["spec"]["group"] = json!(group);
+        match scope {
+            Some(s) => xrd["spec"]["scope"] = json!(s),
+            None => {
+                xrd["spec"].as_object_mut().unwrap().remove("scope");
+            }
+        }
+        create(&client, &xrd).await;
+        let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+        let name = format!("apps.{group}");
+        let crd = eventually(&format!("{id}: CRD established"), || async {
+            let crd = crds.get_opt(&name).await.ok()??;
+            crd.status
+                .as_ref()?
+                .conditions
+                .as_ref()?
+                .iter()
+                .any(|c| c.type_ == "Established" && c.status == "True")
+                .then_some(crd)
+        })
+        .await;
+        assert_eq!(crd.spec.scope, crd_scope, "{id}");
+        assert!(
+            crd.spec
+                .names
+                .categories
+                .as_ref()
+                .unwrap()
+                .contains(&"composite".to_string()),
+            "{id}"
+        );
+        let version = &crd.spec.versions[0];
+        assert!(
+            version.storage && version.subresources.as_ref().unwrap().status.is_some(),
+            "{id}"
+        );
+        let columns: Vec<(&str, &str)> = version
+            .additional_printer_columns
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|c| (c.name.as_str(), c.json_path.as_str()))
+            .collect();
+        assert_eq!(
+            columns,
+            [
+                ("SYNCED", ".status.conditions[?(@.type=='Synced')].status"),
+                ("READY", ".status.conditions[?(@.type=='Ready')].status"),
+                ("COMPOSITION", composition_path),
+                (
+                    "COMPOSITIONREVISION",
+                    &composition_path.replace("compositionRef", "compositionRevisionRef")[..]
+                ),
+                ("AGE", ".metadata.creationTimestamp"),
+            ],
+            "{id}"
+        );
+        let xrds = api(
+            &client,
+            &resource(
+                "apiextensions.crossplane.io/v1",
+                "CompositeResourceDefinition",
+                "compositeresourcedefinitions",
+            ),
+            None,
+        );
+        eventually(&format!("{id}: XRD Established"), || async {
+            let xrd = serde_json::to_value(xrds.get(&name).await.ok()?).ok()?;
+            (condition(&xrd, "Established")?["status"] == "True").then_some(())
+        })
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn getting_started_xr_is_composed_with_names_owners_and_refs() {
+    let app = App::new("started", yaml("examples/getting-started/composition.yaml")).await;
+    app.create_xr(
+        "hello",
+        json!({"image": "ghcr.io/example/hello:1.4.2", "tier": "large"}),
+    )
+    .await;
+    let xr = app.condition("hello", "Synced", "True").await;
+    let uid = xr["metadata"]["uid"].as_str().unwrap();
+    let refs = xr
+        .pointer("/spec/crossplane/resourceRefs")
+        .unwrap()
+        .as_array()
+        .unwrap();
+    let want_names = [
+        (
+            "apps/v1",
+            "Deployment",
+            "deployments",
+            deterministic_name("hello-", uid, "deployment"),
+        ),
+        (
+            "v1",
+            "Service",
+            "services",
+            deterministic_name("hello-", uid, "service"),
+        ),
+    ];
+    assert_eq!(refs.len(), 2, "{refs:?}");
+    for (api_version, kind, plural, name) in &want_names {
+        assert!(
+            refs.iter().any(|r| r["kind"] == *kind
+                && r["name"] == name.as_str()
+                && r.get("namespace").is_none()),
+            "{kind} {name} in {refs:?}"
+        );
+        let object = app
+            .composed(api_version, kind, plural)
+            .get(name)
+            .await
+            .unwrap();
+        let owner = &object.metadata.owner_references.as_ref().unwrap()[0];
+        assert_eq!(
+            (owner.uid.as_str(), owner.controller),
+            (uid, Some(true)),
+            "{kind}"
+        );
+        let labels = object.metadata.labels.as_ref().unwrap();
+        assert_eq!(labels["crossplane.io/composite"], "hello");
+        assert_eq!(labels["app.kubernetes.io/name"], "hello");
+    }
+    let deployment = app
+        .composed("apps/v1", "Deployment", "deployments")
+        .get(&want_names[0].3)
+        .await
+        .unwrap();
+    let container = &deployment.data["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(container["image"], "ghcr.io/example/hello:1.4.2");
+    assert_eq!(container["resources"]["limits"]["memory"], "2Gi");
+    assert_eq!(deployment.data["spec"]["replicas"], 2, "XRD schema default");
+    assert_eq!(
+        xr.pointer("/spec/crossplane/compositionRef/name").unwrap(),
+        "app-started"
+    );
+    assert_eq!(
+        xr["status"]["address"],
+        format!("hello.{}.svc.cluster.local", app.namespace)
+    );
+}
+
+#[tokio::test]
+async fn xr_is_ready_once_composed_resources_are() {
+    let app = App::new("ready", config_map_composition(&["a", "b"])).await;
+    app.create_xr("r", json!({"image": "one"})).await;
+    let xr = app.condition("r", "Ready", "True").await;
+    assert_eq!(condition(&xr, "Synced").unwrap()["status"], "True");
+    assert_eq!(
+        condition(&xr, "Ready").unwrap()["observedGeneration"],
+        xr["metadata"]["generation"]
+    );
+}
+
+#[tokio::test]
+async fn composed_resources_follow_the_xr_and_drift_is_reverted() {
+    let app = App::new("drift", config_map_composition(&["a", "b"])).await;
+    app.create_xr("d", json!({"image": "one"})).await;
+    let xr = app.condition("d", "Synced", "True").await;
+    let cms = app.composed("v1", "ConfigMap", "configmaps");
+    let a = config_map(&app, &xr, "a").await.unwrap();
+    let a_name = a["metadata"]["name"].as_str().unwrap().to_string();
+    let b = config_map(&app, &xr, "b").await.unwrap();
+    let b_name = b["metadata"]["name"].as_str().unwrap().to_string();
+
+    // Each case changes the world, then waits for the controller to restore it.
+    enum Change {
+        XrSpec,
+        EditComposed,
+        DeleteComposed,
+    }
+    for change in [Change::XrSpec, Change::EditComposed, Change::DeleteComposed] {
+        let (what, want_image) = match change {
+            Change::XrSpec => {
+                let patch = json!({"spec": {"image": "two"}});
+                app.xrs()
+                    .patch("d", &PatchParams::default(), &Patch::Merge(&patch))
+                    .await
+                    .unwrap();
+                ("composed resources follow the XR", "two")
+            }
+            Change::EditComposed => {
+                let patch = json!({"data": {"image": "edited"}});
+                cms.patch(&a_name, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await
+                    .unwrap();
+                ("an edited composed resource is reverted", "two")
+            }
+            Change::DeleteComposed => {
+                let before = b["metadata"]["uid"].clone();
+                cms.delete(&b_name, &DeleteParams::default()).await.unwrap();
+                eventually("the deleted composed resource to be recreated", || async {
+                    let b = cms.get_opt(&b_name).await.ok()??;
+                    (serde_json::to_value(&b.metadata.uid).ok()? != before).then_some(())
+                })
+                .await;
+                ("a deleted composed resource is recreated", "two")
+            }
+        };
+        for name in [&a_name, &b_name] {
+            eventually(what, || async {
+                let cm = cms.get_opt(name).await.ok()??;
+                (cm.data["data"]["image"] == want_image).then_some(())
+            })
+            .await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn resources_removed_from_the_composition_are_deleted() {
+    let app = App::new("gc", config_map_composition(&["keep", "drop"])).await;
+    app.create_xr("g", json!({"image": "one"})).await;
+    let xr = app.condition("g", "Synced", "True").await;
+    let drop = config_map(&app, &xr, "drop").await.unwrap();
+    let drop_name = drop["metadata"]["name"].as_str().unwrap().to_string();
+    let mut composition = config_map_composition(&["keep"]);
+    composition["spec"]["compositeTypeRef"]["apiVersion"] = json!(app.xr.api_version);
+    let compositions = api(
+        &app.client,
+        &resource(
+            "apiextensions.crossplane.io/v1",
+            "Composition",
+            "compositions",
+        ),
+        None,
+    );
+    let patch = json!({"spec": composition["spec"]});
+    compositions
+        .patch("app-gc", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    let cms = app.composed("v1", "ConfigMap", "configmaps");
+    eventually("the dropped resource to be deleted", || async {
+        cms.get_opt(&drop_name).await.ok()?.is_none().then_some(())
+    })
+    .await;
+    let xr = eventually("resourceRefs to list only the kept resource", || async {
+        let xr = app.xr("g").await?;
+        let refs = xr
+            .pointer("/spec/crossplane/resourceRefs")?
+            .as_array()?
+            .len();
+        (refs == 1).then_some(xr)
+    })
+    .await;
+    assert!(config_map(&app, &xr, "keep").await.is_some());
+}
+
+#[tokio::test]
+async fn a_failing_step_keeps_resources_and_names_the_step() {
+    let app = App::new("failing", config_map_composition(&["a"])).await;
+    app.create_xr("f", json!({"image": "one"})).await;
+    let xr = app.condition("f", "Synced", "True").await;
+    let a = config_map(&app, &xr, "a").await.unwrap();
+    let mut broken = config_map_composition(&["a"]);
+    broken["spec"]["pipeline"][0]["step"] = json!("broken-step");
+    broken["spec"]["pipeline"][0]["input"]["resources"][0]["patches"][0]["transforms"] =
+        json!([{"type": "math", "math": {"type": "Multiply", "multiply": 2}}]);
+    let compositions = api(
+        &app.client,
+        &resource(
+            "apiextensions.crossplane.io/v1",
+            "Composition",
+            "compositions",
+        ),
+        None,
+    );
+    let patch = json!({"spec": {"pipeline": broken["spec"]["pipeline"]}});
+    compositions
+        .patch(
+            "app-failing",
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await
+        .unwrap();
+    let xr = app.condition("f", "Synced", "False").await;
+    let message = condition(&xr, "Synced").unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(message.contains("broken-step"), "{message}");
+    let still = config_map(&app, &xr, "a").await.unwrap();
+    assert_eq!(still["metadata"]["uid"], a["metadata"]["uid"]);
+}
+
+#[tokio::test]
+async fn a_paused_xr_is_left_alone_until_unpaused() {
+    let app = App::new("paused", config_map_composition(&["a"])).await;
+    app.create_xr("p", json!({"image": "one"})).await;
+    let xr = app.condition("p", "Synced", "True").await;
+    let a = config_map(&app, &xr, "a").await.unwrap();
+    let a_name = a["metadata"]["name"].as_str().unwrap().to_string();
+    let pause = json!({"metadata": {"annotations": {"crossplane.io/paused": "true"}}, "spec": {"image": "two"}});
+    app.xrs()
+        .patch("p", &PatchParams::default(), &Patch::Merge(&pause))
+        .await
+        .unwrap();
+    let paused = app.condition("p", "Synced", "False").await;
+    assert_eq!(
+        condition(&paused, "Synced").unwrap()["reason"],
+        "ReconcilePaused"
+    );
+    let cms = app.composed("v1", "ConfigMap", "configmaps");
+    assert_eq!(cms.get(&a_name).await.unwrap().data["data"]["image"], "one");
+    let unpause = json!({"metadata": {"annotations": {"crossplane.io/paused": null}}});
+    app.xrs()
+        .patch("p", &PatchParams::default(), &Patch::Merge(&unpause))
+        .await
+        .unwrap();
+    eventually("the unpaused XR to be composed again", || async {
+        let cm = cms.get_opt(&a_name).await.ok()??;
+        (cm.data["data"]["image"] == "two").then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn deleting_the_xr_then_the_xrd_removes_everything() {
+    let app = App::new("delete", config_map_composition(&["a", "b"])).await;
+    app.create_xr("x", json!({"image": "one"})).await;
+    let xr = app.condition("x", "Synced", "True").await;
+    let names: Vec<String> = ["a", "b"]
+        .iter()
+        .map(|n| deterministic_name("x-", xr["metadata"]["uid"].as_str().unwrap(), n))
+        .collect();
+    app.xrs()
+        .delete("x", &DeleteParams::default())
+        .await
+        .unwrap();
+    let cms = app.composed("v1", "ConfigMap", "configmaps");
+    eventually("the XR and its composed resources to be gone", || async {
+        if app.xr("x").await.is_some() {
+            return None;
+        }
+        for name in &names {
+            if cms.get_opt(name).await.ok()?.is_some() {
+                return None;
+            }
+        }
+        Some(())
+    })
+    .await;
+
+    let xrds = api(
+        &app.client,
+        &resource(
+            "apiextensions.crossplane.io/v1",
+            "CompositeResourceDefinition",
+            "compositeresourcedefinitions",
+        ),
+        None,
+    );
+    let name = format!("apps.{}", app.group);
+    xrds.delete(&name, &DeleteParams::default()).await.unwrap();
+    let crds: Api<CustomResourceDefinition> = Api::all(app.client.clone());
+    eventually("the XRD and its CRD to be gone", || async {
+        let crd_gone = crds.get_opt(&name).await.ok()?.is_none();
+        let xrd_gone = xrds.get_opt(&name).await.ok()?.is_none();
+        (crd_gone && xrd_gone).then_some(())
+    })
+    .await;
+}
