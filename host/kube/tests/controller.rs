@@ -431,10 +431,14 @@ async fn getting_started_xr_is_composed_with_names_owners_and_refs() {
         xr.pointer("/spec/crossplane/compositionRef/name").unwrap(),
         "app-started"
     );
-    assert_eq!(
-        xr["status"]["address"],
-        format!("hello.{}.svc.cluster.local", app.namespace)
-    );
+    // The address comes back from the observed Service, so a later
+    // reconcile than the first one that synced writes it.
+    let want = format!("hello.{}.svc.cluster.local", app.namespace);
+    eventually("status.address from the observed Service", || async {
+        let xr = app.xr("hello").await?;
+        (xr["status"]["address"] == want.as_str()).then_some(())
+    })
+    .await;
 }
 
 #[tokio::test]
