@@ -123,10 +123,11 @@ $(CLANG_DIR)/.done:
 
 test: lint unit
 
-bench: setup build-deps test-deps
+bench: setup build-deps test-deps test-cluster-binaries
 	$(CARGO) bench -p plait-runtime --bench call
 	$(CARGO) bench -p plait-runtime --bench patch_and_transform
 	$(CARGO) bench -p plait-oci --bench distribution
+	$(CARGO) bench -p plait --bench controller
 
 # Builds every example function from source.
 functions: toolchains

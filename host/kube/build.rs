@@ -1,19 +1,17 @@
-//! Embeds plait's own CRDs (every `crds/*.yaml`) so the controller installs
-//! the API it serves.
+//! Embeds plait's own CRDs (every `deploy/crds/*.yaml`, the same files
+//! `kubectl apply -k deploy/` installs) so the controller installs the API it
+//! serves.
 
 use std::path::Path;
 
 fn main() -> std::io::Result<()> {
-    let dir = Path::new("crds");
-    println!("cargo::rerun-if-changed=crds");
-    let mut files: Vec<_> = match std::fs::read_dir(dir) {
-        Ok(entries) => entries
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
-            .collect(),
-        Err(_) => Vec::new(),
-    };
+    let dir = Path::new("../../deploy/crds");
+    println!("cargo::rerun-if-changed=../../deploy/crds");
+    let mut files: Vec<_> = std::fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+        .collect();
     files.sort();
     let mut all = String::new();
     for file in files {

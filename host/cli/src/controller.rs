@@ -1,16 +1,20 @@
 //! `plait controller`: runs plait's controllers against a cluster until
 //! SIGINT or SIGTERM, then lets running reconciles finish.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use futures::FutureExt;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
-use plait_kube::{BuiltinResolver, Timing};
+use plait_kube::{BuiltinResolver, Health, LeaderElection, Options, Timing};
 use plait_runtime::{Runtime, RuntimeConfig};
 
 use crate::ControllerArgs;
+
+/// The Lease replicas of `plait controller` elect their leader with.
+pub const LEASE_NAME: &str = "plait-controller";
 
 pub fn run(args: &ControllerArgs) -> Result<String> {
     let tokio = tokio::runtime::Builder::new_multi_thread()
@@ -21,8 +25,10 @@ pub fn run(args: &ControllerArgs) -> Result<String> {
     Ok(String::new())
 }
 
-async fn serve(args: &ControllerArgs) -> Result<()> {
-    let config = match &args.kubeconfig {
+/// A client from `kubeconfig`, else `$KUBECONFIG`, `~/.kube/config` or the
+/// in-cluster config.
+pub(crate) async fn client(kubeconfig: Option<&Path>) -> Result<Client> {
+    let config = match kubeconfig {
         Some(path) => {
             let kubeconfig = Kubeconfig::read_from(path)
                 .with_context(|| format!("cannot read kubeconfig {}", path.display()))?;
@@ -35,7 +41,11 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
             .context("no kubeconfig: pass --kubeconfig, set KUBECONFIG, or run in a cluster")?,
     };
     tracing::info!(server = %config.cluster_url, "connecting");
-    let client = Client::try_from(config).context("cannot create a Kubernetes client")?;
+    Client::try_from(config).context("cannot create a Kubernetes client")
+}
+
+async fn serve(args: &ControllerArgs) -> Result<()> {
+    let client = client(args.kubeconfig.as_deref()).await?;
     let runtime = Runtime::new(RuntimeConfig {
         cache_dir: plait_oci::compile_cache_dir(),
         ..RuntimeConfig::default()
@@ -44,20 +54,67 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
         poll_interval: args.poll_interval,
         ..Timing::default()
     };
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let health = Arc::new(Health::default());
+    let listener = tokio::net::TcpListener::bind(args.probe_address)
+        .await
+        .with_context(|| format!("cannot listen on --probe-address {}", args.probe_address))?;
+    tracing::info!(
+        address = %listener.local_addr().unwrap_or(args.probe_address),
+        "serving /metrics, /healthz and /readyz"
+    );
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let stopped = async move {
+        let mut stopped = stopped;
+        let _ = stopped.wait_for(|stop| *stop).await;
+    }
+    .shared();
     tokio::spawn(async move {
         shutdown_signal().await;
         tracing::info!("shutting down: waiting for running reconciles");
-        let _ = stop.send(());
+        let _ = stop.send(true);
     });
-    plait_kube::run(
+    let probes = tokio::spawn(plait_kube::probes::serve(
+        listener,
+        health.clone(),
+        stopped.clone(),
+    ));
+    let options = Options {
+        timing,
+        leader_election: args.leader_election.then(|| leader_election(args)),
+        health,
+    };
+    let result = plait_kube::run(
         client,
         Arc::new(BuiltinResolver::new(runtime)),
-        timing,
-        stopped.map(|_| ()),
+        options,
+        stopped,
     )
-    .await?;
-    Ok(())
+    .await;
+    probes.abort();
+    Ok(result?)
+}
+
+fn leader_election(args: &ControllerArgs) -> LeaderElection {
+    let namespace = args
+        .leader_election_namespace
+        .clone()
+        .or_else(|| std::env::var("POD_NAMESPACE").ok())
+        .unwrap_or_else(|| "plait-system".into());
+    let identity = args.identity.clone().unwrap_or_else(|| {
+        let host = std::env::var("POD_NAME")
+            .ok()
+            .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
+            .map(|h| h.trim().to_string())
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| "plait".into());
+        // RandomState is seeded from the OS, so two replicas on one host differ.
+        let suffix = std::hash::BuildHasher::hash_one(
+            &std::collections::hash_map::RandomState::new(),
+            std::process::id(),
+        );
+        format!("{host}_{:08x}", suffix as u32)
+    });
+    LeaderElection::new(&namespace, LEASE_NAME, &identity)
 }
 
 async fn shutdown_signal() {

@@ -5,6 +5,7 @@ mod convert;
 mod files;
 mod function;
 mod functions;
+mod install;
 mod render;
 mod scaffold;
 
@@ -42,6 +43,27 @@ enum Command {
     },
     /// Run the controllers: serve every XRD's API and keep each XR composed.
     Controller(ControllerArgs),
+    /// Install plait in a cluster (the objects in deploy/), or print them.
+    Install(InstallArgs),
+}
+
+#[derive(clap::Args)]
+pub struct InstallArgs {
+    /// Print the objects as YAML instead of applying them.
+    #[arg(long)]
+    pub print: bool,
+    /// The kubeconfig to use; otherwise $KUBECONFIG, ~/.kube/config or the in-cluster config.
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// The namespace plait runs in.
+    #[arg(long, default_value = install::DEFAULT_NAMESPACE)]
+    pub namespace: String,
+    /// The controller image; defaults to the one deploy/deployment.yaml names.
+    #[arg(long)]
+    pub image: Option<String>,
+    /// Controller replicas; one is active at a time.
+    #[arg(long, default_value_t = 2)]
+    pub replicas: u32,
 }
 
 #[derive(clap::Args)]
@@ -52,6 +74,19 @@ pub struct ControllerArgs {
     /// Reconcile every composite resource at least this often, e.g. 60s, 5m.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub poll_interval: Duration,
+    /// Where /metrics, /healthz and /readyz are served.
+    #[arg(long, default_value = "0.0.0.0:8080")]
+    pub probe_address: std::net::SocketAddr,
+    /// Run only while holding a Lease, so that one of several replicas is active.
+    #[arg(long)]
+    pub leader_election: bool,
+    /// The namespace of the leader Lease; defaults to $POD_NAMESPACE, else plait-system.
+    #[arg(long)]
+    pub leader_election_namespace: Option<String>,
+    /// This replica's identity in the Lease; defaults to $POD_NAME, else the host name,
+    /// with a random suffix.
+    #[arg(long)]
+    pub identity: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -150,6 +185,7 @@ fn main() -> ExitCode {
         Command::Convert { file } => convert::run(&file),
         Command::Function { command } => function::run(&command),
         Command::Controller(args) => controller::run(&args),
+        Command::Install(args) => install::run(&args),
     };
     match result {
         Ok(output) => {

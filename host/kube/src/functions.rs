@@ -15,6 +15,8 @@ use plait_runtime::{Builtin, CallLimits, Module, Runtime, RuntimeError};
 use plait_sdk::{Request, Response};
 use serde_json::Value;
 
+use crate::metrics::metrics;
+
 pub const FUNCTION_API_VERSION: &str = "pkg.crossplane.io/v1";
 pub const FUNCTION_KIND: &str = "Function";
 
@@ -148,7 +150,11 @@ impl FunctionRunner for PipelineFunctions {
             deadline: defaults.deadline.min(remaining),
             ..defaults
         };
-        let output = self.runtime.call(module, request, &limits)?;
+        let output = self
+            .runtime
+            .call(module, request, &limits)
+            .inspect_err(|e| metrics().guest_failed(function, e.kind()))?;
+        metrics().function_called(function, output.duration);
         for line in &output.logs {
             tracing::info!(function, level = ?line.level, "{}", line.message);
         }

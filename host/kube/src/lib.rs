@@ -9,6 +9,9 @@
 pub mod cluster;
 pub mod crd;
 pub mod functions;
+pub mod leader;
+pub mod metrics;
+pub mod probes;
 pub mod watches;
 pub mod xr;
 pub mod xrd;
@@ -27,6 +30,8 @@ use serde_json::Value;
 
 pub use cluster::{KubeCluster, ServedKind};
 pub use functions::{BuiltinResolver, FunctionResolver, PipelineFunctions, ResolveError};
+pub use leader::{LeaderElection, LeaderError};
+pub use probes::Health;
 pub use xr::Timing;
 pub use xrd::Manager;
 
@@ -39,6 +44,29 @@ pub enum ControllerError {
     Parse(String),
     #[error("CustomResourceDefinition {name}: {message}")]
     Install { name: String, message: String },
+    #[error(transparent)]
+    Leader(#[from] LeaderError),
+    #[error("lost the leader Lease; stopped so a replica that holds it can take over")]
+    LeadershipLost,
+}
+
+/// How the controllers run.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub timing: Timing,
+    /// Run only while holding this Lease; `None` runs unconditionally.
+    pub leader_election: Option<LeaderElection>,
+    /// Marked ready once plait's CRDs are installed.
+    pub health: Arc<Health>,
+}
+
+impl From<Timing> for Options {
+    fn from(timing: Timing) -> Options {
+        Options {
+            timing,
+            ..Options::default()
+        }
+    }
 }
 
 /// The CRDs in [`CRDS`], as objects.
@@ -94,24 +122,56 @@ pub async fn install_crds(client: &Client, timeout: Duration) -> Result<(), Cont
 }
 
 /// Installs the CRDs and runs the controllers until `shutdown` resolves;
-/// then lets running reconciles finish and stops.
+/// then lets running reconciles finish and stops. With leader election the
+/// controllers start only once this replica holds the Lease, and stop with
+/// [`ControllerError::LeadershipLost`] if it is lost.
 pub async fn run(
     client: Client,
     resolver: Arc<dyn FunctionResolver>,
-    timing: Timing,
+    options: impl Into<Options>,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) -> Result<(), ControllerError> {
+    let options = options.into();
+    let shutdown = shutdown.shared();
     install_crds(&client, Duration::from_secs(60)).await?;
+    options.health.set_ready(true);
+    metrics::metrics().watch_runtime(resolver.runtime().clone());
+    let leadership = match &options.leader_election {
+        Some(election) => match election.acquire(client.clone(), shutdown.clone()).await? {
+            Some(leadership) => Some(leadership),
+            None => return Ok(()),
+        },
+        None => None,
+    };
+    let lost = leadership.as_ref().map(leader::Leadership::lost);
+    let stop = async move {
+        match lost {
+            Some(lost) => {
+                futures::future::select(shutdown, Box::pin(lost)).await;
+            }
+            None => shutdown.await,
+        }
+    }
+    .boxed()
+    // The controller wants a Sync trigger; a shared future is one.
+    .shared();
     let cluster = KubeCluster::new(client.clone(), tokio::runtime::Handle::current());
-    let manager = Arc::new(Manager::new(cluster, resolver, timing));
+    let manager = Arc::new(Manager::new(cluster, resolver, options.timing));
     let api: Api<DynamicObject> = Api::all_with(client, &xrd::xrd_resource());
     tracing::info!("controller started");
     Controller::new_with(api, watcher::Config::default(), xrd::xrd_resource())
-        .graceful_shutdown_on(shutdown.map(|_| ()))
+        .graceful_shutdown_on(stop)
         .run(xrd::reconcile, xrd::error_policy, manager.clone())
         .for_each(|_| futures::future::ready(()))
         .await;
     manager.shutdown().await;
     tracing::info!("controller stopped");
-    Ok(())
+    match leadership {
+        Some(leadership) if leadership.is_lost() => Err(ControllerError::LeadershipLost),
+        Some(leadership) => {
+            leadership.release().await;
+            Ok(())
+        }
+        None => Ok(()),
+    }
 }

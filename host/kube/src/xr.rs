@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
 use kube::runtime::controller::Action;
@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 use crate::cluster::KubeCluster;
 use crate::functions::{FunctionResolver, PipelineFunctions};
+use crate::metrics::{ReconcileResult, metrics};
 use crate::watches::ComposedWatches;
 
 pub const FINALIZER: &str = "composite.apiextensions.crossplane.io";
@@ -145,8 +146,22 @@ fn machinery(scope: CompositeScope) -> &'static str {
     }
 }
 
-/// Reconciles one XR.
+/// Reconciles one XR, and counts how it went in the metrics.
 pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<XrContext>) -> Result<Action, XrError> {
+    let started = Instant::now();
+    let result = reconcile_xr(object, &ctx).await;
+    let label = match &result {
+        Ok((_, label)) => *label,
+        Err(_) => ReconcileResult::Error,
+    };
+    metrics().reconciled(&ctx.resource.kind, label, started.elapsed());
+    result.map(|(action, _)| action)
+}
+
+async fn reconcile_xr(
+    object: Arc<DynamicObject>,
+    ctx: &XrContext,
+) -> Result<(Action, ReconcileResult), XrError> {
     let mut xr = serde_json::to_value(object.as_ref())
         .map_err(|_| XrError::Encode(object.metadata.name.clone().unwrap_or_default()))?;
     if xr.get("apiVersion").is_none() {
@@ -154,10 +169,10 @@ pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<XrContext>) -> Resul
         xr["kind"] = json!(ctx.resource.kind);
     }
     let Some(reference) = ObjectRef::of(&xr) else {
-        return Ok(Action::await_change());
+        return Ok((Action::await_change(), ReconcileResult::Skipped));
     };
     let Some(xrd) = ctx.xrd() else {
-        return Ok(Action::await_change());
+        return Ok((Action::await_change(), ReconcileResult::Skipped));
     };
     let scope = CompositeScope::of(&xrd);
 
@@ -179,25 +194,28 @@ pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<XrContext>) -> Resul
         ctx.cluster
             .apply_async(&xr, COMPOSITE_FIELD_MANAGER, true)
             .await?;
-        return Ok(Action::await_change());
+        return Ok((Action::await_change(), ReconcileResult::Paused));
     }
 
     if xr.pointer("/metadata/deletionTimestamp").is_some() {
-        return delete(xr, reference, scope, &ctx).await;
+        return Ok((
+            delete(xr, reference, scope, ctx).await?,
+            ReconcileResult::Deleting,
+        ));
     }
 
     if !has_finalizer(&xr) {
-        xr = add_finalizer(&ctx, &xr, &reference).await?;
+        xr = add_finalizer(ctx, &xr, &reference).await?;
     }
 
-    let composition = match select_composition(&ctx, &xrd, &mut xr, &reference, scope).await {
+    let composition = match select_composition(ctx, &xrd, &mut xr, &reference, scope).await {
         Ok(c) => c,
-        Err(Failure::Synced(message)) => return synced_false(&ctx, xr, &reference, &message).await,
+        Err(Failure::Synced(message)) => return not_synced(ctx, xr, &reference, &message).await,
         Err(Failure::Error(e)) => return Err(e),
     };
     let steps = match pipeline_steps(&composition) {
         Ok(steps) => steps,
-        Err(e) => return synced_false(&ctx, xr, &reference, &e.to_string()).await,
+        Err(e) => return not_synced(ctx, xr, &reference, &e.to_string()).await,
     };
 
     let cluster = ctx.cluster.clone();
@@ -230,8 +248,8 @@ pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<XrContext>) -> Resul
     })?;
     let outcome = match run {
         Ok(Ok(outcome)) => outcome,
-        Ok(Err(resolve_error)) => return synced_false(&ctx, xr, &reference, &resolve_error).await,
-        Err(e) => return synced_false(&ctx, xr, &reference, &e.to_string()).await,
+        Ok(Err(resolve_error)) => return not_synced(ctx, xr, &reference, &resolve_error).await,
+        Err(e) => return not_synced(ctx, xr, &reference, &e.to_string()).await,
     };
 
     for object in outcome.composed.values() {
@@ -243,7 +261,10 @@ pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<XrContext>) -> Resul
     }
     if let Some(error) = &outcome.error {
         tracing::info!(composite = %reference, %error, "reconcile did not sync");
-        return Ok(Action::requeue(ctx.backoff(&reference)));
+        return Ok((
+            Action::requeue(ctx.backoff(&reference)),
+            ReconcileResult::NotSynced,
+        ));
     }
     ctx.succeeded(&reference);
     let next = outcome
@@ -253,7 +274,7 @@ pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<XrContext>) -> Resul
             t.min(ctx.timing.poll_interval)
         });
     tracing::debug!(composite = %reference, composed = outcome.composed.len(), "reconciled");
-    Ok(Action::requeue(next))
+    Ok((Action::requeue(next), ReconcileResult::Success))
 }
 
 /// Where a reconcile stopped short of running the pipeline.
@@ -294,6 +315,16 @@ async fn synced_false(
         .apply_async(&xr, COMPOSITE_FIELD_MANAGER, true)
         .await?;
     Ok(Action::requeue(ctx.backoff(reference)))
+}
+
+async fn not_synced(
+    ctx: &XrContext,
+    xr: Value,
+    reference: &ObjectRef,
+    message: &str,
+) -> Result<(Action, ReconcileResult), XrError> {
+    let action = synced_false(ctx, xr, reference, message).await?;
+    Ok((action, ReconcileResult::NotSynced))
 }
 
 fn has_finalizer(xr: &Value) -> bool {

@@ -1,0 +1,108 @@
+//! `plait install`: the objects that run plait in a cluster (the files of
+//! `deploy/`), printed or server-side applied.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+
+use crate::InstallArgs;
+use crate::files;
+
+const NAMESPACE_YAML: &str = include_str!("../../../deploy/namespace.yaml");
+const RBAC_YAML: &str = include_str!("../../../deploy/rbac.yaml");
+const DEPLOYMENT_YAML: &str = include_str!("../../../deploy/deployment.yaml");
+
+/// The namespace, image and replicas the `deploy/` files are written with.
+pub const DEFAULT_NAMESPACE: &str = "plait-system";
+const FIELD_MANAGER: &str = "plait-install";
+
+pub fn run(args: &InstallArgs) -> Result<String> {
+    let objects = bundle(args)?;
+    if args.print {
+        return files::to_yaml_stream(&objects);
+    }
+    let tokio = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    tokio.block_on(apply(args, &objects))
+}
+
+/// Every object, in the order `deploy/kustomization.yaml` lists their files.
+pub fn bundle(args: &InstallArgs) -> Result<Vec<Value>> {
+    if args.replicas == 0 {
+        bail!("--replicas must be at least 1");
+    }
+    let mut objects = parse(NAMESPACE_YAML, "namespace.yaml")?;
+    objects.extend(plait_kube::crds()?);
+    objects.extend(parse(RBAC_YAML, "rbac.yaml")?);
+    objects.extend(parse(DEPLOYMENT_YAML, "deployment.yaml")?);
+    for object in &mut objects {
+        customise(object, args);
+    }
+    Ok(objects)
+}
+
+fn parse(text: &str, name: &str) -> Result<Vec<Value>> {
+    plait_model::parse_documents(text, name).with_context(|| format!("deploy/{name}"))
+}
+
+fn customise(object: &mut Value, args: &InstallArgs) {
+    let namespace = json!(args.namespace);
+    if object.pointer("/metadata/namespace").is_some() {
+        object["metadata"]["namespace"] = namespace.clone();
+    }
+    match object["kind"].as_str() {
+        Some("Namespace") => object["metadata"]["name"] = namespace,
+        Some("ClusterRoleBinding") => {
+            if let Some(subjects) = object["subjects"].as_array_mut() {
+                for subject in subjects {
+                    subject["namespace"] = namespace.clone();
+                }
+            }
+        }
+        Some("Deployment") => {
+            object["spec"]["replicas"] = json!(args.replicas);
+            if let Some(image) = &args.image
+                && let Some(containers) = object
+                    .pointer_mut("/spec/template/spec/containers")
+                    .and_then(Value::as_array_mut)
+            {
+                for container in containers {
+                    container["image"] = json!(image);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+async fn apply(args: &InstallArgs, objects: &[Value]) -> Result<String> {
+    let client = crate::controller::client(args.kubeconfig.as_deref()).await?;
+    // CRDs first, and established, so that a rerun after an upgrade never
+    // leaves the controller running against an API it does not know.
+    plait_kube::install_crds(&client, Duration::from_secs(60)).await?;
+    let cluster = plait_kube::KubeCluster::new(client, tokio::runtime::Handle::current());
+    let mut applied = Vec::new();
+    for object in objects {
+        if object["kind"] == "CustomResourceDefinition" {
+            continue;
+        }
+        let described = format!(
+            "{} {}",
+            object["kind"].as_str().unwrap_or("object"),
+            object["metadata"]["name"].as_str().unwrap_or("")
+        );
+        cluster
+            .apply_async(object, FIELD_MANAGER, false)
+            .await
+            .with_context(|| format!("cannot apply {described}"))?;
+        applied.push(described);
+    }
+    Ok(format!(
+        "installed plait's CRDs and {} in namespace {}\n",
+        applied.join(", "),
+        args.namespace
+    ))
+}

@@ -1,0 +1,404 @@
+//! `plait controller` and `plait install` as processes against a real API
+//! server: leader election between replicas, the probe endpoints, metrics,
+//! and the install bundle.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams};
+use plait_testcluster::TestCluster;
+use serde_json::{Value, json};
+
+const TIMEOUT: Duration = Duration::from_secs(90);
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path)
+}
+
+fn plait(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_plait"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn documents(text: &str) -> Vec<Value> {
+    plait_model::parse_documents(text, "output").unwrap()
+}
+
+/// Polls `check` until it returns `Some`, failing with `what` after [`TIMEOUT`].
+async fn eventually<T>(what: &str, mut check: impl AsyncFnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(found) = check().await {
+            return found;
+        }
+        assert!(start.elapsed() < TIMEOUT, "timed out waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// One `plait controller` process, killed when dropped.
+struct Controller {
+    identity: String,
+    probes: SocketAddr,
+    child: Child,
+    log: PathBuf,
+}
+
+impl Controller {
+    fn start(cluster: &TestCluster, lease_namespace: &str, identity: &str, logs: &Path) -> Self {
+        let probes = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let log = logs.join(format!("{identity}.log"));
+        let child = Command::new(env!("CARGO_BIN_EXE_plait"))
+            .args(["controller", "--leader-election", "--poll-interval", "60s"])
+            .arg("--kubeconfig")
+            .arg(cluster.kubeconfig())
+            .args(["--leader-election-namespace", lease_namespace])
+            .args(["--identity", identity])
+            .arg(format!("--probe-address={probes}"))
+            .env("PLAIT_CACHE_DIR", logs.join("cache"))
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        Controller {
+            identity: identity.into(),
+            probes,
+            child,
+            log,
+        }
+    }
+
+    /// GET `path` from the probe endpoints: status and body, or `None` if
+    /// nothing listens yet.
+    fn get(&self, path: &str) -> Option<(u16, String)> {
+        let mut stream = TcpStream::connect(self.probes).ok()?;
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: plait\r\nConnection: close\r\n\r\n"
+        )
+        .ok()?;
+        let mut response = String::new();
+        stream.read_to_string(&mut response).ok()?;
+        let status = response.split_whitespace().nth(1)?.parse().ok()?;
+        let body = response.split_once("\r\n\r\n")?.1.to_string();
+        Some((status, body))
+    }
+
+    fn metric(&self, series: &str) -> f64 {
+        let (_, body) = self.get("/metrics").unwrap_or_default();
+        body.lines()
+            .filter_map(|line| line.strip_prefix(series)?.trim().parse::<f64>().ok())
+            .sum()
+    }
+
+    /// Sends SIGTERM and waits for the process to exit.
+    fn terminate(&mut self) -> std::process::ExitStatus {
+        Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(start.elapsed() < TIMEOUT, "{} did not stop", self.identity);
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn app_resource() -> ApiResource {
+    ApiResource {
+        group: "example.org".into(),
+        version: "v1alpha1".into(),
+        api_version: "example.org/v1alpha1".into(),
+        kind: "App".into(),
+        plural: "apps".into(),
+    }
+}
+
+async fn apply(client: &kube::Client, resource: &ApiResource, object: &Value) {
+    let name = object["metadata"]["name"].as_str().unwrap();
+    let api: Api<DynamicObject> = match object["metadata"]["namespace"].as_str() {
+        Some(namespace) => Api::namespaced_with(client.clone(), namespace, resource),
+        None => Api::all_with(client.clone(), resource),
+    };
+    api.patch(
+        name,
+        &PatchParams::apply("test").force(),
+        &Patch::Apply(object),
+    )
+    .await
+    .unwrap();
+}
+
+fn read_yaml(path: &str) -> Value {
+    documents(&std::fs::read_to_string(repo(path)).unwrap()).remove(0)
+}
+
+#[tokio::test]
+async fn two_replicas_elect_one_leader_which_composes_and_hands_over_on_shutdown() {
+    let cluster = TestCluster::shared().unwrap();
+    let client = cluster.client().await;
+    let lease_namespace = cluster.namespace("plait-ha").await;
+    let logs = tempfile::tempdir().unwrap();
+    let mut replicas = [
+        Controller::start(cluster, &lease_namespace, "replica-a", logs.path()),
+        Controller::start(cluster, &lease_namespace, "replica-b", logs.path()),
+    ];
+    for replica in &replicas {
+        eventually(&format!("{} ready", replica.identity), async || {
+            let (status, _) = replica.get("/readyz")?;
+            (status == 200).then_some(())
+        })
+        .await;
+        assert_eq!(replica.get("/healthz").map(|r| r.0), Some(200));
+    }
+    let leases: Api<Lease> = Api::namespaced(client.clone(), &lease_namespace);
+    let leader_identity = eventually("a leader", async || {
+        leases
+            .get_opt("plait-controller")
+            .await
+            .ok()??
+            .spec?
+            .holder_identity
+    })
+    .await;
+    let leader = replicas
+        .iter()
+        .position(|r| r.identity == leader_identity)
+        .expect("the Lease holder is one of the replicas");
+    let standby = 1 - leader;
+
+    let xrd_resource = ApiResource {
+        group: "apiextensions.crossplane.io".into(),
+        version: "v1".into(),
+        api_version: "apiextensions.crossplane.io/v1".into(),
+        kind: "CompositeResourceDefinition".into(),
+        plural: "compositeresourcedefinitions".into(),
+    };
+    let composition_resource = ApiResource {
+        kind: "Composition".into(),
+        plural: "compositions".into(),
+        ..xrd_resource.clone()
+    };
+    let mut xrd = read_yaml("examples/getting-started/xrd.yaml");
+    xrd["apiVersion"] = json!("apiextensions.crossplane.io/v1");
+    apply(&client, &xrd_resource, &xrd).await;
+    apply(
+        &client,
+        &composition_resource,
+        &read_yaml("examples/getting-started/composition.yaml"),
+    )
+    .await;
+    let mut xr = read_yaml("examples/getting-started/xr.yaml");
+    xr["metadata"].as_object_mut().unwrap().remove("uid");
+    let xrs: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &app_resource());
+    eventually("the App kind served", async || {
+        xrs.list(&ListParams::default()).await.ok()
+    })
+    .await;
+    apply(&client, &app_resource(), &xr).await;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let image_of = async |deployments: &Api<Deployment>| -> Option<String> {
+        let list = deployments
+            .list(&ListParams::default().labels("crossplane.io/composite=hello"))
+            .await
+            .ok()?;
+        list.items
+            .first()?
+            .spec
+            .as_ref()?
+            .template
+            .spec
+            .as_ref()?
+            .containers
+            .first()?
+            .image
+            .clone()
+    };
+    eventually("the leader composes the XR", async || {
+        (image_of(&deployments).await?.as_str() == "ghcr.io/example/hello:1.4.2").then_some(())
+    })
+    .await;
+    let success = r#"plait_reconciles_total{kind="App",result="success"}"#;
+    assert!(
+        replicas[leader].metric(success) >= 1.0,
+        "leader metrics:\n{}",
+        replicas[leader].get("/metrics").unwrap_or_default().1
+    );
+    assert_eq!(
+        replicas[standby].metric("plait_reconciles_total"),
+        0.0,
+        "a standby reconciles nothing"
+    );
+    assert!(
+        replicas[leader].metric(
+            r#"plait_function_call_duration_seconds_count{function="function-patch-and-transform"}"#
+        ) >= 1.0
+    );
+
+    let status = replicas[leader].terminate();
+    assert!(status.success(), "leader log:\n{}", replicas[leader].log());
+    let standby_identity = replicas[standby].identity.clone();
+    eventually("the standby takes the released Lease", async || {
+        let holder = leases
+            .get("plait-controller")
+            .await
+            .ok()?
+            .spec?
+            .holder_identity?;
+        (holder == standby_identity).then_some(())
+    })
+    .await;
+    xr["spec"]["image"] = json!("ghcr.io/example/hello:2.0.0");
+    apply(&client, &app_resource(), &xr).await;
+    eventually("the new leader follows the XR's update", async || {
+        (image_of(&deployments).await?.as_str() == "ghcr.io/example/hello:2.0.0").then_some(())
+    })
+    .await;
+    assert!(
+        replicas[standby].log().contains("became the leader"),
+        "standby log:\n{}",
+        replicas[standby].log()
+    );
+}
+
+#[test]
+fn install_print_is_the_deploy_directory_in_kustomization_order() {
+    let output = plait(&["install", "--print"]);
+    assert!(output.status.success(), "{output:?}");
+    let printed = documents(&String::from_utf8(output.stdout).unwrap());
+    let kustomization = read_yaml("deploy/kustomization.yaml");
+    let mut expected = Vec::new();
+    for file in kustomization["resources"].as_array().unwrap() {
+        let text = std::fs::read_to_string(repo("deploy").join(file.as_str().unwrap())).unwrap();
+        expected.extend(documents(&text));
+    }
+    let listed: Vec<String> = std::fs::read_dir(repo("deploy"))
+        .unwrap()
+        .chain(std::fs::read_dir(repo("deploy/crds")).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "yaml") && !p.ends_with("kustomization.yaml")
+        })
+        .map(|p| {
+            p.strip_prefix(repo("deploy"))
+                .unwrap()
+                .display()
+                .to_string()
+        })
+        .collect();
+    for file in &listed {
+        assert!(
+            kustomization["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r == file.as_str()),
+            "deploy/{file} is not in deploy/kustomization.yaml"
+        );
+    }
+    assert_eq!(printed.len(), expected.len());
+    for (printed, expected) in printed.iter().zip(&expected) {
+        assert_eq!(printed, expected);
+    }
+}
+
+#[test]
+fn install_options_rewrite_namespace_image_and_replicas() {
+    let output = plait(&[
+        "install",
+        "--print",
+        "--namespace",
+        "platform",
+        "--image",
+        "registry.example.com/plait:dev",
+        "--replicas",
+        "3",
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    let printed = documents(&String::from_utf8(output.stdout).unwrap());
+    let find = |kind: &str| printed.iter().find(|o| o["kind"] == kind).unwrap();
+    let cases = [
+        ("Namespace", "/metadata/name", json!("platform")),
+        ("ServiceAccount", "/metadata/namespace", json!("platform")),
+        (
+            "ClusterRoleBinding",
+            "/subjects/0/namespace",
+            json!("platform"),
+        ),
+        ("Deployment", "/metadata/namespace", json!("platform")),
+        ("Deployment", "/spec/replicas", json!(3)),
+        (
+            "Deployment",
+            "/spec/template/spec/containers/0/image",
+            json!("registry.example.com/plait:dev"),
+        ),
+        ("Service", "/metadata/namespace", json!("platform")),
+    ];
+    for (kind, pointer, want) in cases {
+        assert_eq!(find(kind).pointer(pointer), Some(&want), "{kind} {pointer}");
+    }
+    let zero = plait(&["install", "--print", "--replicas", "0"]);
+    assert!(!zero.status.success());
+    assert!(String::from_utf8_lossy(&zero.stderr).contains("--replicas"));
+}
+
+#[tokio::test]
+async fn install_applies_the_bundle_to_a_cluster_and_can_run_again() {
+    let cluster = TestCluster::shared().unwrap();
+    let kubeconfig = cluster.kubeconfig().display().to_string();
+    for _ in 0..2 {
+        let output = plait(&[
+            "install",
+            "--kubeconfig",
+            &kubeconfig,
+            "--namespace",
+            "plait-installed",
+        ]);
+        assert!(output.status.success(), "{output:?}");
+        assert!(String::from_utf8_lossy(&output.stdout).contains("plait-installed"));
+    }
+    let client = cluster.client().await;
+    let deployment = Api::<Deployment>::namespaced(client.clone(), "plait-installed")
+        .get("plait")
+        .await
+        .unwrap();
+    assert_eq!(deployment.spec.unwrap().replicas, Some(2));
+    let binding = Api::<ClusterRoleBinding>::all(client)
+        .get("plait")
+        .await
+        .unwrap();
+    assert_eq!(
+        binding.subjects.unwrap()[0].namespace.as_deref(),
+        Some("plait-installed")
+    );
+}

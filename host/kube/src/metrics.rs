@@ -1,0 +1,315 @@
+//! The controller's Prometheus metrics.
+//!
+//! One process-wide set: reconciles by kind and result, reconcile and
+//! function call durations, guest errors by kind, and the runtime's compile
+//! cache counters (read from each registered [`Runtime`] at scrape time, so
+//! the runtime keeps its own atomic counters and knows nothing of Prometheus).
+
+use std::sync::{Arc, LazyLock, Mutex};
+use std::time::Duration;
+
+use plait_runtime::Runtime;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+/// The content type of [`Metrics::encode`]'s output.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// How a reconcile ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReconcileResult {
+    /// The pipeline ran and everything was applied.
+    Success,
+    /// The reconcile ended with `Synced=False` (a fatal result, a bad
+    /// Composition, a function that failed or could not be resolved).
+    NotSynced,
+    /// The reconcile failed talking to the API server and will back off.
+    Error,
+    /// The XR is paused.
+    Paused,
+    /// The XR is being deleted.
+    Deleting,
+    /// Nothing to do: the XR's kind is no longer served, or it has no name.
+    Skipped,
+}
+
+impl ReconcileResult {
+    fn label(self) -> &'static str {
+        match self {
+            ReconcileResult::Success => "success",
+            ReconcileResult::NotSynced => "not_synced",
+            ReconcileResult::Error => "error",
+            ReconcileResult::Paused => "paused",
+            ReconcileResult::Deleting => "deleting",
+            ReconcileResult::Skipped => "skipped",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReconcileLabels {
+    kind: String,
+    result: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KindLabels {
+    kind: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct FunctionLabels {
+    function: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct GuestErrorLabels {
+    function: String,
+    error: String,
+}
+
+type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
+
+/// The process's metrics; see [`metrics`].
+pub struct Metrics {
+    registry: Registry,
+    reconciles: Family<ReconcileLabels, Counter>,
+    reconcile_seconds: HistogramFamily<KindLabels>,
+    function_call_seconds: HistogramFamily<FunctionLabels>,
+    guest_errors: Family<GuestErrorLabels, Counter>,
+    runtimes: Arc<RuntimeCollector>,
+}
+
+/// The metrics every controller in this process reports to.
+pub fn metrics() -> &'static Metrics {
+    static METRICS: LazyLock<Metrics> = LazyLock::new(Metrics::new);
+    &METRICS
+}
+
+fn reconcile_histogram() -> Histogram {
+    // 1 ms to ~33 s.
+    Histogram::new(exponential_buckets(0.001, 2.0, 16))
+}
+
+fn call_histogram() -> Histogram {
+    // 50 µs to ~3.3 s.
+    Histogram::new(exponential_buckets(0.000_05, 2.0, 17))
+}
+
+impl Metrics {
+    fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("plait");
+        let reconciles = Family::<ReconcileLabels, Counter>::default();
+        registry.register(
+            "reconciles",
+            "Composite resource reconciles, by XR kind and result",
+            reconciles.clone(),
+        );
+        let reconcile_seconds: HistogramFamily<KindLabels> =
+            Family::new_with_constructor(reconcile_histogram);
+        registry.register(
+            "reconcile_duration_seconds",
+            "Time to reconcile one composite resource, by XR kind",
+            reconcile_seconds.clone(),
+        );
+        let function_call_seconds: HistogramFamily<FunctionLabels> =
+            Family::new_with_constructor(call_histogram);
+        registry.register(
+            "function_call_duration_seconds",
+            "Time one function call took in its sandbox, by function",
+            function_call_seconds.clone(),
+        );
+        let guest_errors = Family::<GuestErrorLabels, Counter>::default();
+        registry.register(
+            "guest_errors",
+            "Function calls that failed in the sandbox, by function and error (deadline, memory, trap, guest, malformed, too-large, output, instantiate)",
+            guest_errors.clone(),
+        );
+        let runtimes = Arc::new(RuntimeCollector::default());
+        registry.register_collector(Box::new(runtimes.clone()));
+        Metrics {
+            registry,
+            reconciles,
+            reconcile_seconds,
+            function_call_seconds,
+            guest_errors,
+            runtimes,
+        }
+    }
+
+    /// Reports `runtime`'s compile cache and call counters from now on.
+    pub fn watch_runtime(&self, runtime: Runtime) {
+        if let Ok(mut runtimes) = self.runtimes.runtimes.lock() {
+            runtimes.push(runtime);
+        }
+    }
+
+    pub fn reconciled(&self, kind: &str, result: ReconcileResult, took: Duration) {
+        self.reconciles
+            .get_or_create(&ReconcileLabels {
+                kind: kind.into(),
+                result: result.label().into(),
+            })
+            .inc();
+        self.reconcile_seconds
+            .get_or_create(&KindLabels { kind: kind.into() })
+            .observe(took.as_secs_f64());
+    }
+
+    pub fn function_called(&self, function: &str, took: Duration) {
+        self.function_call_seconds
+            .get_or_create(&FunctionLabels {
+                function: function.into(),
+            })
+            .observe(took.as_secs_f64());
+    }
+
+    /// Counts a failed call; `error` is [`plait_runtime::CallError::kind`].
+    pub fn guest_failed(&self, function: &str, error: &str) {
+        self.guest_errors
+            .get_or_create(&GuestErrorLabels {
+                function: function.into(),
+                error: error.into(),
+            })
+            .inc();
+    }
+
+    /// Every metric in the OpenMetrics text format ([`CONTENT_TYPE`]).
+    pub fn encode(&self) -> String {
+        let mut text = String::new();
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);
+        text
+    }
+}
+
+/// Sums the counters of every watched runtime at scrape time.
+#[derive(Default)]
+struct RuntimeCollector {
+    runtimes: Mutex<Vec<Runtime>>,
+}
+
+impl std::fmt::Debug for RuntimeCollector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RuntimeCollector")
+    }
+}
+
+impl Collector for RuntimeCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let mut totals = plait_runtime::RuntimeStats::default();
+        if let Ok(runtimes) = self.runtimes.lock() {
+            for stats in runtimes.iter().map(Runtime::stats) {
+                totals.memory_hits += stats.memory_hits;
+                totals.disk_hits += stats.disk_hits;
+                totals.cache_misses += stats.cache_misses;
+                totals.compiles += stats.compiles;
+                totals.calls += stats.calls;
+                totals.call_failures += stats.call_failures;
+            }
+        }
+        let counters = [
+            (
+                "compile_cache_memory_hits",
+                "Component loads answered by a module already in memory",
+                totals.memory_hits,
+            ),
+            (
+                "compile_cache_disk_hits",
+                "Component loads answered by a verified compiled artifact on disk",
+                totals.disk_hits,
+            ),
+            (
+                "compile_cache_misses",
+                "Component loads that had to compile",
+                totals.cache_misses,
+            ),
+            (
+                "function_calls",
+                "Function calls made, successful or not",
+                totals.calls,
+            ),
+        ];
+        for (name, help, value) in counters {
+            let counter = ConstCounter::new(value);
+            let metric = encoder.encode_descriptor(name, help, None, counter.metric_type())?;
+            counter.encode(metric)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn value_of(text: &str, series: &str) -> Option<f64> {
+        text.lines()
+            .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
+    }
+
+    #[test]
+    fn recorded_events_appear_in_the_exposition() {
+        let metrics = Metrics::new();
+        metrics.reconciled("App", ReconcileResult::Success, Duration::from_millis(3));
+        metrics.reconciled("App", ReconcileResult::Success, Duration::from_millis(5));
+        metrics.reconciled("App", ReconcileResult::NotSynced, Duration::from_millis(1));
+        metrics.function_called("function-patch-and-transform", Duration::from_micros(300));
+        metrics.guest_failed("bad-fn", "trap");
+        let text = metrics.encode();
+        let cases = [
+            (
+                r#"plait_reconciles_total{kind="App",result="success"}"#,
+                2.0,
+            ),
+            (
+                r#"plait_reconciles_total{kind="App",result="not_synced"}"#,
+                1.0,
+            ),
+            (r#"plait_reconcile_duration_seconds_count{kind="App"}"#, 3.0),
+            (
+                r#"plait_function_call_duration_seconds_count{function="function-patch-and-transform"}"#,
+                1.0,
+            ),
+            (
+                r#"plait_guest_errors_total{function="bad-fn",error="trap"}"#,
+                1.0,
+            ),
+            ("plait_compile_cache_misses_total", 0.0),
+        ];
+        for (series, expected) in cases {
+            assert_eq!(
+                value_of(&text, series),
+                Some(expected),
+                "{series} in\n{text}"
+            );
+        }
+        assert!(text.ends_with("# EOF\n"), "{text}");
+    }
+
+    #[test]
+    fn runtime_counters_are_read_at_scrape_time() {
+        let metrics = Metrics::new();
+        let runtime = Runtime::new(plait_runtime::RuntimeConfig::default()).unwrap();
+        metrics.watch_runtime(runtime.clone());
+        let before = value_of(&metrics.encode(), "plait_compile_cache_misses_total");
+        runtime.builtin(plait_runtime::Builtin::AutoReady).unwrap();
+        runtime.builtin(plait_runtime::Builtin::AutoReady).unwrap();
+        let text = metrics.encode();
+        assert_eq!(before, Some(0.0));
+        assert_eq!(
+            value_of(&text, "plait_compile_cache_misses_total"),
+            Some(1.0)
+        );
+        assert_eq!(
+            value_of(&text, "plait_compile_cache_memory_hits_total"),
+            Some(1.0)
+        );
+    }
+}
