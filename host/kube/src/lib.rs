@@ -1,10 +1,11 @@
 //! plait on a Kubernetes API server.
 //!
 //! [`KubeCluster`] is the reconcile core's [`plait_reconcile::Cluster`] over
-//! kube-rs. [`run`] installs plait's CRDs, then runs the XRD controller,
-//! which generates a CRD per XRD and starts a controller for each XR kind;
-//! the XR controllers run the same [`plait_reconcile::Reconcile`] as
-//! `plait render`.
+//! kube-rs. [`run`] installs plait's CRDs, then runs the Composition
+//! controller, which keeps a CompositionRevision per state of each
+//! Composition, and the XRD controller, which generates a CRD per XRD and
+//! starts a controller for each XR kind; the XR controllers compose from
+//! revisions with the same [`plait_reconcile::Reconcile`] as `plait render`.
 
 pub mod cluster;
 pub mod crd;
@@ -12,6 +13,7 @@ pub mod functions;
 pub mod leader;
 pub mod metrics;
 pub mod probes;
+pub mod revisions;
 pub mod watches;
 pub mod xr;
 pub mod xrd;
@@ -156,14 +158,21 @@ pub async fn run(
     // The controller wants a Sync trigger; a shared future is one.
     .shared();
     let cluster = KubeCluster::new(client.clone(), tokio::runtime::Handle::current());
+    let revisions = revisions::run(
+        Arc::new(revisions::RevisionContext {
+            cluster: cluster.clone(),
+            poll_interval: options.timing.poll_interval,
+        }),
+        stop.clone(),
+    );
     let manager = Arc::new(Manager::new(cluster, resolver, options.timing));
     let api: Api<DynamicObject> = Api::all_with(client, &xrd::xrd_resource());
     tracing::info!("controller started");
-    Controller::new_with(api, watcher::Config::default(), xrd::xrd_resource())
+    let xrds = Controller::new_with(api, watcher::Config::default(), xrd::xrd_resource())
         .graceful_shutdown_on(stop)
         .run(xrd::reconcile, xrd::error_policy, manager.clone())
-        .for_each(|_| futures::future::ready(()))
-        .await;
+        .for_each(|_| futures::future::ready(()));
+    futures::join!(revisions, xrds);
     manager.shutdown().await;
     tracing::info!("controller stopped");
     match leadership {

@@ -1,13 +1,13 @@
 //! The controller of one XR kind: selects a Composition, runs the shared
 //! reconcile core on a blocking thread, and handles pause and deletion.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
 use kube::runtime::controller::Action;
-use plait_model::{CompositeResourceDefinition, Composition, Manifest};
+use plait_model::{CompositeResourceDefinition, Composition, Manifest, UpdatePolicy};
 use plait_reconcile::{
     COMPOSITE_FIELD_MANAGER, ClusterError, CompositeScope, Event, EventType, ObjectRef, Reconcile,
     compose, pipeline_steps, set_condition,
@@ -17,7 +17,8 @@ use serde_json::{Value, json};
 use crate::cluster::KubeCluster;
 use crate::functions::{FunctionResolver, PipelineFunctions};
 use crate::metrics::{ReconcileResult, metrics};
-use crate::watches::ComposedWatches;
+use crate::revisions;
+use crate::watches::{ComposedWatches, Kind};
 
 pub const FINALIZER: &str = "composite.apiextensions.crossplane.io";
 pub const ANNOTATION_PAUSED: &str = "crossplane.io/paused";
@@ -208,7 +209,11 @@ async fn reconcile_xr(
         xr = add_finalizer(ctx, &xr, &reference).await?;
     }
 
-    let composition = match select_composition(ctx, &xrd, &mut xr, &reference, scope).await {
+    let selected = match select_composition(ctx, &xrd, &mut xr, &reference, scope).await {
+        Ok(name) => select_revision(ctx, &xrd, &mut xr, &reference, scope, &name).await,
+        Err(failure) => Err(failure),
+    };
+    let composition = match selected {
         Ok(c) => c,
         Err(Failure::Synced(message)) => return not_synced(ctx, xr, &reference, &message).await,
         Err(Failure::Error(e)) => return Err(e),
@@ -252,13 +257,9 @@ async fn reconcile_xr(
         Err(e) => return not_synced(ctx, xr, &reference, &e.to_string()).await,
     };
 
-    for object in outcome.composed.values() {
-        if let (Some(api_version), Some(kind)) =
-            (text(object, "/apiVersion"), text(object, "/kind"))
-        {
-            ctx.watches.ensure(&ctx.cluster, api_version, kind).await;
-        }
-    }
+    let mut kinds = referenced_kinds(&outcome.xr, scope);
+    kinds.extend(outcome.composed.values().filter_map(kind_of));
+    ctx.watches.track(&ctx.cluster, &reference, kinds).await;
     if let Some(error) = &outcome.error {
         tracing::info!(composite = %reference, %error, "reconcile did not sync");
         return Ok((
@@ -409,6 +410,7 @@ async fn delete(
         .cloned()
         .unwrap_or_default();
     let mut remaining = Vec::new();
+    let mut kinds = BTreeSet::new();
     for r in refs {
         let (Some(api_version), Some(kind), Some(name)) = (
             text(&r, "/apiVersion"),
@@ -438,9 +440,10 @@ async fn delete(
                 .delete_async(&composed, text(&object, "/metadata/uid"))
                 .await?;
         }
-        ctx.watches.ensure(&ctx.cluster, api_version, kind).await;
+        kinds.insert((api_version.to_string(), kind.to_string()));
         remaining.push(composed.to_string());
     }
+    ctx.watches.track(&ctx.cluster, &reference, kinds).await;
     if !remaining.is_empty() {
         set_condition(
             &mut xr,
@@ -476,6 +479,23 @@ async fn delete(
     Ok(Action::await_change())
 }
 
+fn kind_of(object: &Value) -> Option<Kind> {
+    Some((
+        text(object, "/apiVersion")?.to_string(),
+        text(object, "/kind")?.to_string(),
+    ))
+}
+
+/// The kinds of the XR's resource references.
+fn referenced_kinds(xr: &Value, scope: CompositeScope) -> BTreeSet<Kind> {
+    xr.pointer(&format!("{}/resourceRefs", machinery(scope)))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(kind_of)
+        .collect()
+}
+
 /// Picks the XR's Composition as upstream does, persisting the choice.
 async fn select_composition(
     ctx: &XrContext,
@@ -483,7 +503,7 @@ async fn select_composition(
     xr: &mut Value,
     reference: &ObjectRef,
     scope: CompositeScope,
-) -> Result<Composition, Failure> {
+) -> Result<String, Failure> {
     let machinery = machinery(scope);
     let current = text(xr, &format!("{machinery}/compositionRef/name")).map(str::to_string);
     let selector = xr
@@ -531,19 +551,7 @@ async fn select_composition(
     };
     if current.as_deref() != Some(chosen.as_str()) {
         let patch = wrap_machinery(scope, json!({"compositionRef": {"name": chosen}}));
-        let patched = api(ctx, reference)
-            .patch(
-                &reference.name,
-                &PatchParams::default(),
-                &Patch::Merge(&patch),
-            )
-            .await
-            .map_err(|e| Failure::Error(kube_error(reference, e)))?;
-        let mut value = serde_json::to_value(&patched)
-            .map_err(|_| Failure::Error(XrError::Encode(reference.to_string())))?;
-        value["apiVersion"] = xr["apiVersion"].clone();
-        value["kind"] = xr["kind"].clone();
-        *xr = value;
+        *xr = merge_patch(ctx, xr, reference, &patch).await?;
         ctx.cluster.publish(Event {
             regarding: reference.clone(),
             event_type: EventType::Normal,
@@ -551,25 +559,100 @@ async fn select_composition(
             message,
         });
     }
-    let found = ctx
-        .cluster
-        .get_async(&ObjectRef {
-            api_version: COMPOSITION_API_VERSION.into(),
-            kind: COMPOSITION_KIND.into(),
-            namespace: None,
-            name: chosen.clone(),
-        })
-        .await?;
-    let Some(found) = found else {
-        return Err(Failure::Synced(format!(
-            "cannot get Composition {chosen:?}: not found"
-        )));
+    Ok(chosen)
+}
+
+/// Picks the revision of `composition` the XR composes from, as upstream
+/// does, persisting the choice and any defaulted revision selector.
+async fn select_revision(
+    ctx: &XrContext,
+    xrd: &CompositeResourceDefinition,
+    xr: &mut Value,
+    reference: &ObjectRef,
+    scope: CompositeScope,
+    composition: &str,
+) -> Result<Composition, Failure> {
+    let machinery = machinery(scope);
+    let policy = match text(xr, &format!("{machinery}/compositionUpdatePolicy")) {
+        Some("Manual") => UpdatePolicy::Manual,
+        Some(_) => UpdatePolicy::Automatic,
+        None => xrd.default_composition_update_policy(),
     };
-    let composition = Composition::from_value(found)
-        .map_err(|e| Failure::Synced(format!("Composition {chosen:?} is invalid: {e}")))?;
+    let current = text(xr, &format!("{machinery}/compositionRevisionRef/name")).map(str::to_string);
+    let mut selector =
+        revisions::match_labels(xr.pointer(&format!("{machinery}/compositionRevisionSelector")));
+    let mut persist = serde_json::Map::new();
+    if selector.is_none()
+        && current.is_none()
+        && let Some(default) = xrd.spec.extra.get("defaultCompositionRevisionSelector")
+    {
+        selector = revisions::match_labels(Some(default));
+        persist.insert("compositionRevisionSelector".into(), default.clone());
+        ctx.cluster.publish(Event {
+            regarding: reference.clone(),
+            event_type: EventType::Normal,
+            reason: "SelectComposition".into(),
+            message: "Default revision selector has been selected".into(),
+        });
+    }
+    let fetch = |message: String| Failure::Synced(format!("cannot fetch Composition: {message}"));
+    let revision = match (&current, policy) {
+        (Some(name), UpdatePolicy::Manual) => ctx
+            .cluster
+            .get_async(&revision_ref(name))
+            .await?
+            .ok_or_else(|| {
+                fetch(format!(
+                    "cannot get CompositionRevision {name:?}: not found"
+                ))
+            })?,
+        _ => {
+            let found = ctx
+                .cluster
+                .get_async(&ObjectRef {
+                    api_version: COMPOSITION_API_VERSION.into(),
+                    kind: COMPOSITION_KIND.into(),
+                    namespace: None,
+                    name: composition.into(),
+                })
+                .await?
+                .ok_or_else(|| {
+                    fetch(format!("cannot get Composition {composition:?}: not found"))
+                })?;
+            let mut labels = match policy {
+                UpdatePolicy::Automatic => selector.unwrap_or_default(),
+                UpdatePolicy::Manual => BTreeMap::new(),
+            };
+            labels.insert(revisions::LABEL_COMPOSITION_NAME.into(), composition.into());
+            let candidates = ctx
+                .cluster
+                .list_async(
+                    COMPOSITION_API_VERSION,
+                    revisions::REVISION_KIND,
+                    None,
+                    &labels,
+                )
+                .await?;
+            let latest = revisions::latest(&found, &candidates)
+                .cloned()
+                .ok_or_else(|| fetch("no compatible CompositionRevisions found".into()))?;
+            let name = text(&latest, "/metadata/name").unwrap_or_default();
+            if current.as_deref() != Some(name) {
+                persist.insert("compositionRevisionRef".into(), json!({"name": name}));
+            }
+            latest
+        }
+    };
+    if !persist.is_empty() {
+        let patch = wrap_machinery(scope, Value::Object(persist));
+        *xr = merge_patch(ctx, xr, reference, &patch).await?;
+    }
+    let name = text(&revision, "/metadata/name").unwrap_or_default();
+    let composition = Composition::from_value(revisions::composition_of(&revision))
+        .map_err(|e| Failure::Synced(format!("CompositionRevision {name:?} is invalid: {e}")))?;
     if let Err(errors) = composition.validate() {
         return Err(Failure::Synced(format!(
-            "Composition {chosen:?} is invalid: {}",
+            "CompositionRevision {name:?} is invalid: {}",
             plait_model::render_errors(&errors)
         )));
     }
@@ -580,6 +663,37 @@ async fn select_composition(
         ));
     }
     Ok(composition)
+}
+
+fn revision_ref(name: &str) -> ObjectRef {
+    ObjectRef {
+        api_version: COMPOSITION_API_VERSION.into(),
+        kind: revisions::REVISION_KIND.into(),
+        namespace: None,
+        name: name.into(),
+    }
+}
+
+/// Merge-patches the XR, returning it as stored.
+async fn merge_patch(
+    ctx: &XrContext,
+    xr: &Value,
+    reference: &ObjectRef,
+    patch: &Value,
+) -> Result<Value, Failure> {
+    let patched = api(ctx, reference)
+        .patch(
+            &reference.name,
+            &PatchParams::default(),
+            &Patch::Merge(patch),
+        )
+        .await
+        .map_err(|e| Failure::Error(kube_error(reference, e)))?;
+    let mut value = serde_json::to_value(&patched)
+        .map_err(|_| Failure::Error(XrError::Encode(reference.to_string())))?;
+    value["apiVersion"] = xr["apiVersion"].clone();
+    value["kind"] = xr["kind"].clone();
+    Ok(value)
 }
 
 fn wrap_machinery(scope: CompositeScope, fields: Value) -> Value {

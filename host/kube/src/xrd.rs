@@ -19,6 +19,7 @@ use tokio::task::JoinHandle;
 use crate::cluster::KubeCluster;
 use crate::crd::composite_crd;
 use crate::functions::FunctionResolver;
+use crate::revisions::revision_resource;
 use crate::watches::{ComposedWatches, Route};
 use crate::xr::{self, Timing, XrContext, now};
 
@@ -135,20 +136,21 @@ impl Manager {
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let api: Api<DynamicObject> = Api::all_with(self.cluster.client().clone(), &resource);
         let controller = Controller::new_with(api, watcher::Config::default(), resource.clone());
-        let compositions: Api<DynamicObject> =
-            Api::all_with(self.cluster.client().clone(), &composition_resource());
+        let revisions: Api<DynamicObject> =
+            Api::all_with(self.cluster.client().clone(), &revision_resource());
         let store = controller.store();
         let (api_version, kind) = (resource.api_version.clone(), resource.kind.clone());
         let xr_resource = resource.clone();
-        // A changed Composition re-runs every XR of the kind it composes;
-        // each XR's reconcile decides whether the change concerns it.
+        // A new or renumbered CompositionRevision re-runs every XR of the
+        // kind it composes; each XR's reconcile decides whether the change
+        // concerns it.
         let controller = controller
             .watches_with(
-                compositions,
-                composition_resource(),
+                revisions,
+                revision_resource(),
                 watcher::Config::default(),
-                move |composition: DynamicObject| {
-                    let type_ref = &composition.data["spec"]["compositeTypeRef"];
+                move |revision: DynamicObject| {
+                    let type_ref = &revision.data["spec"]["compositeTypeRef"];
                     let ours = type_ref["apiVersion"] == api_version.as_str()
                         && type_ref["kind"] == kind.as_str();
                     let xrs = if ours { store.state() } else { Vec::new() };

@@ -663,3 +663,232 @@ async fn deleting_the_xr_then_the_xrd_removes_everything() {
     })
     .await;
 }
+
+fn compositions(client: &Client) -> Api<DynamicObject> {
+    api(
+        client,
+        &resource(
+            "apiextensions.crossplane.io/v1",
+            "Composition",
+            "compositions",
+        ),
+        None,
+    )
+}
+
+/// Merge-patches the test's Composition `app-<id>`.
+async fn edit_composition(app: &App, id: &str, patch: Value) {
+    compositions(&app.client)
+        .patch(
+            &format!("app-{id}"),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await
+        .unwrap();
+}
+
+/// Waits until the Composition `app-<id>` has revision `number`, returning its name.
+async fn revision(app: &App, id: &str, number: i64) -> String {
+    let revisions = api(
+        &app.client,
+        &resource(
+            "apiextensions.crossplane.io/v1",
+            "CompositionRevision",
+            "compositionrevisions",
+        ),
+        None,
+    );
+    let selector = format!("crossplane.io/composition-name=app-{id}");
+    eventually(&format!("revision {number} of app-{id}"), || async {
+        let list = revisions
+            .list(&kube::api::ListParams::default().labels(&selector))
+            .await
+            .ok()?;
+        list.items
+            .into_iter()
+            .find(|r| r.data["spec"]["revision"] == number)
+            .and_then(|r| r.metadata.name)
+    })
+    .await
+}
+
+/// The XR's `compositionRevisionRef`, once it names `want`.
+async fn uses_revision(app: &App, xr: &str, want: &str) -> Value {
+    eventually(&format!("{xr} to use revision {want}"), || async {
+        let found = app.xr(xr).await?;
+        (found.pointer("/spec/crossplane/compositionRevisionRef/name")? == want).then_some(found)
+    })
+    .await
+}
+
+/// Waits until the XR's ConfigMap `name` has `data.resource == want`.
+async fn composes(app: &App, xr: &str, name: &str, want: &str) {
+    eventually(&format!("{xr}'s {name} to say {want}"), || async {
+        let found = app.xr(xr).await?;
+        let cm = config_map(app, &found, name).await?;
+        (cm["data"]["resource"] == want).then_some(())
+    })
+    .await;
+}
+
+/// The config-map Composition with its `a` resource saying `text`.
+fn saying(text: &str) -> Value {
+    let mut composition = config_map_composition(&["a"]);
+    composition["spec"]["pipeline"][0]["input"]["resources"][0]["base"]["data"]["resource"] =
+        json!(text);
+    composition
+}
+
+#[tokio::test]
+async fn an_edited_composition_gets_revision_2_and_automatic_xrs_follow_it() {
+    let app = App::new("rev-auto", saying("first")).await;
+    app.create_xr("auto", json!({"image": "one"})).await;
+    let first = revision(&app, "rev-auto", 1).await;
+    uses_revision(&app, "auto", &first).await;
+    composes(&app, "auto", "a", "first").await;
+
+    let mut edited = saying("second");
+    edited["spec"]["compositeTypeRef"]["apiVersion"] = json!(app.xr.api_version);
+    edit_composition(&app, "rev-auto", json!({"spec": edited["spec"]})).await;
+    let second = revision(&app, "rev-auto", 2).await;
+    assert_ne!(first, second);
+    uses_revision(&app, "auto", &second).await;
+    composes(&app, "auto", "a", "second").await;
+}
+
+#[tokio::test]
+async fn a_manual_xr_keeps_its_revision_until_its_ref_is_edited() {
+    let app = App::new("rev-manual", saying("first")).await;
+    app.create_xr(
+        "pinned",
+        json!({"image": "one", "crossplane": {"compositionUpdatePolicy": "Manual"}}),
+    )
+    .await;
+    let first = revision(&app, "rev-manual", 1).await;
+    uses_revision(&app, "pinned", &first).await;
+    composes(&app, "pinned", "a", "first").await;
+
+    let mut edited = saying("second");
+    edited["spec"]["compositeTypeRef"]["apiVersion"] = json!(app.xr.api_version);
+    edit_composition(&app, "rev-manual", json!({"spec": edited["spec"]})).await;
+    let second = revision(&app, "rev-manual", 2).await;
+    // An Automatic XR created now composes from revision 2: by the time it
+    // has, the pinned XR has seen the new revision too.
+    app.create_xr("follower", json!({"image": "one"})).await;
+    composes(&app, "follower", "a", "second").await;
+    let pinned = app.xr("pinned").await.unwrap();
+    assert_eq!(
+        pinned["spec"]["crossplane"]["compositionRevisionRef"]["name"],
+        first.as_str()
+    );
+    assert_eq!(
+        config_map(&app, &pinned, "a").await.unwrap()["data"]["resource"],
+        "first"
+    );
+
+    let move_on = json!({"spec": {"crossplane": {"compositionRevisionRef": {"name": second}}}});
+    app.xrs()
+        .patch("pinned", &PatchParams::default(), &Patch::Merge(&move_on))
+        .await
+        .unwrap();
+    composes(&app, "pinned", "a", "second").await;
+}
+
+#[tokio::test]
+async fn revision_selectors_pick_the_newest_matching_revision_or_report_none() {
+    let mut stable = saying("stable");
+    stable["metadata"]["labels"] = json!({"channel": "stable"});
+    let app = App::new("rev-select", stable).await;
+    let selecting = |channel: &str| json!({"image": "one", "crossplane": {"compositionRevisionSelector": {"matchLabels": {"channel": channel}}}});
+    app.create_xr("on-stable", selecting("stable")).await;
+    app.create_xr("on-nothing", selecting("nightly")).await;
+    let first = revision(&app, "rev-select", 1).await;
+    uses_revision(&app, "on-stable", &first).await;
+
+    let mut dev = saying("dev");
+    dev["spec"]["compositeTypeRef"]["apiVersion"] = json!(app.xr.api_version);
+    edit_composition(
+        &app,
+        "rev-select",
+        json!({"metadata": {"labels": {"channel": "dev"}}, "spec": dev["spec"]}),
+    )
+    .await;
+    revision(&app, "rev-select", 2).await;
+    app.create_xr("on-dev", selecting("dev")).await;
+    composes(&app, "on-dev", "a", "dev").await;
+    let on_stable = app.xr("on-stable").await.unwrap();
+    assert_eq!(
+        on_stable["spec"]["crossplane"]["compositionRevisionRef"]["name"],
+        first.as_str()
+    );
+    assert_eq!(
+        config_map(&app, &on_stable, "a").await.unwrap()["data"]["resource"],
+        "stable"
+    );
+
+    let none = app.condition("on-nothing", "Synced", "False").await;
+    let message = condition(&none, "Synced").unwrap()["message"]
+        .as_str()
+        .unwrap();
+    assert_eq!(
+        message,
+        "cannot fetch Composition: no compatible CompositionRevisions found"
+    );
+}
+
+#[tokio::test]
+async fn a_spec_field_its_author_removes_is_not_kept_by_the_controller() {
+    let app = App::new("ownership", config_map_composition(&["a"])).await;
+    let author = PatchParams::apply("author");
+    let apply = |spec: Value| {
+        json!({
+            "apiVersion": app.xr.api_version, "kind": "App",
+            "metadata": {"name": "o", "namespace": app.namespace},
+            "spec": spec,
+        })
+    };
+    app.xrs()
+        .patch(
+            "o",
+            &author,
+            &Patch::Apply(&apply(json!({"image": "one", "replicas": 5}))),
+        )
+        .await
+        .unwrap();
+    app.condition("o", "Synced", "True").await;
+    let xr = app.xr("o").await.unwrap();
+    assert_eq!(xr["spec"]["replicas"], 5);
+
+    app.xrs()
+        .patch("o", &author, &Patch::Apply(&apply(json!({"image": "two"}))))
+        .await
+        .unwrap();
+    // The ConfigMap following the new image shows the controller has
+    // reconciled (and applied) since.
+    let xr = eventually("the XR to be composed with image two", || async {
+        let xr = app.xr("o").await?;
+        let cm = config_map(&app, &xr, "a").await?;
+        (cm["data"]["image"] == "two").then_some(xr)
+    })
+    .await;
+    assert_eq!(
+        xr["spec"]["replicas"], 2,
+        "the removed field is defaulted again"
+    );
+    let managers: Vec<&str> = xr["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["manager"] == "apiextensions.crossplane.io/composite")
+        .filter(|m| {
+            m["fieldsV1"]["f:spec"].get("f:replicas").is_some()
+                || m["fieldsV1"]["f:spec"].get("f:image").is_some()
+        })
+        .filter_map(|m| m["operation"].as_str())
+        .collect();
+    assert!(
+        managers.is_empty(),
+        "the controller owns user spec fields: {managers:?}"
+    );
+}

@@ -85,12 +85,15 @@ pub trait Cluster {
     fn record_event(&self, event: Event);
 }
 
-/// A cluster held in memory. Applies replace objects wholesale (one field
-/// manager owns everything it applies), keeping what the server owns:
-/// UID, creation timestamp and, for spec applies, status.
+/// A cluster held in memory. Applies behave like server-side apply with
+/// one owner per field manager: an apply merges its fields into the object
+/// and drops the fields that manager applied last time but no longer sends,
+/// leaving other fields (and the server-owned UID) alone.
 #[derive(Default)]
 pub struct MemoryCluster {
     objects: Mutex<BTreeMap<ObjectRef, Value>>,
+    /// The last body each field manager applied to each object.
+    applied: Mutex<BTreeMap<(ObjectRef, String), Value>>,
     events: Mutex<Vec<Event>>,
 }
 
@@ -169,6 +172,45 @@ fn labels_match(object: &Value, labels: &BTreeMap<String, String>) -> bool {
     })
 }
 
+/// Removes from `stored` what `previous` held and `next` no longer does.
+fn prune(stored: &mut Value, previous: &Value, next: &Value) {
+    let (Some(stored), Some(previous)) = (stored.as_object_mut(), previous.as_object()) else {
+        return;
+    };
+    for (key, was) in previous {
+        match next.get(key) {
+            None => {
+                stored.remove(key);
+            }
+            Some(now) if was.is_object() && now.is_object() => {
+                if let Some(child) = stored.get_mut(key) {
+                    prune(child, was, now);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+/// Merges `from` into `into`: maps field by field, anything else replaced.
+fn merge(into: &mut Value, from: &Value) {
+    match (into.as_object_mut(), from.as_object()) {
+        (Some(target), Some(source)) => {
+            for (key, value) in source {
+                match target.get_mut(key) {
+                    Some(existing) if existing.is_object() && value.is_object() => {
+                        merge(existing, value);
+                    }
+                    _ => {
+                        target.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+        }
+        _ => *into = from.clone(),
+    }
+}
+
 impl Cluster for MemoryCluster {
     fn get(&self, object: &ObjectRef) -> Result<Option<Value>, ClusterError> {
         Ok(self.lock_objects()?.get(object).cloned())
@@ -191,25 +233,30 @@ impl Cluster for MemoryCluster {
             .collect())
     }
 
-    fn apply(&self, object: &Value, _field_manager: &str) -> Result<Value, ClusterError> {
+    fn apply(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError> {
         let reference = ObjectRef::of(object).ok_or_else(|| {
             ClusterError::Other(
                 "cannot apply an object without apiVersion, kind and metadata.name".into(),
             )
         })?;
         let mut store = self.lock_objects()?;
-        let mut stored = object.clone();
+        let mut applied = self
+            .applied
+            .lock()
+            .map_err(|_| ClusterError::Other("in-memory cluster lock poisoned".into()))?;
+        let key = (reference.clone(), field_manager.to_string());
         let existing = store.get(&reference);
         let uid = existing
             .and_then(|e| e.pointer("/metadata/uid").cloned())
             .or_else(|| object.pointer("/metadata/uid").cloned())
             .unwrap_or_else(|| json!(stable_uid(&reference)));
-        stored["metadata"]["uid"] = uid;
-        if let Some(status) = existing.and_then(|e| e.get("status")).cloned()
-            && object.get("status").is_none()
-        {
-            stored["status"] = status;
+        let mut stored = existing.cloned().unwrap_or_else(|| json!({}));
+        if let Some(previous) = applied.get(&key) {
+            prune(&mut stored, previous, object);
         }
+        merge(&mut stored, object);
+        stored["metadata"]["uid"] = uid;
+        applied.insert(key, object.clone());
         store.insert(reference, stored.clone());
         Ok(stored)
     }
@@ -251,6 +298,56 @@ impl Cluster for MemoryCluster {
     fn record_event(&self, event: Event) {
         if let Ok(mut events) = self.events.lock() {
             events.push(event);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_applies_merge_and_drop_only_what_the_same_manager_stopped_sending() {
+        let base = json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "namespace": "ns"},
+            "data": {"user": "u", "kept": "k"},
+        });
+        let with = |data: Value| {
+            let mut o = base.clone();
+            o["data"] = data;
+            o
+        };
+        // (manager, applied data, want data after the apply)
+        let steps = [
+            (
+                "a",
+                json!({"mine": "1", "gone": "2"}),
+                json!({"user": "u", "kept": "k", "mine": "1", "gone": "2"}),
+            ),
+            (
+                "a",
+                json!({"mine": "3"}),
+                json!({"user": "u", "kept": "k", "mine": "3"}),
+            ),
+            (
+                "b",
+                json!({"other": "4"}),
+                json!({"user": "u", "kept": "k", "mine": "3", "other": "4"}),
+            ),
+            (
+                "a",
+                json!({}),
+                json!({"user": "u", "kept": "k", "other": "4"}),
+            ),
+        ];
+        let cluster = MemoryCluster::new();
+        cluster.seed([base.clone()]).unwrap();
+        let uid = cluster.objects()[0]["metadata"]["uid"].clone();
+        for (i, (manager, data, want)) in steps.into_iter().enumerate() {
+            let stored = cluster.apply(&with(data), manager).unwrap();
+            assert_eq!(stored["data"], want, "step {i}");
+            assert_eq!(stored["metadata"]["uid"], uid, "step {i}");
         }
     }
 }

@@ -303,12 +303,44 @@ impl Reconcile<'_> {
         Ok(observed)
     }
 
+    /// Applies what the reconciler owns on the XR (its composite label and
+    /// resource references, once composed), then its status. The XR's other
+    /// fields belong to whoever wrote them: applying them too would make the
+    /// reconciler co-own them, and a field its author removed would stay.
     fn write_status(&self, xr: &Value, refs: Option<&[Value]>) -> Result<Value, ReconcileError> {
-        if refs.is_some() {
-            self.cluster.apply(xr, COMPOSITE_FIELD_MANAGER)?;
+        if let Some(refs) = refs {
+            let owned = owned_fields(xr, self.scope, refs);
+            self.cluster.apply(&owned, COMPOSITE_FIELD_MANAGER)?;
         }
         Ok(self.cluster.apply_status(xr, COMPOSITE_FIELD_MANAGER)?)
     }
+}
+
+/// The body of the reconciler's apply to the XR: identity, the resourceVersion
+/// it was read at (so an apply from a stale read conflicts), the composite
+/// label and the resource references.
+pub fn owned_fields(xr: &Value, scope: CompositeScope, refs: &[Value]) -> Value {
+    let metadata = xr.get("metadata").cloned().unwrap_or_else(|| json!({}));
+    let name = metadata.get("name").cloned().unwrap_or(Value::Null);
+    let label = metadata
+        .pointer(&format!("/labels/{}", LABEL_COMPOSITE.replace('/', "~1")))
+        .cloned()
+        .unwrap_or_else(|| name.clone());
+    let mut owned_metadata = serde_json::Map::new();
+    owned_metadata.insert("name".into(), name);
+    for key in ["namespace", "resourceVersion"] {
+        if let Some(v) = metadata.get(key).filter(|v| !v.is_null()) {
+            owned_metadata.insert(key.into(), v.clone());
+        }
+    }
+    owned_metadata.insert("labels".into(), json!({ LABEL_COMPOSITE: label }));
+    let mut owned = json!({
+        "apiVersion": xr.get("apiVersion"),
+        "kind": xr.get("kind"),
+        "metadata": owned_metadata,
+    });
+    set_resource_refs(&mut owned, scope, refs);
+    owned
 }
 
 fn set_resource_refs(xr: &mut Value, scope: CompositeScope, refs: &[Value]) {

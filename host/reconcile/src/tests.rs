@@ -225,3 +225,40 @@ fn deterministic_names_stay_within_63_characters() {
         assert_eq!(name.len(), want_prefix.len() + 12);
     }
 }
+
+#[test]
+fn the_reconciler_applies_only_the_xr_fields_it_owns() {
+    let refs = [json!({"apiVersion": "v1", "kind": "ConfigMap", "name": "c"})];
+    let read = json!({
+        "apiVersion": "example.org/v1", "kind": "XApp",
+        "metadata": {"name": "a", "namespace": "ns", "uid": "u", "resourceVersion": "7",
+                     "labels": {"team": "t"}, "finalizers": ["f"]},
+        "spec": {"image": "i", "crossplane": {"compositionRef": {"name": "c"}}},
+        "status": {"s": 1},
+    });
+    let mut labelled = read.clone();
+    labelled["metadata"]["labels"][LABEL_COMPOSITE] = json!("parent");
+    let cases = [
+        (
+            CompositeScope::Namespaced,
+            read.clone(),
+            json!({"spec": {"crossplane": {"resourceRefs": refs}}}),
+            "a",
+        ),
+        (
+            CompositeScope::LegacyCluster,
+            labelled,
+            json!({"spec": {"resourceRefs": refs}}),
+            "parent",
+        ),
+    ];
+    for (scope, xr, spec, label) in cases {
+        let mut want = json!({
+            "apiVersion": "example.org/v1", "kind": "XApp",
+            "metadata": {"name": "a", "namespace": "ns", "resourceVersion": "7",
+                         "labels": {LABEL_COMPOSITE: label}},
+        });
+        want["spec"] = spec["spec"].clone();
+        assert_eq!(owned_fields(&xr, scope, &refs), want, "{scope:?}");
+    }
+}
