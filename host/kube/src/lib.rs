@@ -2,11 +2,14 @@
 //!
 //! [`KubeCluster`] is the reconcile core's [`plait_reconcile::Cluster`] over
 //! kube-rs. [`run`] installs plait's CRDs, then runs the XRD controller,
-//! which generates a CRD per XRD and starts a controller for each XR kind;
+//! which generates a CRD per XRD and starts a controller for each XR kind
+//! (and, for XRDs that offer claims, a claim CRD and claim controller);
 //! the XR controllers run the same [`plait_reconcile::Reconcile`] as
 //! `plait render`.
 
+pub mod claim;
 pub mod cluster;
+pub mod connection;
 pub mod crd;
 pub mod functions;
 pub mod watches;

@@ -15,6 +15,7 @@ use plait_reconcile::{
 use serde_json::{Value, json};
 
 use crate::cluster::KubeCluster;
+use crate::connection;
 use crate::functions::{FunctionResolver, PipelineFunctions};
 use crate::watches::ComposedWatches;
 
@@ -244,6 +245,21 @@ pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<XrContext>) -> Resul
     if let Some(error) = &outcome.error {
         tracing::info!(composite = %reference, %error, "reconcile did not sync");
         return Ok(Action::requeue(ctx.backoff(&reference)));
+    }
+    if scope == CompositeScope::LegacyCluster {
+        let details = &outcome.connection_details;
+        let published =
+            connection::publish(&ctx.cluster, &outcome.xr, &composition, &xrd, details).await;
+        if let Err(message) = published {
+            tracing::info!(composite = %reference, error = message, "cannot publish connection details");
+            ctx.cluster.publish(Event {
+                regarding: reference.clone(),
+                event_type: EventType::Warning,
+                reason: "PublishConnectionSecret".into(),
+                message,
+            });
+            return Ok(Action::requeue(ctx.backoff(&reference)));
+        }
     }
     ctx.succeeded(&reference);
     let next = outcome
