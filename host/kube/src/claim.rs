@@ -15,7 +15,7 @@ use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch
 use kube::runtime::controller::Action;
 use kube::runtime::wait::{await_condition, conditions};
 use kube::runtime::{Controller, watcher};
-use plait_model::{CompositeResourceDefinition, Manifest};
+use plait_model::CompositeResourceDefinition;
 use plait_reconcile::compose::deterministic_name;
 use plait_reconcile::{
     Event, EventType, LABEL_CLAIM_NAME, LABEL_CLAIM_NAMESPACE, ObjectRef, set_condition,
@@ -1073,6 +1073,7 @@ pub fn error_policy(object: Arc<DynamicObject>, error: &ClaimError, ctx: Arc<Cla
 #[cfg(test)]
 mod tests {
     use super::*;
+    use plait_model::Manifest;
 
     fn xrd(enforced: bool) -> CompositeResourceDefinition {
         let mut value = json!({
