@@ -46,7 +46,8 @@ const CLAIM_ONLY_FIELDS: &[&str] = &[
 ];
 /// XR status fields that are not the claim's to mirror.
 const XR_ONLY_STATUS: &[&str] = &["conditions", "connectionDetails", "claimConditionTypes"];
-const RECONCILE_PAUSED: &str = "Reconciliation (including deletion) is paused via the pause annotation";
+const RECONCILE_PAUSED: &str =
+    "Reconciliation (including deletion) is paused via the pause annotation";
 const CRD_ESTABLISH_TIMEOUT: Duration = Duration::from_secs(60);
 /// How often a claim waiting on its XR's deletion looks again.
 const DELETE_POLL: Duration = Duration::from_secs(2);
@@ -176,8 +177,12 @@ pub async fn withdraw(
     let claims: Api<DynamicObject> = Api::all_with(client.clone(), &served.resource);
     let items = match claims.list_metadata(&ListParams::default()).await {
         Ok(list) => list.items,
-        // The claim CRD went away since discovery last looked.
-        Err(kube::Error::Api(s)) if s.is_not_found() => Vec::new(),
+        // The claim CRD went away since discovery last looked; a kind that
+        // is no longer served answers with a bare 404.
+        Err(kube::Error::Api(s)) if s.code == 404 => {
+            manager.cluster.forget_kind(&api_version, &kind);
+            Vec::new()
+        }
         Err(e) => {
             return Err(OfferError::Kube(format!(
                 "cannot list defined composite resource claims: {e}"
@@ -188,9 +193,13 @@ pub async fn withdraw(
         // A controller must run to release the claims' finalizers, also
         // after a restart that found the XRD no longer offering them.
         if let Some(xr) = manager.claims.xr_of(name).or_else(|| xr_resource(xrd)) {
-            manager
-                .claims
-                .start(&manager.cluster, &manager.timing, xrd, served.resource.clone(), xr);
+            manager.claims.start(
+                &manager.cluster,
+                &manager.timing,
+                xrd,
+                served.resource.clone(),
+                xr,
+            );
         }
         for item in &items {
             let (Some(claim), Some(ns)) = (&item.metadata.name, &item.metadata.namespace) else {
@@ -199,10 +208,11 @@ pub async fn withdraw(
             if item.metadata.deletion_timestamp.is_some() {
                 continue;
             }
-            let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &served.resource);
+            let api: Api<DynamicObject> =
+                Api::namespaced_with(client.clone(), ns, &served.resource);
             match api.delete(claim, &DeleteParams::background()).await {
                 Ok(_) => {}
-                Err(kube::Error::Api(s)) if s.is_not_found() => {}
+                Err(kube::Error::Api(s)) if s.code == 404 => {}
                 Err(e) => {
                     return Err(OfferError::Kube(format!(
                         "cannot delete defined composite resource claim {ns}/{claim}: {e}"
@@ -388,10 +398,17 @@ impl ClaimControllers {
                     let claim_ref = &xr.data["spec"]["claimRef"];
                     let ours = claim_ref["kind"] == claim_for_map.kind.as_str()
                         && claim_ref["apiVersion"] == claim_for_map.api_version.as_str();
-                    let target = match (ours, text(claim_ref, "/name"), text(claim_ref, "/namespace")) {
+                    let target = match (
+                        ours,
+                        text(claim_ref, "/name"),
+                        text(claim_ref, "/namespace"),
+                    ) {
                         (true, Some(name), Some(ns)) => Some(
-                            kube::runtime::reflector::ObjectRef::new_with(name, claim_for_map.clone())
-                                .within(ns),
+                            kube::runtime::reflector::ObjectRef::new_with(
+                                name,
+                                claim_for_map.clone(),
+                            )
+                            .within(ns),
                         ),
                         _ => None,
                     };
@@ -464,9 +481,8 @@ fn text<'a>(value: &'a Value, pointer: &str) -> Option<&'a str> {
 }
 
 fn to_value(object: &DynamicObject, resource: &ApiResource) -> Result<Value, ClaimError> {
-    let mut value = serde_json::to_value(object).map_err(|_| {
-        ClaimError::Encode(object.metadata.name.clone().unwrap_or_default())
-    })?;
+    let mut value = serde_json::to_value(object)
+        .map_err(|_| ClaimError::Encode(object.metadata.name.clone().unwrap_or_default()))?;
     value["apiVersion"] = json!(resource.api_version);
     value["kind"] = json!(resource.kind);
     Ok(value)
@@ -540,7 +556,9 @@ pub fn desired_xr(
     );
     let mut annotations = without_reserved(claim.pointer("/metadata/annotations"));
     // A statically provisioned XR keeps the external name it has.
-    if let Some(external) = xr.and_then(|x| x.pointer("/metadata/annotations/crossplane.io~1external-name")) {
+    if let Some(external) =
+        xr.and_then(|x| x.pointer("/metadata/annotations/crossplane.io~1external-name"))
+    {
         annotations.insert(ANNOTATION_EXTERNAL_NAME.into(), external.clone());
     }
     let mut metadata = json!({"name": name, "labels": labels});
@@ -571,9 +589,13 @@ pub fn claim_from_xr(
     let claim_spec = &claim["spec"];
     let xr_spec = &xr["spec"];
     let composition_ref = if xrd.spec.enforced_composition_ref.is_some() {
-        xr_spec.get("compositionRef").or(claim_spec.get("compositionRef"))
+        xr_spec
+            .get("compositionRef")
+            .or(claim_spec.get("compositionRef"))
     } else {
-        claim_spec.get("compositionRef").or(xr_spec.get("compositionRef"))
+        claim_spec
+            .get("compositionRef")
+            .or(xr_spec.get("compositionRef"))
     };
     let revision_selector = claim_spec
         .get("compositionRevisionSelector")
@@ -679,11 +701,29 @@ pub async fn reconcile(
         message: e.to_string(),
     };
 
-    if text(&claim, &format!("/metadata/annotations/{}", ANNOTATION_PAUSED.replace('/', "~1")))
-        == Some("true")
+    if text(
+        &claim,
+        &format!(
+            "/metadata/annotations/{}",
+            ANNOTATION_PAUSED.replace('/', "~1")
+        ),
+    ) == Some("true")
     {
-        event(&ctx, &reference, EventType::Normal, "ReconciliationPaused", RECONCILE_PAUSED);
-        set_condition(&mut claim, "Synced", "False", "ReconcilePaused", Some(RECONCILE_PAUSED), &now());
+        event(
+            &ctx,
+            &reference,
+            EventType::Normal,
+            "ReconciliationPaused",
+            RECONCILE_PAUSED,
+        );
+        set_condition(
+            &mut claim,
+            "Synced",
+            "False",
+            "ReconcilePaused",
+            Some(RECONCILE_PAUSED),
+            &now(),
+        );
         write_status(&claims, &claim).await.map_err(kube_error)?;
         return Ok(Action::await_change());
     }
@@ -694,7 +734,15 @@ pub async fn reconcile(
             Ok(found) => xr = found.map(|x| to_value(&x, &ctx.xr)).transpose()?,
             Err(e) => {
                 let message = format!("cannot get bound composite resource: {e}");
-                return failed(&ctx, &claims, claim, &reference, "BindCompositeResource", &message).await;
+                return failed(
+                    &ctx,
+                    &claims,
+                    claim,
+                    &reference,
+                    "BindCompositeResource",
+                    &message,
+                )
+                .await;
             }
         }
     }
@@ -708,7 +756,15 @@ pub async fn reconcile(
             text(x, "/metadata/name").unwrap_or_default(),
             text(bound, "/name").unwrap_or_default(),
         );
-        failed(&ctx, &claims, claim, &reference, "BindCompositeResource", &message).await?;
+        failed(
+            &ctx,
+            &claims,
+            claim,
+            &reference,
+            "BindCompositeResource",
+            &message,
+        )
+        .await?;
         // A human has to fix the reference; the claim's next edit brings it back.
         return Ok(Action::await_change());
     }
@@ -718,26 +774,52 @@ pub async fn reconcile(
     }
 
     if !has_finalizer(&claim) {
-        let mut finalizers = claim["metadata"]["finalizers"].as_array().cloned().unwrap_or_default();
+        let mut finalizers = claim["metadata"]["finalizers"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         finalizers.push(json!(FINALIZER));
         match patch_finalizers(&claims, &claim, &reference, finalizers).await {
             Ok(patched) => claim = to_value(&patched, &ctx.claim)?,
-            Err(kube::Error::Api(s)) if s.code == 409 => return Ok(Action::requeue(Duration::from_millis(200))),
+            Err(kube::Error::Api(s)) if s.code == 409 => {
+                return Ok(Action::requeue(Duration::from_millis(200)));
+            }
             Err(e) => {
                 let message = format!("cannot add finalizer to claim: {e}");
-                return failed(&ctx, &claims, claim, &reference, "BindCompositeResource", &message).await;
+                return failed(
+                    &ctx,
+                    &claims,
+                    claim,
+                    &reference,
+                    "BindCompositeResource",
+                    &message,
+                )
+                .await;
             }
         }
     }
 
-    let before = xr.as_ref().and_then(|x| x.pointer("/spec/claimRef")).cloned();
+    let before = xr
+        .as_ref()
+        .and_then(|x| x.pointer("/spec/claimRef"))
+        .cloned();
     let name = match text(&claim, "/spec/resourceRef/name") {
         Some(n) => n.to_string(),
         None => match free_xr_name(&xrs, &claim, &own_ref).await {
             Ok(n) => n,
             Err(e) => {
-                let message = format!("cannot bind and sync claim with composite resource: cannot generate a name for composite resource: {e}");
-                return failed(&ctx, &claims, claim, &reference, "BindCompositeResource", &message).await;
+                let message = format!(
+                    "cannot bind and sync claim with composite resource: cannot generate a name for composite resource: {e}"
+                );
+                return failed(
+                    &ctx,
+                    &claims,
+                    claim,
+                    &reference,
+                    "BindCompositeResource",
+                    &message,
+                )
+                .await;
             }
         },
     };
@@ -748,23 +830,61 @@ pub async fn reconcile(
     let claim_patch = claim_from_xr(&claim, &bound_view, &xrd, &ctx.xr);
     let params = PatchParams::apply(CLAIM_FIELD_MANAGER).force();
     let claim_name = reference.name.clone();
-    match claims.patch(&claim_name, &params, &Patch::Apply(&applied(&claim_patch, false))).await {
+    match claims
+        .patch(
+            &claim_name,
+            &params,
+            &Patch::Apply(&applied(&claim_patch, false)),
+        )
+        .await
+    {
         Ok(updated) => claim = to_value(&updated, &ctx.claim)?,
-        Err(kube::Error::Api(s)) if s.code == 409 => return Ok(Action::requeue(Duration::from_millis(200))),
+        Err(kube::Error::Api(s)) if s.code == 409 => {
+            return Ok(Action::requeue(Duration::from_millis(200)));
+        }
         Err(e) => {
-            let message = format!("cannot bind and sync claim with composite resource: cannot update composite resource claim: {e}");
-            return failed(&ctx, &claims, claim, &reference, "BindCompositeResource", &message).await;
+            let message = format!(
+                "cannot bind and sync claim with composite resource: cannot update composite resource claim: {e}"
+            );
+            return failed(
+                &ctx,
+                &claims,
+                claim,
+                &reference,
+                "BindCompositeResource",
+                &message,
+            )
+            .await;
         }
     }
-    let xr = match xrs.patch(&name, &params, &Patch::Apply(&applied(&desired, false))).await {
+    let xr = match xrs
+        .patch(&name, &params, &Patch::Apply(&applied(&desired, false)))
+        .await
+    {
         Ok(x) => to_value(&x, &ctx.xr)?,
         Err(e) => {
-            let message = format!("cannot bind and sync claim with composite resource: cannot apply composite resource {name:?}: {e}");
-            return failed(&ctx, &claims, claim, &reference, "BindCompositeResource", &message).await;
+            let message = format!(
+                "cannot bind and sync claim with composite resource: cannot apply composite resource {name:?}: {e}"
+            );
+            return failed(
+                &ctx,
+                &claims,
+                claim,
+                &reference,
+                "BindCompositeResource",
+                &message,
+            )
+            .await;
         }
     };
     if before.as_ref() != Some(&own_ref) && xr.pointer("/spec/claimRef") == Some(&own_ref) {
-        event(&ctx, &reference, EventType::Normal, "BindCompositeResource", "Successfully bound composite resource");
+        event(
+            &ctx,
+            &reference,
+            EventType::Normal,
+            "BindCompositeResource",
+            "Successfully bound composite resource",
+        );
     }
 
     claim["status"] = status_from_xr(&claim, &xr);
@@ -783,7 +903,13 @@ pub async fn reconcile(
     }
 
     if condition(&xr, "Ready").is_none_or(|c| c["status"] != "True") {
-        event(&ctx, &reference, EventType::Normal, "BindCompositeResource", "Composite resource is not yet ready");
+        event(
+            &ctx,
+            &reference,
+            EventType::Normal,
+            "BindCompositeResource",
+            "Composite resource is not yet ready",
+        );
         set_condition(
             &mut claim,
             "Ready",
@@ -809,8 +935,17 @@ pub async fn reconcile(
         }
         Ok(false) => {}
         Err(e) => {
-            let message = format!("cannot propagate connection details from composite resource: {e}");
-            return failed(&ctx, &claims, claim, &reference, "PropagateConnectionSecret", &message).await;
+            let message =
+                format!("cannot propagate connection details from composite resource: {e}");
+            return failed(
+                &ctx,
+                &claims,
+                claim,
+                &reference,
+                "PropagateConnectionSecret",
+                &message,
+            )
+            .await;
         }
     }
     set_condition(&mut claim, "Ready", "True", "Available", None, &now);
@@ -863,7 +998,10 @@ async fn delete(
         None => ctx
             .xrd
             .read()
-            .map(|x| x.default_composite_delete_policy() == plait_model::CompositeDeletePolicy::Foreground)
+            .map(|x| {
+                x.default_composite_delete_policy()
+                    == plait_model::CompositeDeletePolicy::Foreground
+            })
             .unwrap_or(false),
     };
     if let Some(xr) = &xr {
@@ -879,10 +1017,18 @@ async fn delete(
         };
         match xrs.delete(name, &params).await {
             Ok(_) => {}
-            Err(kube::Error::Api(s)) if s.is_not_found() => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
             Err(e) => {
                 let message = format!("cannot delete bound composite resource: {e}");
-                return failed(ctx, claims, claim, reference, "DeleteCompositeResource", &message).await;
+                return failed(
+                    ctx,
+                    claims,
+                    claim,
+                    reference,
+                    "DeleteCompositeResource",
+                    &message,
+                )
+                .await;
             }
         }
         if foreground {
@@ -890,18 +1036,34 @@ async fn delete(
             return Ok(Action::requeue(DELETE_POLL));
         }
     }
-    event(ctx, reference, EventType::Normal, "DeleteCompositeResource", "Successfully deleted composite resource");
+    event(
+        ctx,
+        reference,
+        EventType::Normal,
+        "DeleteCompositeResource",
+        "Successfully deleted composite resource",
+    );
     let finalizers = claim["metadata"]["finalizers"]
         .as_array()
         .map(|f| f.iter().filter(|v| *v != FINALIZER).cloned().collect())
         .unwrap_or_default();
     match patch_finalizers(claims, &claim, reference, finalizers).await {
         Ok(_) => Ok(Action::await_change()),
-        Err(kube::Error::Api(s)) if s.is_not_found() => Ok(Action::await_change()),
-        Err(kube::Error::Api(s)) if s.code == 409 => Ok(Action::requeue(Duration::from_millis(200))),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(Action::await_change()),
+        Err(kube::Error::Api(s)) if s.code == 409 => {
+            Ok(Action::requeue(Duration::from_millis(200)))
+        }
         Err(e) => {
             let message = format!("cannot remove finalizer from claim: {e}");
-            failed(ctx, claims, claim, reference, "DeleteCompositeResource", &message).await
+            failed(
+                ctx,
+                claims,
+                claim,
+                reference,
+                "DeleteCompositeResource",
+                &message,
+            )
+            .await
         }
     }
 }
@@ -925,15 +1087,15 @@ async fn propagate_connection(
     let from = Api::<Secret>::namespaced(client.clone(), from_ns)
         .get(from_name)
         .await
-        .map_err(|e| format!("cannot get composite resource's connection secret {from_ns}/{from_name}: {e}"))?;
+        .map_err(|e| {
+            format!("cannot get composite resource's connection secret {from_ns}/{from_name}: {e}")
+        })?;
     // Only a Secret the XR controls is copied, so a claim cannot use its
     // XR's reference to read a Secret it has no access to.
-    let controlled = from
-        .metadata
-        .owner_references
-        .iter()
-        .flatten()
-        .any(|o| o.controller == Some(true) && Some(o.uid.as_str()) == text(xr, "/metadata/uid"));
+    let controlled =
+        from.metadata.owner_references.iter().flatten().any(|o| {
+            o.controller == Some(true) && Some(o.uid.as_str()) == text(xr, "/metadata/uid")
+        });
     if !controlled {
         return Err(format!(
             "cannot establish control of existing connection secret {from_ns}/{from_name}"
@@ -992,7 +1154,9 @@ async fn propagate_connection(
             &Patch::Apply(&secret),
         )
         .await
-        .map_err(|e| format!("cannot create or update connection secret {namespace}/{to_name}: {e}"))?;
+        .map_err(|e| {
+            format!("cannot create or update connection secret {namespace}/{to_name}: {e}")
+        })?;
     Ok(true)
 }
 
@@ -1014,7 +1178,11 @@ async fn patch_finalizers(
         "resourceVersion": claim["metadata"]["resourceVersion"],
     }});
     claims
-        .patch(&reference.name, &PatchParams::default(), &Patch::Merge(&patch))
+        .patch(
+            &reference.name,
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
         .await
 }
 
@@ -1030,7 +1198,13 @@ async fn write_status(claims: &Api<DynamicObject>, claim: &Value) -> Result<(), 
         .map(|_| ())
 }
 
-fn event(ctx: &ClaimContext, claim: &ObjectRef, event_type: EventType, reason: &str, message: &str) {
+fn event(
+    ctx: &ClaimContext,
+    claim: &ObjectRef,
+    event_type: EventType,
+    reason: &str,
+    message: &str,
+) {
     ctx.cluster.publish(Event {
         regarding: claim.clone(),
         event_type,
@@ -1050,17 +1224,30 @@ async fn failed(
 ) -> Result<Action, ClaimError> {
     tracing::info!(claim = %reference, error = message, "claim not synced");
     event(ctx, reference, EventType::Warning, reason, message);
-    set_condition(&mut claim, "Synced", "False", "ReconcileError", Some(message), &now());
+    set_condition(
+        &mut claim,
+        "Synced",
+        "False",
+        "ReconcileError",
+        Some(message),
+        &now(),
+    );
     write_status(claims, &claim)
         .await
         .map_err(|e| ClaimError::Kube {
             claim: reference.to_string(),
             message: e.to_string(),
         })?;
-    Ok(Action::requeue(ctx.timing.backoff_base.max(Duration::from_secs(2))))
+    Ok(Action::requeue(
+        ctx.timing.backoff_base.max(Duration::from_secs(2)),
+    ))
 }
 
-pub fn error_policy(object: Arc<DynamicObject>, error: &ClaimError, ctx: Arc<ClaimContext>) -> Action {
+pub fn error_policy(
+    object: Arc<DynamicObject>,
+    error: &ClaimError,
+    ctx: Arc<ClaimContext>,
+) -> Action {
     tracing::warn!(
         kind = ctx.claim.kind,
         claim = object.metadata.name.as_deref().unwrap_or_default(),
@@ -1129,12 +1316,29 @@ mod tests {
             (
                 false,
                 Some(&manual),
-                vec!["claimRef", "compositionRef", "compositionRevisionRef", "image"],
+                vec![
+                    "claimRef",
+                    "compositionRef",
+                    "compositionRevisionRef",
+                    "image",
+                ],
             ),
         ];
         for (enforced, existing, want) in cases {
-            let xr = desired_xr(&claim(spec.clone()), existing, "c-1", &xrd(enforced), &claim_r, &xr_r);
-            let keys: Vec<&str> = xr["spec"].as_object().unwrap().keys().map(String::as_str).collect();
+            let xr = desired_xr(
+                &claim(spec.clone()),
+                existing,
+                "c-1",
+                &xrd(enforced),
+                &claim_r,
+                &xr_r,
+            );
+            let keys: Vec<&str> = xr["spec"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .collect();
             assert_eq!(keys, want, "enforced={enforced} existing={existing:?}");
             assert_eq!(
                 xr["spec"]["claimRef"],
@@ -1167,14 +1371,26 @@ mod tests {
         ];
         for (enforced, spec, want) in cases {
             let patch = claim_from_xr(&claim(spec), &xr, &xrd(enforced), &xr_r);
-            assert_eq!(patch["spec"]["compositionRef"]["name"], want, "enforced={enforced}");
+            assert_eq!(
+                patch["spec"]["compositionRef"]["name"], want,
+                "enforced={enforced}"
+            );
             assert_eq!(
                 patch["spec"]["resourceRef"],
                 json!({"apiVersion": "example.org/v1", "kind": "XApp", "name": "c-1"})
             );
-            assert_eq!(patch["spec"]["compositionRevisionRef"]["name"], "picked-rev");
-            assert_eq!(patch["metadata"]["annotations"][ANNOTATION_EXTERNAL_NAME], "ext");
-            assert_eq!(patch["metadata"]["resourceVersion"], "3", "a stale claim conflicts");
+            assert_eq!(
+                patch["spec"]["compositionRevisionRef"]["name"],
+                "picked-rev"
+            );
+            assert_eq!(
+                patch["metadata"]["annotations"][ANNOTATION_EXTERNAL_NAME],
+                "ext"
+            );
+            assert_eq!(
+                patch["metadata"]["resourceVersion"], "3",
+                "a stale claim conflicts"
+            );
         }
     }
 
@@ -1213,8 +1429,16 @@ mod tests {
             "conditions": [{"type": "Offered", "status": "True", "reason": "WatchingCompositeResourceClaim"}],
         }});
         let cases = [
-            (Offered::Yes(claim_r), Some(("True", "WatchingCompositeResourceClaim")), true),
-            (Offered::Withdrawing, Some(("False", "TerminatingCompositeResourceClaim")), true),
+            (
+                Offered::Yes(claim_r),
+                Some(("True", "WatchingCompositeResourceClaim")),
+                true,
+            ),
+            (
+                Offered::Withdrawing,
+                Some(("False", "TerminatingCompositeResourceClaim")),
+                true,
+            ),
             (Offered::No, None, false),
         ];
         for (state, want_condition, want_type) in cases {
@@ -1224,11 +1448,15 @@ mod tests {
                 .map(|c| (c["status"].as_str().unwrap(), c["reason"].as_str().unwrap()));
             assert_eq!(got, want_condition, "{state:?}");
             assert_eq!(
-                xrd.pointer("/status/controllers/compositeResourceClaimType").is_some(),
+                xrd.pointer("/status/controllers/compositeResourceClaimType")
+                    .is_some(),
                 want_type,
                 "{state:?}"
             );
-            assert!(xrd.pointer("/status/controllers/compositeResourceType").is_some());
+            assert!(
+                xrd.pointer("/status/controllers/compositeResourceType")
+                    .is_some()
+            );
         }
     }
 

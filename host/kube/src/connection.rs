@@ -155,7 +155,11 @@ mod tests {
         ];
         for (keys, want) in cases {
             let got = filter_keys(&details, keys.as_deref());
-            assert_eq!(got.keys().map(String::as_str).collect::<Vec<_>>(), want, "{keys:?}");
+            assert_eq!(
+                got.keys().map(String::as_str).collect::<Vec<_>>(),
+                want,
+                "{keys:?}"
+            );
         }
     }
 }

@@ -145,7 +145,11 @@ pub fn claim_crd(xrd: &CompositeResourceDefinition) -> Result<Value, CrdError> {
     validate_claim_names(xrd)?;
     let uid = xrd.metadata.uid.clone().ok_or(CrdError::MissingUid)?;
     let name = claim_crd_name(xrd).ok_or(CrdError::MissingClaimNames)?;
-    let claim_names = xrd.spec.claim_names.as_ref().ok_or(CrdError::MissingClaimNames)?;
+    let claim_names = xrd
+        .spec
+        .claim_names
+        .as_ref()
+        .ok_or(CrdError::MissingClaimNames)?;
     let mut names = serde_json::to_value(claim_names).unwrap_or_else(|_| json!({}));
     let mut categories = claim_names.categories.clone();
     categories.push(CATEGORY_CLAIM.into());
@@ -578,7 +582,10 @@ mod tests {
         assert_eq!(composite_crd(&x), Err(CrdError::MissingUid));
     }
 
-    fn claiming_xrd(claim_names: Value, delete_policy: Option<&str>) -> CompositeResourceDefinition {
+    fn claiming_xrd(
+        claim_names: Value,
+        delete_policy: Option<&str>,
+    ) -> CompositeResourceDefinition {
         let mut value = serde_json::to_value(xrd("apiextensions.crossplane.io/v1", None)).unwrap();
         value["spec"]["names"] = json!({"kind": "XApp", "plural": "xapps", "singular": "xapp"});
         value["spec"]["claimNames"] = claim_names;
@@ -603,8 +610,14 @@ mod tests {
             let schema = &version["schema"]["openAPIV3Schema"]["properties"];
             let spec = &schema["spec"]["properties"];
             assert_eq!(spec["compositeDeletePolicy"]["default"], want_default);
-            assert_eq!(spec["resourceRef"]["required"], json!(["apiVersion", "kind", "name"]));
-            assert_eq!(spec["writeConnectionSecretToRef"]["required"], json!(["name"]));
+            assert_eq!(
+                spec["resourceRef"]["required"],
+                json!(["apiVersion", "kind", "name"])
+            );
+            assert_eq!(
+                spec["writeConnectionSecretToRef"]["required"],
+                json!(["name"])
+            );
             assert_eq!(spec["image"]["type"], "string", "the user's spec is kept");
             assert!(spec.get("claimRef").is_none() && spec.get("resourceRefs").is_none());
             assert!(schema["status"]["properties"]["connectionDetails"].is_object());
@@ -614,7 +627,10 @@ mod tests {
                 .iter()
                 .map(|c| c["name"].as_str().unwrap())
                 .collect();
-            assert_eq!(columns, ["IMAGE", "SYNCED", "READY", "CONNECTION-SECRET", "AGE"]);
+            assert_eq!(
+                columns,
+                ["IMAGE", "SYNCED", "READY", "CONNECTION-SECRET", "AGE"]
+            );
         }
     }
 
@@ -623,19 +639,23 @@ mod tests {
         let cases = [
             (json!({"kind": "XApp", "plural": "apps"}), Some("XApp")),
             (json!({"kind": "App", "plural": "xapps"}), Some("xapps")),
-            (json!({"kind": "App", "plural": "apps", "singular": "xapp"}), Some("xapp")),
-            (json!({"kind": "App", "plural": "apps", "singular": "app"}), None),
+            (
+                json!({"kind": "App", "plural": "apps", "singular": "xapp"}),
+                Some("xapp"),
+            ),
+            (
+                json!({"kind": "App", "plural": "apps", "singular": "app"}),
+                None,
+            ),
         ];
         for (names, conflicting) in cases {
             let x = claiming_xrd(names.clone(), None);
             let want = conflicting.map(|n| {
-                format!("invalid resource claim names: \"{n}\" conflicts with composite resource name")
+                format!(
+                    "invalid resource claim names: \"{n}\" conflicts with composite resource name"
+                )
             });
-            assert_eq!(
-                claim_crd(&x).err().map(|e| e.to_string()),
-                want,
-                "{names}"
-            );
+            assert_eq!(claim_crd(&x).err().map(|e| e.to_string()), want, "{names}");
         }
     }
 }

@@ -16,7 +16,7 @@ use plait_reconcile::{ObjectRef, set_condition};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-use crate::claim::{self, ClaimControllers, Offered, OfferError};
+use crate::claim::{self, ClaimControllers, OfferError, Offered};
 use crate::cluster::KubeCluster;
 use crate::crd::{composite_crd, validate_claim_names};
 use crate::functions::FunctionResolver;

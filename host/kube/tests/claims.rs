@@ -101,8 +101,16 @@ impl Claims {
         let client = cluster.client().await;
         let namespace = cluster.namespace(id).await;
         let group = format!("{id}.example.org");
-        create(&client, &xrd(&group, json!({"kind": "App", "plural": "apps"}))).await;
-        create(&client, &composition(&group, &format!("xapp-{id}"), &namespace)).await;
+        create(
+            &client,
+            &xrd(&group, json!({"kind": "App", "plural": "apps"})),
+        )
+        .await;
+        create(
+            &client,
+            &composition(&group, &format!("xapp-{id}"), &namespace),
+        )
+        .await;
         let claims = Claims {
             client,
             claim: resource(&format!("{group}/v1alpha1"), "App", "apps"),
@@ -178,7 +186,10 @@ impl Claims {
     async fn bound_xr(&self, claim: &str) -> Value {
         eventually(&format!("claim {claim} to be bound"), || async {
             let claim = self.claim(claim).await?;
-            let name = claim.pointer("/spec/resourceRef/name")?.as_str()?.to_string();
+            let name = claim
+                .pointer("/spec/resourceRef/name")?
+                .as_str()?
+                .to_string();
             self.xr(&name).await
         })
         .await
@@ -202,10 +213,7 @@ impl Claims {
 async fn claim_crd_is_namespaced_with_printer_columns_and_the_xrd_is_offered() {
     let claims = Claims::new("claimcrd").await;
     let crds: Api<CustomResourceDefinition> = Api::all(claims.client.clone());
-    let crd = crds
-        .get(&format!("apps.{}", claims.group))
-        .await
-        .unwrap();
+    let crd = crds.get(&format!("apps.{}", claims.group)).await.unwrap();
     let crd = serde_json::to_value(crd).unwrap();
     assert_eq!(crd["spec"]["scope"], "Namespaced");
     assert_eq!(crd["spec"]["names"]["categories"], json!(["claim"]));
@@ -254,8 +262,16 @@ async fn claim_names_that_reuse_xr_names_are_rejected() {
     let cluster = cluster();
     let client = cluster.client().await;
     let cases = [
-        ("conflictkind", json!({"kind": "XApp", "plural": "apps"}), "XApp"),
-        ("conflictplural", json!({"kind": "App", "plural": "xapps"}), "xapps"),
+        (
+            "conflictkind",
+            json!({"kind": "XApp", "plural": "apps"}),
+            "XApp",
+        ),
+        (
+            "conflictplural",
+            json!({"kind": "App", "plural": "xapps"}),
+            "xapps",
+        ),
     ];
     let xrds = api(&client, &xrd_resource(), None);
     for (id, names, conflicting) in cases {
@@ -265,10 +281,13 @@ async fn claim_names_that_reuse_xr_names_are_rejected() {
             "cannot render composite resource claim CustomResourceDefinition: invalid resource claim names: \"{conflicting}\" conflicts with composite resource name"
         );
         let name = format!("xapps.{group}");
-        eventually(&format!("{id}: Synced=False naming the conflict"), || async {
-            let xrd = serde_json::to_value(xrds.get_opt(&name).await.ok()??).unwrap();
-            (condition(&xrd, "Synced")?["message"] == want.as_str()).then_some(())
-        })
+        eventually(
+            &format!("{id}: Synced=False naming the conflict"),
+            || async {
+                let xrd = serde_json::to_value(xrds.get_opt(&name).await.ok()??).unwrap();
+                (condition(&xrd, "Synced")?["message"] == want.as_str()).then_some(())
+            },
+        )
         .await;
     }
 }
@@ -297,7 +316,10 @@ async fn a_claim_binds_a_new_xr_that_follows_its_spec_and_is_ready_with_connecti
     assert_eq!(xr["metadata"]["labels"]["team"], "a");
     assert_eq!(xr["spec"]["image"], "one");
     for claim_only in ["compositeDeletePolicy", "resourceRef"] {
-        assert!(xr["spec"].get(claim_only).is_none(), "{claim_only} stays on the claim");
+        assert!(
+            xr["spec"].get(claim_only).is_none(),
+            "{claim_only} stays on the claim"
+        );
     }
     assert_ne!(
         xr["spec"]["writeConnectionSecretToRef"]["name"], "app-conn",
@@ -312,11 +334,13 @@ async fn a_claim_binds_a_new_xr_that_follows_its_spec_and_is_ready_with_connecti
         json!({"apiVersion": claims.xr.api_version, "kind": "XApp", "name": xr_name})
     );
     assert_eq!(
-        claim["spec"]["compositionRef"]["name"],
-        "xapp-claimbind",
+        claim["spec"]["compositionRef"]["name"], "xapp-claimbind",
         "the XR's Composition is recorded on the claim"
     );
-    assert_eq!(claim["status"]["address"], "one", "the XR's status is mirrored");
+    assert_eq!(
+        claim["status"]["address"], "one",
+        "the XR's status is mirrored"
+    );
     let composed = claims.composed(&xr_name).await;
     assert_eq!(composed.len(), 1);
     assert_eq!(composed[0]["data"]["image"], "one");
@@ -328,7 +352,10 @@ async fn a_claim_binds_a_new_xr_that_follows_its_spec_and_is_ready_with_connecti
         (data.get("password")?.0 == b"s3cret" && data.get("image")?.0 == b"one").then_some(secret)
     })
     .await;
-    assert_eq!(secret.type_.as_deref(), Some("connection.crossplane.io/v1alpha1"));
+    assert_eq!(
+        secret.type_.as_deref(),
+        Some("connection.crossplane.io/v1alpha1")
+    );
     let owner = &secret.metadata.owner_references.unwrap()[0];
     assert_eq!(owner.kind, "App");
     assert_eq!(owner.controller, Some(true));
@@ -342,17 +369,23 @@ async fn a_claim_binds_a_new_xr_that_follows_its_spec_and_is_ready_with_connecti
         )
         .await
         .unwrap();
-    eventually("the claim's edit to reach the composed resource", || async {
-        let composed = claims.composed(&xr_name).await;
-        (composed.first()?["data"]["image"] == "two").then_some(())
-    })
+    eventually(
+        "the claim's edit to reach the composed resource",
+        || async {
+            let composed = claims.composed(&xr_name).await;
+            (composed.first()?["data"]["image"] == "two").then_some(())
+        },
+    )
     .await;
-    eventually("the XR's new status and details to reach the claim", || async {
-        let claim = claims.claim("app").await?;
-        let secret = secrets.get_opt("app-conn").await.ok()??;
-        let image = secret.data?.get("image")?.0.clone();
-        (claim["status"]["address"] == "two" && image == b"two").then_some(())
-    })
+    eventually(
+        "the XR's new status and details to reach the claim",
+        || async {
+            let claim = claims.claim("app").await?;
+            let secret = secrets.get_opt("app-conn").await.ok()??;
+            let image = secret.data?.get("image")?.0.clone();
+            (claim["status"]["address"] == "two" && image == b"two").then_some(())
+        },
+    )
     .await;
 }
 
@@ -386,7 +419,10 @@ async fn deleting_a_claim_deletes_its_xr_and_composed_resources() {
     for policy in ["Background", "Foreground"] {
         let name = format!("app-{}", policy.to_lowercase());
         claims
-            .create_claim(&name, json!({"image": "one", "compositeDeletePolicy": policy}))
+            .create_claim(
+                &name,
+                json!({"image": "one", "compositeDeletePolicy": policy}),
+            )
             .await;
         claims.condition(&name, "Ready", "True").await;
         let xr = claims.bound_xr(&name).await;
@@ -414,6 +450,7 @@ async fn deleting_a_claim_deletes_its_xr_and_composed_resources() {
 async fn deleting_the_xrd_deletes_claims_and_the_claim_crd() {
     let claims = Claims::new("claimxrd").await;
     claims.create_claim("app", json!({"image": "one"})).await;
+    claims.condition("app", "Ready", "True").await;
     let xr = claims.bound_xr("app").await;
     let xr_name = xr["metadata"]["name"].as_str().unwrap().to_string();
     let xrds = api(&claims.client, &xrd_resource(), None);
@@ -466,7 +503,8 @@ async fn removing_claim_names_withdraws_the_claim_crd_and_its_claims() {
     })
     .await;
     assert!(
-        xrd.pointer("/status/controllers/compositeResourceClaimType").is_none(),
+        xrd.pointer("/status/controllers/compositeResourceClaimType")
+            .is_none(),
         "{xrd}"
     );
     assert_eq!(condition(&xrd, "Established").unwrap()["status"], "True");

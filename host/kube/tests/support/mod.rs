@@ -121,4 +121,3 @@ pub fn condition<'a>(xr: &'a Value, type_: &str) -> Option<&'a Value> {
         .iter()
         .find(|c| c["type"] == type_)
 }
-
