@@ -100,7 +100,8 @@ impl KubeCluster {
         let gvk = GroupVersionKind::gvk(group, version, kind);
         let (resource, caps) = match pinned_kind(&self.inner.client, &gvk).await {
             Ok(found) => found,
-            Err(kube::Error::Api(status)) if status.is_not_found() => return Ok(None),
+            // A group that is no longer served answers with a bare 404.
+            Err(kube::Error::Api(status)) if status.code == 404 => return Ok(None),
             Err(kube::Error::Discovery(_)) => return Ok(None),
             Err(e) => {
                 return Err(ClusterError::Other(format!(

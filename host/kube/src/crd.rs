@@ -1,11 +1,13 @@
-//! The CustomResourceDefinition an XRD defines, generated as upstream's
-//! `xcrd.ForCompositeResource` does.
+//! The CustomResourceDefinitions an XRD defines, generated as upstream's
+//! `xcrd.ForCompositeResource` and `xcrd.ForCompositeResourceClaim` do.
 
-use plait_model::{CompositeResourceDefinition, XrdScope};
+use plait_model::{CompositeDeletePolicy, CompositeResourceDefinition, XrdScope};
 use serde_json::{Map, Value, json};
 
 /// The category every XR CRD is in, so `kubectl get composite` lists them all.
 pub const CATEGORY_COMPOSITE: &str = "composite";
+/// The category every claim CRD is in, so `kubectl get claim` lists them all.
+pub const CATEGORY_CLAIM: &str = "claim";
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CrdError {
@@ -13,6 +15,10 @@ pub enum CrdError {
     NotAnObject { index: usize, field: &'static str },
     #[error("metadata.uid: the XRD has no UID yet")]
     MissingUid,
+    #[error("spec.claimNames: missing names")]
+    MissingClaimNames,
+    #[error("invalid resource claim names: {0:?} conflicts with composite resource name")]
+    ConflictingClaimName(String),
 }
 
 /// Generates the XR CRD for `xrd`, owned by the XRD (whose UID must be set).
@@ -25,20 +31,6 @@ pub fn composite_crd(xrd: &CompositeResourceDefinition) -> Result<Value, CrdErro
         categories.push(CATEGORY_COMPOSITE.into());
     }
     names["categories"] = json!(categories);
-
-    let mut labels = Map::new();
-    for (k, v) in &xrd.metadata.labels {
-        labels.insert(k.clone(), json!(v));
-    }
-    let mut annotations = Map::new();
-    if let Some(meta) = &xrd.spec.metadata {
-        for (k, v) in &meta.labels {
-            labels.insert(k.clone(), json!(v));
-        }
-        for (k, v) in &meta.annotations {
-            annotations.insert(k.clone(), json!(v));
-        }
-    }
 
     let mut versions = Vec::new();
     for (index, version) in xrd.spec.versions.iter().enumerate() {
@@ -75,8 +67,33 @@ pub fn composite_crd(xrd: &CompositeResourceDefinition) -> Result<Value, CrdErro
     if let Some(conversion) = xrd.spec.extra.get("conversion") {
         spec["conversion"] = conversion.clone();
     }
+    let metadata = owned_metadata(xrd, xrd.metadata.name(), &uid);
+    Ok(json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": metadata,
+        "spec": spec,
+    }))
+}
+
+/// Metadata of a CRD generated for `xrd`: its labels and annotations, and
+/// a controller reference to the XRD.
+fn owned_metadata(xrd: &CompositeResourceDefinition, name: &str, uid: &str) -> Value {
+    let mut labels = Map::new();
+    for (k, v) in &xrd.metadata.labels {
+        labels.insert(k.clone(), json!(v));
+    }
+    let mut annotations = Map::new();
+    if let Some(meta) = &xrd.spec.metadata {
+        for (k, v) in &meta.labels {
+            labels.insert(k.clone(), json!(v));
+        }
+        for (k, v) in &meta.annotations {
+            annotations.insert(k.clone(), json!(v));
+        }
+    }
     let mut metadata = json!({
-        "name": xrd.metadata.name(),
+        "name": name,
         "ownerReferences": [{
             "apiVersion": xrd.api_version,
             "kind": "CompositeResourceDefinition",
@@ -92,15 +109,165 @@ pub fn composite_crd(xrd: &CompositeResourceDefinition) -> Result<Value, CrdErro
     if !annotations.is_empty() {
         metadata["annotations"] = Value::Object(annotations);
     }
+    metadata
+}
+
+/// The name of the claim CRD `xrd` offers, if it offers claims.
+pub fn claim_crd_name(xrd: &CompositeResourceDefinition) -> Option<String> {
+    let names = xrd.spec.claim_names.as_ref()?;
+    Some(format!("{}.{}", names.plural, xrd.spec.group))
+}
+
+/// Claim names may not reuse any of the XR's names: both kinds share a group.
+pub fn validate_claim_names(xrd: &CompositeResourceDefinition) -> Result<(), CrdError> {
+    let Some(claim) = &xrd.spec.claim_names else {
+        return Err(CrdError::MissingClaimNames);
+    };
+    let xr = &xrd.spec.names;
+    let conflicts = [
+        Some((claim.kind.as_str(), xr.kind.as_str())),
+        Some((claim.plural.as_str(), xr.plural.as_str())),
+        claim.singular.as_deref().zip(xr.singular.as_deref()),
+        claim.list_kind.as_deref().zip(xr.list_kind.as_deref()),
+    ];
+    for (claim_name, xr_name) in conflicts.into_iter().flatten() {
+        if !claim_name.is_empty() && claim_name == xr_name {
+            return Err(CrdError::ConflictingClaimName(claim_name.to_string()));
+        }
+    }
+    Ok(())
+}
+
+/// Generates the claim CRD for an XRD that offers claims, as upstream's
+/// `xcrd.ForCompositeResourceClaim` does: namespaced, in category `claim`,
+/// with the claim machinery in its spec.
+pub fn claim_crd(xrd: &CompositeResourceDefinition) -> Result<Value, CrdError> {
+    validate_claim_names(xrd)?;
+    let uid = xrd.metadata.uid.clone().ok_or(CrdError::MissingUid)?;
+    let name = claim_crd_name(xrd).ok_or(CrdError::MissingClaimNames)?;
+    let claim_names = xrd
+        .spec
+        .claim_names
+        .as_ref()
+        .ok_or(CrdError::MissingClaimNames)?;
+    let mut names = serde_json::to_value(claim_names).unwrap_or_else(|_| json!({}));
+    let mut categories = claim_names.categories.clone();
+    categories.push(CATEGORY_CLAIM.into());
+    names["categories"] = json!(categories);
+
+    let delete_policy = match xrd.default_composite_delete_policy() {
+        CompositeDeletePolicy::Background => "Background",
+        CompositeDeletePolicy::Foreground => "Foreground",
+    };
+    let mut versions = Vec::new();
+    for (index, version) in xrd.spec.versions.iter().enumerate() {
+        let mut schema = base_schema(version.open_api_v3_schema(), index)?;
+        for (k, v) in claim_machinery_properties(delete_policy) {
+            schema["properties"]["spec"]["properties"][k] = v;
+        }
+        let status = &mut schema["properties"]["status"]["properties"];
+        status["conditions"] = conditions_schema();
+        legacy_status(status);
+        let mut columns = version.additional_printer_columns.clone();
+        columns.extend([
+            json!({"name": "SYNCED", "type": "string", "jsonPath": ".status.conditions[?(@.type=='Synced')].status"}),
+            json!({"name": "READY", "type": "string", "jsonPath": ".status.conditions[?(@.type=='Ready')].status"}),
+            json!({"name": "CONNECTION-SECRET", "type": "string", "jsonPath": ".spec.writeConnectionSecretToRef.name"}),
+            json!({"name": "AGE", "type": "date", "jsonPath": ".metadata.creationTimestamp"}),
+        ]);
+        let mut v = json!({
+            "name": version.name,
+            "served": version.served,
+            "storage": version.referenceable,
+            "subresources": {"status": {}},
+            "schema": {"openAPIV3Schema": schema},
+            "additionalPrinterColumns": columns,
+        });
+        if let Some(d) = version.deprecated {
+            v["deprecated"] = json!(d);
+        }
+        if let Some(w) = &version.deprecation_warning {
+            v["deprecationWarning"] = json!(w);
+        }
+        versions.push(v);
+    }
+    let mut spec = json!({
+        "group": xrd.spec.group,
+        "names": names,
+        "scope": "Namespaced",
+        "versions": versions,
+    });
+    if let Some(conversion) = xrd.spec.extra.get("conversion") {
+        spec["conversion"] = conversion.clone();
+    }
     Ok(json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": metadata,
+        "metadata": owned_metadata(xrd, &name, &uid),
         "spec": spec,
     }))
 }
 
+/// The spec fields every claim has (upstream's `CompositeResourceClaimSpecProps`).
+fn claim_machinery_properties(default_delete_policy: &str) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("compositionRef".into(), reference(true));
+    m.insert("compositionSelector".into(), selector());
+    m.insert("compositionRevisionRef".into(), reference(true));
+    m.insert("compositionRevisionSelector".into(), selector());
+    m.insert(
+        "compositionUpdatePolicy".into(),
+        json!({"type": "string", "enum": ["Automatic", "Manual"]}),
+    );
+    m.insert(
+        "compositeDeletePolicy".into(),
+        json!({"type": "string", "enum": ["Background", "Foreground"], "default": default_delete_policy}),
+    );
+    m.insert(
+        "resourceRef".into(),
+        json!({
+            "type": "object",
+            "properties": {
+                "apiVersion": {"type": "string"},
+                "kind": {"type": "string"},
+                "name": {"type": "string"},
+            },
+            "required": ["apiVersion", "kind", "name"],
+        }),
+    );
+    m.insert("writeConnectionSecretToRef".into(), reference(true));
+    m
+}
+
 fn version_schema(user: Option<&Value>, scope: XrdScope, index: usize) -> Result<Value, CrdError> {
+    let mut schema = base_schema(user, index)?;
+    let machinery = machinery_properties(scope);
+    match scope {
+        XrdScope::LegacyCluster => {
+            for (k, v) in machinery {
+                schema["properties"]["spec"]["properties"][k] = v;
+            }
+        }
+        XrdScope::Namespaced | XrdScope::Cluster => {
+            schema["properties"]["spec"]["properties"]["crossplane"] = json!({
+                "type": "object",
+                "description": "Configures how Crossplane will reconcile this composite resource",
+                "properties": Value::Object(machinery),
+            });
+        }
+    }
+
+    let status = &mut schema["properties"]["status"]["properties"];
+    status["conditions"] = conditions_schema();
+    if scope == XrdScope::LegacyCluster {
+        legacy_status(status);
+    }
+    Ok(schema)
+}
+
+/// The schema every generated version starts from: identity, a bounded
+/// `metadata.name`, and the user's spec and status.
+fn base_schema(user: Option<&Value>, index: usize) -> Result<Value, CrdError> {
     let empty = json!({});
     let user = user.unwrap_or(&empty);
     let user_props = user.get("properties");
@@ -140,37 +307,20 @@ fn version_schema(user: Option<&Value>, scope: XrdScope, index: usize) -> Result
             }
         }
     }
-
-    let machinery = machinery_properties(scope);
-    match scope {
-        XrdScope::LegacyCluster => {
-            for (k, v) in machinery {
-                schema["properties"]["spec"]["properties"][k] = v;
-            }
-        }
-        XrdScope::Namespaced | XrdScope::Cluster => {
-            schema["properties"]["spec"]["properties"]["crossplane"] = json!({
-                "type": "object",
-                "description": "Configures how Crossplane will reconcile this composite resource",
-                "properties": Value::Object(machinery),
-            });
-        }
-    }
-
-    let status = &mut schema["properties"]["status"]["properties"];
-    status["conditions"] = conditions_schema();
-    if scope == XrdScope::LegacyCluster {
-        status["connectionDetails"] = json!({
-            "type": "object",
-            "properties": {"lastPublishedTime": {"type": "string", "format": "date-time"}},
-        });
-        status["claimConditionTypes"] = json!({
-            "type": "array",
-            "x-kubernetes-list-type": "set",
-            "items": {"type": "string"},
-        });
-    }
     Ok(schema)
+}
+
+/// Status fields of legacy XRs, which claims carry too.
+fn legacy_status(status: &mut Value) {
+    status["connectionDetails"] = json!({
+        "type": "object",
+        "properties": {"lastPublishedTime": {"type": "string", "format": "date-time"}},
+    });
+    status["claimConditionTypes"] = json!({
+        "type": "array",
+        "x-kubernetes-list-type": "set",
+        "items": {"type": "string"},
+    });
 }
 
 /// `metadata.name` may be no longer than a label value, or the user's limit if lower.
@@ -430,5 +580,82 @@ mod tests {
         let mut x = xrd("apiextensions.crossplane.io/v2", None);
         x.metadata.uid = None;
         assert_eq!(composite_crd(&x), Err(CrdError::MissingUid));
+    }
+
+    fn claiming_xrd(
+        claim_names: Value,
+        delete_policy: Option<&str>,
+    ) -> CompositeResourceDefinition {
+        let mut value = serde_json::to_value(xrd("apiextensions.crossplane.io/v1", None)).unwrap();
+        value["spec"]["names"] = json!({"kind": "XApp", "plural": "xapps", "singular": "xapp"});
+        value["spec"]["claimNames"] = claim_names;
+        if let Some(p) = delete_policy {
+            value["spec"]["defaultCompositeDeletePolicy"] = json!(p);
+        }
+        CompositeResourceDefinition::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn claim_crd_is_namespaced_with_claim_machinery_and_columns() {
+        let cases = [(None, "Background"), (Some("Foreground"), "Foreground")];
+        for (policy, want_default) in cases {
+            let x = claiming_xrd(json!({"kind": "App", "plural": "apps"}), policy);
+            let crd = claim_crd(&x).unwrap();
+            assert_eq!(crd["metadata"]["name"], "apps.example.org");
+            assert_eq!(crd["metadata"]["ownerReferences"][0]["uid"], "xrd-uid");
+            assert_eq!(crd["spec"]["scope"], "Namespaced");
+            assert_eq!(crd["spec"]["names"]["kind"], "App");
+            assert_eq!(crd["spec"]["names"]["categories"], json!([CATEGORY_CLAIM]));
+            let version = &crd["spec"]["versions"][1];
+            let schema = &version["schema"]["openAPIV3Schema"]["properties"];
+            let spec = &schema["spec"]["properties"];
+            assert_eq!(spec["compositeDeletePolicy"]["default"], want_default);
+            assert_eq!(
+                spec["resourceRef"]["required"],
+                json!(["apiVersion", "kind", "name"])
+            );
+            assert_eq!(
+                spec["writeConnectionSecretToRef"]["required"],
+                json!(["name"])
+            );
+            assert_eq!(spec["image"]["type"], "string", "the user's spec is kept");
+            assert!(spec.get("claimRef").is_none() && spec.get("resourceRefs").is_none());
+            assert!(schema["status"]["properties"]["connectionDetails"].is_object());
+            let columns: Vec<&str> = version["additionalPrinterColumns"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["name"].as_str().unwrap())
+                .collect();
+            assert_eq!(
+                columns,
+                ["IMAGE", "SYNCED", "READY", "CONNECTION-SECRET", "AGE"]
+            );
+        }
+    }
+
+    #[test]
+    fn claim_names_may_not_reuse_xr_names() {
+        let cases = [
+            (json!({"kind": "XApp", "plural": "apps"}), Some("XApp")),
+            (json!({"kind": "App", "plural": "xapps"}), Some("xapps")),
+            (
+                json!({"kind": "App", "plural": "apps", "singular": "xapp"}),
+                Some("xapp"),
+            ),
+            (
+                json!({"kind": "App", "plural": "apps", "singular": "app"}),
+                None,
+            ),
+        ];
+        for (names, conflicting) in cases {
+            let x = claiming_xrd(names.clone(), None);
+            let want = conflicting.map(|n| {
+                format!(
+                    "invalid resource claim names: \"{n}\" conflicts with composite resource name"
+                )
+            });
+            assert_eq!(claim_crd(&x).err().map(|e| e.to_string()), want, "{names}");
+        }
     }
 }

@@ -4,10 +4,13 @@
 //! kube-rs. [`run`] installs plait's CRDs, then runs the Composition
 //! controller, which keeps a CompositionRevision per state of each
 //! Composition, and the XRD controller, which generates a CRD per XRD and
-//! starts a controller for each XR kind; the XR controllers compose from
+//! starts a controller for each XR kind (and, for XRDs that offer claims, a
+//! claim CRD and claim controller); the XR controllers compose from
 //! revisions with the same [`plait_reconcile::Reconcile`] as `plait render`.
 
+pub mod claim;
 pub mod cluster;
+pub mod connection;
 pub mod crd;
 pub mod functions;
 pub mod leader;

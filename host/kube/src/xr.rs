@@ -15,6 +15,7 @@ use plait_reconcile::{
 use serde_json::{Value, json};
 
 use crate::cluster::KubeCluster;
+use crate::connection;
 use crate::functions::{FunctionResolver, PipelineFunctions};
 use crate::metrics::{ReconcileResult, metrics};
 use crate::revisions;
@@ -266,6 +267,24 @@ async fn reconcile_xr(
             Action::requeue(ctx.backoff(&reference)),
             ReconcileResult::NotSynced,
         ));
+    }
+    if scope == CompositeScope::LegacyCluster {
+        let details = &outcome.connection_details;
+        let published =
+            connection::publish(&ctx.cluster, &outcome.xr, &composition, &xrd, details).await;
+        if let Err(message) = published {
+            tracing::info!(composite = %reference, error = message, "cannot publish connection details");
+            ctx.cluster.publish(Event {
+                regarding: reference.clone(),
+                event_type: EventType::Warning,
+                reason: "PublishConnectionSecret".into(),
+                message,
+            });
+            return Ok((
+                Action::requeue(ctx.backoff(&reference)),
+                ReconcileResult::Error,
+            ));
+        }
     }
     ctx.succeeded(&reference);
     let next = outcome

@@ -16,8 +16,9 @@ use plait_reconcile::{ObjectRef, set_condition};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
+use crate::claim::{self, ClaimControllers, OfferError, Offered};
 use crate::cluster::KubeCluster;
-use crate::crd::composite_crd;
+use crate::crd::{composite_crd, validate_claim_names};
 use crate::functions::FunctionResolver;
 use crate::revisions::revision_resource;
 use crate::watches::{ComposedWatches, Route};
@@ -73,6 +74,8 @@ pub struct Manager {
     pub resolver: Arc<dyn FunctionResolver>,
     pub watches: Arc<ComposedWatches>,
     pub timing: Timing,
+    /// The claim controllers of XRDs that offer claims.
+    pub claims: ClaimControllers,
     running: Mutex<HashMap<String, Running>>,
 }
 
@@ -87,6 +90,7 @@ impl Manager {
             resolver,
             watches: Arc::new(ComposedWatches::default()),
             timing,
+            claims: ClaimControllers::default(),
             running: Mutex::new(HashMap::new()),
         }
     }
@@ -201,6 +205,7 @@ impl Manager {
 
     /// Stops every XR controller and watch, letting running reconciles finish.
     pub async fn shutdown(&self) {
+        self.claims.shutdown().await;
         let all: Vec<Running> = self
             .running
             .lock()
@@ -259,6 +264,14 @@ pub async fn reconcile(
         Ok(xrd) => xrd,
         Err(e) => return invalid(&manager, &name, value, &e.to_string()).await,
     };
+    // Checked ahead of validation to report it as upstream does.
+    if xrd.spec.claim_names.is_some()
+        && let Err(e) = validate_claim_names(&xrd)
+    {
+        let message =
+            format!("cannot render composite resource claim CustomResourceDefinition: {e}");
+        return invalid(&manager, &name, value, &message).await;
+    }
     if let Err(errors) = xrd.validate() {
         let message = format!("invalid XRD: {}", plait_model::render_errors(&errors));
         return invalid(&manager, &name, value, &message).await;
@@ -311,7 +324,14 @@ pub async fn reconcile(
         kind: gvk.kind.clone(),
         plural: xrd.spec.names.plural.clone(),
     };
-    manager.start(&xrd, resource, xrd.is_namespaced());
+    manager.start(&xrd, resource.clone(), xrd.is_namespaced());
+    let offered = match claim::offer(&manager, &xrd, &value, resource).await {
+        Ok(offered) => offered,
+        Err(OfferError::Invalid(message)) => {
+            return invalid(&manager, &name, value, &message).await;
+        }
+        Err(e @ OfferError::Kube(_)) => return Err(kube_error(&name, e)),
+    };
 
     let now = now();
     set_condition(&mut value, "Synced", "True", "ReconcileSuccess", None, &now);
@@ -323,10 +343,16 @@ pub async fn reconcile(
         None,
         &now,
     );
-    value["status"]["controllers"] = json!({
-        "compositeResourceType": {"apiVersion": gvk.api_version(), "kind": gvk.kind},
-    });
+    if !value["status"]["controllers"].is_object() {
+        value["status"]["controllers"] = json!({});
+    }
+    value["status"]["controllers"]["compositeResourceType"] =
+        json!({"apiVersion": gvk.api_version(), "kind": gvk.kind});
+    claim::offered_status(&mut value, &offered, &now);
     write_status(&manager, &value).await?;
+    if offered == Offered::Withdrawing {
+        return Ok(Action::requeue(Duration::from_secs(2)));
+    }
     Ok(Action::requeue(manager.timing.poll_interval))
 }
 
@@ -400,7 +426,22 @@ async fn delete(
         None,
         &now(),
     );
+    claim::terminating(&mut value, &now());
     write_status(manager, &value).await?;
+
+    // Claims go first: deleting them deletes their XRs.
+    let claims_gone = match CompositeResourceDefinition::from_value(value.clone()) {
+        Ok(xrd) => claim::withdraw(manager, &xrd, &value)
+            .await
+            .map_err(|e| kube_error(name, e))?,
+        Err(_) => {
+            manager.claims.stop(name);
+            true
+        }
+    };
+    if !claims_gone {
+        return Ok(Action::requeue(Duration::from_secs(2)));
+    }
 
     if let Some(crd) = crds.get_opt(name).await.map_err(|e| kube_error(name, e))? {
         let served = crd.spec.versions.iter().find(|v| v.storage);

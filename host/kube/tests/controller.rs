@@ -6,119 +6,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::future::Future;
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+mod support;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
-use plait_kube::{BuiltinResolver, Timing};
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
 use plait_reconcile::compose::deterministic_name;
-use plait_runtime::{Runtime, RuntimeConfig};
-use plait_testcluster::TestCluster;
 use serde_json::{Value, json};
-
-const TIMEOUT: Duration = Duration::from_secs(90);
-
-/// The shared cluster, with plait's controller running against it.
-fn cluster() -> &'static TestCluster {
-    static STARTED: OnceLock<()> = OnceLock::new();
-    let cluster = TestCluster::shared().expect("test cluster");
-    STARTED.get_or_init(|| {
-        let config = cluster.config();
-        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let tokio = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .unwrap();
-            tokio.block_on(async move {
-                let client = Client::try_from(config).unwrap();
-                plait_kube::install_crds(&client, TIMEOUT).await.unwrap();
-                ready_tx.send(()).unwrap();
-                let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
-                let timing = Timing {
-                    poll_interval: Duration::from_secs(60),
-                    ..Timing::default()
-                };
-                plait_kube::run(
-                    client,
-                    Arc::new(BuiltinResolver::new(runtime)),
-                    timing,
-                    std::future::pending(),
-                )
-                .await
-                .unwrap();
-            });
-        });
-        ready_rx
-            .recv_timeout(TIMEOUT)
-            .expect("plait CRDs installed");
-    });
-    cluster
-}
-
-/// Polls `check` until it returns `Some`, failing with `what` after [`TIMEOUT`].
-async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let start = std::time::Instant::now();
-    loop {
-        if let Some(found) = check().await {
-            return found;
-        }
-        assert!(start.elapsed() < TIMEOUT, "timed out waiting for: {what}");
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-}
-
-fn resource(api_version: &str, kind: &str, plural: &str) -> ApiResource {
-    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    ApiResource {
-        group: group.into(),
-        version: version.into(),
-        api_version: api_version.into(),
-        kind: kind.into(),
-        plural: plural.into(),
-    }
-}
-
-fn api(client: &Client, ar: &ApiResource, namespace: Option<&str>) -> Api<DynamicObject> {
-    match namespace {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, ar),
-        None => Api::all_with(client.clone(), ar),
-    }
-}
-
-fn yaml(path: &str) -> Value {
-    let text =
-        std::fs::read_to_string(format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
-    serde_yaml_ng::from_str(&text).unwrap()
-}
-
-async fn create(client: &Client, object: &Value) -> Value {
-    let api_version = object["apiVersion"].as_str().unwrap();
-    let kind = object["kind"].as_str().unwrap();
-    let plural = match kind {
-        "CompositeResourceDefinition" => "compositeresourcedefinitions".to_string(),
-        "Composition" => "compositions".to_string(),
-        other => format!("{}s", other.to_lowercase()),
-    };
-    let ar = resource(api_version, kind, &plural);
-    let namespace = object
-        .pointer("/metadata/namespace")
-        .and_then(Value::as_str);
-    let dynamic: DynamicObject = serde_json::from_value(object.clone()).unwrap();
-    let created = api(client, &ar, namespace)
-        .create(&PostParams::default(), &dynamic)
-        .await
-        .unwrap_or_else(|e| panic!("create {kind}: {e}"));
-    serde_json::to_value(created).unwrap()
-}
+use support::{api, cluster, condition, create, eventually, resource, yaml};
 
 /// A test's own copy of the getting-started API: group `<id>.example.org`.
 struct App {
@@ -212,13 +107,6 @@ impl App {
             Some(&self.namespace),
         )
     }
-}
-
-fn condition<'a>(xr: &'a Value, type_: &str) -> Option<&'a Value> {
-    xr.pointer("/status/conditions")?
-        .as_array()?
-        .iter()
-        .find(|c| c["type"] == type_)
 }
 
 fn config_map_composition(names: &[&str]) -> Value {

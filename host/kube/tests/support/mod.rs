@@ -1,0 +1,123 @@
+//! The harness every controller test binary shares: one API server and
+//! garbage collector per binary, with plait's controller running against it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
+
+use std::future::Future;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use kube::Client;
+use kube::api::{Api, ApiResource, DynamicObject, PostParams};
+use plait_kube::{BuiltinResolver, Timing};
+use plait_runtime::{Runtime, RuntimeConfig};
+use plait_testcluster::TestCluster;
+use serde_json::Value;
+
+pub const TIMEOUT: Duration = Duration::from_secs(90);
+
+/// The shared cluster, with plait's controller running against it.
+pub fn cluster() -> &'static TestCluster {
+    static STARTED: OnceLock<()> = OnceLock::new();
+    let cluster = TestCluster::shared().expect("test cluster");
+    STARTED.get_or_init(|| {
+        let config = cluster.config();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let tokio = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            tokio.block_on(async move {
+                let client = Client::try_from(config).unwrap();
+                plait_kube::install_crds(&client, TIMEOUT).await.unwrap();
+                ready_tx.send(()).unwrap();
+                let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
+                let timing = Timing {
+                    poll_interval: Duration::from_secs(60),
+                    ..Timing::default()
+                };
+                plait_kube::run(
+                    client,
+                    Arc::new(BuiltinResolver::new(runtime)),
+                    timing,
+                    std::future::pending(),
+                )
+                .await
+                .unwrap();
+            });
+        });
+        ready_rx
+            .recv_timeout(TIMEOUT)
+            .expect("plait CRDs installed");
+    });
+    cluster
+}
+
+/// Polls `check` until it returns `Some`, failing with `what` after [`TIMEOUT`].
+pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(found) = check().await {
+            return found;
+        }
+        assert!(start.elapsed() < TIMEOUT, "timed out waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+pub fn resource(api_version: &str, kind: &str, plural: &str) -> ApiResource {
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    ApiResource {
+        group: group.into(),
+        version: version.into(),
+        api_version: api_version.into(),
+        kind: kind.into(),
+        plural: plural.into(),
+    }
+}
+
+pub fn api(client: &Client, ar: &ApiResource, namespace: Option<&str>) -> Api<DynamicObject> {
+    match namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, ar),
+        None => Api::all_with(client.clone(), ar),
+    }
+}
+
+pub fn yaml(path: &str) -> Value {
+    let text =
+        std::fs::read_to_string(format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    serde_yaml_ng::from_str(&text).unwrap()
+}
+
+pub async fn create(client: &Client, object: &Value) -> Value {
+    let api_version = object["apiVersion"].as_str().unwrap();
+    let kind = object["kind"].as_str().unwrap();
+    let plural = match kind {
+        "CompositeResourceDefinition" => "compositeresourcedefinitions".to_string(),
+        "Composition" => "compositions".to_string(),
+        other => format!("{}s", other.to_lowercase()),
+    };
+    let ar = resource(api_version, kind, &plural);
+    let namespace = object
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str);
+    let dynamic: DynamicObject = serde_json::from_value(object.clone()).unwrap();
+    let created = api(client, &ar, namespace)
+        .create(&PostParams::default(), &dynamic)
+        .await
+        .unwrap_or_else(|e| panic!("create {kind}: {e}"));
+    serde_json::to_value(created).unwrap()
+}
+
+pub fn condition<'a>(xr: &'a Value, type_: &str) -> Option<&'a Value> {
+    xr.pointer("/status/conditions")?
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_)
+}
