@@ -1,5 +1,6 @@
 //! `plait controller`: runs plait's controllers against a cluster until
-//! SIGINT or SIGTERM, then lets running reconciles finish.
+//! SIGINT or SIGTERM, then lets running reconciles finish. Functions'
+//! OCI packages are pulled with the registry options `plait render` has.
 
 use std::sync::Arc;
 
@@ -7,10 +8,12 @@ use anyhow::{Context, Result};
 use futures::FutureExt;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
-use plait_kube::{BuiltinResolver, Timing};
+use plait_kube::{DEFAULT_NAMESPACE, PackageResolver, Packages, Timing};
+use plait_oci::Keychain;
 use plait_runtime::{Runtime, RuntimeConfig};
 
 use crate::ControllerArgs;
+use crate::function::client_config;
 
 pub fn run(args: &ControllerArgs) -> Result<String> {
     let tokio = tokio::runtime::Builder::new_multi_thread()
@@ -40,6 +43,25 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
         cache_dir: plait_oci::compile_cache_dir(),
         ..RuntimeConfig::default()
     })?;
+    let registry = plait_oci::Client::new(client_config(
+        args.insecure_registries.clone(),
+        &args.ca_files,
+        args.registry_timeout,
+    )?)?;
+    let keychain = match &args.docker_config {
+        Some(path) => Keychain::from_docker_config_file(path)?,
+        None => Keychain::anonymous(),
+    };
+    let namespace = args
+        .namespace
+        .clone()
+        .or_else(|| {
+            std::env::var("POD_NAMESPACE")
+                .ok()
+                .filter(|n| !n.is_empty())
+        })
+        .unwrap_or_else(|| DEFAULT_NAMESPACE.to_string());
+    let packages = Packages::new(registry, runtime, namespace).with_keychain(keychain);
     let timing = Timing {
         poll_interval: args.poll_interval,
         ..Timing::default()
@@ -52,7 +74,7 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
     });
     plait_kube::run(
         client,
-        Arc::new(BuiltinResolver::new(runtime)),
+        Arc::new(PackageResolver::new(Arc::new(packages))),
         timing,
         stopped.map(|_| ()),
     )

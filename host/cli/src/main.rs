@@ -52,6 +52,24 @@ pub struct ControllerArgs {
     /// Reconcile every composite resource at least this often, e.g. 60s, 5m.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub poll_interval: Duration,
+    /// The namespace plait runs in, where Functions' packagePullSecrets are
+    /// read [default: $POD_NAMESPACE, else plait-system].
+    #[arg(long)]
+    pub namespace: Option<String>,
+    /// A registry (host[:port]) to pull Function packages from over plain
+    /// HTTP (no TLS); repeatable.
+    #[arg(long = "insecure-registry")]
+    pub insecure_registries: Vec<String>,
+    /// A PEM bundle of CA certificates to trust besides the system's; repeatable.
+    #[arg(long = "ca-file")]
+    pub ca_files: Vec<PathBuf>,
+    /// A Docker config whose credentials every Function may use; a
+    /// Function's packagePullSecrets take precedence [default: none].
+    #[arg(long = "docker-config")]
+    pub docker_config: Option<PathBuf>,
+    /// How long a registry may take to connect or to send more bytes.
+    #[arg(long = "registry-timeout", default_value = "30s", value_parser = parse_duration)]
+    pub registry_timeout: Duration,
 }
 
 #[derive(clap::Args)]

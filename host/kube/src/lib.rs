@@ -4,10 +4,12 @@
 //! kube-rs. [`run`] installs plait's CRDs, then runs the XRD controller,
 //! which generates a CRD per XRD and starts a controller for each XR kind;
 //! the XR controllers run the same [`plait_reconcile::Reconcile`] as
-//! `plait render`.
+//! `plait render`. With a [`PackageResolver`], the Function controller
+//! installs Functions' OCI packages alongside.
 
 pub mod cluster;
 pub mod crd;
+pub mod function;
 pub mod functions;
 pub mod watches;
 pub mod xr;
@@ -26,6 +28,7 @@ use kube::runtime::{Controller, watcher};
 use serde_json::Value;
 
 pub use cluster::{KubeCluster, ServedKind};
+pub use function::{DEFAULT_NAMESPACE, PackageResolver, Packages};
 pub use functions::{BuiltinResolver, FunctionResolver, PipelineFunctions, ResolveError};
 pub use xr::Timing;
 pub use xrd::Manager;
@@ -94,7 +97,8 @@ pub async fn install_crds(client: &Client, timeout: Duration) -> Result<(), Cont
 }
 
 /// Installs the CRDs and runs the controllers until `shutdown` resolves;
-/// then lets running reconciles finish and stops.
+/// then lets running reconciles finish and stops. The Function controller
+/// runs when `resolver` serves packages ([`FunctionResolver::packages`]).
 pub async fn run(
     client: Client,
     resolver: Arc<dyn FunctionResolver>,
@@ -103,14 +107,23 @@ pub async fn run(
 ) -> Result<(), ControllerError> {
     install_crds(&client, Duration::from_secs(60)).await?;
     let cluster = KubeCluster::new(client.clone(), tokio::runtime::Handle::current());
-    let manager = Arc::new(Manager::new(cluster, resolver, timing));
+    let packages = resolver.packages();
+    let manager = Arc::new(Manager::new(cluster.clone(), resolver, timing.clone()));
+    let shutdown = shutdown.shared();
     let api: Api<DynamicObject> = Api::all_with(client, &xrd::xrd_resource());
     tracing::info!("controller started");
-    Controller::new_with(api, watcher::Config::default(), xrd::xrd_resource())
-        .graceful_shutdown_on(shutdown.map(|_| ()))
+    let xrds = Controller::new_with(api, watcher::Config::default(), xrd::xrd_resource())
+        .graceful_shutdown_on(shutdown.clone())
         .run(xrd::reconcile, xrd::error_policy, manager.clone())
-        .for_each(|_| futures::future::ready(()))
-        .await;
+        .for_each(|_| futures::future::ready(()));
+    match packages {
+        Some(packages) => {
+            let context =
+                function::FunctionContext::new(packages, cluster, manager.watches.clone(), timing);
+            futures::join!(xrds, function::run(Arc::new(context), shutdown));
+        }
+        None => xrds.await,
+    }
     manager.shutdown().await;
     tracing::info!("controller stopped");
     Ok(())
