@@ -1,5 +1,6 @@
 //! `plait controller`: runs plait's controllers against a cluster until
-//! SIGINT or SIGTERM, then lets running reconciles finish.
+//! SIGINT or SIGTERM, then lets running reconciles finish. Functions'
+//! OCI packages are pulled with the registry options `plait render` has.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -8,10 +9,14 @@ use anyhow::{Context, Result};
 use futures::FutureExt;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
-use plait_kube::{BuiltinResolver, Health, LeaderElection, Options, Timing};
+use plait_kube::{
+    DEFAULT_NAMESPACE, Health, LeaderElection, Options, PackageResolver, Packages, Timing,
+};
+use plait_oci::Keychain;
 use plait_runtime::{Runtime, RuntimeConfig};
 
 use crate::ControllerArgs;
+use crate::function::client_config;
 
 /// The Lease replicas of `plait controller` elect their leader with.
 pub const LEASE_NAME: &str = "plait-controller";
@@ -50,6 +55,25 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
         cache_dir: plait_oci::compile_cache_dir(),
         ..RuntimeConfig::default()
     })?;
+    let registry = plait_oci::Client::new(client_config(
+        args.insecure_registries.clone(),
+        &args.ca_files,
+        args.registry_timeout,
+    )?)?;
+    let keychain = match &args.docker_config {
+        Some(path) => Keychain::from_docker_config_file(path)?,
+        None => Keychain::anonymous(),
+    };
+    let namespace = args
+        .namespace
+        .clone()
+        .or_else(|| {
+            std::env::var("POD_NAMESPACE")
+                .ok()
+                .filter(|n| !n.is_empty())
+        })
+        .unwrap_or_else(|| DEFAULT_NAMESPACE.to_string());
+    let packages = Packages::new(registry, runtime, namespace.clone()).with_keychain(keychain);
     let timing = Timing {
         poll_interval: args.poll_interval,
         ..Timing::default()
@@ -80,12 +104,14 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
     ));
     let options = Options {
         timing,
-        leader_election: args.leader_election.then(|| leader_election(args)),
+        leader_election: args
+            .leader_election
+            .then(|| leader_election(args, &namespace)),
         health,
     };
     let result = plait_kube::run(
         client,
-        Arc::new(BuiltinResolver::new(runtime)),
+        Arc::new(PackageResolver::new(Arc::new(packages))),
         options,
         stopped,
     )
@@ -94,12 +120,11 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
     Ok(result?)
 }
 
-fn leader_election(args: &ControllerArgs) -> LeaderElection {
+fn leader_election(args: &ControllerArgs, namespace: &str) -> LeaderElection {
     let namespace = args
         .leader_election_namespace
         .clone()
-        .or_else(|| std::env::var("POD_NAMESPACE").ok())
-        .unwrap_or_else(|| "plait-system".into());
+        .unwrap_or_else(|| namespace.to_string());
     let identity = args.identity.clone().unwrap_or_else(|| {
         let host = std::env::var("POD_NAME")
             .ok()

@@ -93,26 +93,15 @@ impl RegistryArgs {
                 insecure_registries.push(plait_oci::registry_host(reference)?);
             }
         }
-        let ca_bundles = self
-            .ca_files
-            .iter()
-            .map(|path| {
-                std::fs::read(path)
-                    .with_context(|| format!("cannot read the CA file {}", path.display()))
-            })
-            .collect::<Result<Vec<_>>>()?;
         let keychain = match &self.docker_config {
             Some(path) => Keychain::from_docker_config_file(path)?,
             None => Keychain::from_default_docker_config()?,
         };
-        let client = Client::new(ClientConfig {
+        let client = Client::new(client_config(
             insecure_registries,
-            ca_bundles,
-            connect_timeout: self.registry_timeout,
-            read_timeout: self.registry_timeout,
-            cache_root: plait_oci::cache_root(),
-            ..ClientConfig::default()
-        })?;
+            &self.ca_files,
+            self.registry_timeout,
+        )?)?;
         let executor = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -123,6 +112,31 @@ impl RegistryArgs {
             executor,
         })
     }
+}
+
+/// How plait reaches registries: plain HTTP for `insecure_registries`, the
+/// CA bundles in `ca_files` trusted besides the system's, pulled blobs kept
+/// in plait's cache.
+pub fn client_config(
+    insecure_registries: Vec<String>,
+    ca_files: &[PathBuf],
+    timeout: Duration,
+) -> Result<ClientConfig> {
+    let ca_bundles = ca_files
+        .iter()
+        .map(|path| {
+            std::fs::read(path)
+                .with_context(|| format!("cannot read the CA file {}", path.display()))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(ClientConfig {
+        insecure_registries,
+        ca_bundles,
+        connect_timeout: timeout,
+        read_timeout: timeout,
+        cache_root: plait_oci::cache_root(),
+        ..ClientConfig::default()
+    })
 }
 
 impl Registry {

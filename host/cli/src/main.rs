@@ -74,13 +74,31 @@ pub struct ControllerArgs {
     /// Reconcile every composite resource at least this often, e.g. 60s, 5m.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub poll_interval: Duration,
+    /// The namespace plait runs in, where Functions' packagePullSecrets are
+    /// read [default: $POD_NAMESPACE, else plait-system].
+    #[arg(long)]
+    pub namespace: Option<String>,
+    /// A registry (host[:port]) to pull Function packages from over plain
+    /// HTTP (no TLS); repeatable.
+    #[arg(long = "insecure-registry")]
+    pub insecure_registries: Vec<String>,
+    /// A PEM bundle of CA certificates to trust besides the system's; repeatable.
+    #[arg(long = "ca-file")]
+    pub ca_files: Vec<PathBuf>,
+    /// A Docker config whose credentials every Function may use; a
+    /// Function's packagePullSecrets take precedence [default: none].
+    #[arg(long = "docker-config")]
+    pub docker_config: Option<PathBuf>,
+    /// How long a registry may take to connect or to send more bytes.
+    #[arg(long = "registry-timeout", default_value = "30s", value_parser = parse_duration)]
+    pub registry_timeout: Duration,
     /// Where /metrics, /healthz and /readyz are served.
     #[arg(long, default_value = "0.0.0.0:8080")]
     pub probe_address: std::net::SocketAddr,
     /// Run only while holding a Lease, so that one of several replicas is active.
     #[arg(long)]
     pub leader_election: bool,
-    /// The namespace of the leader Lease; defaults to $POD_NAMESPACE, else plait-system.
+    /// The namespace of the leader Lease; defaults to --namespace.
     #[arg(long)]
     pub leader_election_namespace: Option<String>,
     /// This replica's identity in the Lease; defaults to $POD_NAME, else the host name,

@@ -3,16 +3,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-// Shared with other crates, each of which uses part of it.
-#[allow(dead_code)]
-#[path = "../../oci/tests/support/registry.rs"]
-mod registry;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use plait_runtime::Builtin;
-use registry::Registry;
+use plait_testregistry::Registry;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

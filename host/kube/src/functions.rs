@@ -2,8 +2,9 @@
 //!
 //! [`FunctionResolver`] is the seam: the controller asks it for a compiled
 //! module per function name. [`BuiltinResolver`] answers from the functions
-//! built into plait, as `plait render` does; a resolver that pulls Function
-//! packages from a registry wraps it and handles the rest.
+//! built into plait, as `plait render` does; [`crate::function::PackageResolver`]
+//! wraps it and answers the rest from the packages the Function controller
+//! installed.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -31,6 +32,14 @@ pub enum ResolveError {
         Builtin::ALL.map(Builtin::name).join(", ")
     )]
     Unknown { function: String },
+    #[error("Function {function:?} is not healthy ({reason}): {message}")]
+    Unhealthy {
+        function: String,
+        reason: String,
+        message: String,
+    },
+    #[error("Function {function:?}: package {package:?} is not installed yet")]
+    NotInstalled { function: String, package: String },
     #[error("function {function:?}: cannot read its Function: {message}")]
     Cluster { function: String, message: String },
     #[error("function {function:?}: {source}")]
@@ -49,6 +58,39 @@ pub trait FunctionResolver: Send + Sync {
 
     /// The runtime modules are called on.
     fn runtime(&self) -> &Runtime;
+
+    /// The Function packages this resolver serves, which [`crate::run`]
+    /// installs with the Function controller; `None` for a resolver that
+    /// serves built-in functions only.
+    fn packages(&self) -> Option<Arc<crate::function::Packages>> {
+        None
+    }
+}
+
+/// The Function object named `function`, if there is one.
+pub fn function_object(
+    function: &str,
+    cluster: &dyn Cluster,
+) -> Result<Option<Value>, ResolveError> {
+    cluster
+        .get(&ObjectRef {
+            api_version: FUNCTION_API_VERSION.into(),
+            kind: FUNCTION_KIND.into(),
+            namespace: None,
+            name: function.into(),
+        })
+        .map_err(|e| ResolveError::Cluster {
+            function: function.into(),
+            message: e.to_string(),
+        })
+}
+
+/// The package a Function object names.
+pub fn package_of(function: &Value) -> &str {
+    function
+        .pointer("/spec/package")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 /// Resolves functions to plait's built-ins: a Function object whose package is
@@ -64,40 +106,37 @@ impl BuiltinResolver {
     }
 }
 
-impl FunctionResolver for BuiltinResolver {
-    fn resolve(&self, function: &str, cluster: &dyn Cluster) -> Result<Arc<Module>, ResolveError> {
-        let object = cluster
-            .get(&ObjectRef {
-                api_version: FUNCTION_API_VERSION.into(),
-                kind: FUNCTION_KIND.into(),
-                namespace: None,
-                name: function.into(),
-            })
-            .map_err(|e| ResolveError::Cluster {
-                function: function.into(),
-                message: e.to_string(),
-            })?;
-        let builtin = match object {
-            Some(object) => {
-                let package = object
-                    .pointer("/spec/package")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                Builtin::from_package(package).ok_or_else(|| ResolveError::NotBuiltIn {
-                    function: function.into(),
-                    package: package.into(),
-                })?
-            }
-            None => Builtin::from_name(function).ok_or_else(|| ResolveError::Unknown {
-                function: function.into(),
-            })?,
-        };
+impl BuiltinResolver {
+    /// The built-in module for a function with no Function object: a
+    /// built-in of that name.
+    pub fn by_name(&self, function: &str) -> Result<Arc<Module>, ResolveError> {
+        let builtin = Builtin::from_name(function).ok_or_else(|| ResolveError::Unknown {
+            function: function.into(),
+        })?;
+        self.load(function, builtin)
+    }
+
+    pub fn load(&self, function: &str, builtin: Builtin) -> Result<Arc<Module>, ResolveError> {
         self.runtime
             .builtin(builtin)
             .map_err(|source| ResolveError::Runtime {
                 function: function.into(),
                 source,
             })
+    }
+}
+
+impl FunctionResolver for BuiltinResolver {
+    fn resolve(&self, function: &str, cluster: &dyn Cluster) -> Result<Arc<Module>, ResolveError> {
+        let Some(object) = function_object(function, cluster)? else {
+            return self.by_name(function);
+        };
+        let package = package_of(&object);
+        let builtin = Builtin::from_package(package).ok_or_else(|| ResolveError::NotBuiltIn {
+            function: function.into(),
+            package: package.into(),
+        })?;
+        self.load(function, builtin)
     }
 
     fn runtime(&self) -> &Runtime {

@@ -7,11 +7,14 @@
 //! starts a controller for each XR kind (and, for XRDs that offer claims, a
 //! claim CRD and claim controller); the XR controllers compose from
 //! revisions with the same [`plait_reconcile::Reconcile`] as `plait render`.
+//! With a [`PackageResolver`], the Function controller installs Functions'
+//! OCI packages alongside.
 
 pub mod claim;
 pub mod cluster;
 pub mod connection;
 pub mod crd;
+pub mod function;
 pub mod functions;
 pub mod leader;
 pub mod metrics;
@@ -34,6 +37,7 @@ use kube::runtime::{Controller, watcher};
 use serde_json::Value;
 
 pub use cluster::{KubeCluster, ServedKind};
+pub use function::{DEFAULT_NAMESPACE, PackageResolver, Packages};
 pub use functions::{BuiltinResolver, FunctionResolver, PipelineFunctions, ResolveError};
 pub use leader::{LeaderElection, LeaderError};
 pub use probes::Health;
@@ -129,7 +133,8 @@ pub async fn install_crds(client: &Client, timeout: Duration) -> Result<(), Cont
 /// Installs the CRDs and runs the controllers until `shutdown` resolves;
 /// then lets running reconciles finish and stops. With leader election the
 /// controllers start only once this replica holds the Lease, and stop with
-/// [`ControllerError::LeadershipLost`] if it is lost.
+/// [`ControllerError::LeadershipLost`] if it is lost. The Function controller
+/// runs when `resolver` serves packages ([`FunctionResolver::packages`]).
 pub async fn run(
     client: Client,
     resolver: Arc<dyn FunctionResolver>,
@@ -168,14 +173,25 @@ pub async fn run(
         }),
         stop.clone(),
     );
-    let manager = Arc::new(Manager::new(cluster, resolver, options.timing));
+    let packages = resolver.packages();
+    let timing = options.timing;
+    let manager = Arc::new(Manager::new(cluster.clone(), resolver, timing.clone()));
     let api: Api<DynamicObject> = Api::all_with(client, &xrd::xrd_resource());
     tracing::info!("controller started");
     let xrds = Controller::new_with(api, watcher::Config::default(), xrd::xrd_resource())
-        .graceful_shutdown_on(stop)
+        .graceful_shutdown_on(stop.clone())
         .run(xrd::reconcile, xrd::error_policy, manager.clone())
         .for_each(|_| futures::future::ready(()));
-    futures::join!(revisions, xrds);
+    match packages {
+        Some(packages) => {
+            let context =
+                function::FunctionContext::new(packages, cluster, manager.watches.clone(), timing);
+            futures::join!(revisions, xrds, function::run(Arc::new(context), stop));
+        }
+        None => {
+            futures::join!(revisions, xrds);
+        }
+    }
     manager.shutdown().await;
     tracing::info!("controller stopped");
     match leadership {

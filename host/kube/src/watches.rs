@@ -93,6 +93,14 @@ impl ComposedWatches {
         }
     }
 
+    /// Where the controller of `group`/`kind` takes reconcile requests, while it runs.
+    pub fn route_of(&self, group: &str, kind: &str) -> Option<Route> {
+        self.routes
+            .lock()
+            .ok()
+            .and_then(|r| r.get(&(group.to_string(), kind.to_string())).cloned())
+    }
+
     pub fn unroute(&self, group: &str, kind: &str) {
         if let Ok(mut routes) = self.routes.lock() {
             routes.remove(&(group.to_string(), kind.to_string()));

@@ -5,17 +5,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-// Shared with other crates, each of which uses part of it.
-#[allow(dead_code)]
-#[path = "../tests/support/registry.rs"]
-mod registry;
-
 use std::time::{Duration, Instant};
 
 use plait_oci::{Client, ClientConfig, Keychain};
 use plait_runtime::{Builtin, CallLimits, Runtime, RuntimeConfig};
 use plait_sdk::Request;
-use registry::Registry;
+use plait_testregistry::Registry;
 use serde_json::json;
 
 const RUNS: usize = 5;

@@ -349,6 +349,22 @@ impl Client {
         })
     }
 
+    /// Resolves `reference` as [`Client::resolve`] does, but asks the
+    /// registry for a tag's digest again instead of keeping the one this
+    /// client resolved before: for tags that are expected to move.
+    pub async fn resolve_latest(
+        &self,
+        reference: &str,
+        keychain: &Keychain,
+    ) -> Result<Resolved, Error> {
+        let parsed = parse_reference(reference)?;
+        self.tags
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&parsed.whole());
+        self.resolve(reference, keychain).await
+    }
+
     /// The manifest digest and manifest: from the reference's digest or
     /// the tags resolved before, served from the cache when there; else
     /// from the registry, hashed here (the registry's digest header is

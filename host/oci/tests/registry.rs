@@ -3,11 +3,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-// Shared with other crates, each of which uses part of it.
-#[allow(dead_code)]
-#[path = "support/registry.rs"]
-mod registry;
-
 use std::path::Path;
 
 use oci_client::client::ClientProtocol;
@@ -17,7 +12,7 @@ use plait_oci::layout::{
 };
 use plait_oci::{BasicAuth, Client, ClientConfig, Error, Keychain, Reason, digest};
 use plait_runtime::{Builtin, Runtime, RuntimeConfig};
-use registry::Registry;
+use plait_testregistry::Registry;
 
 fn client(registry: &Registry, cache: Option<&Path>) -> Client {
     Client::new(ClientConfig {
@@ -494,7 +489,7 @@ async fn resolved_digests_are_served_from_the_cache_without_the_registry() {
 }
 
 #[tokio::test]
-async fn a_tag_is_resolved_once_per_client() {
+async fn a_tag_is_resolved_once_per_client_until_resolved_latest() {
     let registry = Registry::start();
     let reference = registry.reference("fn/moving", "stable");
     let keychain = Keychain::anonymous();
@@ -515,6 +510,19 @@ async fn a_tag_is_resolved_once_per_client() {
     assert_eq!(
         client.resolve(&reference, &keychain).await.unwrap().digest,
         first.digest
+    );
+    assert_eq!(
+        client
+            .resolve_latest(&reference, &keychain)
+            .await
+            .unwrap()
+            .digest,
+        moved.digest
+    );
+    assert_eq!(
+        client.resolve(&reference, &keychain).await.unwrap().digest,
+        moved.digest,
+        "resolve_latest updates what the client remembers"
     );
     let fresh = self::client(&registry, None);
     assert_eq!(

@@ -1,0 +1,819 @@
+//! The Function controller, and the resolver that serves what it installs.
+//!
+//! Each `pkg.crossplane.io/v1` Function names a package: a function built
+//! into plait (Healthy at once, nothing pulled) or an OCI reference, which
+//! the controller resolves to a digest with plait-oci, verifies, compiles
+//! once and records in `status.resolvedDigest`, with `Installed` and
+//! `Healthy` conditions whose reasons are plait-oci's stable reasons.
+//! [`PackageResolver`] runs XR pipelines on the module at a Healthy
+//! Function's resolved digest and refuses a Function that is not Healthy by
+//! name. When what a Function resolves to changes, the XRs whose
+//! Compositions use it are reconciled at once.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+use kube::runtime::controller::Action;
+use kube::runtime::reflector::store::Writer;
+use kube::runtime::{Controller, WatchStreamExt, predicates, watcher};
+use plait_oci::Keychain;
+use plait_reconcile::{Cluster, ClusterError, set_condition};
+use plait_runtime::{Builtin, Module, Runtime};
+use serde_json::{Value, json};
+
+use crate::cluster::KubeCluster;
+use crate::functions::{
+    BuiltinResolver, FUNCTION_API_VERSION, FUNCTION_KIND, FunctionResolver, ResolveError,
+    function_object, package_of,
+};
+use crate::watches::ComposedWatches;
+use crate::xr::{COMPOSITION_API_VERSION, COMPOSITION_KIND, Timing, backoff, now};
+
+/// Where pull secrets are read when plait is not told otherwise.
+pub const DEFAULT_NAMESPACE: &str = "plait-system";
+/// The key of a `kubernetes.io/dockerconfigjson` Secret.
+pub const DOCKER_CONFIG_KEY: &str = ".dockerconfigjson";
+/// Upstream's reasons for an installed, healthy package.
+pub const REASON_ACTIVE: &str = "ActivePackageRevision";
+pub const REASON_HEALTHY: &str = "HealthyPackageRevision";
+const COMPOSITION_REVISION_KIND: &str = "CompositionRevision";
+
+pub fn function_resource() -> ApiResource {
+    ApiResource {
+        group: "pkg.crossplane.io".into(),
+        version: "v1".into(),
+        api_version: FUNCTION_API_VERSION.into(),
+        kind: FUNCTION_KIND.into(),
+        plural: "functions".into(),
+    }
+}
+
+/// What a Function was last installed as, by this controller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Installed {
+    Builtin(Builtin),
+    Package {
+        package: String,
+        pinned: String,
+        digest: String,
+    },
+    Failed {
+        package: String,
+        reason: &'static str,
+    },
+}
+
+/// The Function packages installed so far: a registry client, the runtime
+/// that compiles them, and the modules by manifest digest. Shared by the
+/// Function controller, which fills it, and [`PackageResolver`].
+pub struct Packages {
+    client: plait_oci::Client,
+    runtime: Runtime,
+    namespace: String,
+    /// Credentials for every Function, under those of its pull secrets.
+    keychain: Keychain,
+    modules: Mutex<HashMap<String, Arc<Module>>>,
+    installed: Mutex<HashMap<String, Installed>>,
+}
+
+impl Packages {
+    /// Packages pulled with `client`, compiled by `runtime`, with pull
+    /// secrets read from `namespace`.
+    pub fn new(client: plait_oci::Client, runtime: Runtime, namespace: impl Into<String>) -> Self {
+        Packages {
+            client,
+            runtime,
+            namespace: namespace.into(),
+            keychain: Keychain::anonymous(),
+            modules: Mutex::new(HashMap::new()),
+            installed: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Credentials used for every Function; a Function's pull secrets
+    /// take precedence for the registries they name.
+    pub fn with_keychain(mut self, keychain: Keychain) -> Packages {
+        self.keychain = keychain;
+        self
+    }
+
+    /// The namespace pull secrets are read from.
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    /// The compiled module of the artifact with manifest digest `digest`.
+    pub fn module(&self, digest: &str) -> Option<Arc<Module>> {
+        self.modules
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(digest)
+            .cloned()
+    }
+
+    fn installed(&self, function: &str) -> Option<Installed> {
+        self.installed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(function)
+            .cloned()
+    }
+
+    /// Records what `function` is installed as; true when that changed.
+    fn record(&self, function: &str, installed: Installed) -> bool {
+        let previous = self
+            .installed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(function.to_string(), installed.clone());
+        previous != Some(installed)
+    }
+}
+
+/// Serves built-in functions as [`BuiltinResolver`] does, and every other
+/// Function from the packages the Function controller installed.
+pub struct PackageResolver {
+    builtin: BuiltinResolver,
+    packages: Arc<Packages>,
+}
+
+impl PackageResolver {
+    pub fn new(packages: Arc<Packages>) -> PackageResolver {
+        PackageResolver {
+            builtin: BuiltinResolver::new(packages.runtime.clone()),
+            packages,
+        }
+    }
+}
+
+fn condition<'a>(object: &'a Value, type_: &str) -> Option<&'a Value> {
+    object
+        .pointer("/status/conditions")?
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_)
+}
+
+fn text<'a>(value: &'a Value, pointer: &str) -> &'a str {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+impl FunctionResolver for PackageResolver {
+    fn resolve(&self, function: &str, cluster: &dyn Cluster) -> Result<Arc<Module>, ResolveError> {
+        let Some(object) = function_object(function, cluster)? else {
+            return self.builtin.by_name(function);
+        };
+        let package = package_of(&object);
+        if let Some(builtin) = Builtin::from_package(package) {
+            return self.builtin.load(function, builtin);
+        }
+        let not_installed = || ResolveError::NotInstalled {
+            function: function.into(),
+            package: package.into(),
+        };
+        let healthy = condition(&object, "Healthy").ok_or_else(not_installed)?;
+        if healthy["status"] != "True" {
+            return Err(ResolveError::Unhealthy {
+                function: function.into(),
+                reason: text(healthy, "/reason").into(),
+                message: text(healthy, "/message").into(),
+            });
+        }
+        // The digest, not the tag: the module is the one the status names,
+        // compiled when the controller installed it.
+        let digest = text(&object, "/status/resolvedDigest");
+        self.packages.module(digest).ok_or_else(not_installed)
+    }
+
+    fn runtime(&self) -> &Runtime {
+        self.builtin.runtime()
+    }
+
+    fn packages(&self) -> Option<Arc<Packages>> {
+        Some(self.packages.clone())
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum FunctionError {
+    #[error("Function {function:?}: {message}")]
+    Kube { function: String, message: String },
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
+    #[error("Function {function:?}: compiling its package did not finish: {message}")]
+    Join { function: String, message: String },
+}
+
+/// How one attempt to install a Function's package ended.
+#[derive(Debug)]
+enum Outcome {
+    Builtin(Builtin),
+    Healthy {
+        pinned: String,
+        digest: String,
+    },
+    /// Not resolved or not verified: nothing is installed.
+    NotInstalled(plait_oci::Error),
+    /// Pulled and verified, but it does not compile or link.
+    Unhealthy {
+        pinned: String,
+        digest: String,
+        error: plait_oci::Error,
+    },
+}
+
+impl Outcome {
+    fn installed(&self, package: &str) -> Installed {
+        match self {
+            Outcome::Builtin(builtin) => Installed::Builtin(*builtin),
+            Outcome::Healthy { pinned, digest } => Installed::Package {
+                package: package.into(),
+                pinned: pinned.clone(),
+                digest: digest.clone(),
+            },
+            Outcome::NotInstalled(error) | Outcome::Unhealthy { error, .. } => Installed::Failed {
+                package: package.into(),
+                reason: error.reason().as_str(),
+            },
+        }
+    }
+
+    fn healthy(&self) -> bool {
+        matches!(self, Outcome::Builtin(_) | Outcome::Healthy { .. })
+    }
+}
+
+/// The status apply for `function` after `outcome`: the conditions and
+/// the resolved digest, and nothing this controller does not own.
+fn status(function: &Value, outcome: &Outcome, now: &str) -> Value {
+    let package = package_of(function);
+    let mut updated = function.clone();
+    let (installed, healthy, resolved) = match outcome {
+        Outcome::Builtin(builtin) => {
+            let message = format!(
+                "package {package} is built into plait as {}",
+                builtin.name()
+            );
+            (
+                ("True", REASON_ACTIVE, message.clone()),
+                ("True", REASON_HEALTHY, message),
+                None,
+            )
+        }
+        Outcome::Healthy { pinned, digest } => (
+            (
+                "True",
+                REASON_ACTIVE,
+                format!("package {package} resolved to {pinned}"),
+            ),
+            (
+                "True",
+                REASON_HEALTHY,
+                format!("{pinned} is compiled and ready"),
+            ),
+            Some((pinned, digest)),
+        ),
+        Outcome::NotInstalled(error) => {
+            let message = format!("cannot install package {package}: {error}");
+            let reason = error.reason().as_str();
+            (
+                ("False", reason, message.clone()),
+                ("False", reason, message),
+                None,
+            )
+        }
+        Outcome::Unhealthy {
+            pinned,
+            digest,
+            error,
+        } => (
+            (
+                "True",
+                REASON_ACTIVE,
+                format!("package {package} resolved to {pinned}"),
+            ),
+            ("False", error.reason().as_str(), error.to_string()),
+            Some((pinned, digest)),
+        ),
+    };
+    for (type_, (status, reason, message)) in [("Installed", installed), ("Healthy", healthy)] {
+        set_condition(&mut updated, type_, status, reason, Some(&message), now);
+    }
+    let conditions: Vec<Value> = updated["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["type"] == "Installed" || c["type"] == "Healthy")
+        .cloned()
+        .collect();
+    let mut status = json!({"conditions": conditions});
+    if let Some((pinned, digest)) = resolved {
+        status["resolvedDigest"] = json!(digest);
+        status["resolvedPackage"] = json!(pinned);
+    }
+    json!({
+        "apiVersion": FUNCTION_API_VERSION,
+        "kind": FUNCTION_KIND,
+        "metadata": {"name": function.pointer("/metadata/name")},
+        "status": status,
+    })
+}
+
+/// Whether a Composition's (or CompositionRevision's) pipeline runs `function`.
+fn uses(composition: &Value, function: &str) -> bool {
+    composition
+        .pointer("/spec/pipeline")
+        .and_then(Value::as_array)
+        .is_some_and(|steps| steps.iter().any(|s| s["functionRef"]["name"] == function))
+}
+
+/// What the Function controller shares across reconciles.
+pub struct FunctionContext {
+    packages: Arc<Packages>,
+    cluster: KubeCluster,
+    watches: Arc<ComposedWatches>,
+    timing: Timing,
+    /// Consecutive failures by Function, for backoff.
+    failures: Mutex<HashMap<String, u32>>,
+}
+
+impl FunctionContext {
+    pub fn new(
+        packages: Arc<Packages>,
+        cluster: KubeCluster,
+        watches: Arc<ComposedWatches>,
+        timing: Timing,
+    ) -> FunctionContext {
+        FunctionContext {
+            packages,
+            cluster,
+            watches,
+            timing,
+            failures: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn backoff(&self, function: &str) -> std::time::Duration {
+        let mut failures = self.failures.lock().unwrap_or_else(PoisonError::into_inner);
+        let n = failures.entry(function.to_string()).or_insert(0);
+        *n = n.saturating_add(1);
+        backoff(self.timing.backoff_base, self.timing.poll_interval, *n)
+    }
+
+    fn succeeded(&self, function: &str) {
+        self.failures
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(function);
+    }
+
+    /// The credentials in the Function's `packagePullSecrets`, read from
+    /// plait's namespace. A missing or malformed Secret is the Function's
+    /// problem (reported on its conditions); an API failure is retried.
+    async fn keychain(
+        &self,
+        name: &str,
+        function: &Value,
+    ) -> Result<Result<Keychain, plait_oci::Error>, FunctionError> {
+        let namespace = self.packages.namespace();
+        let secrets: Api<Secret> = Api::namespaced(self.cluster.client().clone(), namespace);
+        let mut keychain = self.packages.keychain.clone();
+        let references = function
+            .pointer("/spec/packagePullSecrets")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten();
+        for reference in references {
+            let secret_name = text(reference, "/name");
+            let source = format!("pull secret {namespace}/{secret_name}");
+            let configuration = |message: String| plait_oci::Error::Configuration {
+                source_name: source.clone(),
+                message,
+            };
+            let secret = secrets
+                .get_opt(secret_name)
+                .await
+                .map_err(|e| FunctionError::Kube {
+                    function: name.into(),
+                    message: format!("cannot read {source}: {e}"),
+                })?;
+            let Some(secret) = secret else {
+                return Ok(Err(configuration("not found".into())));
+            };
+            let Some(config) = secret.data.as_ref().and_then(|d| d.get(DOCKER_CONFIG_KEY)) else {
+                return Ok(Err(configuration(format!(
+                    "has no {DOCKER_CONFIG_KEY} key (a kubernetes.io/dockerconfigjson Secret has one)"
+                ))));
+            };
+            match Keychain::from_docker_config(&source, &config.0) {
+                Ok(found) => keychain = keychain.merge(found),
+                Err(e) => return Ok(Err(e)),
+            }
+        }
+        Ok(Ok(keychain))
+    }
+
+    /// Resolves, verifies and compiles the Function's package, unless it is
+    /// built in or already installed from the same package (a tag is
+    /// resolved again only under `packagePullPolicy: Always`).
+    async fn install(&self, name: &str, function: &Value) -> Result<Outcome, FunctionError> {
+        let package = package_of(function);
+        if let Some(builtin) = Builtin::from_package(package) {
+            return Ok(Outcome::Builtin(builtin));
+        }
+        let always = text(function, "/spec/packagePullPolicy") == "Always";
+        if !always
+            && let Some(Installed::Package {
+                package: installed,
+                pinned,
+                digest,
+            }) = self.packages.installed(name)
+            && installed == package
+            && self.packages.module(&digest).is_some()
+        {
+            return Ok(Outcome::Healthy { pinned, digest });
+        }
+        let keychain = match self.keychain(name, function).await? {
+            Ok(keychain) => keychain,
+            Err(error) => return Ok(Outcome::NotInstalled(error)),
+        };
+        let started = Instant::now();
+        let client = &self.packages.client;
+        let resolved = if always {
+            client.resolve_latest(package, &keychain).await
+        } else {
+            client.resolve(package, &keychain).await
+        };
+        let resolved = match resolved {
+            Ok(resolved) => resolved,
+            Err(error) => return Ok(Outcome::NotInstalled(error)),
+        };
+        let pulled = started.elapsed();
+        let runtime = self.packages.runtime.clone();
+        let started = Instant::now();
+        let (resolved, loaded) = tokio::task::spawn_blocking(move || {
+            let loaded = plait_oci::load(&runtime, &resolved);
+            (resolved, loaded)
+        })
+        .await
+        .map_err(|e| FunctionError::Join {
+            function: name.into(),
+            message: e.to_string(),
+        })?;
+        let compiled = started.elapsed();
+        let module = match loaded {
+            Ok(module) => module,
+            Err(error) => {
+                return Ok(Outcome::Unhealthy {
+                    pinned: resolved.pinned,
+                    digest: resolved.digest,
+                    error,
+                });
+            }
+        };
+        self.packages
+            .modules
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(resolved.digest.clone(), module);
+        tracing::info!(
+            function = name,
+            package = resolved.pinned,
+            bytes = resolved.wasm.len(),
+            ?pulled,
+            ?compiled,
+            "installed function package"
+        );
+        Ok(Outcome::Healthy {
+            pinned: resolved.pinned,
+            digest: resolved.digest,
+        })
+    }
+
+    /// Requeues every XR of a kind some Composition or CompositionRevision
+    /// runs `function` for; each XR's reconcile resolves it afresh.
+    async fn roll(&self, function: &str) -> Result<usize, FunctionError> {
+        let mut kinds = BTreeSet::new();
+        for kind in [COMPOSITION_KIND, COMPOSITION_REVISION_KIND] {
+            let compositions = self
+                .cluster
+                .list_async(COMPOSITION_API_VERSION, kind, None, &BTreeMap::new())
+                .await?;
+            for composition in compositions.iter().filter(|c| uses(c, function)) {
+                let api_version = text(composition, "/spec/compositeTypeRef/apiVersion");
+                let group = api_version.split_once('/').map_or("", |(g, _)| g);
+                kinds.insert((
+                    group.to_string(),
+                    text(composition, "/spec/compositeTypeRef/kind").to_string(),
+                ));
+            }
+        }
+        let mut requeued = 0;
+        for (group, kind) in kinds {
+            let Some(route) = self.watches.route_of(&group, &kind) else {
+                continue;
+            };
+            let xrs: Api<DynamicObject> =
+                Api::all_with(self.cluster.client().clone(), &route.resource);
+            let list = xrs
+                .list_metadata(&ListParams::default())
+                .await
+                .map_err(|e| FunctionError::Kube {
+                    function: function.into(),
+                    message: format!("cannot list {kind}.{group} to roll: {e}"),
+                })?;
+            for xr in list.items {
+                let Some(xr_name) = xr.metadata.name.as_deref() else {
+                    continue;
+                };
+                let mut reference =
+                    kube::runtime::reflector::ObjectRef::new_with(xr_name, route.resource.clone());
+                if route.namespaced
+                    && let Some(namespace) = &xr.metadata.namespace
+                {
+                    reference = reference.within(namespace);
+                }
+                // A closed channel means that kind's controller stopped.
+                if route.sender.unbounded_send(reference).is_ok() {
+                    requeued += 1;
+                }
+            }
+        }
+        Ok(requeued)
+    }
+}
+
+/// Installs one Function's package and reports how it went.
+pub async fn reconcile(
+    object: Arc<DynamicObject>,
+    ctx: Arc<FunctionContext>,
+) -> Result<Action, FunctionError> {
+    let name = object.metadata.name.clone().unwrap_or_default();
+    let mut function = serde_json::to_value(object.as_ref()).map_err(|e| FunctionError::Kube {
+        function: name.clone(),
+        message: format!("cannot be encoded: {e}"),
+    })?;
+    function["apiVersion"] = json!(FUNCTION_API_VERSION);
+    function["kind"] = json!(FUNCTION_KIND);
+    let outcome = ctx.install(&name, &function).await?;
+    if let Outcome::NotInstalled(error) | Outcome::Unhealthy { error, .. } = &outcome {
+        tracing::warn!(function = name, %error, "cannot install function package");
+    }
+    ctx.cluster
+        .apply_async(
+            &status(&function, &outcome, &now()),
+            crate::xrd::FIELD_MANAGER,
+            true,
+        )
+        .await?;
+    if ctx
+        .packages
+        .record(&name, outcome.installed(package_of(&function)))
+    {
+        let requeued = ctx.roll(&name).await?;
+        tracing::info!(
+            function = name,
+            requeued,
+            "function changed; reconciling its XRs"
+        );
+    }
+    if outcome.healthy() {
+        ctx.succeeded(&name);
+        Ok(Action::requeue(ctx.timing.poll_interval))
+    } else {
+        Ok(Action::requeue(ctx.backoff(&name)))
+    }
+}
+
+pub fn error_policy(
+    object: Arc<DynamicObject>,
+    error: &FunctionError,
+    ctx: Arc<FunctionContext>,
+) -> Action {
+    let name = object.metadata.name.clone().unwrap_or_default();
+    tracing::warn!(function = name, %error, "Function reconcile failed");
+    Action::requeue(ctx.backoff(&name))
+}
+
+/// Runs the Function controller until `shutdown` resolves.
+pub async fn run(
+    ctx: Arc<FunctionContext>,
+    shutdown: impl Future<Output = ()> + Send + Sync + 'static,
+) {
+    let resource = function_resource();
+    let api: Api<DynamicObject> = Api::all_with(ctx.cluster.client().clone(), &resource);
+    let writer = Writer::new(resource.clone());
+    let reader = writer.as_reader();
+    // Only a new generation (a spec change) starts a reconcile: the status
+    // this controller writes does not, and polls re-check the rest.
+    let trigger = watcher(api, watcher::Config::default())
+        .default_backoff()
+        .reflect(writer)
+        .applied_objects()
+        .predicate_filter(predicates::generation, Default::default());
+    tracing::info!(
+        namespace = ctx.packages.namespace(),
+        "Function controller started"
+    );
+    Controller::for_stream_with(trigger, reader, resource)
+        .graceful_shutdown_on(shutdown)
+        .run(reconcile, error_policy, ctx)
+        .for_each(|_| futures::future::ready(()))
+        .await;
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use plait_reconcile::MemoryCluster;
+
+    fn function(package: &str, status: Value) -> Value {
+        json!({
+            "apiVersion": FUNCTION_API_VERSION, "kind": FUNCTION_KIND,
+            "metadata": {"name": "fn", "generation": 2},
+            "spec": {"package": package},
+            "status": status,
+        })
+    }
+
+    fn packages() -> Arc<Packages> {
+        Arc::new(Packages::new(
+            plait_oci::Client::new(plait_oci::ClientConfig::default()).unwrap(),
+            Runtime::new(plait_runtime::RuntimeConfig::default()).unwrap(),
+            DEFAULT_NAMESPACE,
+        ))
+    }
+
+    #[test]
+    fn functions_not_healthy_are_refused_by_name_with_the_reason() {
+        let resolver = PackageResolver::new(packages());
+        let digest = format!("sha256:{}", "0".repeat(64));
+        let cases = [
+            (
+                function("r.io/fn:v1", json!({})),
+                "Function \"fn\": package \"r.io/fn:v1\" is not installed yet",
+            ),
+            (
+                function(
+                    "r.io/fn:v1",
+                    json!({"conditions": [{"type": "Healthy", "status": "False", "reason": "NotFound", "message": "cannot install package r.io/fn:v1: gone"}]}),
+                ),
+                "Function \"fn\" is not healthy (NotFound): cannot install package r.io/fn:v1: gone",
+            ),
+            (
+                function(
+                    "r.io/fn:v1",
+                    json!({"resolvedDigest": digest, "conditions": [{"type": "Healthy", "status": "True", "reason": REASON_HEALTHY}]}),
+                ),
+                "Function \"fn\": package \"r.io/fn:v1\" is not installed yet",
+            ),
+        ];
+        for (object, want) in cases {
+            let cluster = MemoryCluster::new();
+            cluster.seed([object]).unwrap();
+            let error = resolver.resolve("fn", &cluster).err().unwrap();
+            assert_eq!(error.to_string(), want);
+        }
+        let error = resolver
+            .resolve("missing", &MemoryCluster::new())
+            .err()
+            .unwrap();
+        assert!(matches!(error, ResolveError::Unknown { .. }), "{error}");
+    }
+
+    #[test]
+    fn status_reports_both_conditions_and_the_digest_it_resolved() {
+        let digest = format!("sha256:{}", "a".repeat(64));
+        let pinned = format!("r.io/fn:v1@{digest}");
+        let not_found = || plait_oci::Error::NotFound {
+            reference: "r.io/fn:v1".into(),
+            message: "manifest unknown".into(),
+        };
+        let cases = [
+            (
+                Outcome::Builtin(Builtin::PatchAndTransform),
+                ("True", REASON_ACTIVE),
+                ("True", REASON_HEALTHY),
+                None,
+            ),
+            (
+                Outcome::Healthy {
+                    pinned: pinned.clone(),
+                    digest: digest.clone(),
+                },
+                ("True", REASON_ACTIVE),
+                ("True", REASON_HEALTHY),
+                Some(&digest),
+            ),
+            (
+                Outcome::NotInstalled(not_found()),
+                ("False", "NotFound"),
+                ("False", "NotFound"),
+                None,
+            ),
+            (
+                Outcome::Unhealthy {
+                    pinned: pinned.clone(),
+                    digest: digest.clone(),
+                    error: plait_oci::Error::Compile {
+                        reference: pinned.clone(),
+                        message: "bad".into(),
+                    },
+                },
+                ("True", REASON_ACTIVE),
+                ("False", "CompileError"),
+                Some(&digest),
+            ),
+        ];
+        let object = function(
+            "r.io/fn:v1",
+            json!({"conditions": [{"type": "Other", "status": "True", "reason": "X"}]}),
+        );
+        for (outcome, installed, healthy, want_digest) in cases {
+            let applied = status(&object, &outcome, "2025-01-01T00:00:00Z");
+            for (type_, (want_status, want_reason)) in
+                [("Installed", installed), ("Healthy", healthy)]
+            {
+                let c = condition(&applied, type_).unwrap();
+                assert_eq!(
+                    (c["status"].as_str(), c["reason"].as_str()),
+                    (Some(want_status), Some(want_reason)),
+                    "{outcome:?} {type_}"
+                );
+                assert_eq!(c["observedGeneration"], 2);
+                assert!(text(c, "/message").contains("r.io/fn"), "{outcome:?}: {c}");
+            }
+            assert!(
+                condition(&applied, "Other").is_none(),
+                "only owned conditions are applied"
+            );
+            assert_eq!(
+                applied
+                    .pointer("/status/resolvedDigest")
+                    .and_then(Value::as_str),
+                want_digest.map(String::as_str),
+                "{outcome:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn compositions_use_the_functions_their_pipelines_name() {
+        let composition = json!({"spec": {"pipeline": [
+            {"step": "a", "functionRef": {"name": "function-patch-and-transform"}},
+            {"step": "b", "functionRef": {"name": "fn-x"}},
+        ]}});
+        let cases = [
+            (&composition, "fn-x", true),
+            (&composition, "function-patch-and-transform", true),
+            (&composition, "fn-y", false),
+            (&json!({"spec": {"resources": []}}), "fn-x", false),
+        ];
+        for (composition, function, want) in cases {
+            assert_eq!(uses(composition, function), want, "{function}");
+        }
+    }
+
+    #[test]
+    fn a_function_changes_only_when_what_it_is_installed_as_does() {
+        let packages = packages();
+        let healthy = Installed::Package {
+            package: "r.io/fn:v1".into(),
+            pinned: "r.io/fn:v1@sha256:a".into(),
+            digest: "sha256:a".into(),
+        };
+        let moved = Installed::Package {
+            package: "r.io/fn:v1".into(),
+            pinned: "r.io/fn:v1@sha256:b".into(),
+            digest: "sha256:b".into(),
+        };
+        let steps = [
+            (healthy.clone(), true),
+            (healthy, false),
+            (moved, true),
+            (
+                Installed::Failed {
+                    package: "r.io/fn:v1".into(),
+                    reason: "NotFound",
+                },
+                true,
+            ),
+        ];
+        for (installed, want) in steps {
+            assert_eq!(
+                packages.record("fn", installed.clone()),
+                want,
+                "{installed:?}"
+            );
+        }
+    }
+}

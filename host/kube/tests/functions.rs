@@ -1,0 +1,548 @@
+//! Functions in the cluster: the Function controller installs packages
+//! pushed to a real registry (Debian's docker-registry) and XRs run them,
+//! on a real API server.
+//!
+//! One controller runs per test binary on its own thread, with a registry
+//! client that reaches this binary's two registries (one open, one behind
+//! htpasswd); each test makes its own XRDs, Compositions and Functions.
+//! The timings printed (run with `--nocapture`) are observations, not
+//! assertions.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::Client;
+use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams};
+use plait_kube::{PackageResolver, Packages, Timing};
+use plait_oci::{ClientConfig, Keychain};
+use plait_reconcile::compose::deterministic_name;
+use plait_runtime::{Builtin, Runtime, RuntimeConfig};
+use plait_testcluster::TestCluster;
+use plait_testregistry::Registry;
+use serde_json::{Value, json};
+
+const TIMEOUT: Duration = Duration::from_secs(120);
+const USER: &str = "plait";
+const PASSWORD: &str = "s3cret";
+
+/// What every test shares: the cluster with the controller running, the
+/// registries, and the namespace pull secrets are read from.
+struct Env {
+    cluster: &'static TestCluster,
+    open: &'static Registry,
+    private: &'static Registry,
+    secrets: String,
+}
+
+fn env() -> &'static Env {
+    static ENV: OnceLock<Env> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let cluster = TestCluster::shared().expect("test cluster");
+        let open = Registry::shared();
+        let private = Registry::shared_with_auth(USER, PASSWORD);
+        let config = cluster.config();
+        let insecure = vec![open.addr.clone(), private.addr.clone()];
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let tokio = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            tokio.block_on(async move {
+                let client = Client::try_from(config).unwrap();
+                plait_kube::install_crds(&client, TIMEOUT).await.unwrap();
+                let secrets = cluster.namespace("plait-system").await;
+                ready_tx.send(secrets.clone()).unwrap();
+                let registry = plait_oci::Client::new(ClientConfig {
+                    insecure_registries: insecure,
+                    attempts: 1,
+                    ..ClientConfig::default()
+                })
+                .unwrap();
+                let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
+                let packages = Packages::new(registry, runtime, secrets);
+                plait_kube::run(
+                    client,
+                    Arc::new(PackageResolver::new(Arc::new(packages))),
+                    Timing::default(),
+                    std::future::pending(),
+                )
+                .await
+                .unwrap();
+            });
+        });
+        let secrets = ready_rx
+            .recv_timeout(TIMEOUT)
+            .expect("plait CRDs installed");
+        Env {
+            cluster,
+            open,
+            private,
+            secrets,
+        }
+    })
+}
+
+/// Two functions built from this repository, pushed once per test binary.
+struct Artifacts {
+    /// Patch-and-transform, as built into plait.
+    patch_and_transform: Pushed,
+    /// `tests/guests/stamp`: composes the same bases, stamped.
+    stamp: Pushed,
+    /// Patch-and-transform in the registry behind htpasswd.
+    private: Pushed,
+}
+
+struct Pushed {
+    reference: String,
+    digest: String,
+}
+
+fn stamp_guest() -> Vec<u8> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("function-guests");
+    let started = Instant::now();
+    let path = plait_guest_build::build_guest("plait-test-guest-stamp", &root, &out)
+        .unwrap_or_else(|e| panic!("{e}"));
+    println!(
+        "timing: building the stamp guest took {:?}",
+        started.elapsed()
+    );
+    std::fs::read(path).unwrap()
+}
+
+async fn artifacts() -> &'static Artifacts {
+    static ARTIFACTS: tokio::sync::OnceCell<Artifacts> = tokio::sync::OnceCell::const_new();
+    ARTIFACTS
+        .get_or_init(|| async {
+            let env = env();
+            let client = plait_oci::Client::new(ClientConfig {
+                insecure_registries: vec![env.open.addr.clone(), env.private.addr.clone()],
+                ..ClientConfig::default()
+            })
+            .unwrap();
+            let stamp = stamp_guest();
+            let private_keychain = Keychain::anonymous().with(
+                &env.private.addr,
+                plait_oci::BasicAuth {
+                    username: USER.into(),
+                    password: PASSWORD.into(),
+                },
+            );
+            let mut pushed = Vec::new();
+            for (wasm, reference, keychain) in [
+                (
+                    Builtin::PatchAndTransform.wasm(),
+                    env.open.reference("fn/compose", "pt"),
+                    Keychain::anonymous(),
+                ),
+                (
+                    &stamp[..],
+                    env.open.reference("fn/compose", "stamp"),
+                    Keychain::anonymous(),
+                ),
+                (
+                    Builtin::PatchAndTransform.wasm(),
+                    env.private.reference("fn/private", "v1"),
+                    private_keychain,
+                ),
+            ] {
+                let started = Instant::now();
+                let result = client
+                    .push(wasm, &reference, None, &keychain)
+                    .await
+                    .unwrap();
+                println!(
+                    "timing: pushing {} bytes to {reference} took {:?}",
+                    wasm.len(),
+                    started.elapsed()
+                );
+                pushed.push(Pushed {
+                    reference,
+                    digest: result.digest,
+                });
+            }
+            let mut pushed = pushed.into_iter();
+            Artifacts {
+                patch_and_transform: pushed.next().unwrap(),
+                stamp: pushed.next().unwrap(),
+                private: pushed.next().unwrap(),
+            }
+        })
+        .await
+}
+
+/// Polls `check` until it returns `Some`, failing with `what` after [`TIMEOUT`].
+async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let start = Instant::now();
+    loop {
+        if let Some(found) = check().await {
+            return found;
+        }
+        assert!(start.elapsed() < TIMEOUT, "timed out waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+fn resource(api_version: &str, kind: &str, plural: &str) -> ApiResource {
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    ApiResource {
+        group: group.into(),
+        version: version.into(),
+        api_version: api_version.into(),
+        kind: kind.into(),
+        plural: plural.into(),
+    }
+}
+
+fn functions(client: &Client) -> Api<DynamicObject> {
+    Api::all_with(
+        client.clone(),
+        &resource("pkg.crossplane.io/v1", "Function", "functions"),
+    )
+}
+
+async fn create(client: &Client, object: Value) {
+    let api_version = object["apiVersion"].as_str().unwrap();
+    let kind = object["kind"].as_str().unwrap();
+    let plural = match kind {
+        "CompositeResourceDefinition" => "compositeresourcedefinitions".to_string(),
+        other => format!("{}s", other.to_lowercase()),
+    };
+    let ar = resource(api_version, kind, &plural);
+    let api: Api<DynamicObject> = match object.pointer("/metadata/namespace") {
+        Some(ns) => Api::namespaced_with(client.clone(), ns.as_str().unwrap(), &ar),
+        None => Api::all_with(client.clone(), &ar),
+    };
+    let kind = kind.to_string();
+    let dynamic: DynamicObject = serde_json::from_value(object).unwrap();
+    api.create(&PostParams::default(), &dynamic)
+        .await
+        .unwrap_or_else(|e| panic!("create {kind}: {e}"));
+}
+
+async fn create_function(client: &Client, name: &str, package: &str, pull_secret: Option<&str>) {
+    let mut spec = json!({"package": package});
+    if let Some(secret) = pull_secret {
+        spec["packagePullSecrets"] = json!([{"name": secret}]);
+    }
+    create(
+        client,
+        json!({
+            "apiVersion": "pkg.crossplane.io/v1", "kind": "Function",
+            "metadata": {"name": name}, "spec": spec,
+        }),
+    )
+    .await;
+}
+
+fn condition<'a>(object: &'a Value, type_: &str) -> Option<&'a Value> {
+    object
+        .pointer("/status/conditions")?
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_)
+}
+
+/// Waits until the Function's `Healthy` condition has `status`.
+async fn function_health(client: &Client, name: &str, status: &str) -> Value {
+    let api = functions(client);
+    eventually(&format!("Function {name}: Healthy={status}"), || async {
+        let function = serde_json::to_value(api.get_opt(name).await.ok()??).ok()?;
+        (condition(&function, "Healthy")?["status"] == status).then_some(function)
+    })
+    .await
+}
+
+/// A Composition for `App`s of `group` whose one step runs `function` on a
+/// patch-and-transform input composing one ConfigMap.
+fn composition(id: &str, group: &str, function: &str) -> Value {
+    json!({
+        "apiVersion": "apiextensions.crossplane.io/v1", "kind": "Composition",
+        "metadata": {"name": format!("app-{id}")},
+        "spec": {
+            "compositeTypeRef": {"apiVersion": format!("{group}/v1alpha1"), "kind": "App"},
+            "mode": "Pipeline",
+            "pipeline": [{
+                "step": "compose",
+                "functionRef": {"name": function},
+                "input": {"apiVersion": "pt.fn.crossplane.io/v1beta1", "kind": "Resources", "resources": [{
+                    "name": "config",
+                    "base": {"apiVersion": "v1", "kind": "ConfigMap", "data": {"resource": "config"}},
+                    "readinessChecks": [{"type": "None"}],
+                    "patches": [{"type": "FromCompositeFieldPath", "fromFieldPath": "spec.image", "toFieldPath": "data.image"}],
+                }]},
+            }],
+        },
+    })
+}
+
+/// A test's own XRD (group `<id>.example.org`) and Composition running `function`.
+struct App {
+    client: Client,
+    namespace: String,
+    xr: ApiResource,
+}
+
+impl App {
+    async fn new(id: &str, function: &str) -> App {
+        let env = env();
+        let client = env.cluster.client().await;
+        let namespace = env.cluster.namespace(id).await;
+        let group = format!("{id}.example.org");
+        let path = format!(
+            "{}/../../examples/getting-started/xrd.yaml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let mut xrd: Value =
+            serde_yaml_ng::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        xrd["metadata"]["name"] = json!(format!("apps.{group}"));
+        xrd["spec"]["group"] = json!(group);
+        create(&client, xrd).await;
+        create(&client, composition(id, &group, function)).await;
+        let xr = resource(&format!("{group}/v1alpha1"), "App", "apps");
+        App {
+            client,
+            namespace,
+            xr,
+        }
+    }
+
+    fn xrs(&self) -> Api<DynamicObject> {
+        Api::namespaced_with(self.client.clone(), &self.namespace, &self.xr)
+    }
+
+    /// Creates an XR, retrying while its CRD is not yet served.
+    async fn create_xr(&self, name: &str) {
+        let xr: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": self.xr.api_version, "kind": "App",
+            "metadata": {"name": name, "namespace": self.namespace},
+            "spec": {"image": "nginx"},
+        }))
+        .unwrap();
+        eventually(&format!("XR {name} to be created"), || async {
+            self.xrs().create(&PostParams::default(), &xr).await.ok()
+        })
+        .await;
+    }
+
+    async fn xr(&self, name: &str) -> Option<Value> {
+        serde_json::to_value(self.xrs().get_opt(name).await.ok()??).ok()
+    }
+
+    /// Waits until the XR's `Synced` condition has `status`, returning the XR.
+    async fn synced(&self, name: &str, status: &str) -> Value {
+        eventually(&format!("{name}: Synced={status}"), || async {
+            let xr = self.xr(name).await?;
+            (condition(&xr, "Synced")?["status"] == status).then_some(xr)
+        })
+        .await
+    }
+
+    /// The ConfigMap the XR composed, once it exists.
+    async fn config_map(&self, xr: &Value) -> Option<Value> {
+        let name = deterministic_name(
+            &format!("{}-", xr["metadata"]["name"].as_str()?),
+            xr["metadata"]["uid"].as_str()?,
+            "config",
+        );
+        let config_maps: Api<DynamicObject> = Api::namespaced_with(
+            self.client.clone(),
+            &self.namespace,
+            &resource("v1", "ConfigMap", "configmaps"),
+        );
+        serde_json::to_value(config_maps.get_opt(&name).await.ok()??).ok()
+    }
+}
+
+#[tokio::test]
+async fn a_function_from_a_registry_runs_its_xrs_and_repointing_it_rolls_them() {
+    let artifacts = artifacts().await;
+    let app = App::new("fnroll", "fn-roll").await;
+    let client = &app.client;
+
+    let started = Instant::now();
+    create_function(
+        client,
+        "fn-roll",
+        &artifacts.patch_and_transform.reference,
+        None,
+    )
+    .await;
+    let function = function_health(client, "fn-roll", "True").await;
+    println!(
+        "timing: Function created to Healthy (resolve, pull, verify, compile): {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        function["status"]["resolvedDigest"],
+        artifacts.patch_and_transform.digest
+    );
+    assert_eq!(condition(&function, "Installed").unwrap()["status"], "True");
+
+    let started = Instant::now();
+    app.create_xr("roll").await;
+    let xr = app.synced("roll", "True").await;
+    let config_map = eventually("the composed ConfigMap", || app.config_map(&xr)).await;
+    println!(
+        "timing: XR created to composed (first call in the controller): {:?}",
+        started.elapsed()
+    );
+    assert_eq!(config_map["data"]["image"], "nginx", "{config_map}");
+    assert!(
+        config_map["data"].get("composedBy").is_none(),
+        "{config_map}"
+    );
+
+    let started = Instant::now();
+    functions(client)
+        .patch(
+            "fn-roll",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"package": artifacts.stamp.reference}})),
+        )
+        .await
+        .unwrap();
+    let stamped = eventually("the ConfigMap composed by the new package", || async {
+        let config_map = app.config_map(&xr).await?;
+        (config_map["data"]["composedBy"] == "stamp").then_some(config_map)
+    })
+    .await;
+    println!(
+        "timing: Function repointed to the XR's output changed: {:?}",
+        started.elapsed()
+    );
+    assert!(
+        stamped["data"].get("image").is_none(),
+        "the stamp function runs no patches: {stamped}"
+    );
+    let function = function_health(client, "fn-roll", "True").await;
+    assert_eq!(function["status"]["resolvedDigest"], artifacts.stamp.digest);
+}
+
+#[tokio::test]
+async fn an_unhealthy_function_fails_the_xrs_that_use_it_by_name_and_no_others() {
+    let env = env();
+    let missing = env.open.reference("fn/absent", "v1");
+    let broken = App::new("fnbroken", "fn-absent").await;
+    let healthy = App::new("fnhealthy", "function-patch-and-transform").await;
+    create_function(&broken.client, "fn-absent", &missing, None).await;
+    let function = function_health(&broken.client, "fn-absent", "False").await;
+    assert_eq!(
+        condition(&function, "Healthy").unwrap()["reason"],
+        "NotFound"
+    );
+
+    broken.create_xr("broken").await;
+    healthy.create_xr("healthy").await;
+    let xr = broken.synced("broken", "False").await;
+    let message = condition(&xr, "Synced").unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for want in ["Function \"fn-absent\"", "NotFound", missing.as_str()] {
+        assert!(message.contains(want), "{want:?} not in {message:?}");
+    }
+    let xr = healthy.synced("healthy", "True").await;
+    eventually("the healthy XR's ConfigMap", || healthy.config_map(&xr)).await;
+}
+
+#[tokio::test]
+async fn functions_report_why_their_packages_install_or_not() {
+    let env = env();
+    let artifacts = artifacts().await;
+    let client = env.cluster.client().await;
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &env.secrets);
+    for (name, password) in [("right", PASSWORD), ("wrong", "not-the-password")] {
+        let config =
+            json!({"auths": {env.private.addr.as_str(): {"username": USER, "password": password}}});
+        let secret: Secret = serde_json::from_value(json!({
+            "metadata": {"name": name},
+            "type": "kubernetes.io/dockerconfigjson",
+            "stringData": {".dockerconfigjson": config.to_string()},
+        }))
+        .unwrap();
+        secrets
+            .create(&PostParams::default(), &secret)
+            .await
+            .unwrap();
+    }
+    let builtin = "xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform:v0.8.2";
+    let private = artifacts.private.reference.as_str();
+    let missing_tag = env.open.reference("fn/compose", "missing");
+    let cases = [
+        (
+            "fn-status-builtin",
+            builtin,
+            None,
+            "True",
+            "HealthyPackageRevision",
+        ),
+        (
+            "fn-status-missing-tag",
+            missing_tag.as_str(),
+            None,
+            "False",
+            "NotFound",
+        ),
+        (
+            "fn-status-no-secret",
+            private,
+            None,
+            "False",
+            "Unauthorized",
+        ),
+        (
+            "fn-status-wrong-secret",
+            private,
+            Some("wrong"),
+            "False",
+            "Unauthorized",
+        ),
+        (
+            "fn-status-absent-secret",
+            private,
+            Some("absent"),
+            "False",
+            "InvalidConfiguration",
+        ),
+        (
+            "fn-status-right-secret",
+            private,
+            Some("right"),
+            "True",
+            "HealthyPackageRevision",
+        ),
+    ];
+    for (name, package, secret, _, _) in &cases {
+        create_function(&client, name, package, *secret).await;
+    }
+    for (name, package, _, status, reason) in cases {
+        let function = function_health(&client, name, status).await;
+        let healthy = condition(&function, "Healthy").unwrap();
+        assert_eq!(healthy["reason"], reason, "{name}: {healthy}");
+        let installed = condition(&function, "Installed").unwrap();
+        assert_eq!(installed["status"], status, "{name}: {installed}");
+        if status == "False" {
+            let message = healthy["message"].as_str().unwrap();
+            assert!(message.contains(package), "{name}: {message}");
+        }
+        let digest = function.pointer("/status/resolvedDigest");
+        match name {
+            "fn-status-right-secret" => {
+                assert_eq!(digest.unwrap(), artifacts.private.digest.as_str())
+            }
+            _ => assert_eq!(digest, None, "{name}"),
+        }
+    }
+}
