@@ -43,7 +43,11 @@ fn python_helpers_pass_their_suite() {
         .output()
         .expect("componentize-py runs: run `make toolchains`");
     check("componentize-py bindings", &out);
-    let path = std::env::join_paths([bindings.path(), &repo().join("guests/sdk-python")]).unwrap();
+    let path = std::env::join_paths([
+        bindings.path().to_path_buf(),
+        repo().join("guests/sdk-python"),
+    ])
+    .unwrap();
     let out = Command::new("python3")
         .args([
             "-m",
