@@ -18,14 +18,15 @@ APT_INSTALL = DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y --no-ins
 PLAIT_TOOLS ?= $(HOME)/.cache/plait
 COMPONENTIZE_PY_VERSION := 0.25.1
 COMPONENTIZE_JS_VERSION := 0.23.0
-WIT_BINDGEN_VERSION := 0.63.0
-WASM_TOOLS_VERSION := 1.263.0
 WASI_ADAPTER_VERSION := 48.0.8
 CLANG_VERSION := 14
 CPY_DIR := $(PLAIT_TOOLS)/componentize-py-$(COMPONENTIZE_PY_VERSION)
 CJS_DIR := $(PLAIT_TOOLS)/componentize-js-$(COMPONENTIZE_JS_VERSION)
-WBG_DIR := $(PLAIT_TOOLS)/wit-bindgen-$(WIT_BINDGEN_VERSION)
-WT_DIR := $(PLAIT_TOOLS)/wasm-tools-$(WASM_TOOLS_VERSION)
+# `wit-bindgen c` and `wasm-tools component new` for the C builds come from
+# host/guest-tools, built with the workspace's own dependencies: cold, a
+# minute of CPU instead of two `cargo install`s of their CLIs (tens of
+# minutes on a busy 2-core machine).
+GUEST_TOOLS := $(CURDIR)/target/debug/plait-guest-tools
 ADAPTER_DIR := $(PLAIT_TOOLS)/wasi-adapter-$(WASI_ADAPTER_VERSION)
 CLANG_DIR := $(PLAIT_TOOLS)/clang-wasi-$(CLANG_VERSION)
 
@@ -68,13 +69,13 @@ test-cluster-binaries:
 unit: setup build-deps test-deps test-cluster-binaries toolchains
 	$(CARGO) test --workspace
 
-toolchains: $(CPY_DIR)/.done $(CJS_DIR)/.done $(WBG_DIR)/.done $(WT_DIR)/.done \
-		$(ADAPTER_DIR)/.done $(CLANG_DIR)/.done
+toolchains: $(CPY_DIR)/.done $(CJS_DIR)/.done $(ADAPTER_DIR)/.done $(CLANG_DIR)/.done
+	$(CARGO) build -p plait-guest-tools
 	mkdir -p $(PLAIT_TOOLS)/bin
 	ln -sf $(CPY_DIR)/bin/componentize-py $(PLAIT_TOOLS)/bin/componentize-py
 	ln -sf $(CJS_DIR)/node_modules/.bin/componentize-js $(PLAIT_TOOLS)/bin/componentize-js
-	ln -sf $(WBG_DIR)/bin/wit-bindgen $(PLAIT_TOOLS)/bin/wit-bindgen
-	ln -sf $(WT_DIR)/bin/wasm-tools $(PLAIT_TOOLS)/bin/wasm-tools
+	ln -sf $(GUEST_TOOLS) $(PLAIT_TOOLS)/bin/wit-bindgen
+	ln -sf $(GUEST_TOOLS) $(PLAIT_TOOLS)/bin/wasm-tools
 	ln -sf $(ADAPTER_DIR)/wasi_snapshot_preview1.reactor.wasm $(PLAIT_TOOLS)/bin/wasi_snapshot_preview1.reactor.wasm
 
 $(CPY_DIR)/.done:
@@ -86,18 +87,6 @@ $(CJS_DIR)/.done:
 	mkdir -p $(CJS_DIR)
 	npm install --prefix $(CJS_DIR) --no-audit --no-fund --loglevel=error \
 		@bytecodealliance/componentize-js@$(COMPONENTIZE_JS_VERSION)
-	touch $@
-
-# Only the generators and subcommands the C build uses: a fraction of the
-# full CLIs' build time.
-$(WBG_DIR)/.done:
-	$(CARGO) install --quiet --locked --root $(WBG_DIR) --no-default-features --features c \
-		wit-bindgen-cli@$(WIT_BINDGEN_VERSION)
-	touch $@
-
-$(WT_DIR)/.done:
-	$(CARGO) install --quiet --locked --root $(WT_DIR) --no-default-features --features component \
-		wasm-tools@$(WASM_TOOLS_VERSION)
 	touch $@
 
 # The preview1 reactor adapter ships inside wasmtime's adapter-provider crate;

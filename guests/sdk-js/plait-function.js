@@ -29,7 +29,11 @@ function parse(path) {
   const re = /\[([^\]]+)\]|([^.[\]]+)/y;
   let pos = 0;
   while (pos < path.length) {
-    if (segments.length > 0 && path[pos] === '.') pos += 1;
+    if (segments.length > 0) {
+      // A segment ends at a dot or an opening bracket.
+      if (path[pos] === '.') pos += 1;
+      else if (path[pos] !== '[') throw new Error(`invalid field path ${JSON.stringify(path)} at offset ${pos}`);
+    }
     re.lastIndex = pos;
     const m = re.exec(path);
     if (!m) throw new Error(`invalid field path ${JSON.stringify(path)} at offset ${pos}`);

@@ -53,8 +53,12 @@ def _parse(path):
         raise ValueError("invalid field path: it is empty")
     segments, pos = [], 0
     while pos < len(path):
-        if segments and path[pos] == ".":
-            pos += 1
+        if segments:
+            # A segment ends at a dot or an opening bracket.
+            if path[pos] == ".":
+                pos += 1
+            elif path[pos] != "[":
+                raise ValueError(f"invalid field path {path!r} at offset {pos}")
         m = _SEGMENT.match(path, pos)
         if not m:
             raise ValueError(f"invalid field path {path!r} at offset {pos}")

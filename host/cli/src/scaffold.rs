@@ -80,6 +80,14 @@ fn language_files(lang: Language) -> Vec<(&'static str, &'static str)> {
         Language::C => vec![
             ("function.c", include_str!("../templates/c/function.c")),
             ("Makefile", include_str!("../templates/c/Makefile")),
+            (
+                "plait_function.h",
+                include_str!("../../../guests/sdk-c/plait_function.h"),
+            ),
+            (
+                "plait_function.c",
+                include_str!("../../../guests/sdk-c/plait_function.c"),
+            ),
             WIT,
         ],
     }
@@ -101,7 +109,8 @@ fn toolchain_note(lang: Language) -> &'static str {
         Language::C => {
             "Needs Debian's `clang-14`, `lld-14`, `wasi-libc` and `libclang-rt-14-dev-wasm32`, \
              `wit-bindgen` 0.63 and `wasm-tools` on PATH, and wasmtime's preview1 reactor adapter \
-             (set `WASI_ADAPTER=PATH`). In the plait repository, `make toolchains` installs all of \
+             (set `WASI_ADAPTER=PATH`). `plait_function.h` holds the helpers; `wit/` the contract. \
+             In the plait repository, `make toolchains` installs all of \
              them under `~/.cache/plait/`."
         }
     }
