@@ -18,17 +18,18 @@ const WILDCARD: &str = "*";
 
 /// One step of a field path.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Segment {
-    /// A key of an object.
-    Field(String),
+pub enum Segment<'a> {
+    /// A key of an object, borrowed from the path (or, for an expanded
+    /// wildcard, from the object's keys): paths are parsed on every patch.
+    Field(&'a str),
     /// An element of an array.
     Index(usize),
 }
 
-impl Segment {
+impl<'a> Segment<'a> {
     /// Bracket contents are an index only if they are an unsigned 32-bit
     /// decimal; anything else (`-1`, `3.0`, `*`) is a field name.
-    fn field_or_index(s: &str) -> Segment {
+    fn field_or_index(s: &'a str) -> Segment<'a> {
         let all_digits = !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
         match s.parse::<u32>() {
             Ok(i) if all_digits => Segment::Index(i as usize),
@@ -38,30 +39,30 @@ impl Segment {
 
     /// Field names have all leading and trailing quotes trimmed, so
     /// `['a.b']` and `'a'` name the fields `a.b` and `a`.
-    fn field(s: &str) -> Segment {
-        Segment::Field(s.trim_matches(|c| c == '\'' || c == '"').to_string())
+    fn field(s: &'a str) -> Segment<'a> {
+        Segment::Field(s.trim_matches(|c| c == '\'' || c == '"'))
     }
 
     fn is_wildcard(&self) -> bool {
-        matches!(self, Segment::Field(f) if f == WILDCARD)
+        matches!(self, Segment::Field(f) if *f == WILDCARD)
     }
 }
 
 /// A parsed field path.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct FieldPath {
-    pub segments: Vec<Segment>,
+pub struct FieldPath<'a> {
+    pub segments: Vec<Segment<'a>>,
 }
 
 /// Renders a segment list the way upstream's `Segments.String` does.
-struct Rendered<'a>(&'a [Segment]);
+struct Rendered<'a, 'p>(&'a [Segment<'p>]);
 
-impl fmt::Display for Rendered<'_> {
+impl fmt::Display for Rendered<'_, '_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut out = String::new();
         for segment in self.0 {
             match segment {
-                Segment::Field(name) if name == WILDCARD || name.contains('.') => {
+                Segment::Field(name) if *name == WILDCARD || name.contains('.') => {
                     out.push('[');
                     out.push_str(name);
                     out.push(']');
@@ -79,7 +80,7 @@ impl fmt::Display for Rendered<'_> {
     }
 }
 
-impl fmt::Display for FieldPath {
+impl fmt::Display for FieldPath<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         Rendered(&self.segments).fmt(f)
     }
@@ -123,10 +124,10 @@ impl FieldPathError {
     }
 }
 
-impl FieldPath {
+impl<'a> FieldPath<'a> {
     /// Parses a path with upstream's lexer rules and error positions (byte
     /// offsets).
-    pub fn parse(path: &str) -> Result<FieldPath, FieldPathError> {
+    pub fn parse(path: &'a str) -> Result<FieldPath<'a>, FieldPathError> {
         lex(path)
             .map(|segments| FieldPath { segments })
             .map_err(|(msg, pos)| {
@@ -140,7 +141,7 @@ impl FieldPath {
 
 /// A port of upstream's state-machine lexer. Only the error positions and
 /// which tokens become fields versus field-or-index matter here.
-fn lex(input: &str) -> Result<Vec<Segment>, (String, usize)> {
+fn lex(input: &str) -> Result<Vec<Segment<'_>>, (String, usize)> {
     enum State {
         Field,
         Period,
@@ -211,7 +212,7 @@ fn lex(input: &str) -> Result<Vec<Segment>, (String, usize)> {
     }
 }
 
-fn parse(path: &str) -> Result<Vec<Segment>, FieldPathError> {
+fn parse(path: &str) -> Result<Vec<Segment<'_>>, FieldPathError> {
     FieldPath::parse(path).map(|p| p.segments)
 }
 
@@ -231,7 +232,10 @@ pub fn get_string<'a>(object: &'a Value, path: &str) -> Result<&'a str, FieldPat
     }
 }
 
-fn get_segments<'a>(object: &'a Value, segments: &[Segment]) -> Result<&'a Value, FieldPathError> {
+fn get_segments<'a>(
+    object: &'a Value,
+    segments: &[Segment<'_>],
+) -> Result<&'a Value, FieldPathError> {
     let mut it = object;
     for (i, current) in segments.iter().enumerate() {
         match current {
@@ -251,7 +255,7 @@ fn get_segments<'a>(object: &'a Value, segments: &[Segment]) -> Result<&'a Value
             }
             Segment::Field(name) => match it {
                 Value::Object(map) => {
-                    it = map.get(name).ok_or_else(|| {
+                    it = map.get(*name).ok_or_else(|| {
                         FieldPathError::not_found(format!(
                             "{}: no such field",
                             Rendered(&segments[..=i])
@@ -283,23 +287,22 @@ fn get_segments<'a>(object: &'a Value, segments: &[Segment]) -> Result<&'a Value
 /// decoding with Kubernetes' int-preserving JSON) does: integral floats that
 /// Go would print without an exponent become integers, and integers beyond
 /// int64 become floats.
-pub fn to_valid_json(value: Value) -> Value {
+pub fn to_valid_json(mut value: Value) -> Value {
+    normalize(&mut value);
+    value
+}
+
+/// Normalises in place: only numbers change, so containers are not rebuilt.
+fn normalize(value: &mut Value) {
     match value {
-        Value::Number(n) => Value::Number(normalize_number(n)),
-        Value::Array(items) => Value::Array(items.into_iter().map(to_valid_json).collect()),
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .map(|(k, v)| (k, to_valid_json(v)))
-                .collect::<Map<String, Value>>(),
-        ),
-        other => other,
+        Value::Number(n) if !n.is_i64() => *n = normalize_number(n.clone()),
+        Value::Array(items) => items.iter_mut().for_each(normalize),
+        Value::Object(map) => map.values_mut().for_each(normalize),
+        _ => {}
     }
 }
 
 fn normalize_number(n: Number) -> Number {
-    if n.is_i64() {
-        return n;
-    }
     if let Some(u) = n.as_u64() {
         // Too big for int64: Go falls back to float64.
         return Number::from_f64(u as f64).unwrap_or(n);
@@ -358,7 +361,7 @@ pub fn set_value(object: &mut Value, path: &str, value: Value) -> Result<(), Fie
                 // Unlike array elements, a null map value is kept as is, so
                 // the next segment then fails on it.
                 let entry = map
-                    .entry(name.clone())
+                    .entry((*name).to_owned())
                     .or_insert_with(|| empty_container(next));
                 grow_for(entry, next);
                 entry
@@ -378,28 +381,28 @@ pub fn set_value(object: &mut Value, path: &str, value: Value) -> Result<(), Fie
             let Value::Object(map) = it else {
                 return Err(not_an_object(last_prefix));
             };
-            map.insert(name.clone(), value);
+            map.insert((*name).to_owned(), value);
         }
     }
     Ok(())
 }
 
-fn not_an_array(prefix: &[Segment]) -> FieldPathError {
+fn not_an_array(prefix: &[Segment<'_>]) -> FieldPathError {
     FieldPathError::fatal(format!("{} is not an array", Rendered(prefix)))
 }
 
-fn not_an_object(prefix: &[Segment]) -> FieldPathError {
+fn not_an_object(prefix: &[Segment<'_>]) -> FieldPathError {
     FieldPathError::fatal(format!("{} is not an object", Rendered(prefix)))
 }
 
-fn empty_container(next: &Segment) -> Value {
+fn empty_container(next: &Segment<'_>) -> Value {
     match next {
         Segment::Index(i) => Value::Array(vec![Value::Null; i + 1]),
         Segment::Field(_) => Value::Object(Map::new()),
     }
 }
 
-fn grow_for(value: &mut Value, next: &Segment) {
+fn grow_for(value: &mut Value, next: &Segment<'_>) {
     if let (Value::Array(array), Segment::Index(i)) = (value, next) {
         ensure_len(array, i + 1);
     }
@@ -425,7 +428,10 @@ pub fn expand_wildcards(object: &Value, path: &str) -> Result<Vec<String>, Field
     Ok(expanded.iter().map(|s| Rendered(s).to_string()).collect())
 }
 
-fn expand(data: &Value, segments: Vec<Segment>) -> Result<Vec<Vec<Segment>>, FieldPathError> {
+fn expand<'a>(
+    data: &'a Value,
+    segments: Vec<Segment<'a>>,
+) -> Result<Vec<Vec<Segment<'a>>>, FieldPathError> {
     for i in 0..segments.len() {
         if segments[i].is_wildcard() {
             let it = if i == 0 {
@@ -433,10 +439,9 @@ fn expand(data: &Value, segments: Vec<Segment>) -> Result<Vec<Vec<Segment>>, Fie
             } else {
                 get_segments(data, &segments[..i])?
             };
-            let replacements: Vec<Segment> = match it {
-                Value::Array(items) => (0..items.len())
-                    .map(|ix| Segment::field_or_index(&ix.to_string()))
-                    .collect(),
+            let replacements: Vec<Segment<'a>> = match it {
+                // An element's position always reads back as an index.
+                Value::Array(items) => (0..items.len()).map(Segment::Index).collect(),
                 Value::Object(map) => map.keys().map(|k| Segment::field(k)).collect(),
                 Value::Null => {
                     return Err(FieldPathError::not_found(format!(
@@ -477,11 +482,11 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn f(s: &str) -> Segment {
-        Segment::Field(s.to_string())
+    fn f(s: &str) -> Segment<'_> {
+        Segment::Field(s)
     }
 
-    fn ix(i: usize) -> Segment {
+    fn ix(i: usize) -> Segment<'static> {
         Segment::Index(i)
     }
 

@@ -43,9 +43,22 @@ pub struct Resources {
 impl Resources {
     /// Parses the input and fills in what upstream's converter from native
     /// `mode: Resources` Compositions fills in (see [`ConnectionDetail`]).
-    pub fn from_value(input: &Value) -> Result<Self, serde_json::Error> {
+    pub fn from_value(mut input: Value) -> Result<Self, serde_json::Error> {
+        // Bases are free-form objects that serde would rebuild key by key;
+        // they are moved out first and put back as they are.
+        let bases: Vec<Option<Value>> = match input.get_mut("resources") {
+            Some(Value::Array(templates)) => templates
+                .iter_mut()
+                .map(|t| t.as_object_mut().and_then(|t| t.remove("base")))
+                .collect(),
+            _ => Vec::new(),
+        };
         let mut resources = Resources::deserialize(input)?;
-        for template in &mut resources.resources {
+        for (template, base) in resources.resources.iter_mut().zip(bases) {
+            if let Some(base) = base {
+                // `base: null` reads as no base, as serde would have it.
+                template.base = Some(base).filter(|b| !b.is_null());
+            }
             for detail in &mut template.connection_details {
                 detail.infer_legacy_fields();
             }
@@ -345,7 +358,7 @@ mod tests {
             json!({"resources": [{"name": "a", "patches": [{"fromFieldPath": "a", "toFieldpath": "b"}]}]}),
         ];
         for input in cases {
-            assert!(Resources::from_value(&input).is_err(), "{input}");
+            assert!(Resources::from_value(input.clone()).is_err(), "{input}");
         }
     }
 
@@ -353,7 +366,7 @@ mod tests {
     fn nulls_read_as_empty_lists() {
         let input = json!({"apiVersion": "pt.fn.crossplane.io/v1beta1", "kind": "Resources",
             "patchSets": null, "resources": [{"name": "a", "patches": null, "base": null}]});
-        let resources = Resources::from_value(&input).unwrap();
+        let resources = Resources::from_value(input.clone()).unwrap();
         assert!(resources.patch_sets.is_empty());
         assert!(resources.resources[0].patches.is_empty());
         assert!(resources.resources[0].base.is_none());
@@ -437,7 +450,7 @@ mod tests {
         ];
         for (detail, name, type_) in cases {
             let input = json!({"resources": [{"name": "a", "connectionDetails": [detail]}]});
-            let resources = Resources::from_value(&input).unwrap();
+            let resources = Resources::from_value(input.clone()).unwrap();
             let got = &resources.resources[0].connection_details[0];
             assert_eq!(
                 (got.name.as_str(), got.type_.as_str()),

@@ -45,9 +45,12 @@ pub const DEFAULT_TTL: Duration = Duration::from_secs(60);
 pub struct PatchAndTransform;
 
 impl Function for PatchAndTransform {
-    fn run(request: Request) -> Result<Response, FunctionError> {
+    fn run(mut request: Request) -> Result<Response, FunctionError> {
         let mut warnings = Vec::new();
-        let mut response = match compose(&request, &mut warnings) {
+        // The input is only read through its parsed form; owning it lets the
+        // parse move its strings instead of copying them.
+        let input = request.input.take();
+        let mut response = match compose(&request, input, &mut warnings) {
             Ok((desired, context)) => Response {
                 tag: request.tag.clone(),
                 desired,
@@ -92,9 +95,13 @@ struct DesiredComposite {
 
 /// Runs the input against the request. Returns the desired state and the
 /// context, or the message of a fatal result; warnings go to `warnings`.
-fn compose(request: &Request, warnings: &mut Vec<String>) -> Result<(State, Value), String> {
+fn compose(
+    request: &Request,
+    input: Option<Value>,
+    warnings: &mut Vec<String>,
+) -> Result<(State, Value), String> {
     // A step without input reads as an empty `Resources`, as in Go.
-    let input = match &request.input {
+    let input = match input {
         None | Some(Value::Null) => Ok(Resources::default()),
         Some(input) => Resources::from_value(input),
     }

@@ -333,7 +333,7 @@ mod tests {
     use super::*;
 
     fn validate(input: Value) -> std::result::Result<(), String> {
-        let r = Resources::from_value(&input).unwrap();
+        let r = Resources::from_value(input).unwrap();
         resources(&r).map_err(|e| e.to_string())
     }
 
