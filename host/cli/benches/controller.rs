@@ -46,13 +46,13 @@ async fn apply(client: &kube::Client, ar: &ApiResource, object: &Value) {
     .unwrap();
 }
 
-fn scrape(address: &str) -> String {
+fn scrape(address: &str, path: &str) -> String {
     let Ok(mut stream) = TcpStream::connect(address) else {
         return String::new();
     };
     let _ = write!(
         stream,
-        "GET /metrics HTTP/1.1\r\nHost: plait\r\nConnection: close\r\n\r\n"
+        "GET {path} HTTP/1.1\r\nHost: plait\r\nConnection: close\r\n\r\n"
     );
     let mut response = String::new();
     let _ = stream.read_to_string(&mut response);
@@ -115,6 +115,15 @@ async fn bench() {
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
+
+    let started = Instant::now();
+    while !scrape(&probes, "/readyz").starts_with("HTTP/1.1 200") {
+        assert!(
+            started.elapsed() < TIMEOUT,
+            "the controller never became ready"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 
     let xrd = json!({
         "apiVersion": "apiextensions.crossplane.io/v2",
@@ -216,9 +225,9 @@ async fn bench() {
 
     // Let the last status writes settle before measuring the idle rate.
     tokio::time::sleep(Duration::from_secs(5)).await;
-    let before = reconciles(&scrape(&probes));
+    let before = reconciles(&scrape(&probes, "/metrics"));
     tokio::time::sleep(IDLE_WINDOW).await;
-    let after = reconciles(&scrape(&probes));
+    let after = reconciles(&scrape(&probes, "/metrics"));
     let idle_rate = (after - before) / IDLE_WINDOW.as_secs_f64();
     let rss = peak_rss_mib(&controller);
     let _ = controller.kill();
