@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 
 use crate::RenderArgs;
 use crate::files;
-use crate::functions::Functions;
+use crate::functions;
 
 /// Every condition's `lastTransitionTime` in render output, as `crossplane render` prints it.
 const RENDER_TIME: &str = "2024-01-01T00:00:00Z";
@@ -139,7 +139,7 @@ pub fn run(args: &RenderArgs) -> Result<String> {
         ..RuntimeConfig::default()
     })?;
     let function_names: Vec<&str> = steps.iter().map(|s| s.function.as_str()).collect();
-    let functions = Functions::load(
+    let runner = functions::load(
         runtime,
         args.functions.as_deref(),
         &function_names,
@@ -149,7 +149,7 @@ pub fn run(args: &RenderArgs) -> Result<String> {
 
     let outcome = Reconcile {
         cluster: &cluster,
-        runner: &functions,
+        runner: &runner,
         xr: xr.clone(),
         scope,
         steps: &steps,

@@ -152,6 +152,20 @@ pub struct PipelineFunctions {
 }
 
 impl PipelineFunctions {
+    /// Runs `modules` by function name; every call must end within `timeout`
+    /// from now.
+    pub fn new(
+        runtime: Runtime,
+        modules: BTreeMap<String, Arc<Module>>,
+        timeout: Duration,
+    ) -> PipelineFunctions {
+        PipelineFunctions {
+            runtime,
+            modules,
+            deadline: Instant::now() + timeout,
+        }
+    }
+
     /// Resolves every function `steps` name.
     pub fn resolve(
         resolver: &dyn FunctionResolver,
@@ -166,11 +180,11 @@ impl PipelineFunctions {
                 modules.insert(step.function.clone(), module);
             }
         }
-        Ok(PipelineFunctions {
-            runtime: resolver.runtime().clone(),
+        Ok(PipelineFunctions::new(
+            resolver.runtime().clone(),
             modules,
-            deadline: Instant::now() + timeout,
-        })
+            timeout,
+        ))
     }
 }
 
@@ -182,7 +196,9 @@ impl FunctionRunner for PipelineFunctions {
             .ok_or_else(|| format!("function {function:?} is not resolved"))?;
         let remaining = self.deadline.saturating_duration_since(Instant::now());
         if remaining.is_zero() {
-            return Err("the reconcile timeout expired before this step could run".into());
+            return Err(
+                "the time allowed for the whole pipeline ran out before this step could run".into(),
+            );
         }
         let defaults = CallLimits::default();
         let limits = CallLimits {
