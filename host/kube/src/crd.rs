@@ -208,8 +208,8 @@ pub fn claim_crd(xrd: &CompositeResourceDefinition) -> Result<Value, CrdError> {
     }))
 }
 
-/// The spec fields every claim has (upstream's `CompositeResourceClaimSpecProps`).
-fn claim_machinery_properties(default_delete_policy: &str) -> Map<String, Value> {
+/// How an XR or claim chooses its Composition and revision; both kinds carry these.
+fn composition_choice_properties() -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("compositionRef".into(), reference(true));
     m.insert("compositionSelector".into(), selector());
@@ -219,6 +219,12 @@ fn claim_machinery_properties(default_delete_policy: &str) -> Map<String, Value>
         "compositionUpdatePolicy".into(),
         json!({"type": "string", "enum": ["Automatic", "Manual"]}),
     );
+    m
+}
+
+/// The spec fields every claim has (upstream's `CompositeResourceClaimSpecProps`).
+fn claim_machinery_properties(default_delete_policy: &str) -> Map<String, Value> {
+    let mut m = composition_choice_properties();
     m.insert(
         "compositeDeletePolicy".into(),
         json!({"type": "string", "enum": ["Background", "Foreground"], "default": default_delete_policy}),
@@ -357,15 +363,7 @@ fn machinery_properties(scope: XrdScope) -> Map<String, Value> {
     if scope != XrdScope::Namespaced {
         ref_properties["namespace"] = json!({"type": "string"});
     }
-    let mut m = Map::new();
-    m.insert("compositionRef".into(), reference(true));
-    m.insert("compositionSelector".into(), selector());
-    m.insert("compositionRevisionRef".into(), reference(true));
-    m.insert("compositionRevisionSelector".into(), selector());
-    m.insert(
-        "compositionUpdatePolicy".into(),
-        json!({"type": "string", "enum": ["Automatic", "Manual"]}),
-    );
+    let mut m = composition_choice_properties();
     m.insert(
         "resourceRefs".into(),
         json!({
