@@ -5,7 +5,7 @@
 CARGO ?= cargo
 PLAIT := target/release/plait
 
-.PHONY: demo test setup build-deps test-deps build lint unit bench test-cluster-binaries toolchains functions bench-functions
+.PHONY: demo test setup build-deps test-deps test-prereqs build lint unit bench test-cluster-binaries toolchains functions bench-functions
 
 # Installs Debian packages that are missing (as root, or through sudo).
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -40,6 +40,14 @@ build-deps:
 	@dpkg -s libssl-dev pkg-config >/dev/null 2>&1 || { \
 		$(SUDO) apt-get update && $(APT_INSTALL) libssl-dev pkg-config; }
 
+# The test cluster is built with Go 1.21 or newer (GOTOOLCHAIN=auto fetches the version
+# Kubernetes asks for from the module proxy), the Python guests with a venv,
+# the JavaScript guests with npm. Installed from Debian only when missing.
+test-prereqs:
+	@command -v go >/dev/null || { $(SUDO) apt-get update && $(APT_INSTALL) golang-go ca-certificates; }
+	@python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || { $(SUDO) apt-get update && $(APT_INSTALL) python3 python3-venv; }
+	@command -v npm >/dev/null || { $(SUDO) apt-get update && $(APT_INSTALL) nodejs npm; }
+
 # Tests run a local OCI registry (Debian's docker-registry, CNCF distribution)
 # and make htpasswd files. The package's own service is masked before
 # installing so nothing listens beyond what the tests start.
@@ -63,13 +71,13 @@ lint: setup build-deps
 
 # etcd, kube-apiserver and kube-controller-manager for the controller tests, built from Go
 # modules once and cached under ~/.cache/plait/ (see docs/testing.md).
-test-cluster-binaries:
+test-cluster-binaries: test-prereqs
 	tests/cluster/build-binaries.sh
 
-unit: setup build-deps test-deps test-cluster-binaries toolchains
+unit: setup build-deps test-prereqs test-deps test-cluster-binaries toolchains
 	$(CARGO) test --workspace
 
-toolchains: $(CPY_DIR)/.done $(CJS_DIR)/.done $(ADAPTER_DIR)/.done $(CLANG_DIR)/.done
+toolchains: test-prereqs $(CPY_DIR)/.done $(CJS_DIR)/.done $(ADAPTER_DIR)/.done $(CLANG_DIR)/.done
 	$(CARGO) build -p plait-guest-tools
 	mkdir -p $(PLAIT_TOOLS)/bin
 	ln -sf $(CPY_DIR)/bin/componentize-py $(PLAIT_TOOLS)/bin/componentize-py
