@@ -248,12 +248,13 @@ async fn two_replicas_elect_one_leader_which_composes_and_hands_over_on_shutdown
         (image_of(&deployments).await?.as_str() == "ghcr.io/example/hello:1.4.2").then_some(())
     })
     .await;
+    // The Deployment exists as soon as the pipeline applies it; the reconcile
+    // that applied it is counted only once it has also written the XR's status.
     let success = r#"plait_reconciles_total{kind="App",result="success"}"#;
-    assert!(
-        replicas[leader].metric(success) >= 1.0,
-        "leader metrics:\n{}",
-        replicas[leader].get("/metrics").unwrap_or_default().1
-    );
+    eventually("the leader counts a successful reconcile", async || {
+        (replicas[leader].metric(success) >= 1.0).then_some(())
+    })
+    .await;
     assert_eq!(
         replicas[standby].metric("plait_reconciles_total"),
         0.0,
