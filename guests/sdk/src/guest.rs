@@ -73,7 +73,7 @@ fn resource_from_wit(what: &str, r: wit::Resource) -> Result<Resource, String> {
 
 fn resource_to_wit(r: Resource) -> wit::Resource {
     wit::Resource {
-        resource: r.resource.to_string(),
+        resource: crate::json_text(&r.resource),
         connection_details: details_to_wit(r.connection_details),
         ready: match r.ready {
             Ready::Unspecified => wit::Ready::Unspecified,
@@ -202,7 +202,7 @@ fn response_to_wit(r: Response) -> Result<wit::Response, String> {
                 },
             )
             .collect(),
-        context: r.context.to_string(),
+        context: crate::json_text(&r.context),
         requirements: wit::Requirements {
             resources: resources
                 .into_iter()
@@ -257,6 +257,6 @@ fn response_to_wit(r: Response) -> Result<wit::Response, String> {
                 },
             )
             .collect(),
-        output: r.output.map(|o| o.to_string()),
+        output: r.output.as_ref().map(crate::json_text),
     })
 }

@@ -333,6 +333,15 @@ pub enum LogLevel {
     Error,
 }
 
+/// The compact JSON text of `value`, as `Value::to_string` writes it but
+/// without going through `fmt` for every token (the difference shows in
+/// per-call time, where every resource crosses the boundary as text).
+/// Serializing a `Value` into memory cannot fail; were it ever to, the
+/// `Display` text is the same document.
+pub fn json_text(value: &Value) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| value.to_string())
+}
+
 /// Writes a line to the host's log, attributed to the running step.
 /// Outside a WebAssembly guest (native tests) it does nothing.
 pub fn log(level: LogLevel, message: &str) {

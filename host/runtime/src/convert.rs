@@ -33,14 +33,14 @@ pub(crate) fn request_to_wit(r: &Request) -> wit::Request {
         },
         observed: state_to_wit(&r.observed),
         desired: state_to_wit(&r.desired),
-        input: r.input.as_ref().map(Value::to_string),
-        context: r.context.to_string(),
+        input: r.input.as_ref().map(plait_sdk::json_text),
+        context: plait_sdk::json_text(&r.context),
         required_resources: r
             .required_resources
             .iter()
             .map(|(name, items)| wit::RequiredResources {
                 name: name.clone(),
-                items: items.iter().map(Value::to_string).collect(),
+                items: items.iter().map(plait_sdk::json_text).collect(),
             })
             .collect(),
         required_schemas: r
@@ -48,7 +48,7 @@ pub(crate) fn request_to_wit(r: &Request) -> wit::Request {
             .iter()
             .map(|(name, schema)| wit::RequiredSchema {
                 name: name.clone(),
-                openapi_v3: schema.as_ref().map(Value::to_string),
+                openapi_v3: schema.as_ref().map(plait_sdk::json_text),
             })
             .collect(),
         credentials: r
@@ -74,7 +74,7 @@ fn details_to_wit(details: &BTreeMap<String, Vec<u8>>) -> Vec<wit::ConnectionDet
 
 fn resource_to_wit(r: &Resource) -> wit::Resource {
     wit::Resource {
-        resource: r.resource.to_string(),
+        resource: plait_sdk::json_text(&r.resource),
         connection_details: details_to_wit(&r.connection_details),
         ready: match r.ready {
             Ready::Unspecified => wit::Ready::Unspecified,

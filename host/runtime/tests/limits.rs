@@ -23,6 +23,7 @@ const GUESTS: &[&str] = &[
     "namespace-escape",
     "oversized-response",
     "stdout-flood",
+    "residue",
 ];
 
 /// Builds every test guest once per test binary.
@@ -410,4 +411,39 @@ fn stats_count_calls_and_failures() {
         .unwrap_err();
     let stats = runtime.stats();
     assert_eq!((stats.calls, stats.call_failures), (2, 1));
+}
+
+#[test]
+fn every_call_starts_from_the_modules_original_memory() {
+    // Slots keep memory resident between instances (or not, with 0); either
+    // way no call may see what an earlier one wrote. One slot per kind makes
+    // every call reuse the memory the previous call dirtied.
+    for keep_resident_bytes in [PoolConfig::default().keep_resident_bytes, 0] {
+        let runtime = Runtime::new(RuntimeConfig {
+            pool: PoolConfig {
+                total_component_instances: 1,
+                total_memories: 1,
+                keep_resident_bytes,
+                ..PoolConfig::default()
+            },
+            ..RuntimeConfig::default()
+        })
+        .unwrap();
+        let residue = runtime.load(guest("residue")).unwrap();
+        for call in 1..=3 {
+            let output = runtime
+                .call(&residue, &request(), &CallLimits::default())
+                .unwrap();
+            assert_eq!(
+                output.response.context,
+                json!({
+                    "calls": 1,
+                    "dirtyStaticWords": 0,
+                    "dirtyHeapBytes": 0,
+                    "filledBytes": 4 << 20,
+                }),
+                "call {call} with {keep_resident_bytes} bytes kept resident"
+            );
+        }
+    }
 }
