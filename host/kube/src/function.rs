@@ -7,8 +7,8 @@
 //! `Healthy` conditions whose reasons are plait-oci's stable reasons.
 //! [`PackageResolver`] runs XR pipelines on the module at a Healthy
 //! Function's resolved digest and refuses a Function that is not Healthy by
-//! name. When what a Function resolves to changes, the XRs whose
-//! Compositions use it are reconciled at once.
+//! name. When what a Function resolves to changes, or the Function is
+//! deleted, the XRs whose Compositions use it are reconciled at once.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;
@@ -122,6 +122,15 @@ impl Packages {
             .unwrap_or_else(PoisonError::into_inner)
             .get(function)
             .cloned()
+    }
+
+    /// Forgets a deleted `function`; true when it had been installed.
+    fn forget(&self, function: &str) -> bool {
+        self.installed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(function)
+            .is_some()
     }
 
     /// Records what `function` is installed as; true when that changed.
@@ -551,6 +560,24 @@ impl FunctionContext {
     }
 }
 
+impl FunctionContext {
+    /// A Function was deleted: the XRs that ran it fail at once, naming it,
+    /// instead of at their next poll.
+    async fn forget(&self, function: &str) {
+        if !self.packages.forget(function) {
+            return;
+        }
+        match self.roll(function).await {
+            Ok(requeued) => {
+                tracing::info!(function, requeued, "function deleted; reconciling its XRs")
+            }
+            Err(error) => {
+                tracing::warn!(function, %error, "function deleted; cannot requeue its XRs")
+            }
+        }
+    }
+}
+
 /// Installs one Function's package and reports how it went.
 pub async fn reconcile(
     object: Arc<DynamicObject>,
@@ -614,9 +641,18 @@ pub async fn run(
     let reader = writer.as_reader();
     // Only a new generation (a spec change) starts a reconcile: the status
     // this controller writes does not, and polls re-check the rest.
+    let on_delete = ctx.clone();
     let trigger = watcher(api, watcher::Config::default())
         .default_backoff()
         .reflect(writer)
+        .inspect(move |event| {
+            if let Ok(watcher::Event::Delete(function)) = event
+                && let Some(name) = function.metadata.name.clone()
+            {
+                let ctx = on_delete.clone();
+                tokio::spawn(async move { ctx.forget(&name).await });
+            }
+        })
         .applied_objects()
         .predicate_filter(predicates::generation, Default::default());
     tracing::info!(

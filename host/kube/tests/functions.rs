@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::Client;
-use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams};
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use plait_kube::{PackageResolver, Packages, Timing};
 use plait_oci::{ClientConfig, Keychain};
 use plait_reconcile::compose::deterministic_name;
@@ -27,6 +27,8 @@ use plait_testregistry::Registry;
 use serde_json::{Value, json};
 
 const TIMEOUT: Duration = Duration::from_secs(120);
+/// How long an XR's follow-up reconciles take to run out after it composed.
+const SETTLE: Duration = Duration::from_secs(5);
 const USER: &str = "plait";
 const PASSWORD: &str = "s3cret";
 
@@ -455,6 +457,50 @@ async fn an_unhealthy_function_fails_the_xrs_that_use_it_by_name_and_no_others()
     }
     let xr = healthy.synced("healthy", "True").await;
     eventually("the healthy XR's ConfigMap", || healthy.config_map(&xr)).await;
+}
+
+#[tokio::test]
+async fn deleting_a_function_fails_its_xrs_by_name_before_their_next_poll() {
+    let artifacts = artifacts().await;
+    let app = App::new("fngone", "fn-gone").await;
+    let client = &app.client;
+    create_function(
+        client,
+        "fn-gone",
+        &artifacts.patch_and_transform.reference,
+        None,
+    )
+    .await;
+    function_health(client, "fn-gone", "True").await;
+    app.create_xr("gone").await;
+    let xr = app.synced("gone", "True").await;
+    eventually("the composed ConfigMap", || app.config_map(&xr)).await;
+    // The XR's own writes and the ConfigMap's creation each trigger one more
+    // reconcile; once those have run, only a poll (a minute away) or the
+    // requeue on deletion reconciles it again.
+    tokio::time::sleep(SETTLE).await;
+
+    let deleted = Instant::now();
+    functions(client)
+        .delete("fn-gone", &DeleteParams::default())
+        .await
+        .unwrap();
+    let xr = app.synced("gone", "False").await;
+    // Only the requeue on deletion can reconcile the XR this soon: nothing
+    // else about it changed, and its poll interval is a minute.
+    assert!(
+        deleted.elapsed() < Timing::default().poll_interval / 2,
+        "the XR noticed only after {:?}",
+        deleted.elapsed()
+    );
+    let message = condition(&xr, "Synced").unwrap()["message"]
+        .as_str()
+        .unwrap();
+    assert!(message.contains("fn-gone"), "{message}");
+    assert!(
+        app.config_map(&xr).await.is_some(),
+        "a failed pipeline deletes nothing"
+    );
 }
 
 #[tokio::test]
