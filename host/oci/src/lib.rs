@@ -556,19 +556,23 @@ fn parse_reference(reference: &str) -> Result<Reference, Error> {
 /// A component that does not compile, or whose types do not match plait's
 /// world, fails with [`Reason::CompileError`] or [`Reason::IncompatibleWorld`].
 pub fn load(runtime: &Runtime, resolved: &Resolved) -> Result<Arc<Module>, Error> {
-    runtime.load(&resolved.wasm).map_err(|e| match e {
-        RuntimeError::Link { message, .. } => Error::Component {
-            reference: resolved.pinned.clone(),
-            source: ComponentError::IncompatibleWorld {
-                missing_exports: Vec::new(),
-                unsupported_imports: vec![message],
+    // The layer was checked against `component_digest` when it was pulled
+    // or read from the blob cache.
+    runtime
+        .load_verified(&resolved.component_digest, &resolved.wasm)
+        .map_err(|e| match e {
+            RuntimeError::Link { message, .. } => Error::Component {
+                reference: resolved.pinned.clone(),
+                source: ComponentError::IncompatibleWorld {
+                    missing_exports: Vec::new(),
+                    unsupported_imports: vec![message],
+                },
             },
-        },
-        other => Error::Compile {
-            reference: resolved.pinned.clone(),
-            message: other.to_string(),
-        },
-    })
+            other => Error::Compile {
+                reference: resolved.pinned.clone(),
+                message: other.to_string(),
+            },
+        })
 }
 
 fn wasm_layer<'m>(

@@ -313,6 +313,20 @@ fn loads_are_memoised_per_digest() {
 }
 
 #[test]
+fn a_verified_load_shares_the_module_of_its_digest() {
+    let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
+    let hashed = runtime.load(guest("echo")).unwrap();
+    let verified = runtime
+        .load_verified(&hashed.digest, guest("echo"))
+        .unwrap();
+    assert!(Arc::ptr_eq(&hashed, &verified));
+    assert_eq!(
+        (runtime.stats().compiles, runtime.stats().memory_hits),
+        (1, 1)
+    );
+}
+
+#[test]
 fn concurrent_loads_of_one_digest_compile_once() {
     let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
     let wasm = guest("panic");
