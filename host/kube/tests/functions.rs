@@ -10,7 +10,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -18,7 +17,7 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::Secret;
 use kube::Client;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
-use plait_kube::{PackageResolver, Packages, Timing};
+use plait_kube::{FunctionResolver, PackageResolver, Packages};
 use plait_oci::{ClientConfig, Keychain};
 use plait_reconcile::compose::deterministic_name;
 use plait_runtime::{Builtin, Runtime, RuntimeConfig};
@@ -26,7 +25,9 @@ use plait_testcluster::TestCluster;
 use plait_testregistry::Registry;
 use serde_json::{Value, json};
 
-const TIMEOUT: Duration = Duration::from_secs(120);
+mod support;
+use support::{condition, create, eventually, resource};
+
 /// How long an XR's follow-up reconciles take to run out after it composed.
 const SETTLE: Duration = Duration::from_secs(5);
 const USER: &str = "plait";
@@ -47,41 +48,21 @@ fn env() -> &'static Env {
         let cluster = TestCluster::shared().expect("test cluster");
         let open = Registry::shared();
         let private = Registry::shared_with_auth(USER, PASSWORD);
-        let config = cluster.config();
         let insecure = vec![open.addr.clone(), private.addr.clone()];
-        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let tokio = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .unwrap();
-            tokio.block_on(async move {
-                let client = Client::try_from(config).unwrap();
-                plait_kube::install_crds(&client, TIMEOUT).await.unwrap();
-                let secrets = cluster.namespace("plait-system").await;
-                ready_tx.send(secrets.clone()).unwrap();
-                let registry = plait_oci::Client::new(ClientConfig {
-                    insecure_registries: insecure,
-                    attempts: 1,
-                    ..ClientConfig::default()
-                })
-                .unwrap();
-                let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
-                let packages = Packages::new(registry, runtime, secrets);
-                plait_kube::run(
-                    client,
-                    Arc::new(PackageResolver::new(Arc::new(packages))),
-                    Timing::default(),
-                    std::future::pending(),
-                )
-                .await
-                .unwrap();
-            });
+        let secrets = support::start_controller(cluster, move |_| async move {
+            let secrets = cluster.namespace("plait-system").await;
+            let registry = plait_oci::Client::new(ClientConfig {
+                insecure_registries: insecure,
+                attempts: 1,
+                ..ClientConfig::default()
+            })
+            .unwrap();
+            let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
+            let packages = Packages::new(registry, runtime, secrets.clone());
+            let resolver: Arc<dyn FunctionResolver> =
+                Arc::new(PackageResolver::new(Arc::new(packages)));
+            (resolver, secrets)
         });
-        let secrets = ready_rx
-            .recv_timeout(TIMEOUT)
-            .expect("plait CRDs installed");
         Env {
             cluster,
             open,
@@ -180,57 +161,11 @@ async fn artifacts() -> &'static Artifacts {
         .await
 }
 
-/// Polls `check` until it returns `Some`, failing with `what` after [`TIMEOUT`].
-async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let start = Instant::now();
-    loop {
-        if let Some(found) = check().await {
-            return found;
-        }
-        assert!(start.elapsed() < TIMEOUT, "timed out waiting for: {what}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-fn resource(api_version: &str, kind: &str, plural: &str) -> ApiResource {
-    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    ApiResource {
-        group: group.into(),
-        version: version.into(),
-        api_version: api_version.into(),
-        kind: kind.into(),
-        plural: plural.into(),
-    }
-}
-
 fn functions(client: &Client) -> Api<DynamicObject> {
     Api::all_with(
         client.clone(),
         &resource("pkg.crossplane.io/v1", "Function", "functions"),
     )
-}
-
-async fn create(client: &Client, object: Value) {
-    let api_version = object["apiVersion"].as_str().unwrap();
-    let kind = object["kind"].as_str().unwrap();
-    let plural = match kind {
-        "CompositeResourceDefinition" => "compositeresourcedefinitions".to_string(),
-        other => format!("{}s", other.to_lowercase()),
-    };
-    let ar = resource(api_version, kind, &plural);
-    let api: Api<DynamicObject> = match object.pointer("/metadata/namespace") {
-        Some(ns) => Api::namespaced_with(client.clone(), ns.as_str().unwrap(), &ar),
-        None => Api::all_with(client.clone(), &ar),
-    };
-    let kind = kind.to_string();
-    let dynamic: DynamicObject = serde_json::from_value(object).unwrap();
-    api.create(&PostParams::default(), &dynamic)
-        .await
-        .unwrap_or_else(|e| panic!("create {kind}: {e}"));
 }
 
 async fn create_function(client: &Client, name: &str, package: &str, pull_secret: Option<&str>) {
@@ -240,20 +175,12 @@ async fn create_function(client: &Client, name: &str, package: &str, pull_secret
     }
     create(
         client,
-        json!({
+        &json!({
             "apiVersion": "pkg.crossplane.io/v1", "kind": "Function",
             "metadata": {"name": name}, "spec": spec,
         }),
     )
     .await;
-}
-
-fn condition<'a>(object: &'a Value, type_: &str) -> Option<&'a Value> {
-    object
-        .pointer("/status/conditions")?
-        .as_array()?
-        .iter()
-        .find(|c| c["type"] == type_)
 }
 
 /// Waits until the Function's `Healthy` condition has `status`.
@@ -310,8 +237,8 @@ impl App {
             serde_yaml_ng::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         xrd["metadata"]["name"] = json!(format!("apps.{group}"));
         xrd["spec"]["group"] = json!(group);
-        create(&client, xrd).await;
-        create(&client, composition(id, &group, function)).await;
+        create(&client, &xrd).await;
+        create(&client, &composition(id, &group, function)).await;
         let xr = resource(&format!("{group}/v1alpha1"), "App", "apps");
         App {
             client,
@@ -489,7 +416,7 @@ async fn deleting_a_function_fails_its_xrs_by_name_before_their_next_poll() {
     // Only the requeue on deletion can reconcile the XR this soon: nothing
     // else about it changed, and its poll interval is a minute.
     assert!(
-        deleted.elapsed() < Timing::default().poll_interval / 2,
+        deleted.elapsed() < support::POLL_INTERVAL / 2,
         "the XR noticed only after {:?}",
         deleted.elapsed()
     );

@@ -9,50 +9,65 @@ use std::time::Duration;
 
 use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject, PostParams};
-use plait_kube::{BuiltinResolver, Timing};
+use plait_kube::{BuiltinResolver, FunctionResolver, Timing};
 use plait_runtime::{Runtime, RuntimeConfig};
 use plait_testcluster::TestCluster;
 use serde_json::Value;
 
-pub const TIMEOUT: Duration = Duration::from_secs(90);
+pub const TIMEOUT: Duration = Duration::from_secs(120);
+/// How often the test controller polls an XR that nothing else changed.
+pub const POLL_INTERVAL: Duration = Duration::from_secs(60);
 
-/// The shared cluster, with plait's controller running against it.
+/// The shared cluster, with plait's controller running against it and
+/// serving the built-in functions.
 pub fn cluster() -> &'static TestCluster {
     static STARTED: OnceLock<()> = OnceLock::new();
     let cluster = TestCluster::shared().expect("test cluster");
     STARTED.get_or_init(|| {
-        let config = cluster.config();
-        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let tokio = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .unwrap();
-            tokio.block_on(async move {
-                let client = Client::try_from(config).unwrap();
-                plait_kube::install_crds(&client, TIMEOUT).await.unwrap();
-                ready_tx.send(()).unwrap();
-                let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
-                let timing = Timing {
-                    poll_interval: Duration::from_secs(60),
-                    ..Timing::default()
-                };
-                plait_kube::run(
-                    client,
-                    Arc::new(BuiltinResolver::new(runtime)),
-                    timing,
-                    std::future::pending(),
-                )
-                .await
-                .unwrap();
-            });
-        });
-        ready_rx
-            .recv_timeout(TIMEOUT)
-            .expect("plait CRDs installed");
+        start_controller(cluster, |_| async {
+            let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
+            let resolver: Arc<dyn FunctionResolver> = Arc::new(BuiltinResolver::new(runtime));
+            (resolver, ())
+        })
     });
     cluster
+}
+
+/// Runs plait's controller against `cluster` on a thread of its own, with
+/// the resolver `setup` makes once plait's CRDs are installed; returns what
+/// `setup` returns beside it. XRs are polled every minute, so a test that
+/// sees a change sooner saw a watch or a requeue, not a poll.
+pub fn start_controller<T, F, Fut>(cluster: &'static TestCluster, setup: F) -> T
+where
+    T: Send + 'static,
+    F: FnOnce(Client) -> Fut + Send + 'static,
+    Fut: Future<Output = (Arc<dyn FunctionResolver>, T)> + Send,
+{
+    let config = cluster.config();
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let tokio = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        tokio.block_on(async move {
+            let client = Client::try_from(config).unwrap();
+            plait_kube::install_crds(&client, TIMEOUT).await.unwrap();
+            let (resolver, ready) = setup(client.clone()).await;
+            ready_tx.send(ready).unwrap();
+            let timing = Timing {
+                poll_interval: POLL_INTERVAL,
+                ..Timing::default()
+            };
+            plait_kube::run(client, resolver, timing, std::future::pending())
+                .await
+                .unwrap();
+        });
+    });
+    ready_rx
+        .recv_timeout(TIMEOUT)
+        .expect("plait CRDs installed")
 }
 
 /// Polls `check` until it returns `Some`, failing with `what` after [`TIMEOUT`].
