@@ -700,6 +700,17 @@ pub async fn reconcile(
         claim: reference.to_string(),
         message: e.to_string(),
     };
+    let (ctx_ref, claims_ref, reference_ref) = (&*ctx, &claims, &reference);
+    let bind_failed = move |claim: Value, message: String| {
+        failed(
+            ctx_ref,
+            claims_ref,
+            claim,
+            reference_ref,
+            "BindCompositeResource",
+            message,
+        )
+    };
 
     if text(
         &claim,
@@ -734,15 +745,7 @@ pub async fn reconcile(
             Ok(found) => xr = found.map(|x| to_value(&x, &ctx.xr)).transpose()?,
             Err(e) => {
                 let message = format!("cannot get bound composite resource: {e}");
-                return failed(
-                    &ctx,
-                    &claims,
-                    claim,
-                    &reference,
-                    "BindCompositeResource",
-                    &message,
-                )
-                .await;
+                return bind_failed(claim, message).await;
             }
         }
     }
@@ -756,15 +759,7 @@ pub async fn reconcile(
             text(x, "/metadata/name").unwrap_or_default(),
             text(bound, "/name").unwrap_or_default(),
         );
-        failed(
-            &ctx,
-            &claims,
-            claim,
-            &reference,
-            "BindCompositeResource",
-            &message,
-        )
-        .await?;
+        bind_failed(claim, message).await?;
         // A human has to fix the reference; the claim's next edit brings it back.
         return Ok(Action::await_change());
     }
@@ -786,15 +781,7 @@ pub async fn reconcile(
             }
             Err(e) => {
                 let message = format!("cannot add finalizer to claim: {e}");
-                return failed(
-                    &ctx,
-                    &claims,
-                    claim,
-                    &reference,
-                    "BindCompositeResource",
-                    &message,
-                )
-                .await;
+                return bind_failed(claim, message).await;
             }
         }
     }
@@ -811,15 +798,7 @@ pub async fn reconcile(
                 let message = format!(
                     "cannot bind and sync claim with composite resource: cannot generate a name for composite resource: {e}"
                 );
-                return failed(
-                    &ctx,
-                    &claims,
-                    claim,
-                    &reference,
-                    "BindCompositeResource",
-                    &message,
-                )
-                .await;
+                return bind_failed(claim, message).await;
             }
         },
     };
@@ -846,15 +825,7 @@ pub async fn reconcile(
             let message = format!(
                 "cannot bind and sync claim with composite resource: cannot update composite resource claim: {e}"
             );
-            return failed(
-                &ctx,
-                &claims,
-                claim,
-                &reference,
-                "BindCompositeResource",
-                &message,
-            )
-            .await;
+            return bind_failed(claim, message).await;
         }
     }
     let xr = match xrs
@@ -866,15 +837,7 @@ pub async fn reconcile(
             let message = format!(
                 "cannot bind and sync claim with composite resource: cannot apply composite resource {name:?}: {e}"
             );
-            return failed(
-                &ctx,
-                &claims,
-                claim,
-                &reference,
-                "BindCompositeResource",
-                &message,
-            )
-            .await;
+            return bind_failed(claim, message).await;
         }
     };
     if before.as_ref() != Some(&own_ref) && xr.pointer("/spec/claimRef") == Some(&own_ref) {
@@ -943,7 +906,7 @@ pub async fn reconcile(
                 claim,
                 &reference,
                 "PropagateConnectionSecret",
-                &message,
+                message,
             )
             .await;
         }
@@ -1026,7 +989,7 @@ async fn delete(
                     claim,
                     reference,
                     "DeleteCompositeResource",
-                    &message,
+                    message,
                 )
                 .await;
             }
@@ -1061,7 +1024,7 @@ async fn delete(
                 claim,
                 reference,
                 "DeleteCompositeResource",
-                &message,
+                message,
             )
             .await
         }
@@ -1220,16 +1183,16 @@ async fn failed(
     mut claim: Value,
     reference: &ObjectRef,
     reason: &str,
-    message: &str,
+    message: String,
 ) -> Result<Action, ClaimError> {
-    tracing::info!(claim = %reference, error = message, "claim not synced");
-    event(ctx, reference, EventType::Warning, reason, message);
+    tracing::info!(claim = %reference, error = %message, "claim not synced");
+    event(ctx, reference, EventType::Warning, reason, &message);
     set_condition(
         &mut claim,
         "Synced",
         "False",
         "ReconcileError",
-        Some(message),
+        Some(&message),
         &now(),
     );
     write_status(claims, &claim)
