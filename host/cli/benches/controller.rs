@@ -72,6 +72,20 @@ fn reconciles(metrics: &str) -> f64 {
         .sum()
 }
 
+/// `result=count` for every result label of `plait_reconciles_total`.
+fn reconciles_by_result(metrics: &str) -> String {
+    metrics
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("plait_reconciles_total")?;
+            let result = rest.split("result=\"").nth(1)?.split('"').next()?;
+            let count = rest.rsplit_once(' ')?.1;
+            Some(format!("{result}={count}"))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn peak_rss_mib(child: &Child) -> f64 {
     let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
     let kib: f64 = status
@@ -227,7 +241,8 @@ async fn bench() {
     tokio::time::sleep(Duration::from_secs(5)).await;
     let before = reconciles(&scrape(&probes, "/metrics"));
     tokio::time::sleep(IDLE_WINDOW).await;
-    let after = reconciles(&scrape(&probes, "/metrics"));
+    let metrics = scrape(&probes, "/metrics");
+    let after = reconciles(&metrics);
     let idle_rate = (after - before) / IDLE_WINDOW.as_secs_f64();
     let rss = peak_rss_mib(&controller);
     let _ = controller.kill();
@@ -246,7 +261,11 @@ async fn bench() {
         "  per XR                   {:>8.1} ms",
         all_ready.as_secs_f64() * 1000.0 / XRS as f64
     );
-    println!("  reconciles in total      {:>8.0}", after);
+    println!(
+        "  reconciles in total      {:>8.0} ({})",
+        after,
+        reconciles_by_result(&metrics)
+    );
     println!(
         "  idle reconciles/s        {:>8.3} (over {} s)",
         idle_rate,

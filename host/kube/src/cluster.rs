@@ -195,7 +195,13 @@ impl KubeCluster {
         } else {
             api.patch(&reference.name, &params, &patch).await
         }
-        .map_err(|e| object_error(&reference, e))?;
+        .map_err(|e| match e {
+            kube::Error::Api(status) if status.code == 409 => ClusterError::Conflict {
+                object: reference.to_string(),
+                message: status.message,
+            },
+            other => object_error(&reference, other),
+        })?;
         to_value(&stored)
     }
 

@@ -29,6 +29,8 @@ pub enum ReconcileResult {
     NotSynced,
     /// The reconcile failed talking to the API server and will back off.
     Error,
+    /// The XR changed while it was reconciled; it is reconciled again at once.
+    Conflict,
     /// The XR is paused.
     Paused,
     /// The XR is being deleted.
@@ -43,6 +45,7 @@ impl ReconcileResult {
             ReconcileResult::Success => "success",
             ReconcileResult::NotSynced => "not_synced",
             ReconcileResult::Error => "error",
+            ReconcileResult::Conflict => "conflict",
             ReconcileResult::Paused => "paused",
             ReconcileResult::Deleting => "deleting",
             ReconcileResult::Skipped => "skipped",

@@ -26,6 +26,9 @@ pub const ANNOTATION_PAUSED: &str = "crossplane.io/paused";
 pub const COMPOSITION_API_VERSION: &str = "apiextensions.crossplane.io/v1";
 pub const COMPOSITION_KIND: &str = "Composition";
 
+/// How soon an XR that changed while it was reconciled is reconciled again.
+const CONFLICT_RETRY: Duration = Duration::from_millis(200);
+
 /// How often and how patiently XRs are reconciled.
 #[derive(Debug, Clone)]
 pub struct Timing {
@@ -255,6 +258,13 @@ async fn reconcile_xr(
     let outcome = match run {
         Ok(Ok(outcome)) => outcome,
         Ok(Err(resolve_error)) => return not_synced(ctx, xr, &reference, &resolve_error).await,
+        // The XR changed while its pipeline ran (often through this
+        // controller's own previous write), so it was read stale: nothing is
+        // wrong with it, and the next reconcile reads the new version.
+        Err(e) if e.is_conflict() => {
+            tracing::debug!(composite = %reference, error = %e, "XR changed during reconcile; retrying");
+            return Ok((Action::requeue(CONFLICT_RETRY), ReconcileResult::Conflict));
+        }
         Err(e) => return not_synced(ctx, xr, &reference, &e.to_string()).await,
     };
 

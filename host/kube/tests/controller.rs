@@ -780,3 +780,53 @@ async fn a_spec_field_its_author_removes_is_not_kept_by_the_controller() {
         "the controller owns user spec fields: {managers:?}"
     );
 }
+
+#[tokio::test]
+async fn an_apply_computed_from_a_stale_read_is_a_conflict() {
+    let client = cluster().client().await;
+    let namespace = cluster().namespace("stale").await;
+    let kube =
+        plait_kube::cluster::KubeCluster::new(client.clone(), tokio::runtime::Handle::current());
+    let config_map = |data: &str, resource_version: Option<&str>| {
+        let mut object = json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "stale", "namespace": namespace},
+            "data": {"value": data},
+        });
+        if let Some(version) = resource_version {
+            object["metadata"]["resourceVersion"] = json!(version);
+        }
+        object
+    };
+    let first = kube
+        .apply_async(&config_map("one", None), "plait-test", false)
+        .await
+        .unwrap();
+    let read_at = first["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    kube.apply_async(&config_map("two", Some(&read_at)), "plait-test", false)
+        .await
+        .unwrap();
+    let stale = kube
+        .apply_async(&config_map("three", Some(&read_at)), "plait-test", false)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(stale, plait_reconcile::ClusterError::Conflict { .. }),
+        "{stale:?}"
+    );
+    let other = kube
+        .apply_async(
+            &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "Not_A_Name", "namespace": namespace}}),
+            "plait-test",
+            false,
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        !matches!(other, plait_reconcile::ClusterError::Conflict { .. }),
+        "an invalid object is no conflict: {other:?}"
+    );
+}

@@ -127,35 +127,21 @@ async fn the_same_file_pushed_twice_gets_the_same_digest() {
     let registry = Registry::start();
     let client = client(&registry, None);
     let keychain = Keychain::anonymous();
-    let first = client
-        .push(
-            patch_and_transform(),
-            &registry.reference("a/fn", "v1"),
-            None,
-            &keychain,
-        )
-        .await
-        .unwrap();
-    let again = client
-        .push(
-            patch_and_transform(),
-            &registry.reference("a/fn", "v1"),
-            None,
-            &keychain,
-        )
-        .await
-        .unwrap();
-    let elsewhere = client
-        .push(
-            patch_and_transform(),
-            &registry.reference("b/fn", "latest"),
-            None,
-            &keychain,
-        )
-        .await
-        .unwrap();
-    assert_eq!(first.digest, again.digest);
-    assert_eq!(first.digest, elsewhere.digest);
+    // The second push to the same tag and a push to another repository.
+    let mut digests = Vec::new();
+    for (repository, tag) in [("a/fn", "v1"), ("a/fn", "v1"), ("b/fn", "latest")] {
+        let pushed = client
+            .push(
+                patch_and_transform(),
+                &registry.reference(repository, tag),
+                None,
+                &keychain,
+            )
+            .await
+            .unwrap();
+        digests.push(pushed.digest);
+    }
+    assert!(digests.iter().all(|d| *d == digests[0]), "{digests:?}");
 }
 
 #[tokio::test]

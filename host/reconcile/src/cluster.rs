@@ -60,6 +60,10 @@ pub struct Event {
 pub enum ClusterError {
     #[error("{object}: {message}")]
     Object { object: String, message: String },
+    /// The write was computed from an object that has changed since it was
+    /// read (its resourceVersion moved on): read it again and retry.
+    #[error("{object}: {message}")]
+    Conflict { object: String, message: String },
     #[error("{0}")]
     Other(String),
 }

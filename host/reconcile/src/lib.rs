@@ -114,6 +114,14 @@ pub enum ReconcileError {
     Compose(#[from] compose::ComposeError),
 }
 
+impl ReconcileError {
+    /// Whether the XR changed while it was being reconciled, so the writes
+    /// were refused and the reconcile should simply run again.
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, ReconcileError::Cluster(ClusterError::Conflict { .. }))
+    }
+}
+
 impl Reconcile<'_> {
     /// Runs the reconcile. Failures of the pipeline or of applying are
     /// reported in the XR's `Synced` condition (and `Outcome::error`); an
