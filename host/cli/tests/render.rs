@@ -55,7 +55,7 @@ const PLACEHOLDERS: &[(&str, &str)] = &[("$CLAIM_NAME", "claim-name")];
 
 #[test]
 fn every_corpus_composition_renders() {
-    let corpus = repo().join("../shared/corpus");
+    let corpus = repo().join("tests/corpus");
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(&corpus)
         .unwrap_or_else(|e| panic!("corpus at {}: {e}", corpus.display()))
         .filter_map(|e| e.ok().map(|e| e.path()))

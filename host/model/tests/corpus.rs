@@ -11,21 +11,9 @@ use plait_model::{
 };
 use serde_json::Value;
 
-/// `shared/corpus` beside the repository (`../../../shared/corpus` from this crate), or beside
-/// an ancestor of it, so that worktrees nested below the main checkout find it too.
+/// The real-world corpus, kept in the repository at `tests/corpus`.
 fn corpus_dir() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest
-        .ancestors()
-        .skip(3)
-        .map(|a| a.join("shared/corpus"))
-        .find(|p| p.is_dir())
-        .unwrap_or_else(|| {
-            panic!(
-                "no shared/corpus beside {} or its parents",
-                manifest.display()
-            )
-        })
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus")
 }
 
 fn cases() -> Vec<PathBuf> {

@@ -21,22 +21,9 @@ fn crd_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/crds")
 }
 
-/// `shared/corpus` beside the repository (`../shared/corpus` from the workspace root),
-/// or beside an ancestor of it, so that worktrees nested below the main checkout find
-/// it too.
+/// The real-world corpus, kept in the repository at `tests/corpus`.
 fn corpus_dir() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest
-        .ancestors()
-        .skip(2)
-        .map(|a| a.join("../shared/corpus"))
-        .find(|p| p.is_dir())
-        .unwrap_or_else(|| {
-            panic!(
-                "no shared/corpus beside {} or its parents",
-                manifest.display()
-            )
-        })
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
 }
 
 fn documents(path: &Path) -> Vec<Value> {
