@@ -9,9 +9,8 @@ use std::process::{Command, Output};
 use plait_runtime::Builtin;
 use plait_testregistry::Registry;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::repo;
 
 /// Runs plait with its own cache and Docker config, so neither the user's
 /// credentials nor earlier pulls leak in.

@@ -6,19 +6,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-fn tools_bin() -> PathBuf {
-    PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/plait/bin")
-}
+mod common;
+use common::{repo, tools_bin};
 
 /// A command with a clean environment: only PATH (with the toolchains
 /// first) and what cargo and rustup need, so the outer cargo's build
