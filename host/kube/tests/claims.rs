@@ -158,19 +158,11 @@ impl Claims {
     }
 
     async fn claim(&self, name: &str) -> Option<Value> {
-        self.claims()
-            .get_opt(name)
-            .await
-            .unwrap()
-            .map(|o| serde_json::to_value(o).unwrap())
+        support::get(&self.claims(), name).await
     }
 
     async fn xr(&self, name: &str) -> Option<Value> {
-        self.xrs()
-            .get_opt(name)
-            .await
-            .unwrap()
-            .map(|o| serde_json::to_value(o).unwrap())
+        support::get(&self.xrs(), name).await
     }
 
     /// Waits until the claim's condition `type_` has `status`, returning the claim.

@@ -83,11 +83,7 @@ impl App {
     }
 
     async fn xr(&self, name: &str) -> Option<Value> {
-        self.xrs()
-            .get_opt(name)
-            .await
-            .unwrap()
-            .map(|o| serde_json::to_value(o).unwrap())
+        support::get(&self.xrs(), name).await
     }
 
     /// Waits until the XR's condition `type_` has `status`, returning the XR.

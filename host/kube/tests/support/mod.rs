@@ -130,6 +130,14 @@ pub async fn create(client: &Client, object: &Value) -> Value {
     serde_json::to_value(created).unwrap()
 }
 
+/// The object `name` as JSON, or `None` when it does not exist.
+pub async fn get(api: &Api<DynamicObject>, name: &str) -> Option<Value> {
+    api.get_opt(name)
+        .await
+        .unwrap()
+        .map(|o| serde_json::to_value(o).unwrap())
+}
+
 pub fn condition<'a>(xr: &'a Value, type_: &str) -> Option<&'a Value> {
     xr.pointer("/status/conditions")?
         .as_array()?
