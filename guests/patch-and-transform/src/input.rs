@@ -59,11 +59,24 @@ impl Resources {
                 // `base: null` reads as no base, as serde would have it.
                 template.base = Some(base).filter(|b| !b.is_null());
             }
+        }
+        Ok(resources.with_legacy_fields_inferred())
+    }
+
+    /// Parses the input from its JSON text, as [`Resources::from_value`]
+    /// does from a tree. `null` reads as an empty input, as in Go.
+    pub fn from_json_text(text: &str) -> Result<Self, serde_json::Error> {
+        let resources: Option<Resources> = serde_json::from_str(text)?;
+        Ok(resources.unwrap_or_default().with_legacy_fields_inferred())
+    }
+
+    fn with_legacy_fields_inferred(mut self) -> Self {
+        for template in &mut self.resources {
             for detail in &mut template.connection_details {
                 detail.infer_legacy_fields();
             }
         }
-        Ok(resources)
+        self
     }
 }
 
@@ -350,6 +363,15 @@ mod tests {
 
     use super::*;
 
+    /// The input parsed from its tree (native hosts) and from its text
+    /// (WebAssembly guests); both must read it the same way.
+    fn parse_both(input: &Value) -> [Result<Resources, serde_json::Error>; 2] {
+        [
+            Resources::from_value(input.clone()),
+            Resources::from_json_text(&input.to_string()),
+        ]
+    }
+
     #[test]
     fn unknown_fields_are_rejected() {
         let cases = [
@@ -358,7 +380,9 @@ mod tests {
             json!({"resources": [{"name": "a", "patches": [{"fromFieldPath": "a", "toFieldpath": "b"}]}]}),
         ];
         for input in cases {
-            assert!(Resources::from_value(input.clone()).is_err(), "{input}");
+            for parsed in parse_both(&input) {
+                assert!(parsed.is_err(), "{input}");
+            }
         }
     }
 
@@ -366,10 +390,38 @@ mod tests {
     fn nulls_read_as_empty_lists() {
         let input = json!({"apiVersion": "pt.fn.crossplane.io/v1beta1", "kind": "Resources",
             "patchSets": null, "resources": [{"name": "a", "patches": null, "base": null}]});
-        let resources = Resources::from_value(input.clone()).unwrap();
-        assert!(resources.patch_sets.is_empty());
-        assert!(resources.resources[0].patches.is_empty());
-        assert!(resources.resources[0].base.is_none());
+        for parsed in parse_both(&input) {
+            let resources = parsed.unwrap();
+            assert!(resources.patch_sets.is_empty());
+            assert!(resources.resources[0].patches.is_empty());
+            assert!(resources.resources[0].base.is_none());
+        }
+    }
+
+    #[test]
+    fn parsing_the_input_text_reads_what_parsing_its_tree_reads() {
+        let bench = crate::bench_input::request(3).input.unwrap();
+        let cases = [
+            bench,
+            json!({"resources": [{"name": "a", "base": {"kind": "A", "spec": {"n": 1, "f": 1.5}},
+                "connectionDetails": [{"fromConnectionSecretKey": "password"}],
+                "readinessChecks": [{"type": "MatchInteger", "fieldPath": "status.n", "matchInteger": 3}]}],
+                "environment": {"patches": [{"type": "FromEnvironmentFieldPath", "fromFieldPath": "a"}]}}),
+            json!({}),
+        ];
+        for input in cases {
+            let [tree, text] = parse_both(&input);
+            assert_eq!(
+                format!("{:?}", tree.unwrap()),
+                format!("{:?}", text.unwrap()),
+                "{input}"
+            );
+        }
+        assert_eq!(
+            format!("{:?}", Resources::from_json_text("null").unwrap()),
+            format!("{:?}", Resources::default()),
+            "a null input reads as an empty one"
+        );
     }
 
     #[test]
@@ -450,13 +502,15 @@ mod tests {
         ];
         for (detail, name, type_) in cases {
             let input = json!({"resources": [{"name": "a", "connectionDetails": [detail]}]});
-            let resources = Resources::from_value(input.clone()).unwrap();
-            let got = &resources.resources[0].connection_details[0];
-            assert_eq!(
-                (got.name.as_str(), got.type_.as_str()),
-                (name, type_),
-                "{detail}"
-            );
+            for parsed in parse_both(&input) {
+                let resources = parsed.unwrap();
+                let got = &resources.resources[0].connection_details[0];
+                assert_eq!(
+                    (got.name.as_str(), got.type_.as_str()),
+                    (name, type_),
+                    "{detail}"
+                );
+            }
         }
     }
 }

@@ -46,30 +46,50 @@ pub struct PatchAndTransform;
 
 impl Function for PatchAndTransform {
     fn run(mut request: Request) -> Result<Response, FunctionError> {
-        let mut warnings = Vec::new();
-        // The input is only read through its parsed form; owning it lets the
-        // parse move its strings instead of copying them.
-        let input = request.input.take();
-        let mut response = match compose(&request, input, &mut warnings) {
-            Ok((desired, context)) => Response {
-                tag: request.tag.clone(),
-                desired,
-                context,
-                results: warning_results(warnings),
-                ..Response::default()
-            },
-            Err(message) => {
-                // A fatal result passes the request's desired state and
-                // context through untouched.
-                let mut response = Response::from_request(&request);
-                response.results = warning_results(warnings);
-                response.fatal(message);
-                response
-            }
+        // A step without input reads as an empty `Resources`, as in Go.
+        let input = match request.input.take() {
+            None | Some(Value::Null) => Ok(Resources::default()),
+            Some(input) => Resources::from_value(input),
         };
-        response.ttl = Some(DEFAULT_TTL);
+        Ok(respond(&request, input))
+    }
+
+    fn run_with_input_text(
+        request: Request,
+        input: Option<&str>,
+    ) -> Result<Response, FunctionError> {
+        let input = match input {
+            None => Ok(Resources::default()),
+            Some(text) => Resources::from_json_text(text),
+        };
+        let response = respond(&request, input);
+        plait_sdk::discard(request);
         Ok(response)
     }
+}
+
+/// The response to `request` given its parsed input.
+fn respond(request: &Request, input: Result<Resources, serde_json::Error>) -> Response {
+    let mut warnings = Vec::new();
+    let mut response = match compose(request, input, &mut warnings) {
+        Ok((desired, context)) => Response {
+            tag: request.tag.clone(),
+            desired,
+            context,
+            results: warning_results(warnings),
+            ..Response::default()
+        },
+        Err(message) => {
+            // A fatal result passes the request's desired state and
+            // context through untouched.
+            let mut response = Response::from_request(request);
+            response.results = warning_results(warnings);
+            response.fatal(message);
+            response
+        }
+    };
+    response.ttl = Some(DEFAULT_TTL);
+    response
 }
 
 fn warning_results(messages: Vec<String>) -> Vec<FunctionResult> {
@@ -97,15 +117,10 @@ struct DesiredComposite {
 /// context, or the message of a fatal result; warnings go to `warnings`.
 fn compose(
     request: &Request,
-    input: Option<Value>,
+    input: Result<Resources, serde_json::Error>,
     warnings: &mut Vec<String>,
 ) -> Result<(State, Value), String> {
-    // A step without input reads as an empty `Resources`, as in Go.
-    let input = match input {
-        None | Some(Value::Null) => Ok(Resources::default()),
-        Some(input) => Resources::from_value(input),
-    }
-    .map_err(|e| format!("cannot get Function input: {e}"))?;
+    let input = input.map_err(|e| format!("cannot get Function input: {e}"))?;
     validate::resources(&input).map_err(|e| format!("invalid Function input: {e}"))?;
 
     let empty = Value::Object(Map::new());

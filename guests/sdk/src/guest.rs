@@ -35,9 +35,10 @@ pub fn log(level: LogLevel, message: &str) {
 }
 
 /// Runs `F` on a request in the component's representation.
-pub fn run<F: Function>(request: wit::Request) -> Result<wit::Response, wit::Error> {
+pub fn run<F: Function>(mut request: wit::Request) -> Result<wit::Response, wit::Error> {
+    let input = request.input.take();
     let request = request_from_wit(request).map_err(wit::Error::InvalidInput)?;
-    match F::run(request) {
+    match F::run_with_input_text(request, input.as_deref()) {
         Ok(response) => response_to_wit(response).map_err(wit::Error::Internal),
         Err(FunctionError::InvalidInput(m)) => Err(wit::Error::InvalidInput(m)),
         Err(FunctionError::Internal(m)) => Err(wit::Error::Internal(m)),
@@ -72,8 +73,10 @@ fn resource_from_wit(what: &str, r: wit::Resource) -> Result<Resource, String> {
 }
 
 fn resource_to_wit(r: Resource) -> wit::Resource {
+    let text = crate::json_text(&r.resource);
+    crate::discard(r.resource);
     wit::Resource {
-        resource: crate::json_text(&r.resource),
+        resource: text,
         connection_details: details_to_wit(r.connection_details),
         ready: match r.ready {
             Ready::Unspecified => wit::Ready::Unspecified,
@@ -148,11 +151,8 @@ fn request_from_wit(r: wit::Request) -> Result<Request, String> {
             .collect(),
         observed: state_from_wit("observed", r.observed)?,
         desired: state_from_wit("desired", r.desired)?,
-        input: r
-            .input
-            .as_deref()
-            .map(|i| parse_json("input", i))
-            .transpose()?,
+        // The input goes to the function as text: see `run`.
+        input: None,
         context: parse_json("context", &r.context)?,
         required_resources,
         required_schemas,

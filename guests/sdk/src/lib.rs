@@ -38,6 +38,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+#[cfg(any(target_arch = "wasm32", test))]
+pub mod allocator;
 pub mod fieldpath;
 #[cfg(target_arch = "wasm32")]
 pub mod guest;
@@ -321,6 +323,23 @@ impl std::error::Error for FunctionError {}
 /// A composition function.
 pub trait Function {
     fn run(request: Request) -> Result<Response, FunctionError>;
+
+    /// Runs on a request whose step input is still the JSON text it crossed
+    /// the component boundary as (`request.input` is `None`). The default
+    /// parses the text into `request.input` and calls [`Function::run`]; a
+    /// function that reads its input into its own types can parse the text
+    /// straight into them instead, which skips building a [`Value`] tree
+    /// only to take it apart again.
+    fn run_with_input_text(
+        mut request: Request,
+        input: Option<&str>,
+    ) -> Result<Response, FunctionError> {
+        request.input = input
+            .map(serde_json::from_str)
+            .transpose()
+            .map_err(|e| FunctionError::InvalidInput(format!("input is not valid JSON: {e}")))?;
+        Self::run(request)
+    }
 }
 
 /// Log levels for [`log`].
@@ -342,6 +361,17 @@ pub fn json_text(value: &Value) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| value.to_string())
 }
 
+/// Disposes of a value a call no longer needs. plait runs every call in a
+/// fresh instance and throws its memory away afterwards, so inside a
+/// WebAssembly guest the value is forgotten rather than freed piece by piece
+/// (a large JSON tree takes microseconds to walk); natively it is dropped.
+pub fn discard<T>(value: T) {
+    #[cfg(target_arch = "wasm32")]
+    std::mem::forget(value);
+    #[cfg(not(target_arch = "wasm32"))]
+    drop(value);
+}
+
 /// Writes a line to the host's log, attributed to the running step.
 /// Outside a WebAssembly guest (native tests) it does nothing.
 pub fn log(level: LogLevel, message: &str) {
@@ -351,7 +381,9 @@ pub fn log(level: LogLevel, message: &str) {
     let _ = (level, message);
 }
 
-/// Exports a [`Function`] as the component's `run-function`.
+/// Exports a [`Function`] as the component's `run-function`, and installs
+/// the allocator made for instances that live for one call
+/// (`allocator::CallAllocator`) as the global allocator.
 /// Outside a WebAssembly build it expands to nothing, so a function crate
 /// can also be compiled and tested natively.
 #[macro_export]
@@ -359,6 +391,10 @@ macro_rules! export_function {
     ($function:ty) => {
         #[cfg(target_arch = "wasm32")]
         const _: () = {
+            #[global_allocator]
+            static PLAIT_ALLOCATOR: $crate::allocator::CallAllocator =
+                $crate::allocator::CallAllocator::new();
+
             struct PlaitExport;
             impl $crate::guest::bindings::Guest for PlaitExport {
                 fn run_function(
@@ -373,4 +409,47 @@ macro_rules! export_function {
     $crate::guest::bindings::export!(PlaitExport with_types_in $crate::guest::bindings);
         };
     };
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// Answers with its input as the step's output.
+    struct EchoInput;
+
+    impl Function for EchoInput {
+        fn run(request: Request) -> Result<Response, FunctionError> {
+            Ok(Response {
+                output: request.input,
+                ..Response::default()
+            })
+        }
+    }
+
+    #[test]
+    fn input_text_is_parsed_into_the_request_by_default() {
+        // The step's output, or how the error message starts.
+        type Expected = Result<Option<Value>, &'static str>;
+        let cases: [(Option<&str>, Expected); 4] = [
+            (None, Ok(None)),
+            (
+                Some(r#"{"a": [1, 2.5]}"#),
+                Ok(Some(serde_json::json!({"a": [1, 2.5]}))),
+            ),
+            (Some("null"), Ok(Some(Value::Null))),
+            (Some(r#"{"a": "#), Err("input is not valid JSON: ")),
+        ];
+        for (text, expected) in cases {
+            let got = EchoInput::run_with_input_text(Request::default(), text);
+            match (got, expected) {
+                (Ok(response), Ok(output)) => assert_eq!(response.output, output, "{text:?}"),
+                (Err(FunctionError::InvalidInput(message)), Err(start)) => {
+                    assert!(message.starts_with(start), "{text:?}: {message}");
+                }
+                (got, expected) => panic!("{text:?}: got {got:?}, expected {expected:?}"),
+            }
+        }
+    }
 }
