@@ -4,8 +4,6 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde_json::Value;
-
 use crate::{
     Capability, Condition, ConditionStatus, Function, FunctionError, FunctionResult, LogLevel,
     Ready, Request, Requirements, Resource, ResourceMatch, Response, Severity, State, Target,
@@ -45,10 +43,6 @@ pub fn run<F: Function>(mut request: wit::Request) -> Result<wit::Response, wit:
     }
 }
 
-fn parse_json(what: &str, text: &str) -> Result<Value, String> {
-    serde_json::from_str(text).map_err(|e| format!("{what} is not valid JSON: {e}"))
-}
-
 fn details_from_wit(details: Vec<wit::ConnectionDetail>) -> BTreeMap<String, Vec<u8>> {
     details.into_iter().map(|d| (d.key, d.value)).collect()
 }
@@ -62,7 +56,7 @@ fn details_to_wit(details: BTreeMap<String, Vec<u8>>) -> Vec<wit::ConnectionDeta
 
 fn resource_from_wit(what: &str, r: wit::Resource) -> Result<Resource, String> {
     Ok(Resource {
-        resource: parse_json(what, &r.resource)?,
+        resource: crate::parse_json_text(what, &r.resource)?,
         connection_details: details_from_wit(r.connection_details),
         ready: match r.ready {
             wit::Ready::Unspecified => Ready::Unspecified,
@@ -122,7 +116,7 @@ fn request_from_wit(r: wit::Request) -> Result<Request, String> {
         let items = rr
             .items
             .iter()
-            .map(|i| parse_json(&format!("required resource {:?}", rr.name), i))
+            .map(|i| crate::parse_json_text(&format!("required resource {:?}", rr.name), i))
             .collect::<Result<Vec<_>, _>>()?;
         required_resources.insert(rr.name, items);
     }
@@ -131,7 +125,7 @@ fn request_from_wit(r: wit::Request) -> Result<Request, String> {
         let schema = s
             .openapi_v3
             .as_deref()
-            .map(|t| parse_json(&format!("required schema {:?}", s.name), t))
+            .map(|t| crate::parse_json_text(&format!("required schema {:?}", s.name), t))
             .transpose()?;
         required_schemas.insert(s.name, schema);
     }
@@ -153,7 +147,7 @@ fn request_from_wit(r: wit::Request) -> Result<Request, String> {
         desired: state_from_wit("desired", r.desired)?,
         // The input goes to the function as text: see `run`.
         input: None,
-        context: parse_json("context", &r.context)?,
+        context: crate::parse_json_text("context", &r.context)?,
         required_resources,
         required_schemas,
         credentials: r

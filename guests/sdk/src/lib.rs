@@ -335,9 +335,9 @@ pub trait Function {
         input: Option<&str>,
     ) -> Result<Response, FunctionError> {
         request.input = input
-            .map(serde_json::from_str)
+            .map(|text| parse_json_text("input", text))
             .transpose()
-            .map_err(|e| FunctionError::InvalidInput(format!("input is not valid JSON: {e}")))?;
+            .map_err(FunctionError::InvalidInput)?;
         Self::run(request)
     }
 }
@@ -359,6 +359,12 @@ pub enum LogLevel {
 /// `Display` text is the same document.
 pub fn json_text(value: &Value) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| value.to_string())
+}
+
+/// Parses one JSON text that crossed the component boundary; the error
+/// names `what` it was (`context`, `input`, a resource).
+pub fn parse_json_text(what: &str, text: &str) -> Result<Value, String> {
+    serde_json::from_str(text).map_err(|e| format!("{what} is not valid JSON: {e}"))
 }
 
 /// Disposes of a value a call no longer needs. plait runs every call in a

@@ -11,7 +11,6 @@ use plait_sdk::{
     Requirements, Resource, ResourceMatch, ResourceSelector, Response, SchemaSelector, Severity,
     State, Target,
 };
-use serde_json::Value;
 
 use crate::bindings::plait::function::types as wit;
 
@@ -161,10 +160,6 @@ pub(crate) fn response_size(r: &wit::Response) -> usize {
         + r.output.as_ref().map_or(0, String::len)
 }
 
-fn parse_json(field: &str, text: &str) -> Result<Value, String> {
-    serde_json::from_str(text).map_err(|e| format!("{field} is not valid JSON: {e}"))
-}
-
 fn details_from_wit(
     field: &str,
     details: Vec<wit::ConnectionDetail>,
@@ -183,7 +178,7 @@ fn details_from_wit(
 }
 
 fn resource_from_wit(field: &str, r: wit::Resource) -> Result<Resource, String> {
-    let resource = parse_json(&format!("{field}.resource"), &r.resource)?;
+    let resource = plait_sdk::parse_json_text(&format!("{field}.resource"), &r.resource)?;
     if !resource.is_object() {
         return Err(format!("{field}.resource is not a JSON object"));
     }
@@ -228,14 +223,14 @@ fn target_from_wit(t: Option<wit::Target>) -> Option<Target> {
 /// Checks and converts a guest's response; the error names the bad field.
 pub(crate) fn response_from_wit(r: wit::Response) -> Result<Response, String> {
     let desired = state_from_wit(r.desired)?;
-    let context = parse_json("context", &r.context)?;
+    let context = plait_sdk::parse_json_text("context", &r.context)?;
     if !context.is_object() {
         return Err("context is not a JSON object".to_string());
     }
     let output = r
         .output
         .as_deref()
-        .map(|o| parse_json("output", o))
+        .map(|o| plait_sdk::parse_json_text("output", o))
         .transpose()?;
 
     let mut resources = BTreeMap::new();
