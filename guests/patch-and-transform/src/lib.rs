@@ -120,8 +120,14 @@ fn compose(
     input: Result<Resources, serde_json::Error>,
     warnings: &mut Vec<String>,
 ) -> Result<(State, Value), String> {
-    let input = input.map_err(|e| format!("cannot get Function input: {e}"))?;
+    let mut input = input.map_err(|e| format!("cannot get Function input: {e}"))?;
     validate::resources(&input).map_err(|e| format!("invalid Function input: {e}"))?;
+    // Each base becomes its resource's desired object: moved, not copied.
+    let bases: Vec<Option<Value>> = input
+        .resources
+        .iter_mut()
+        .map(|template| template.base.take())
+        .collect();
 
     let empty = Value::Object(Map::new());
     let observed_xr = request
@@ -163,10 +169,10 @@ fn compose(
         }
     }
 
-    for (template, template_patches) in input.resources.iter().zip(&templates) {
+    for ((template, base), template_patches) in input.resources.iter().zip(bases).zip(&templates) {
         let name = gofmt::quote(&template.name);
-        let mut resource = match &template.base {
-            Some(Value::Object(base)) => Value::Object(base.clone()),
+        let mut resource = match base {
+            Some(base @ Value::Object(_)) => base,
             Some(_) => {
                 return Err(format!(
                     "cannot parse base template of composed resource {name}: base is not an object"
