@@ -21,7 +21,7 @@ where
 
 /// Patch & Transform resource templates.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 pub struct Resources {
     #[serde(default)]
     pub api_version: Option<String>,
@@ -53,7 +53,7 @@ impl Resources {
                 .collect(),
             _ => Vec::new(),
         };
-        let mut resources = Resources::deserialize(input)?;
+        let mut resources = <Resources as Deserialize>::deserialize(input)?;
         for (template, base) in resources.resources.iter_mut().zip(bases) {
             if let Some(base) = base {
                 // `base: null` reads as no base, as serde would have it.
@@ -82,7 +82,7 @@ impl Resources {
 
 /// A named set of patches any template may include.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 pub struct PatchSet {
     #[serde(default)]
     pub name: String,
@@ -92,7 +92,7 @@ pub struct PatchSet {
 
 /// Patches between the XR and the environment, run before any template.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 pub struct Environment {
     #[serde(default, deserialize_with = "nullable")]
     pub patches: Vec<Patch>,
@@ -100,7 +100,7 @@ pub struct Environment {
 
 /// One composed resource template.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 pub struct ComposedTemplate {
     #[serde(default)]
     pub name: String,
@@ -128,7 +128,7 @@ pub const PATCH_SET: &str = "PatchSet";
 /// A patch. Upstream has one Go type per place a patch can appear; they
 /// share these fields, and validation checks what each place allows.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 pub struct Patch {
     #[serde(rename = "type", default)]
     pub type_: Option<String>,
@@ -220,7 +220,7 @@ fn policy_name(policy: ToFieldPathPolicy) -> &'static str {
 /// a P&T input, and map it the way `crossplane beta convert` does. An explicit
 /// `toFieldPath` wins over it.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 pub struct PatchPolicy {
     #[serde(default)]
     pub from_field_path: Option<String>,
@@ -232,7 +232,7 @@ pub struct PatchPolicy {
 
 /// Native Crossplane v1 `policy.mergeOptions`.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 pub struct LegacyMergeOptions {
     #[serde(default)]
     pub keep_map_values: Option<bool>,
@@ -242,7 +242,7 @@ pub struct LegacyMergeOptions {
 
 /// Combines several values into one (strategy `string` only).
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 pub struct Combine {
     #[serde(default, deserialize_with = "nullable")]
     pub variables: Vec<CombineVariable>,
@@ -253,14 +253,14 @@ pub struct Combine {
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 pub struct CombineVariable {
     #[serde(default)]
     pub from_field_path: String,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 pub struct StringCombine {
     #[serde(default)]
     pub fmt: String,
@@ -278,7 +278,7 @@ pub const FROM_VALUE: &str = "FromValue";
 
 /// A connection detail the XR gets from a composed resource.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 pub struct ConnectionDetail {
     #[serde(default)]
     pub name: String,
@@ -318,7 +318,7 @@ impl ConnectionDetail {
 
 /// A readiness check on an observed composed resource.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 pub struct ReadinessCheck {
     #[serde(rename = "type", default)]
     pub type_: String,
@@ -335,7 +335,7 @@ pub struct ReadinessCheck {
 }
 
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 pub struct MatchConditionCheck {
     #[serde(rename = "type", default)]
     pub type_: String,
@@ -345,7 +345,7 @@ pub struct MatchConditionCheck {
 
 /// The connection Secret of a v2 XR.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 pub struct WriteConnectionSecretToRef {
     #[serde(default)]
     pub name: String,
@@ -355,6 +355,23 @@ pub struct WriteConnectionSecretToRef {
     #[serde(default, deserialize_with = "nullable")]
     pub patches: Vec<Patch>,
 }
+
+deserialize_from_objects_only!(
+    Resources,
+    PatchSet,
+    Environment,
+    ComposedTemplate,
+    Patch,
+    PatchPolicy,
+    LegacyMergeOptions,
+    Combine,
+    CombineVariable,
+    StringCombine,
+    ConnectionDetail,
+    ReadinessCheck,
+    MatchConditionCheck,
+    WriteConnectionSecretToRef,
+);
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
@@ -382,6 +399,60 @@ mod tests {
         for input in cases {
             for parsed in parse_both(&input) {
                 assert!(parsed.is_err(), "{input}");
+            }
+        }
+    }
+
+    #[test]
+    fn arrays_where_objects_belong_are_rejected() {
+        // serde alone would read each array positionally into the struct.
+        let cases = [
+            (json!([]), "struct Resources"),
+            (json!({"patchSets": [["common", []]]}), "struct PatchSet"),
+            (json!({"environment": []}), "struct Environment"),
+            (
+                json!({"resources": [["a", {"kind": "A"}]]}),
+                "struct ComposedTemplate",
+            ),
+            (
+                json!({"resources": [{"name": "a", "patches": [["FromCompositeFieldPath", "spec.a"]]}]}),
+                "struct Patch",
+            ),
+            (
+                json!({"resources": [{"name": "a", "patches": [{"fromFieldPath": "a",
+                "policy": ["Required"]}]}]}),
+                "struct PatchPolicy",
+            ),
+            (
+                json!({"resources": [{"name": "a", "patches": [{"fromFieldPath": "a",
+                "transforms": [["string", {"fmt": "%s"}]]}]}]}),
+                "struct Transform",
+            ),
+            (
+                json!({"resources": [{"name": "a", "patches": [{"fromFieldPath": "a",
+                "transforms": [{"type": "math", "math": [2]}]}]}]}),
+                "struct MathTransform",
+            ),
+            (
+                json!({"resources": [{"name": "a", "readinessChecks": [["None"]]}]}),
+                "struct ReadinessCheck",
+            ),
+            (
+                json!({"resources": [{"name": "a", "connectionDetails": [["password"]]}]}),
+                "struct ConnectionDetail",
+            ),
+            (
+                json!({"writeConnectionSecretToRef": ["s", "ns"]}),
+                "struct WriteConnectionSecretToRef",
+            ),
+        ];
+        for (input, expected) in cases {
+            for parsed in parse_both(&input) {
+                let error = parsed.expect_err(&input.to_string()).to_string();
+                assert!(
+                    error.contains(&format!("invalid type: sequence, expected {expected}")),
+                    "{input}: {error}"
+                );
             }
         }
     }

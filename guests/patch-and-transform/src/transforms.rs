@@ -23,7 +23,7 @@ use crate::quantity::parse_quantity;
 /// `type` may be omitted when exactly one configuration block is set, as
 /// legacy native Compositions do (`string: {fmt: ...}`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct Transform {
     #[serde(rename = "type", default)]
     pub transform_type: String,
@@ -59,7 +59,7 @@ impl Transform {
 
 /// `math`: Multiply, ClampMin or ClampMax with int64 operands.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 pub struct MathTransform {
     #[serde(rename = "type", default)]
     pub math_type: String,
@@ -87,7 +87,7 @@ pub struct MapTransform {
 
 /// `match`: the first matching pattern's result, else the fallback.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 pub struct MatchTransform {
     #[serde(default)]
     pub patterns: Vec<MatchTransformPattern>,
@@ -99,7 +99,7 @@ pub struct MatchTransform {
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct MatchTransformPattern {
     #[serde(rename = "type", default)]
     pub pattern_type: String,
@@ -111,7 +111,7 @@ pub struct MatchTransformPattern {
 
 /// `string`: Format, Convert, TrimPrefix, TrimSuffix, Regexp, Join, Replace.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct StringTransform {
     #[serde(rename = "type", default)]
     pub string_type: String,
@@ -134,7 +134,7 @@ impl StringTransform {
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct StringTransformRegexp {
     #[serde(rename = "match", default)]
     pub match_expr: String,
@@ -142,14 +142,14 @@ pub struct StringTransformRegexp {
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct StringTransformJoin {
     #[serde(default)]
     pub separator: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct StringTransformReplace {
     #[serde(default)]
     pub search: String,
@@ -159,7 +159,7 @@ pub struct StringTransformReplace {
 
 /// `convert`: a cast to `toType`, optionally parsing a `format`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 pub struct ConvertTransform {
     #[serde(default)]
     pub to_type: String,
@@ -1002,6 +1002,18 @@ fn go_regexp_error(pattern: &str, e: &regex_syntax::ast::Error) -> String {
     };
     format!("error parsing regexp: {code}: `{fragment}`")
 }
+
+deserialize_from_objects_only!(
+    Transform,
+    MathTransform,
+    MatchTransform,
+    MatchTransformPattern,
+    StringTransform,
+    StringTransformRegexp,
+    StringTransformJoin,
+    StringTransformReplace,
+    ConvertTransform,
+);
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
