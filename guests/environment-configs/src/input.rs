@@ -4,14 +4,14 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct Input {
     #[serde(default)]
     pub spec: InputSpec,
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct InputSpec {
     /// The environment's starting point; selected configs are merged on top.
     pub default_data: Option<Map<String, Value>>,
@@ -32,7 +32,7 @@ impl InputSpec {
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct Policy {
     pub resolution: Option<Resolution>,
 }
@@ -44,7 +44,7 @@ pub enum Resolution {
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct EnvironmentSource {
     #[serde(rename = "type", default)]
     pub source_type: SourceType,
@@ -63,12 +63,13 @@ pub enum SourceType {
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(remote = "Self")]
 pub struct Reference {
     pub name: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct Selector {
     #[serde(default)]
     pub mode: SelectorMode,
@@ -96,7 +97,7 @@ pub enum SelectorMode {
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct LabelMatcher {
     #[serde(rename = "type", default)]
     pub matcher_type: MatcherType,
@@ -120,3 +121,13 @@ pub enum FromFieldPathPolicy {
     Required,
     Optional,
 }
+
+plait_go_compat::deserialize_from_objects_only!(
+    Input,
+    InputSpec,
+    Policy,
+    EnvironmentSource,
+    Reference,
+    Selector,
+    LabelMatcher,
+);

@@ -619,3 +619,44 @@ fn labels_can_come_from_the_earlier_environment() {
         Some(&by_labels(&[("cluster", "east")]))
     );
 }
+
+#[test]
+fn arrays_where_objects_belong_are_rejected() {
+    let cases = [
+        (Some(json!([])), "struct Input"),
+        (input(json!(["Resolve"])), "struct InputSpec"),
+        (
+            input(json!({"environmentConfigs": [["Reference", {"name": "a"}]]})),
+            "struct EnvironmentSource",
+        ),
+        (
+            input(json!({"environmentConfigs": [{"type": "Reference", "ref": ["a"]}]})),
+            "struct Reference",
+        ),
+        (
+            input(json!({"environmentConfigs": [{"type": "Selector", "selector": [[]]}]})),
+            "struct Selector",
+        ),
+        (input(json!({"policy": ["Required"]})), "struct Policy"),
+    ];
+    for (input, expected) in cases {
+        let request = Request {
+            observed: xr(json!({})),
+            input: input.clone(),
+            ..Request::default()
+        };
+        let response = EnvironmentConfigs::run(request).unwrap();
+        let messages: Vec<&str> = response
+            .results
+            .iter()
+            .filter(|r| r.severity == Severity::Fatal)
+            .map(|r| r.message.as_str())
+            .collect();
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.contains(&format!("invalid type: sequence, expected {expected}"))),
+            "{input:?}: {messages:?}"
+        );
+    }
+}

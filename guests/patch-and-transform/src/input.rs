@@ -356,7 +356,7 @@ pub struct WriteConnectionSecretToRef {
     pub patches: Vec<Patch>,
 }
 
-deserialize_from_objects_only!(
+plait_go_compat::deserialize_from_objects_only!(
     Resources,
     PatchSet,
     Environment,

@@ -11,31 +11,6 @@
 //! - a `MatchCondition` check without `matchCondition` uses `Ready`/`True`
 //!   where upstream would dereference nil.
 
-/// Makes each listed input type read only from a JSON object. serde's
-/// derived code also reads a struct from an array, field by field in
-/// declaration order, where Go (and so upstream) refuses one; so each type
-/// derives its field-reading code as an inherent `deserialize`
-/// (`#[serde(remote = "Self")]`) and this implements the trait around it.
-macro_rules! deserialize_from_objects_only {
-    ($($t:ident),* $(,)?) => {$(
-        impl<'de> serde::Deserialize<'de> for $t {
-            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                struct ObjectOnly;
-                impl<'de> serde::de::Visitor<'de> for ObjectOnly {
-                    type Value = $t;
-                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                        f.write_str(concat!("struct ", stringify!($t)))
-                    }
-                    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<$t, A::Error> {
-                        $t::deserialize(serde::de::value::MapAccessDeserializer::new(map))
-                    }
-                }
-                deserializer.deserialize_map(ObjectOnly)
-            }
-        }
-    )*};
-}
-
 pub mod bench_input;
 pub mod connection;
 pub mod input;

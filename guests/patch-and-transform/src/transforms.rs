@@ -1003,7 +1003,7 @@ fn go_regexp_error(pattern: &str, e: &regex_syntax::ast::Error) -> String {
     format!("error parsing regexp: {code}: `{fragment}`")
 }
 
-deserialize_from_objects_only!(
+plait_go_compat::deserialize_from_objects_only!(
     Transform,
     MathTransform,
     MatchTransform,
