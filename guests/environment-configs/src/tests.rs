@@ -646,12 +646,7 @@ fn arrays_where_objects_belong_are_rejected() {
             ..Request::default()
         };
         let response = EnvironmentConfigs::run(request).unwrap();
-        let messages: Vec<&str> = response
-            .results
-            .iter()
-            .filter(|r| r.severity == Severity::Fatal)
-            .map(|r| r.message.as_str())
-            .collect();
+        let messages = fatal_messages(&response);
         assert!(
             messages
                 .iter()

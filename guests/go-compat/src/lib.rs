@@ -15,6 +15,9 @@ pub use serde as __serde;
 /// struct from an array, field by field in declaration order; so each type
 /// derives its field-reading code as an inherent `deserialize`
 /// (`#[serde(remote = "Self")]`) and this implements the trait around it.
+/// Deserialize such a type through the trait (`serde_json::from_*`,
+/// `<T as Deserialize>::deserialize`): `T::deserialize` names the inherent
+/// function, which still reads arrays.
 #[macro_export]
 macro_rules! deserialize_from_objects_only {
     ($($t:ident),* $(,)?) => {$(
