@@ -10,7 +10,7 @@ use futures::FutureExt;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 use plait_kube::{
-    DEFAULT_NAMESPACE, Health, LeaderElection, Options, PackageResolver, Packages, Timing,
+    DEFAULT_NAMESPACE, Functions, Health, InstalledPackages, LeaderElection, Options, Timing,
 };
 use plait_oci::Keychain;
 use plait_runtime::{Runtime, RuntimeConfig};
@@ -73,7 +73,8 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
                 .filter(|n| !n.is_empty())
         })
         .unwrap_or_else(|| DEFAULT_NAMESPACE.to_string());
-    let packages = Packages::new(registry, runtime, namespace.clone()).with_keychain(keychain);
+    let packages =
+        InstalledPackages::new(registry, runtime, namespace.clone()).with_keychain(keychain);
     let timing = Timing {
         poll_interval: args.poll_interval,
         ..Timing::default()
@@ -111,7 +112,7 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
     };
     let result = plait_kube::run(
         client,
-        Arc::new(PackageResolver::new(Arc::new(packages))),
+        Functions::packages(Arc::new(packages)),
         options,
         stopped,
     )

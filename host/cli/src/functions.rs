@@ -1,102 +1,107 @@
-//! Which component runs each function a render names.
+//! Which component runs each function a render names: the controller's rule
+//! ([`plait_functions::Resolver`]) over the Functions given on the command
+//! line, with render's local components and packages pulled on demand.
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
 
-use anyhow::{Context, Result, bail};
-use plait_kube::PipelineFunctions;
+use anyhow::{Context, Result};
+use plait_functions::{GivenFunctions, PackageSource, ResolveError, Resolver, package_of};
 use plait_model::{Function, Manifest};
-use plait_runtime::{Builtin, Runtime};
+use plait_runtime::{Module, Runtime};
+use serde_json::Value;
 
 use crate::files;
-use crate::function::RegistryArgs;
+use crate::function::{Registry, RegistryArgs};
 
 /// The annotation that points a Function at a local component file.
 pub const MODULE_ANNOTATION: &str = "render.plait.dev/module";
 
-/// Resolves every function the steps name: from the functions file
-/// (a local component, a package plait has built in, or an OCI
-/// reference to pull), else a built-in of that name.
+/// The Functions a render was given, and how to resolve the functions its
+/// steps name: a Function annotated with [`MODULE_ANNOTATION`] runs that
+/// local component; the rest follow the controller's rule, with OCI packages
+/// pulled from their registries.
 pub fn load(
     runtime: Runtime,
     functions_path: Option<&Path>,
-    step_functions: &[&str],
-    timeout: Duration,
     registry_args: &RegistryArgs,
-) -> Result<PipelineFunctions> {
-    let mut modules = BTreeMap::new();
-    let mut functions = Vec::new();
+) -> Result<(Resolver, GivenFunctions)> {
+    let mut given = BTreeMap::new();
+    let mut local = Vec::new();
     if let Some(path) = functions_path {
         for (file, value) in files::read_documents(path)? {
-            let function = Function::from_value(value)
+            let function = Function::from_value(value.clone())
                 .with_context(|| format!("{}: not a valid Function", file.display()))?;
-            functions.push((file, function));
+            let name = function.name().to_string();
+            if let Some(module_path) = function.metadata.annotations.get(MODULE_ANNOTATION) {
+                let base = file.parent().unwrap_or(Path::new("."));
+                local.push((name.clone(), base.join(module_path)));
+            }
+            given.insert(name, value);
         }
     }
-    let pulled: Vec<&str> = functions
-        .iter()
-        .filter(|(_, f)| {
-            !f.metadata.annotations.contains_key(MODULE_ANNOTATION)
-                && Builtin::from_package(&f.spec.package).is_none()
-        })
-        .map(|(_, f)| f.spec.package.as_str())
-        .collect();
-    // Opened on first use: renders without OCI packages never read
-    // registry credentials.
-    let mut registry = None;
-    for (file, function) in &functions {
-        let name = function.name().to_string();
-        let annotation = function
-            .metadata
-            .annotations
-            .get(MODULE_ANNOTATION)
-            .cloned();
-        let module = if let Some(module_path) = annotation {
-            let base = file.parent().unwrap_or(Path::new("."));
-            let module_path = base.join(module_path);
-            let bytes = std::fs::read(&module_path).with_context(|| {
-                format!(
-                    "Function {name:?}: cannot read the component named by {MODULE_ANNOTATION}: {}",
-                    module_path.display()
-                )
-            })?;
-            runtime.load(&bytes).with_context(|| {
-                format!("Function {name:?}: cannot load {}", module_path.display())
-            })?
-        } else if let Some(builtin) = Builtin::from_package(&function.spec.package) {
-            runtime.builtin(builtin)?
-        } else {
-            let registry = match &mut registry {
-                Some(registry) => registry,
-                slot @ None => slot.insert(registry_args.open(&pulled)?),
-            };
-            let resolved = registry
-                .resolve(&function.spec.package)
-                .with_context(|| format!("Function {name:?}: cannot pull its package"))?;
-            plait_oci::load(&runtime, &resolved)
-                .with_context(|| format!("Function {name:?}: cannot load its package"))?
-        };
-        modules.insert(name, module);
+    let references: Vec<String> = given.values().map(|f| package_of(f).to_string()).collect();
+    let pulled = Arc::new(PulledPackages {
+        runtime: runtime.clone(),
+        args: registry_args.clone(),
+        references,
+        registry: Mutex::new(None),
+    });
+    let mut resolver = Resolver::builtins(runtime.clone()).with_packages(pulled);
+    for (name, module_path) in local {
+        let bytes = std::fs::read(&module_path).with_context(|| {
+            format!(
+                "Function {name:?}: cannot read the component named by {MODULE_ANNOTATION}: {}",
+                module_path.display()
+            )
+        })?;
+        let module = runtime
+            .load(&bytes)
+            .with_context(|| format!("Function {name:?}: cannot load {}", module_path.display()))?;
+        resolver = resolver.with_local(name, module);
     }
-    for name in step_functions {
-        if modules.contains_key(*name) {
-            continue;
-        }
-        let Some(builtin) = Builtin::from_name(name) else {
-            let known: Vec<_> = modules.keys().cloned().collect();
-            bail!(
-                "the pipeline uses function {name:?}, which is neither built in ({}) nor among the Functions given ({})",
-                Builtin::ALL.map(Builtin::name).join(", "),
-                if known.is_empty() {
-                    "none".to_string()
-                } else {
-                    known.join(", ")
-                }
-            );
+    Ok((resolver, GivenFunctions(given)))
+}
+
+/// Pulls Functions' packages from their registries as the pipeline needs them.
+struct PulledPackages {
+    runtime: Runtime,
+    args: RegistryArgs,
+    /// Every package given, so `--insecure` reaches all their registries.
+    references: Vec<String>,
+    /// Opened on first use: renders without OCI packages never read
+    /// registry credentials.
+    registry: Mutex<Option<Registry>>,
+}
+
+impl PackageSource for PulledPackages {
+    fn module(&self, function: &str, object: &Value) -> Result<Arc<Module>, ResolveError> {
+        let failed = |message: &str| {
+            let function = function.to_string();
+            let message = message.to_string();
+            move |source: Box<dyn std::error::Error + Send + Sync>| ResolveError::Package {
+                function,
+                message,
+                source,
+            }
         };
-        modules.insert(name.to_string(), runtime.builtin(builtin)?);
+        let mut registry = self.registry.lock().unwrap_or_else(PoisonError::into_inner);
+        let registry = match &mut *registry {
+            Some(registry) => registry,
+            slot @ None => {
+                let references: Vec<&str> = self.references.iter().map(String::as_str).collect();
+                let opened = self
+                    .args
+                    .open(&references)
+                    .map_err(|e| failed("cannot reach its registry")(e.into()))?;
+                slot.insert(opened)
+            }
+        };
+        let resolved = registry
+            .resolve(package_of(object))
+            .map_err(|e| failed("cannot pull its package")(Box::new(e)))?;
+        plait_oci::load(&self.runtime, &resolved)
+            .map_err(|e| failed("cannot load its package")(Box::new(e)))
     }
-    // The controller runs its pipelines with the same runner.
-    Ok(PipelineFunctions::new(runtime, modules, timeout))
 }

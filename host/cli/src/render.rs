@@ -5,9 +5,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
+use plait_functions::PipelineFunctions;
 use plait_model::{CompositeResourceDefinition, Composition, Manifest};
 use plait_reconcile::{
-    ANNOTATION_RESOURCE_NAME, CompositeScope, MemoryCluster, ObjectRef, Reconcile, stable_uid,
+    ANNOTATION_RESOURCE_NAME, CompositeScope, MemoryCluster, ObjectRef, PrepareError, Reconcile,
+    stable_uid,
 };
 use plait_runtime::{Runtime, RuntimeConfig};
 use plait_sdk::Severity;
@@ -32,14 +34,6 @@ pub fn run(args: &RenderArgs) -> Result<String> {
     let composition_value = files::read_one(&args.composition, "Composition")?;
     let composition = Composition::from_value(composition_value)
         .with_context(|| format!("{}: not a valid Composition", args.composition.display()))?;
-    if let Err(errors) = composition.validate() {
-        bail!(
-            "{}: invalid Composition {:?}: {}",
-            args.composition.display(),
-            composition.name(),
-            plait_model::render_errors(&errors)
-        );
-    }
 
     let scope = match &args.xrd {
         Some(path) => {
@@ -50,8 +44,16 @@ pub fn run(args: &RenderArgs) -> Result<String> {
         }
         None => CompositeScope::infer(&xr),
     };
-    check_composition_matches(&xr, &xr_ref, &composition)?;
-    let steps = plait_reconcile::pipeline_steps(&composition)?;
+    let steps = match plait_reconcile::prepare(&composition, &xr_ref) {
+        Ok(steps) => steps,
+        Err(e @ PrepareError::Invalid(_)) => bail!(
+            "{}: invalid Composition {:?}: {e}",
+            args.composition.display(),
+            composition.name(),
+        ),
+        Err(e) => return Err(e.into()),
+    };
+    check_composition_selector(&xr, &composition)?;
 
     if xr
         .pointer("/metadata/uid")
@@ -110,10 +112,7 @@ pub fn run(args: &RenderArgs) -> Result<String> {
         observed_objects.push(object);
     }
     if !refs.is_empty() {
-        let pointer = match scope {
-            CompositeScope::LegacyCluster => "/spec",
-            _ => "/spec/crossplane",
-        };
+        let pointer = scope.machinery_pointer();
         if xr.pointer(pointer).is_none() {
             xr["spec"]["crossplane"] = json!({});
         }
@@ -138,14 +137,9 @@ pub fn run(args: &RenderArgs) -> Result<String> {
         cache_dir: plait_oci::compile_cache_dir(),
         ..RuntimeConfig::default()
     })?;
-    let function_names: Vec<&str> = steps.iter().map(|s| s.function.as_str()).collect();
-    let runner = functions::load(
-        runtime,
-        args.functions.as_deref(),
-        &function_names,
-        args.timeout,
-        &args.registry,
-    )?;
+    let (resolver, given) = functions::load(runtime, args.functions.as_deref(), &args.registry)?;
+    // The controller runs its pipelines with the same resolver and runner.
+    let runner = PipelineFunctions::resolve(&resolver, &given, &steps, args.timeout)?;
 
     let outcome = Reconcile {
         cluster: &cluster,
@@ -218,22 +212,8 @@ fn read_all(paths: &[std::path::PathBuf]) -> Result<Vec<(std::path::PathBuf, Val
     Ok(all)
 }
 
-/// The checks `crossplane render` makes before it runs anything.
-fn check_composition_matches(
-    xr: &Value,
-    xr_ref: &ObjectRef,
-    composition: &Composition,
-) -> Result<()> {
-    let type_ref = &composition.spec.composite_type_ref;
-    if type_ref.api_version != xr_ref.api_version || type_ref.kind != xr_ref.kind {
-        bail!(
-            "composition's compositeTypeRef.apiVersion {:?} and compositeTypeRef.kind {:?} do not match the composite resource's apiVersion {:?} and kind {:?}",
-            type_ref.api_version,
-            type_ref.kind,
-            xr_ref.api_version,
-            xr_ref.kind
-        );
-    }
+/// `crossplane render` refuses a Composition the XR's selector would not pick.
+fn check_composition_selector(xr: &Value, composition: &Composition) -> Result<()> {
     for pointer in [
         "/spec/crossplane/compositionSelector/matchLabels",
         "/spec/compositionSelector/matchLabels",

@@ -19,11 +19,12 @@ use tokio::time::Instant;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LeaderError {
-    #[error("Lease {namespace}/{name}: {message}")]
+    #[error("Lease {namespace}/{name}: {source}")]
     Lease {
         namespace: String,
         name: String,
-        message: String,
+        #[source]
+        source: kube::Error,
     },
     #[error(
         "leader election: the renew deadline ({renew_deadline:?}) must be shorter than the lease duration ({lease_duration:?}) and longer than the retry period ({retry_period:?})"
@@ -74,11 +75,11 @@ impl LeaderElection {
         Ok(())
     }
 
-    fn error(&self, message: impl std::fmt::Display) -> LeaderError {
+    fn error(&self, source: kube::Error) -> LeaderError {
         LeaderError::Lease {
             namespace: self.namespace.clone(),
             name: self.name.clone(),
-            message: message.to_string(),
+            source,
         }
     }
 

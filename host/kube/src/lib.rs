@@ -10,49 +10,47 @@
 //! With a [`PackageResolver`], the Function controller installs Functions'
 //! OCI packages alongside.
 
-pub mod claim;
-pub mod cluster;
-pub mod connection;
+mod api;
+mod children;
+mod claim;
+mod cluster;
+mod composite;
 pub mod crd;
-pub mod function;
-pub mod functions;
-pub mod leader;
-pub mod metrics;
+mod function;
+mod install;
+mod leader;
+mod metrics;
+mod object;
 pub mod probes;
-pub mod revisions;
-pub mod watches;
-pub mod xr;
-pub mod xrd;
+mod reconciler;
+mod revisions;
+mod timing;
+mod watches;
+mod xrd;
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{FutureExt, StreamExt};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
-use kube::api::{Api, DynamicObject, Patch, PatchParams};
-use kube::runtime::wait::{await_condition, conditions};
+use kube::api::{Api, DynamicObject};
 use kube::runtime::{Controller, watcher};
 use serde_json::Value;
 
 pub use cluster::{KubeCluster, ServedKind};
-pub use function::{DEFAULT_NAMESPACE, PackageResolver, Packages};
-pub use functions::{BuiltinResolver, FunctionResolver, PipelineFunctions, ResolveError};
+pub use function::{DEFAULT_NAMESPACE, Functions, InstalledPackages};
+pub use install::{CRDS, CrdError};
 pub use leader::{LeaderElection, LeaderError};
 pub use probes::Health;
-pub use xr::Timing;
-pub use xrd::Manager;
-
-/// plait's own CRDs (XRD, Composition, CompositionRevision, EnvironmentConfig, Function).
-pub const CRDS: &str = include_str!(concat!(env!("OUT_DIR"), "/crds.yaml"));
+pub use timing::Timing;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ControllerError {
     #[error("plait CRDs: {0}")]
-    Parse(String),
-    #[error("CustomResourceDefinition {name}: {message}")]
-    Install { name: String, message: String },
+    Parse(#[source] plait_model::ModelError),
+    #[error(transparent)]
+    Install(#[from] CrdError),
     #[error(transparent)]
     Leader(#[from] LeaderError),
     #[error("lost the leader Lease; stopped so a replica that holds it can take over")]
@@ -80,52 +78,17 @@ impl From<Timing> for Options {
 
 /// The CRDs in [`CRDS`], as objects.
 pub fn crds() -> Result<Vec<Value>, ControllerError> {
-    plait_model::parse_documents(CRDS, "crds").map_err(|e| ControllerError::Parse(e.to_string()))
+    plait_model::parse_documents(CRDS, "crds").map_err(ControllerError::Parse)
 }
 
 /// Server-side applies plait's CRDs and waits until each is established.
 pub async fn install_crds(client: &Client, timeout: Duration) -> Result<(), ControllerError> {
-    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let mut names = Vec::new();
     for crd in crds()? {
-        let name = crd
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        api.patch(
-            &name,
-            &PatchParams::apply(xrd::FIELD_MANAGER).force(),
-            &Patch::Apply(&crd),
-        )
-        .await
-        .map_err(|e| ControllerError::Install {
-            name: name.clone(),
-            message: e.to_string(),
-        })?;
-        names.push(name);
+        names.push(install::apply(client, &crd).await?);
     }
     for name in names {
-        let established = tokio::time::timeout(
-            timeout,
-            await_condition(api.clone(), &name, conditions::is_crd_established()),
-        )
-        .await;
-        match established {
-            Ok(Ok(Some(_))) => {}
-            Ok(Err(e)) => {
-                return Err(ControllerError::Install {
-                    name,
-                    message: e.to_string(),
-                });
-            }
-            _ => {
-                return Err(ControllerError::Install {
-                    name,
-                    message: format!("not established within {timeout:?}"),
-                });
-            }
-        }
+        install::established(client, &name, timeout).await?;
     }
     Ok(())
 }
@@ -134,10 +97,10 @@ pub async fn install_crds(client: &Client, timeout: Duration) -> Result<(), Cont
 /// then lets running reconciles finish and stops. With leader election the
 /// controllers start only once this replica holds the Lease, and stop with
 /// [`ControllerError::LeadershipLost`] if it is lost. The Function controller
-/// runs when `resolver` serves packages ([`FunctionResolver::packages`]).
+/// runs when `functions` serves packages ([`Functions::packages`]).
 pub async fn run(
     client: Client,
-    resolver: Arc<dyn FunctionResolver>,
+    functions: Functions,
     options: impl Into<Options>,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) -> Result<(), ControllerError> {
@@ -145,7 +108,7 @@ pub async fn run(
     let shutdown = shutdown.shared();
     install_crds(&client, Duration::from_secs(60)).await?;
     options.health.set_ready(true);
-    metrics::metrics().watch_runtime(resolver.runtime().clone());
+    metrics::metrics().watch_runtime(functions.runtime().clone());
     let leadership = match &options.leader_election {
         Some(election) => match election.acquire(client.clone(), shutdown.clone()).await? {
             Some(leadership) => Some(leadership),
@@ -167,26 +130,38 @@ pub async fn run(
     .shared();
     let cluster = KubeCluster::new(client.clone(), tokio::runtime::Handle::current());
     let revisions = revisions::run(
-        Arc::new(revisions::RevisionContext {
-            cluster: cluster.clone(),
-            poll_interval: options.timing.poll_interval,
-        }),
+        Arc::new(revisions::RevisionContext::new(
+            cluster.clone(),
+            &options.timing,
+        )),
         stop.clone(),
     );
-    let packages = resolver.packages();
+    let packages = functions.packages.clone();
     let timing = options.timing;
-    let manager = Arc::new(Manager::new(cluster.clone(), resolver, timing.clone()));
-    let api: Api<DynamicObject> = Api::all_with(client, &xrd::xrd_resource());
+    let manager = Arc::new(xrd::Manager::new(
+        cluster.clone(),
+        functions,
+        timing.clone(),
+    ));
+    let api: Api<DynamicObject> = Api::all_with(client, &api::xrd_resource());
     tracing::info!("controller started");
-    let xrds = Controller::new_with(api, watcher::Config::default(), xrd::xrd_resource())
+    let xrds = Controller::new_with(api, watcher::Config::default(), api::xrd_resource())
         .graceful_shutdown_on(stop.clone())
-        .run(xrd::reconcile, xrd::error_policy, manager.clone())
+        .run(xrd::reconcile, reconciler::error_policy, manager.clone())
         .for_each(|_| futures::future::ready(()));
     match packages {
         Some(packages) => {
-            let context =
-                function::FunctionContext::new(packages, cluster, manager.watches.clone(), timing);
-            futures::join!(revisions, xrds, function::run(Arc::new(context), stop));
+            let context = function::controller::FunctionContext::new(
+                packages,
+                cluster,
+                manager.watches.clone(),
+                timing,
+            );
+            futures::join!(
+                revisions,
+                xrds,
+                function::controller::run(Arc::new(context), stop)
+            );
         }
         None => {
             futures::join!(revisions, xrds);

@@ -60,6 +60,12 @@ struct ReconcileLabels {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReconcileErrorLabels {
+    kind: String,
+    error: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct KindLabels {
     kind: String,
 }
@@ -81,6 +87,7 @@ type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
 pub struct Metrics {
     registry: Registry,
     reconciles: Family<ReconcileLabels, Counter>,
+    reconcile_errors: Family<ReconcileErrorLabels, Counter>,
     reconcile_seconds: HistogramFamily<KindLabels>,
     function_call_seconds: HistogramFamily<FunctionLabels>,
     guest_errors: Family<GuestErrorLabels, Counter>,
@@ -109,14 +116,20 @@ impl Metrics {
         let reconciles = Family::<ReconcileLabels, Counter>::default();
         registry.register(
             "reconciles",
-            "Composite resource reconciles, by XR kind and result",
+            "Reconciles by every controller, by the kind reconciled (an XR or claim kind, CompositeResourceDefinition, Composition, Function) and result",
             reconciles.clone(),
+        );
+        let reconcile_errors = Family::<ReconcileErrorLabels, Counter>::default();
+        registry.register(
+            "reconcile_errors",
+            "Reconciles that failed with an error, by kind and cause",
+            reconcile_errors.clone(),
         );
         let reconcile_seconds: HistogramFamily<KindLabels> =
             Family::new_with_constructor(reconcile_histogram);
         registry.register(
             "reconcile_duration_seconds",
-            "Time to reconcile one composite resource, by XR kind",
+            "Time to reconcile one object, by kind",
             reconcile_seconds.clone(),
         );
         let function_call_seconds: HistogramFamily<FunctionLabels> =
@@ -137,6 +150,7 @@ impl Metrics {
         Metrics {
             registry,
             reconciles,
+            reconcile_errors,
             reconcile_seconds,
             function_call_seconds,
             guest_errors,
@@ -163,6 +177,16 @@ impl Metrics {
             .observe(took.as_secs_f64());
     }
 
+    /// Counts a reconcile that failed; `error` is the error's metric label.
+    pub fn reconcile_failed(&self, kind: &str, error: &str) {
+        self.reconcile_errors
+            .get_or_create(&ReconcileErrorLabels {
+                kind: kind.into(),
+                error: error.into(),
+            })
+            .inc();
+    }
+
     pub fn function_called(&self, function: &str, took: Duration) {
         self.function_call_seconds
             .get_or_create(&FunctionLabels {
@@ -187,6 +211,19 @@ impl Metrics {
         // Writing into a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);
         text
+    }
+}
+
+/// Reports the function calls of XR pipelines to [`metrics`].
+pub struct CallMetrics;
+
+impl plait_functions::CallObserver for CallMetrics {
+    fn called(&self, function: &str, took: Duration) {
+        metrics().function_called(function, took);
+    }
+
+    fn failed(&self, function: &str, kind: &str) {
+        metrics().guest_failed(function, kind);
     }
 }
 
@@ -265,6 +302,7 @@ mod tests {
         metrics.reconciled("App", ReconcileResult::NotSynced, Duration::from_millis(1));
         metrics.function_called("function-patch-and-transform", Duration::from_micros(300));
         metrics.guest_failed("bad-fn", "trap");
+        metrics.reconcile_failed("Composition", "kube");
         let text = metrics.encode();
         let cases = [
             (
@@ -282,6 +320,10 @@ mod tests {
             ),
             (
                 r#"plait_guest_errors_total{function="bad-fn",error="trap"}"#,
+                1.0,
+            ),
+            (
+                r#"plait_reconcile_errors_total{kind="Composition",error="kube"}"#,
                 1.0,
             ),
             ("plait_compile_cache_misses_total", 0.0),

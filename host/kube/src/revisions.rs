@@ -14,46 +14,57 @@ use futures::StreamExt;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
 use kube::runtime::{Controller, watcher};
-use plait_reconcile::{Event, EventType, ObjectRef};
+use plait_reconcile::{ClusterError, Event, EventType, ObjectRef};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::api::{
+    COMPOSITION_API_VERSION, COMPOSITION_KIND, REVISION_KIND, XRD_API_VERSION, XRD_KIND,
+    composition_resource, group_of, revision_resource,
+};
 use crate::cluster::KubeCluster;
-use crate::xr::{COMPOSITION_API_VERSION, COMPOSITION_KIND};
+use crate::metrics::ReconcileResult;
+use crate::object::{is_status, text};
+use crate::reconciler::{self, Controlled, ReconcileFailure};
+use crate::timing::Backoff;
 
-pub const REVISION_KIND: &str = "CompositionRevision";
 pub const LABEL_COMPOSITION_NAME: &str = "crossplane.io/composition-name";
 pub const LABEL_COMPOSITION_HASH: &str = "crossplane.io/composition-hash";
 /// Revisions kept besides the latest when a Composition sets no
 /// `revisionHistoryLimit`, as upstream defaults it.
 pub const DEFAULT_REVISION_HISTORY_LIMIT: i64 = 1;
-const XRD_API_VERSION: &str = "apiextensions.crossplane.io/v1";
-const XRD_KIND: &str = "CompositeResourceDefinition";
-
-pub fn revision_resource() -> ApiResource {
-    ApiResource {
-        group: "apiextensions.crossplane.io".into(),
-        version: "v1".into(),
-        api_version: COMPOSITION_API_VERSION.into(),
-        kind: REVISION_KIND.into(),
-        plural: "compositionrevisions".into(),
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum RevisionError {
-    #[error("Composition {composition:?}: {message}")]
+    #[error("Composition {composition:?}: {what}: {source}")]
     Kube {
         composition: String,
-        message: String,
+        what: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("Composition {composition:?}: {source}")]
+    Cluster {
+        composition: String,
+        #[source]
+        source: ClusterError,
+    },
+    #[error("Composition {composition:?}: cannot be encoded: {source}")]
+    Encode {
+        composition: String,
+        #[source]
+        source: serde_json::Error,
     },
 }
 
-fn text<'a>(value: &'a Value, pointer: &str) -> Option<&'a str> {
-    value
-        .pointer(pointer)
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
+impl ReconcileFailure for RevisionError {
+    fn metric_label(&self) -> &'static str {
+        match self {
+            RevisionError::Kube { .. } => "kube",
+            RevisionError::Cluster { .. } => "cluster",
+            RevisionError::Encode { .. } => "encode",
+        }
+    }
 }
 
 fn labels_of(object: &Value) -> Map<String, Value> {
@@ -291,12 +302,49 @@ fn owned_oldest_first<'a>(composition: &Value, revisions: &'a [Value]) -> Vec<&'
 pub struct RevisionContext {
     pub cluster: KubeCluster,
     pub poll_interval: Duration,
+    resource: ApiResource,
+    backoff: Backoff<ObjectRef>,
 }
 
-fn kube_error(composition: &str, e: impl std::fmt::Display) -> RevisionError {
-    RevisionError::Kube {
-        composition: composition.into(),
-        message: e.to_string(),
+impl RevisionContext {
+    pub fn new(cluster: KubeCluster, timing: &crate::Timing) -> RevisionContext {
+        RevisionContext {
+            cluster,
+            poll_interval: timing.poll_interval,
+            resource: composition_resource(),
+            backoff: Backoff::of(timing),
+        }
+    }
+}
+
+impl Controlled for RevisionContext {
+    fn resource(&self) -> &ApiResource {
+        &self.resource
+    }
+
+    fn backoff(&self) -> &Backoff<ObjectRef> {
+        &self.backoff
+    }
+}
+
+fn kube_error(
+    composition: &str,
+    what: impl Into<String>,
+) -> impl FnOnce(kube::Error) -> RevisionError {
+    let composition = composition.to_string();
+    let what = what.into();
+    move |source| RevisionError::Kube {
+        composition,
+        what,
+        source,
+    }
+}
+
+fn cluster_error(composition: &str) -> impl FnOnce(ClusterError) -> RevisionError {
+    let composition = composition.to_string();
+    move |source| RevisionError::Cluster {
+        composition,
+        source,
     }
 }
 
@@ -306,17 +354,16 @@ pub async fn run(
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
     let client = ctx.cluster.client().clone();
-    let compositions: Api<DynamicObject> =
-        Api::all_with(client.clone(), &crate::xrd::composition_resource());
+    let compositions: Api<DynamicObject> = Api::all_with(client.clone(), &composition_resource());
     let revisions: Api<DynamicObject> = Api::all_with(client, &revision_resource());
     Controller::new_with(
         compositions,
         watcher::Config::default(),
-        crate::xrd::composition_resource(),
+        composition_resource(),
     )
     .owns_with(revisions, revision_resource(), watcher::Config::default())
     .graceful_shutdown_on(shutdown)
-    .run(reconcile, error_policy, ctx)
+    .run(reconcile, reconciler::error_policy, ctx)
     .for_each(|_| futures::future::ready(()))
     .await;
 }
@@ -326,22 +373,31 @@ pub async fn reconcile(
     object: Arc<DynamicObject>,
     ctx: Arc<RevisionContext>,
 ) -> Result<Action, RevisionError> {
+    reconciler::counted(ctx.as_ref(), reconcile_composition(object, &ctx)).await
+}
+
+async fn reconcile_composition(
+    object: Arc<DynamicObject>,
+    ctx: &RevisionContext,
+) -> Result<(Action, ReconcileResult), RevisionError> {
     let name = object.metadata.name.clone().unwrap_or_default();
     if object.metadata.deletion_timestamp.is_some() {
         // Revisions go with the Composition through their owner references.
-        return Ok(Action::await_change());
+        return Ok((Action::await_change(), ReconcileResult::Deleting));
     }
-    let mut composition =
-        serde_json::to_value(object.as_ref()).map_err(|e| kube_error(&name, e))?;
-    composition["apiVersion"] = json!(COMPOSITION_API_VERSION);
-    composition["kind"] = json!(COMPOSITION_KIND);
+    let composition = crate::object::to_value(&object, &ctx.resource).map_err(|source| {
+        RevisionError::Encode {
+            composition: name.clone(),
+            source,
+        }
+    })?;
     let api: Api<DynamicObject> = Api::all_with(ctx.cluster.client().clone(), &revision_resource());
     let labelled = BTreeMap::from([(LABEL_COMPOSITION_NAME.to_string(), name.clone())]);
     let mut revisions = ctx
         .cluster
         .list_async(COMPOSITION_API_VERSION, REVISION_KIND, None, &labelled)
         .await
-        .map_err(|e| kube_error(&name, e))?;
+        .map_err(cluster_error(&name))?;
 
     for change in plan(&composition, &revisions) {
         match change {
@@ -365,7 +421,7 @@ pub async fn reconcile(
                 let patched = api
                     .patch(&revision, &PatchParams::default(), &Patch::Merge(&patch))
                     .await
-                    .map_err(|e| kube_error(&name, e))?;
+                    .map_err(kube_error(&name, format!("cannot adopt {revision}")))?;
                 found["metadata"]["ownerReferences"] = json!(owners);
                 found["metadata"]["resourceVersion"] = json!(patched.metadata.resource_version);
             }
@@ -383,39 +439,42 @@ pub async fn reconcile(
                 });
                 api.patch(&revision, &PatchParams::default(), &Patch::Merge(&patch))
                     .await
-                    .map_err(|e| kube_error(&name, e))?;
+                    .map_err(kube_error(&name, format!("cannot renumber {revision}")))?;
                 publish(
-                    &ctx,
+                    ctx,
                     &name,
                     "UpdateRevision",
                     format!("Revision {revision} is current again, as revision {number}"),
                 );
-                return Ok(Action::requeue(Duration::ZERO));
+                return Ok((Action::requeue(Duration::ZERO), ReconcileResult::Success));
             }
             Change::Create(number) => {
                 let revision = new_revision(&composition, number);
                 let dynamic: DynamicObject =
-                    serde_json::from_value(revision).map_err(|e| kube_error(&name, e))?;
+                    serde_json::from_value(revision).map_err(|source| RevisionError::Encode {
+                        composition: name.clone(),
+                        source,
+                    })?;
                 api.create(&PostParams::default(), &dynamic)
                     .await
-                    .map_err(|e| {
-                        kube_error(&name, format!("cannot create CompositionRevision: {e}"))
-                    })?;
+                    .map_err(kube_error(&name, "cannot create CompositionRevision"))?;
                 tracing::info!(composition = name, revision = number, "created revision");
                 publish(
-                    &ctx,
+                    ctx,
                     &name,
                     "CreateRevision",
                     format!("Created new revision {number}"),
                 );
                 // The new revision comes back through the watch, for collection.
-                return Ok(Action::await_change());
+                return Ok((Action::await_change(), ReconcileResult::Success));
             }
         }
     }
 
-    collect_garbage(&ctx, &composition, &revisions, &api).await?;
-    Ok(Action::requeue(ctx.poll_interval))
+    collect_garbage(ctx, &composition, &revisions, &api).await?;
+    ctx.backoff
+        .succeeded(&crate::reconciler::reference(&object, &ctx.resource));
+    Ok((Action::requeue(ctx.poll_interval), ReconcileResult::Success))
 }
 
 async fn collect_garbage(
@@ -444,13 +503,13 @@ async fn collect_garbage(
         .cluster
         .list_async(api_version, kind, None, &none)
         .await
-        .map_err(|e| kube_error(name, e))?;
-    let group = api_version.split_once('/').map_or("", |(g, _)| g);
+        .map_err(cluster_error(name))?;
+    let group = group_of(api_version);
     let xrds = ctx
         .cluster
         .list_async(XRD_API_VERSION, XRD_KIND, None, &none)
         .await
-        .map_err(|e| kube_error(name, e))?;
+        .map_err(cluster_error(name))?;
     let default_selector = xrds
         .iter()
         .find(|x| {
@@ -462,12 +521,12 @@ async fn collect_garbage(
     for revision in collectable(composition, revisions, limit, &used) {
         match api.delete(&revision, &DeleteParams::background()).await {
             Ok(_) => {}
-            Err(kube::Error::Api(status)) if status.is_not_found() => {}
+            Err(e) if is_status(&e, 404) => {}
             Err(e) => {
                 return Err(kube_error(
                     name,
-                    format!("cannot delete CompositionRevision {revision}: {e}"),
-                ));
+                    format!("cannot delete CompositionRevision {revision}"),
+                )(e));
             }
         }
         tracing::info!(composition = name, revision, "deleted unused revision");
@@ -487,15 +546,6 @@ fn publish(ctx: &RevisionContext, composition: &str, reason: &str, message: Stri
         reason: reason.into(),
         message,
     });
-}
-
-pub fn error_policy(
-    object: Arc<DynamicObject>,
-    error: &RevisionError,
-    _: Arc<RevisionContext>,
-) -> Action {
-    tracing::warn!(composition = object.metadata.name.as_deref().unwrap_or_default(), %error, "Composition reconcile failed");
-    Action::requeue(Duration::from_secs(2))
 }
 
 /// The Composition a revision was made from, as the pipeline reads it.

@@ -14,6 +14,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use plait_reconcile::LABEL_COMPOSITE;
 use tokio::task::JoinHandle;
 
+use crate::api::group_of;
 use crate::cluster::KubeCluster;
 
 /// Where an XR kind's controller takes reconcile requests.
@@ -80,10 +81,6 @@ pub struct ComposedWatches {
     state: Mutex<State>,
     /// By the XR's group and kind: owner references may name any served version.
     routes: Arc<Mutex<HashMap<(String, String), Route>>>,
-}
-
-fn group_of(api_version: &str) -> &str {
-    api_version.split_once('/').map_or("", |(g, _)| g)
 }
 
 impl ComposedWatches {

@@ -1,244 +1,210 @@
 //! The XRD controller: turns each XRD into a CRD and runs a controller for
 //! the XR kind it defines, for as long as the XRD exists.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use futures::{FutureExt, StreamExt};
+use futures::StreamExt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams};
 use kube::runtime::controller::Action;
-use kube::runtime::wait::{await_condition, conditions};
 use kube::runtime::{Controller, watcher};
 use plait_model::{CompositeResourceDefinition, Manifest};
-use plait_reconcile::{ObjectRef, set_condition};
+use plait_reconcile::{ClusterError, ObjectRef, set_condition};
 use serde_json::{Value, json};
-use tokio::task::JoinHandle;
 
-use crate::claim::{self, ClaimControllers, OfferError, Offered};
+use crate::api::{FIELD_MANAGER, XRD_KIND, defined_resource, revision_resource, xrd_resource};
+use crate::children::Children;
+use crate::claim::{ClaimControllers, OfferError, Offered, offer};
 use crate::cluster::KubeCluster;
+use crate::composite::{self, XrContext};
 use crate::crd::{composite_crd, validate_claim_names};
-use crate::functions::FunctionResolver;
-use crate::revisions::revision_resource;
+use crate::function::Functions;
+use crate::install::{self, CrdError};
+use crate::metrics::ReconcileResult;
+use crate::object::{self, has_finalizer, is_status};
+use crate::reconciler::{self, Controlled, ReconcileFailure};
+use crate::timing::{Backoff, Timing, now};
 use crate::watches::{ComposedWatches, Route};
-use crate::xr::{self, Timing, XrContext, now};
 
-pub const FIELD_MANAGER: &str = "plait";
 pub const FINALIZER: &str = "defined.apiextensions.crossplane.io";
-pub const XRD_GROUP: &str = "apiextensions.crossplane.io";
-/// The version the controller reads XRDs at. Both versions share storage;
-/// the scope each was written with is defaulted into the stored object.
-pub const XRD_VERSION: &str = "v1";
-const CRD_ESTABLISH_TIMEOUT: Duration = Duration::from_secs(60);
-
-pub fn xrd_resource() -> ApiResource {
-    ApiResource {
-        group: XRD_GROUP.into(),
-        version: XRD_VERSION.into(),
-        api_version: format!("{XRD_GROUP}/{XRD_VERSION}"),
-        kind: "CompositeResourceDefinition".into(),
-        plural: "compositeresourcedefinitions".into(),
-    }
-}
-
-pub fn composition_resource() -> ApiResource {
-    ApiResource {
-        group: XRD_GROUP.into(),
-        version: "v1".into(),
-        api_version: xr::COMPOSITION_API_VERSION.into(),
-        kind: xr::COMPOSITION_KIND.into(),
-        plural: "compositions".into(),
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum XrdError {
-    #[error("XRD {xrd:?}: {message}")]
-    Kube { xrd: String, message: String },
-    #[error("XRD {0:?}: cannot be encoded")]
-    Encode(String),
+    #[error("XRD {xrd:?}: {what}: {source}")]
+    Kube {
+        xrd: String,
+        what: &'static str,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("XRD {xrd:?}: {source}")]
+    Cluster {
+        xrd: String,
+        #[source]
+        source: ClusterError,
+    },
+    #[error("XRD {xrd:?}: cannot be encoded: {source}")]
+    Encode {
+        xrd: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("XRD {xrd:?}: {source}")]
+    Offer {
+        xrd: String,
+        #[source]
+        source: OfferError,
+    },
 }
 
-/// A running XR controller.
-struct Running {
-    resource: ApiResource,
-    context: Arc<XrContext>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: JoinHandle<()>,
+impl ReconcileFailure for XrdError {
+    fn metric_label(&self) -> &'static str {
+        match self {
+            XrdError::Kube { .. } => "kube",
+            XrdError::Cluster { .. } => "cluster",
+            XrdError::Encode { .. } => "encode",
+            XrdError::Offer { .. } => "offer",
+        }
+    }
 }
 
 /// What the XRD controller shares with the XR controllers it starts.
 pub struct Manager {
     pub cluster: KubeCluster,
-    pub resolver: Arc<dyn FunctionResolver>,
+    pub functions: Functions,
     pub watches: Arc<ComposedWatches>,
     pub timing: Timing,
     /// The claim controllers of XRDs that offer claims.
     pub claims: ClaimControllers,
-    running: Mutex<HashMap<String, Running>>,
+    /// The XR controllers, one per XRD, each serving its XR kind.
+    xrs: Children<ApiResource, XrContext>,
+    resource: ApiResource,
+    backoff: Backoff<ObjectRef>,
+}
+
+impl Controlled for Manager {
+    fn resource(&self) -> &ApiResource {
+        &self.resource
+    }
+
+    fn backoff(&self) -> &Backoff<ObjectRef> {
+        &self.backoff
+    }
 }
 
 impl Manager {
-    pub fn new(
-        cluster: KubeCluster,
-        resolver: Arc<dyn FunctionResolver>,
-        timing: Timing,
-    ) -> Manager {
+    pub fn new(cluster: KubeCluster, functions: Functions, timing: Timing) -> Manager {
         Manager {
+            claims: ClaimControllers::new(cluster.clone(), timing.clone()),
             cluster,
-            resolver,
+            functions,
             watches: Arc::new(ComposedWatches::default()),
+            backoff: Backoff::of(&timing),
             timing,
-            claims: ClaimControllers::default(),
-            running: Mutex::new(HashMap::new()),
+            xrs: Children::new("XR controller"),
+            resource: xrd_resource(),
         }
-    }
-
-    /// Names of the XRDs whose XR controllers run.
-    pub fn running(&self) -> Vec<String> {
-        self.running
-            .lock()
-            .map(|r| r.keys().cloned().collect())
-            .unwrap_or_default()
     }
 
     fn start(&self, xrd: &CompositeResourceDefinition, resource: ApiResource, namespaced: bool) {
-        let name = xrd.metadata.name().to_string();
-        let Ok(mut running) = self.running.lock() else {
-            return;
-        };
-        if let Some(current) = running.get(&name)
-            && current.resource == resource
-        {
-            if let Ok(mut x) = current.context.xrd.write() {
-                *x = xrd.clone();
-            }
-            return;
-        }
-        if let Some(previous) = running.remove(&name) {
-            stop(previous, &self.watches);
-        }
-        let context = Arc::new(XrContext::new(
-            self.cluster.clone(),
-            self.resolver.clone(),
-            self.watches.clone(),
-            self.timing.clone(),
-            xrd.clone(),
+        let replaced = self.xrs.ensure(
+            xrd.metadata.name(),
             resource.clone(),
-        ));
-        let (sender, triggers) = futures::channel::mpsc::unbounded();
-        self.watches.route(
-            &resource.group,
-            &resource.kind,
-            Route {
-                sender,
-                resource: resource.clone(),
-                namespaced,
+            |running| {
+                if let Ok(mut x) = running.xrd.write() {
+                    *x = xrd.clone();
+                }
+            },
+            || {
+                Arc::new(XrContext::new(
+                    self.cluster.clone(),
+                    self.functions.clone(),
+                    self.watches.clone(),
+                    self.timing.clone(),
+                    xrd.clone(),
+                    resource.clone(),
+                ))
+            },
+            |context, stop| {
+                let (sender, triggers) = futures::channel::mpsc::unbounded();
+                self.watches.route(
+                    &resource.group,
+                    &resource.kind,
+                    Route {
+                        sender,
+                        resource: resource.clone(),
+                        namespaced,
+                    },
+                );
+                let api: Api<DynamicObject> =
+                    Api::all_with(self.cluster.client().clone(), &resource);
+                let controller =
+                    Controller::new_with(api, watcher::Config::default(), resource.clone());
+                let revisions: Api<DynamicObject> =
+                    Api::all_with(self.cluster.client().clone(), &revision_resource());
+                let store = controller.store();
+                let (api_version, kind) = (resource.api_version.clone(), resource.kind.clone());
+                let xr_resource = resource.clone();
+                // A new or renumbered CompositionRevision re-runs every XR of the
+                // kind it composes; each XR's reconcile decides whether the change
+                // concerns it.
+                controller
+                    .watches_with(
+                        revisions,
+                        revision_resource(),
+                        watcher::Config::default(),
+                        move |revision: DynamicObject| {
+                            let type_ref = &revision.data["spec"]["compositeTypeRef"];
+                            let ours = type_ref["apiVersion"] == api_version.as_str()
+                                && type_ref["kind"] == kind.as_str();
+                            let xrs = if ours { store.state() } else { Vec::new() };
+                            xrs.into_iter()
+                                .map(|xr| {
+                                    kube::runtime::reflector::ObjectRef::from_obj_with(
+                                        xr.as_ref(),
+                                        xr_resource.clone(),
+                                    )
+                                })
+                                .collect::<Vec<_>>()
+                        },
+                    )
+                    .reconcile_on(triggers)
+                    .graceful_shutdown_on(stop)
+                    .run(composite::reconcile, reconciler::error_policy, context)
+                    .for_each(|_| futures::future::ready(()))
             },
         );
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let api: Api<DynamicObject> = Api::all_with(self.cluster.client().clone(), &resource);
-        let controller = Controller::new_with(api, watcher::Config::default(), resource.clone());
-        let revisions: Api<DynamicObject> =
-            Api::all_with(self.cluster.client().clone(), &revision_resource());
-        let store = controller.store();
-        let (api_version, kind) = (resource.api_version.clone(), resource.kind.clone());
-        let xr_resource = resource.clone();
-        // A new or renumbered CompositionRevision re-runs every XR of the
-        // kind it composes; each XR's reconcile decides whether the change
-        // concerns it.
-        let controller = controller
-            .watches_with(
-                revisions,
-                revision_resource(),
-                watcher::Config::default(),
-                move |revision: DynamicObject| {
-                    let type_ref = &revision.data["spec"]["compositeTypeRef"];
-                    let ours = type_ref["apiVersion"] == api_version.as_str()
-                        && type_ref["kind"] == kind.as_str();
-                    let xrs = if ours { store.state() } else { Vec::new() };
-                    xrs.into_iter()
-                        .map(|xr| {
-                            kube::runtime::reflector::ObjectRef::from_obj_with(
-                                xr.as_ref(),
-                                xr_resource.clone(),
-                            )
-                        })
-                        .collect::<Vec<_>>()
-                },
-            )
-            .reconcile_on(triggers)
-            .graceful_shutdown_on(stop_rx.map(|_| ()));
-        let run_context = context.clone();
-        let kind = resource.kind.clone();
-        let task = tokio::spawn(async move {
-            controller
-                .run(xr::reconcile, xr::error_policy, run_context)
-                .for_each(|_| futures::future::ready(()))
-                .await;
-            tracing::info!(kind, "XR controller stopped");
-        });
-        tracing::info!(
-            xrd = name,
-            kind = resource.kind,
-            version = resource.version,
-            "XR controller started"
-        );
-        running.insert(
-            name,
-            Running {
-                resource,
-                context,
-                stop: Some(stop_tx),
-                task,
-            },
-        );
+        // The previous controller served another version or kind: its
+        // route goes, unless the new controller took the same one over.
+        if let Some(previous) = replaced
+            && (previous.group != resource.group || previous.kind != resource.kind)
+        {
+            self.watches.unroute(&previous.group, &previous.kind);
+        }
     }
 
     fn stop_controller(&self, xrd: &str) {
-        let previous = self.running.lock().ok().and_then(|mut r| r.remove(xrd));
-        if let Some(previous) = previous {
-            stop(previous, &self.watches);
+        if let Some(resource) = self.xrs.stop(xrd) {
+            self.watches.unroute(&resource.group, &resource.kind);
         }
     }
 
     /// Stops every XR controller and watch, letting running reconciles finish.
     pub async fn shutdown(&self) {
         self.claims.shutdown().await;
-        let all: Vec<Running> = self
-            .running
-            .lock()
-            .map(|mut r| r.drain().map(|(_, v)| v).collect())
-            .unwrap_or_default();
-        let mut tasks = Vec::new();
-        for mut running in all {
-            self.watches
-                .unroute(&running.resource.group, &running.resource.kind);
-            if let Some(stop) = running.stop.take() {
-                let _ = stop.send(());
-            }
-            tasks.push(running.task);
-        }
-        for task in tasks {
-            let _ = task.await;
+        for resource in self.xrs.shutdown().await {
+            self.watches.unroute(&resource.group, &resource.kind);
         }
         self.watches.stop();
     }
 }
 
-fn stop(mut running: Running, watches: &ComposedWatches) {
-    watches.unroute(&running.resource.group, &running.resource.kind);
-    if let Some(stop) = running.stop.take() {
-        let _ = stop.send(());
-    }
-    tracing::info!(kind = running.resource.kind, "stopping XR controller");
-}
-
-fn kube_error(xrd: &str, e: impl std::fmt::Display) -> XrdError {
-    XrdError::Kube {
+fn kube_error<'a>(xrd: &'a str, what: &'static str) -> impl FnOnce(kube::Error) -> XrdError + 'a {
+    move |source| XrdError::Kube {
         xrd: xrd.into(),
-        message: e.to_string(),
+        what,
+        source,
     }
 }
 
@@ -247,22 +213,31 @@ pub async fn reconcile(
     object: Arc<DynamicObject>,
     manager: Arc<Manager>,
 ) -> Result<Action, XrdError> {
+    reconciler::counted(manager.as_ref(), reconcile_xrd(object, &manager)).await
+}
+
+async fn reconcile_xrd(
+    object: Arc<DynamicObject>,
+    manager: &Manager,
+) -> Result<(Action, ReconcileResult), XrdError> {
     let name = object.metadata.name.clone().unwrap_or_default();
     let mut value =
-        serde_json::to_value(object.as_ref()).map_err(|_| XrdError::Encode(name.clone()))?;
-    value["apiVersion"] = json!(xrd_resource().api_version);
-    value["kind"] = json!("CompositeResourceDefinition");
+        object::to_value(&object, &manager.resource).map_err(|source| XrdError::Encode {
+            xrd: name.clone(),
+            source,
+        })?;
     let client = manager.cluster.client().clone();
     let xrds: Api<DynamicObject> = Api::all_with(client.clone(), &xrd_resource());
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
 
     if value.pointer("/metadata/deletionTimestamp").is_some() {
-        return delete(&manager, &name, value, &xrds, &crds).await;
+        let action = delete(manager, &name, value, &xrds, &crds).await?;
+        return Ok((action, ReconcileResult::Deleting));
     }
 
     let xrd = match CompositeResourceDefinition::from_value(value.clone()) {
         Ok(xrd) => xrd,
-        Err(e) => return invalid(&manager, &name, value, &e.to_string()).await,
+        Err(e) => return invalid(manager, &name, value, &e.to_string()).await,
     };
     // Checked ahead of validation to report it as upstream does.
     if xrd.spec.claim_names.is_some()
@@ -270,67 +245,44 @@ pub async fn reconcile(
     {
         let message =
             format!("cannot render composite resource claim CustomResourceDefinition: {e}");
-        return invalid(&manager, &name, value, &message).await;
+        return invalid(manager, &name, value, &message).await;
     }
     if let Err(errors) = xrd.validate() {
         let message = format!("invalid XRD: {}", plait_model::render_errors(&errors));
-        return invalid(&manager, &name, value, &message).await;
+        return invalid(manager, &name, value, &message).await;
     }
     let gvk = xrd.composite_gvk();
 
-    let finalizers: Vec<Value> = value
-        .pointer("/metadata/finalizers")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if !finalizers.iter().any(|f| f == FINALIZER) {
-        let mut with = finalizers.clone();
-        with.push(json!(FINALIZER));
-        let patch = json!({"metadata": {"finalizers": with, "resourceVersion": value.pointer("/metadata/resourceVersion")}});
-        xrds.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+    if !has_finalizer(&value, FINALIZER) {
+        object::add_finalizer(&xrds, &value, FINALIZER)
             .await
-            .map_err(|e| kube_error(&name, e))?;
+            .map_err(kube_error(&name, "cannot add finalizer"))?;
     }
 
     let crd = match composite_crd(&xrd) {
         Ok(crd) => crd,
-        Err(e) => return invalid(&manager, &name, value, &e.to_string()).await,
+        Err(e) => return invalid(manager, &name, value, &e.to_string()).await,
     };
-    let applied = crds
-        .patch(
-            &name,
-            &PatchParams::apply(FIELD_MANAGER).force(),
-            &Patch::Apply(&crd),
-        )
-        .await;
-    if let Err(e) = applied {
-        let message = format!("cannot apply CustomResourceDefinition: {e}");
-        return invalid(&manager, &name, value, &message).await;
+    if let Err(CrdError::Apply { source, .. }) = install::apply(&client, &crd).await {
+        let message = format!("cannot apply CustomResourceDefinition: {source}");
+        return invalid(manager, &name, value, &message).await;
     }
-    let established = tokio::time::timeout(
-        CRD_ESTABLISH_TIMEOUT,
-        await_condition(crds.clone(), &name, conditions::is_crd_established()),
-    )
-    .await;
-    if !matches!(established, Ok(Ok(Some(_)))) {
+    if install::established(&client, &name, install::ESTABLISH_TIMEOUT)
+        .await
+        .is_err()
+    {
         let message = "waiting for the CustomResourceDefinition to be established";
-        return invalid(&manager, &name, value, message).await;
+        return invalid(manager, &name, value, message).await;
     }
     manager.cluster.forget_kind(&gvk.api_version(), &gvk.kind);
-    let resource = ApiResource {
-        group: gvk.group.clone(),
-        version: gvk.version.clone(),
-        api_version: gvk.api_version(),
-        kind: gvk.kind.clone(),
-        plural: xrd.spec.names.plural.clone(),
-    };
+    let resource = defined_resource(&gvk, &xrd.spec.names.plural);
     manager.start(&xrd, resource.clone(), xrd.is_namespaced());
-    let offered = match claim::offer(&manager, &xrd, &value, resource).await {
+    let offered = match offer::offer(&manager.claims, &xrd, &value, resource).await {
         Ok(offered) => offered,
         Err(OfferError::Invalid(message)) => {
-            return invalid(&manager, &name, value, &message).await;
+            return invalid(manager, &name, value, &message).await;
         }
-        Err(e @ OfferError::Kube(_)) => return Err(kube_error(&name, e)),
+        Err(source) => return Err(XrdError::Offer { xrd: name, source }),
     };
 
     let now = now();
@@ -348,12 +300,30 @@ pub async fn reconcile(
     }
     value["status"]["controllers"]["compositeResourceType"] =
         json!({"apiVersion": gvk.api_version(), "kind": gvk.kind});
-    claim::offered_status(&mut value, &offered, &now);
-    write_status(&manager, &value).await?;
+    offer::offered_status(&mut value, &offered, &now);
+    write_status(manager, &value).await?;
+    manager
+        .backoff
+        .succeeded(&ObjectRef::of(&value).unwrap_or_else(|| xrd_ref(&name)));
     if offered == Offered::Withdrawing {
-        return Ok(Action::requeue(Duration::from_secs(2)));
+        return Ok((
+            Action::requeue(Duration::from_secs(2)),
+            ReconcileResult::Success,
+        ));
     }
-    Ok(Action::requeue(manager.timing.poll_interval))
+    Ok((
+        Action::requeue(manager.timing.poll_interval),
+        ReconcileResult::Success,
+    ))
+}
+
+fn xrd_ref(name: &str) -> ObjectRef {
+    ObjectRef {
+        api_version: xrd_resource().api_version,
+        kind: XRD_KIND.into(),
+        namespace: None,
+        name: name.into(),
+    }
 }
 
 async fn write_status(manager: &Manager, xrd: &Value) -> Result<(), XrdError> {
@@ -365,7 +335,10 @@ async fn write_status(manager: &Manager, xrd: &Value) -> Result<(), XrdError> {
         .cluster
         .apply_async(xrd, FIELD_MANAGER, true)
         .await
-        .map_err(|e| kube_error(name, e))?;
+        .map_err(|source| XrdError::Cluster {
+            xrd: name.into(),
+            source,
+        })?;
     Ok(())
 }
 
@@ -375,15 +348,10 @@ async fn invalid(
     name: &str,
     mut value: Value,
     message: &str,
-) -> Result<Action, XrdError> {
+) -> Result<(Action, ReconcileResult), XrdError> {
     tracing::warn!(xrd = name, message, "XRD not established");
     manager.cluster.publish(plait_reconcile::Event {
-        regarding: ObjectRef {
-            api_version: xrd_resource().api_version,
-            kind: "CompositeResourceDefinition".into(),
-            namespace: None,
-            name: name.into(),
-        },
+        regarding: xrd_ref(name),
         event_type: plait_reconcile::EventType::Warning,
         reason: "ReconcileError".into(),
         message: message.into(),
@@ -397,8 +365,9 @@ async fn invalid(
         &now(),
     );
     write_status(manager, &value).await?;
-    Ok(Action::requeue(
-        manager.timing.poll_interval.min(Duration::from_secs(30)),
+    Ok((
+        Action::requeue(manager.timing.poll_interval.min(Duration::from_secs(30))),
+        ReconcileResult::NotSynced,
     ))
 }
 
@@ -411,11 +380,7 @@ async fn delete(
     xrds: &Api<DynamicObject>,
     crds: &Api<CustomResourceDefinition>,
 ) -> Result<Action, XrdError> {
-    let has_finalizer = value
-        .pointer("/metadata/finalizers")
-        .and_then(Value::as_array)
-        .is_some_and(|f| f.iter().any(|v| v == FINALIZER));
-    if !has_finalizer {
+    if !has_finalizer(&value, FINALIZER) {
         return Ok(Action::await_change());
     }
     set_condition(
@@ -426,14 +391,17 @@ async fn delete(
         None,
         &now(),
     );
-    claim::terminating(&mut value, &now());
+    offer::terminating(&mut value, &now());
     write_status(manager, &value).await?;
 
     // Claims go first: deleting them deletes their XRs.
     let claims_gone = match CompositeResourceDefinition::from_value(value.clone()) {
-        Ok(xrd) => claim::withdraw(manager, &xrd, &value)
+        Ok(xrd) => offer::withdraw(&manager.claims, &xrd, &value)
             .await
-            .map_err(|e| kube_error(name, e))?,
+            .map_err(|source| XrdError::Offer {
+                xrd: name.into(),
+                source,
+            })?,
         Err(_) => {
             manager.claims.stop(name);
             true
@@ -443,7 +411,11 @@ async fn delete(
         return Ok(Action::requeue(Duration::from_secs(2)));
     }
 
-    if let Some(crd) = crds.get_opt(name).await.map_err(|e| kube_error(name, e))? {
+    if let Some(crd) = crds
+        .get_opt(name)
+        .await
+        .map_err(kube_error(name, "cannot get its CustomResourceDefinition"))?
+    {
         let served = crd.spec.versions.iter().find(|v| v.storage);
         if let Some(version) = served {
             let resource = ApiResource {
@@ -458,7 +430,7 @@ async fn delete(
             let list = xrs
                 .list_metadata(&ListParams::default())
                 .await
-                .map_err(|e| kube_error(name, e))?;
+                .map_err(kube_error(name, "cannot list its composite resources"))?;
             if !list.items.is_empty() {
                 for item in &list.items {
                     let (Some(xr_name), ns) = (
@@ -470,15 +442,14 @@ async fn delete(
                     if item.metadata.deletion_timestamp.is_some() {
                         continue;
                     }
-                    let api: Api<DynamicObject> = match ns {
-                        Some(ns) => {
-                            Api::namespaced_with(manager.cluster.client().clone(), ns, &resource)
+                    let api = object::api_for(manager.cluster.client(), &resource, ns);
+                    match api.delete(xr_name, &DeleteParams::background()).await {
+                        Ok(_) => {}
+                        Err(e) if is_status(&e, 404) => {}
+                        Err(e) => {
+                            return Err(kube_error(name, "cannot delete a composite resource")(e));
                         }
-                        None => Api::all_with(manager.cluster.client().clone(), &resource),
-                    };
-                    api.delete(xr_name, &DeleteParams::background())
-                        .await
-                        .map_err(|e| kube_error(name, e))?;
+                    }
                 }
                 // The XR controller keeps running to release them.
                 return Ok(Action::requeue(Duration::from_secs(2)));
@@ -487,23 +458,17 @@ async fn delete(
         manager.stop_controller(name);
         crds.delete(name, &DeleteParams::background())
             .await
-            .map_err(|e| kube_error(name, e))?;
+            .map_err(kube_error(
+                name,
+                "cannot delete its CustomResourceDefinition",
+            ))?;
         return Ok(Action::requeue(Duration::from_secs(1)));
     }
     manager.stop_controller(name);
-    let finalizers: Vec<Value> = value
-        .pointer("/metadata/finalizers")
-        .and_then(Value::as_array)
-        .map(|f| f.iter().filter(|v| *v != FINALIZER).cloned().collect())
-        .unwrap_or_default();
-    let patch = json!({"metadata": {"finalizers": finalizers}});
-    xrds.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .map_err(|e| kube_error(name, e))?;
+    match object::remove_finalizer(xrds, &value, FINALIZER).await {
+        Ok(_) => {}
+        Err(e) if is_status(&e, 404) => {}
+        Err(e) => return Err(kube_error(name, "cannot remove finalizer")(e)),
+    }
     Ok(Action::await_change())
-}
-
-pub fn error_policy(object: Arc<DynamicObject>, error: &XrdError, _: Arc<Manager>) -> Action {
-    tracing::warn!(xrd = object.metadata.name.as_deref().unwrap_or_default(), %error, "XRD reconcile failed");
-    Action::requeue(Duration::from_secs(5))
 }

@@ -781,8 +781,7 @@ async fn a_spec_field_its_author_removes_is_not_kept_by_the_controller() {
 async fn an_apply_computed_from_a_stale_read_is_a_conflict() {
     let client = cluster().client().await;
     let namespace = cluster().namespace("stale").await;
-    let kube =
-        plait_kube::cluster::KubeCluster::new(client.clone(), tokio::runtime::Handle::current());
+    let kube = plait_kube::KubeCluster::new(client.clone(), tokio::runtime::Handle::current());
     let config_map = |data: &str, resource_version: Option<&str>| {
         let mut object = json!({
             "apiVersion": "v1", "kind": "ConfigMap",

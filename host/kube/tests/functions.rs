@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::Secret;
 use kube::Client;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
-use plait_kube::{FunctionResolver, PackageResolver, Packages};
+use plait_kube::{Functions, InstalledPackages};
 use plait_oci::{ClientConfig, Keychain};
 use plait_reconcile::compose::deterministic_name;
 use plait_runtime::{Builtin, Runtime, RuntimeConfig};
@@ -58,10 +58,8 @@ fn env() -> &'static Env {
             })
             .unwrap();
             let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
-            let packages = Packages::new(registry, runtime, secrets.clone());
-            let resolver: Arc<dyn FunctionResolver> =
-                Arc::new(PackageResolver::new(Arc::new(packages)));
-            (resolver, secrets)
+            let packages = InstalledPackages::new(registry, runtime, secrets.clone());
+            (Functions::packages(Arc::new(packages)), secrets)
         });
         Env {
             cluster,

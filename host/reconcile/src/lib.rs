@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 
 pub use cluster::{Cluster, ClusterError, Event, EventType, MemoryCluster, ObjectRef, stable_uid};
 pub use conditions::{set_condition, unready_message};
-pub use steps::pipeline_steps;
+pub use steps::{PrepareError, pipeline_steps, prepare};
 
 /// Field manager for composed resources and the XR, as upstream names them.
 pub const COMPOSITE_FIELD_MANAGER: &str = "apiextensions.crossplane.io/composite";
@@ -62,10 +62,21 @@ impl CompositeScope {
         }
     }
 
-    fn machinery_pointer(self) -> &'static str {
+    /// Where the XR's machinery fields (`compositionRef`, `resourceRefs`, …) live.
+    pub fn machinery_pointer(self) -> &'static str {
         match self {
             CompositeScope::LegacyCluster => "/spec",
             CompositeScope::Namespaced | CompositeScope::Cluster => "/spec/crossplane",
+        }
+    }
+
+    /// `fields` placed where this scope keeps machinery, as a patch of the XR.
+    pub fn wrap_machinery(self, fields: Value) -> Value {
+        match self {
+            CompositeScope::LegacyCluster => serde_json::json!({"spec": fields}),
+            CompositeScope::Namespaced | CompositeScope::Cluster => {
+                serde_json::json!({"spec": {"crossplane": fields}})
+            }
         }
     }
 }

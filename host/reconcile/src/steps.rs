@@ -1,10 +1,45 @@
 //! A Composition's pipeline as the steps the reconciler runs.
 
-use plait_model::{Composition, ConvertError, CredentialsSource, XrdScope};
+use plait_model::{Composition, ConvertError, CredentialsSource, FieldError, XrdScope};
 use plait_pipeline::{SecretRef, Step, StepCredential};
 use plait_sdk::{Requirements, ResourceMatch, ResourceSelector};
 
-use crate::CompositeScope;
+use crate::{CompositeScope, ObjectRef};
+
+/// Why a Composition cannot compose an XR.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    #[error("{}", plait_model::render_errors(.0))]
+    Invalid(Vec<FieldError>),
+    #[error(
+        "composition's compositeTypeRef.apiVersion {composition_api_version:?} and compositeTypeRef.kind {composition_kind:?} do not match the composite resource's apiVersion {xr_api_version:?} and kind {xr_kind:?}"
+    )]
+    Incompatible {
+        composition_api_version: String,
+        composition_kind: String,
+        xr_api_version: String,
+        xr_kind: String,
+    },
+    #[error(transparent)]
+    Convert(#[from] ConvertError),
+}
+
+/// The steps `composition` runs for the XR `xr`, once the Composition is
+/// valid and composes XRs of its kind: the checks render and the
+/// controller both make before running anything.
+pub fn prepare(composition: &Composition, xr: &ObjectRef) -> Result<Vec<Step>, PrepareError> {
+    composition.validate().map_err(PrepareError::Invalid)?;
+    let type_ref = &composition.spec.composite_type_ref;
+    if type_ref.api_version != xr.api_version || type_ref.kind != xr.kind {
+        return Err(PrepareError::Incompatible {
+            composition_api_version: type_ref.api_version.clone(),
+            composition_kind: type_ref.kind.clone(),
+            xr_api_version: xr.api_version.clone(),
+            xr_kind: xr.kind.clone(),
+        });
+    }
+    Ok(pipeline_steps(composition)?)
+}
 
 impl CompositeScope {
     /// The scope of XRs an XRD defines.

@@ -4,12 +4,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
 use std::future::Future;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject, PostParams};
-use plait_kube::{BuiltinResolver, FunctionResolver, Timing};
+use plait_kube::{Functions, Timing};
 use plait_runtime::{Runtime, RuntimeConfig};
 use plait_testcluster::TestCluster;
 use serde_json::Value;
@@ -26,22 +26,21 @@ pub fn cluster() -> &'static TestCluster {
     STARTED.get_or_init(|| {
         start_controller(cluster, |_| async {
             let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
-            let resolver: Arc<dyn FunctionResolver> = Arc::new(BuiltinResolver::new(runtime));
-            (resolver, ())
+            (Functions::builtins(runtime), ())
         })
     });
     cluster
 }
 
 /// Runs plait's controller against `cluster` on a thread of its own, with
-/// the resolver `setup` makes once plait's CRDs are installed; returns what
+/// the functions `setup` serves once plait's CRDs are installed; returns what
 /// `setup` returns beside it. XRs are polled every minute, so a test that
 /// sees a change sooner saw a watch or a requeue, not a poll.
 pub fn start_controller<T, F, Fut>(cluster: &'static TestCluster, setup: F) -> T
 where
     T: Send + 'static,
     F: FnOnce(Client) -> Fut + Send + 'static,
-    Fut: Future<Output = (Arc<dyn FunctionResolver>, T)> + Send,
+    Fut: Future<Output = (Functions, T)> + Send,
 {
     let config = cluster.config();
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
@@ -54,13 +53,13 @@ where
         tokio.block_on(async move {
             let client = Client::try_from(config).unwrap();
             plait_kube::install_crds(&client, TIMEOUT).await.unwrap();
-            let (resolver, ready) = setup(client.clone()).await;
+            let (functions, ready) = setup(client.clone()).await;
             ready_tx.send(ready).unwrap();
             let timing = Timing {
                 poll_interval: POLL_INTERVAL,
                 ..Timing::default()
             };
-            plait_kube::run(client, resolver, timing, std::future::pending())
+            plait_kube::run(client, functions, timing, std::future::pending())
                 .await
                 .unwrap();
         });

@@ -1,18 +1,17 @@
-//! The Function controller, and the resolver that serves what it installs.
+//! The Function controller: installs each Function's package and reports
+//! how it went.
 //!
 //! Each `pkg.crossplane.io/v1` Function names a package: a function built
 //! into plait (Healthy at once, nothing pulled) or an OCI reference, which
 //! the controller resolves to a digest with plait-oci, verifies, compiles
 //! once and records in `status.resolvedDigest`, with `Installed` and
-//! `Healthy` conditions whose reasons are plait-oci's stable reasons.
-//! [`PackageResolver`] runs XR pipelines on the module at a Healthy
-//! Function's resolved digest and refuses a Function that is not Healthy by
-//! name. When what a Function resolves to changes, or the Function is
-//! deleted, the XRs whose Compositions use it are reconciled at once.
+//! `Healthy` conditions whose reasons are plait-oci's stable reasons. When
+//! what a Function resolves to changes, or the Function is deleted, the XRs
+//! whose Compositions use it are reconciled at once.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Instant;
 
 use futures::StreamExt;
@@ -21,204 +20,64 @@ use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::{Controller, WatchStreamExt, predicates, watcher};
+use plait_functions::{FUNCTION_API_VERSION, FUNCTION_KIND, package_of};
 use plait_oci::Keychain;
-use plait_reconcile::{Cluster, ClusterError, set_condition};
-use plait_runtime::{Builtin, Module, Runtime};
+use plait_reconcile::{ClusterError, ObjectRef, set_condition};
+use plait_runtime::Builtin;
 use serde_json::{Value, json};
 
-use crate::cluster::KubeCluster;
-use crate::functions::{
-    BuiltinResolver, FUNCTION_API_VERSION, FUNCTION_KIND, FunctionResolver, ResolveError,
-    function_object, package_of,
+use super::packages::{Installed, InstalledPackages};
+use crate::api::{
+    COMPOSITION_API_VERSION, COMPOSITION_KIND, FIELD_MANAGER, REVISION_KIND, function_resource,
+    group_of,
 };
+use crate::cluster::KubeCluster;
+use crate::metrics::ReconcileResult;
+use crate::object::text;
+use crate::reconciler::{self, Controlled, ReconcileFailure};
+use crate::timing::{Backoff, Timing, now};
 use crate::watches::ComposedWatches;
-use crate::xr::{COMPOSITION_API_VERSION, COMPOSITION_KIND, Timing, backoff, now};
 
-/// Where pull secrets are read when plait is not told otherwise.
-pub const DEFAULT_NAMESPACE: &str = "plait-system";
 /// The key of a `kubernetes.io/dockerconfigjson` Secret.
 pub const DOCKER_CONFIG_KEY: &str = ".dockerconfigjson";
 /// Upstream's reasons for an installed, healthy package.
 pub const REASON_ACTIVE: &str = "ActivePackageRevision";
 pub const REASON_HEALTHY: &str = "HealthyPackageRevision";
-const COMPOSITION_REVISION_KIND: &str = "CompositionRevision";
-
-pub fn function_resource() -> ApiResource {
-    ApiResource {
-        group: "pkg.crossplane.io".into(),
-        version: "v1".into(),
-        api_version: FUNCTION_API_VERSION.into(),
-        kind: FUNCTION_KIND.into(),
-        plural: "functions".into(),
-    }
-}
-
-/// What a Function was last installed as, by this controller.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Installed {
-    Builtin(Builtin),
-    Package {
-        package: String,
-        pinned: String,
-        digest: String,
-    },
-    Failed {
-        package: String,
-        reason: &'static str,
-    },
-}
-
-/// The Function packages installed so far: a registry client, the runtime
-/// that compiles them, and the modules by manifest digest. Shared by the
-/// Function controller, which fills it, and [`PackageResolver`].
-pub struct Packages {
-    client: plait_oci::Client,
-    runtime: Runtime,
-    namespace: String,
-    /// Credentials for every Function, under those of its pull secrets.
-    keychain: Keychain,
-    modules: Mutex<HashMap<String, Arc<Module>>>,
-    installed: Mutex<HashMap<String, Installed>>,
-}
-
-impl Packages {
-    /// Packages pulled with `client`, compiled by `runtime`, with pull
-    /// secrets read from `namespace`.
-    pub fn new(client: plait_oci::Client, runtime: Runtime, namespace: impl Into<String>) -> Self {
-        Packages {
-            client,
-            runtime,
-            namespace: namespace.into(),
-            keychain: Keychain::anonymous(),
-            modules: Mutex::new(HashMap::new()),
-            installed: Mutex::new(HashMap::new()),
-        }
-    }
-
-    /// Credentials used for every Function; a Function's pull secrets
-    /// take precedence for the registries they name.
-    pub fn with_keychain(mut self, keychain: Keychain) -> Packages {
-        self.keychain = keychain;
-        self
-    }
-
-    /// The namespace pull secrets are read from.
-    pub fn namespace(&self) -> &str {
-        &self.namespace
-    }
-
-    /// The compiled module of the artifact with manifest digest `digest`.
-    pub fn module(&self, digest: &str) -> Option<Arc<Module>> {
-        self.modules
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(digest)
-            .cloned()
-    }
-
-    fn installed(&self, function: &str) -> Option<Installed> {
-        self.installed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(function)
-            .cloned()
-    }
-
-    /// Forgets a deleted `function`; true when it had been installed.
-    fn forget(&self, function: &str) -> bool {
-        self.installed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(function)
-            .is_some()
-    }
-
-    /// Records what `function` is installed as; true when that changed.
-    fn record(&self, function: &str, installed: Installed) -> bool {
-        let previous = self
-            .installed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(function.to_string(), installed.clone());
-        previous != Some(installed)
-    }
-}
-
-/// Serves built-in functions as [`BuiltinResolver`] does, and every other
-/// Function from the packages the Function controller installed.
-pub struct PackageResolver {
-    builtin: BuiltinResolver,
-    packages: Arc<Packages>,
-}
-
-impl PackageResolver {
-    pub fn new(packages: Arc<Packages>) -> PackageResolver {
-        PackageResolver {
-            builtin: BuiltinResolver::new(packages.runtime.clone()),
-            packages,
-        }
-    }
-}
-
-fn condition<'a>(object: &'a Value, type_: &str) -> Option<&'a Value> {
-    object
-        .pointer("/status/conditions")?
-        .as_array()?
-        .iter()
-        .find(|c| c["type"] == type_)
-}
-
-fn text<'a>(value: &'a Value, pointer: &str) -> &'a str {
-    value
-        .pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-}
-
-impl FunctionResolver for PackageResolver {
-    fn resolve(&self, function: &str, cluster: &dyn Cluster) -> Result<Arc<Module>, ResolveError> {
-        let Some(object) = function_object(function, cluster)? else {
-            return self.builtin.by_name(function);
-        };
-        let package = package_of(&object);
-        if let Some(builtin) = Builtin::from_package(package) {
-            return self.builtin.load(function, builtin);
-        }
-        let not_installed = || ResolveError::NotInstalled {
-            function: function.into(),
-            package: package.into(),
-        };
-        let healthy = condition(&object, "Healthy").ok_or_else(not_installed)?;
-        if healthy["status"] != "True" {
-            return Err(ResolveError::Unhealthy {
-                function: function.into(),
-                reason: text(healthy, "/reason").into(),
-                message: text(healthy, "/message").into(),
-            });
-        }
-        // The digest, not the tag: the module is the one the status names,
-        // compiled when the controller installed it.
-        let digest = text(&object, "/status/resolvedDigest");
-        self.packages.module(digest).ok_or_else(not_installed)
-    }
-
-    fn runtime(&self) -> &Runtime {
-        self.builtin.runtime()
-    }
-
-    fn packages(&self) -> Option<Arc<Packages>> {
-        Some(self.packages.clone())
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum FunctionError {
-    #[error("Function {function:?}: {message}")]
-    Kube { function: String, message: String },
+    #[error("Function {function:?}: {what}: {source}")]
+    Kube {
+        function: String,
+        what: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("Function {function:?}: cannot be encoded: {source}")]
+    Encode {
+        function: String,
+        #[source]
+        source: serde_json::Error,
+    },
     #[error(transparent)]
     Cluster(#[from] ClusterError),
-    #[error("Function {function:?}: compiling its package did not finish: {message}")]
-    Join { function: String, message: String },
+    #[error("Function {function:?}: compiling its package did not finish: {source}")]
+    Join {
+        function: String,
+        #[source]
+        source: tokio::task::JoinError,
+    },
+}
+
+impl ReconcileFailure for FunctionError {
+    fn metric_label(&self) -> &'static str {
+        match self {
+            FunctionError::Kube { .. } => "kube",
+            FunctionError::Encode { .. } => "encode",
+            FunctionError::Cluster(_) => "cluster",
+            FunctionError::Join { .. } => "join",
+        }
+    }
 }
 
 /// How one attempt to install a Function's package ended.
@@ -346,17 +205,27 @@ fn uses(composition: &Value, function: &str) -> bool {
 
 /// What the Function controller shares across reconciles.
 pub struct FunctionContext {
-    packages: Arc<Packages>,
+    packages: Arc<InstalledPackages>,
     cluster: KubeCluster,
     watches: Arc<ComposedWatches>,
     timing: Timing,
-    /// Consecutive failures by Function, for backoff.
-    failures: Mutex<HashMap<String, u32>>,
+    resource: ApiResource,
+    backoff: Backoff<ObjectRef>,
+}
+
+impl Controlled for FunctionContext {
+    fn resource(&self) -> &ApiResource {
+        &self.resource
+    }
+
+    fn backoff(&self) -> &Backoff<ObjectRef> {
+        &self.backoff
+    }
 }
 
 impl FunctionContext {
     pub fn new(
-        packages: Arc<Packages>,
+        packages: Arc<InstalledPackages>,
         cluster: KubeCluster,
         watches: Arc<ComposedWatches>,
         timing: Timing,
@@ -365,23 +234,19 @@ impl FunctionContext {
             packages,
             cluster,
             watches,
+            backoff: Backoff::of(&timing),
             timing,
-            failures: Mutex::new(HashMap::new()),
+            resource: function_resource(),
         }
     }
 
-    fn backoff(&self, function: &str) -> std::time::Duration {
-        let mut failures = self.failures.lock().unwrap_or_else(PoisonError::into_inner);
-        let n = failures.entry(function.to_string()).or_insert(0);
-        *n = n.saturating_add(1);
-        backoff(self.timing.backoff_base, self.timing.poll_interval, *n)
-    }
-
-    fn succeeded(&self, function: &str) {
-        self.failures
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(function);
+    fn reference(&self, function: &str) -> ObjectRef {
+        ObjectRef {
+            api_version: FUNCTION_API_VERSION.into(),
+            kind: FUNCTION_KIND.into(),
+            namespace: None,
+            name: function.into(),
+        }
     }
 
     /// The credentials in the Function's `packagePullSecrets`, read from
@@ -401,7 +266,7 @@ impl FunctionContext {
             .into_iter()
             .flatten();
         for reference in references {
-            let secret_name = text(reference, "/name");
+            let secret_name = text(reference, "/name").unwrap_or_default();
             let source = format!("pull secret {namespace}/{secret_name}");
             let configuration = |message: String| plait_oci::Error::Configuration {
                 source_name: source.clone(),
@@ -412,7 +277,8 @@ impl FunctionContext {
                 .await
                 .map_err(|e| FunctionError::Kube {
                     function: name.into(),
-                    message: format!("cannot read {source}: {e}"),
+                    what: format!("cannot read {source}"),
+                    source: e,
                 })?;
             let Some(secret) = secret else {
                 return Ok(Err(configuration("not found".into())));
@@ -438,7 +304,7 @@ impl FunctionContext {
         if let Some(builtin) = Builtin::from_package(package) {
             return Ok(Outcome::Builtin(builtin));
         }
-        let always = text(function, "/spec/packagePullPolicy") == "Always";
+        let always = text(function, "/spec/packagePullPolicy") == Some("Always");
         if !always
             && let Some(Installed::Package {
                 package: installed,
@@ -466,16 +332,16 @@ impl FunctionContext {
             Err(error) => return Ok(Outcome::NotInstalled(error)),
         };
         let pulled = started.elapsed();
-        let runtime = self.packages.runtime.clone();
+        let runtime = self.packages.runtime().clone();
         let started = Instant::now();
         let (resolved, loaded) = tokio::task::spawn_blocking(move || {
             let loaded = plait_oci::load(&runtime, &resolved);
             (resolved, loaded)
         })
         .await
-        .map_err(|e| FunctionError::Join {
+        .map_err(|source| FunctionError::Join {
             function: name.into(),
-            message: e.to_string(),
+            source,
         })?;
         let compiled = started.elapsed();
         let module = match loaded {
@@ -488,11 +354,7 @@ impl FunctionContext {
                 });
             }
         };
-        self.packages
-            .modules
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(resolved.digest.clone(), module);
+        self.packages.keep(&resolved.digest, module);
         tracing::info!(
             function = name,
             package = resolved.pinned,
@@ -511,17 +373,18 @@ impl FunctionContext {
     /// runs `function` for; each XR's reconcile resolves it afresh.
     async fn roll(&self, function: &str) -> Result<usize, FunctionError> {
         let mut kinds = BTreeSet::new();
-        for kind in [COMPOSITION_KIND, COMPOSITION_REVISION_KIND] {
+        for kind in [COMPOSITION_KIND, REVISION_KIND] {
             let compositions = self
                 .cluster
                 .list_async(COMPOSITION_API_VERSION, kind, None, &BTreeMap::new())
                 .await?;
             for composition in compositions.iter().filter(|c| uses(c, function)) {
                 let api_version = text(composition, "/spec/compositeTypeRef/apiVersion");
-                let group = api_version.split_once('/').map_or("", |(g, _)| g);
                 kinds.insert((
-                    group.to_string(),
-                    text(composition, "/spec/compositeTypeRef/kind").to_string(),
+                    group_of(api_version.unwrap_or_default()).to_string(),
+                    text(composition, "/spec/compositeTypeRef/kind")
+                        .unwrap_or_default()
+                        .to_string(),
                 ));
             }
         }
@@ -537,7 +400,8 @@ impl FunctionContext {
                 .await
                 .map_err(|e| FunctionError::Kube {
                     function: function.into(),
-                    message: format!("cannot list {kind}.{group} to roll: {e}"),
+                    what: format!("cannot list {kind}.{group} to roll"),
+                    source: e,
                 })?;
             for xr in list.items {
                 let Some(xr_name) = xr.metadata.name.as_deref() else {
@@ -583,11 +447,19 @@ pub async fn reconcile(
     object: Arc<DynamicObject>,
     ctx: Arc<FunctionContext>,
 ) -> Result<Action, FunctionError> {
+    reconciler::counted(ctx.as_ref(), install(object, &ctx)).await
+}
+
+async fn install(
+    object: Arc<DynamicObject>,
+    ctx: &FunctionContext,
+) -> Result<(Action, ReconcileResult), FunctionError> {
     let name = object.metadata.name.clone().unwrap_or_default();
-    let mut function = serde_json::to_value(object.as_ref()).map_err(|e| FunctionError::Kube {
-        function: name.clone(),
-        message: format!("cannot be encoded: {e}"),
-    })?;
+    let mut function =
+        serde_json::to_value(object.as_ref()).map_err(|source| FunctionError::Encode {
+            function: name.clone(),
+            source,
+        })?;
     function["apiVersion"] = json!(FUNCTION_API_VERSION);
     function["kind"] = json!(FUNCTION_KIND);
     let outcome = ctx.install(&name, &function).await?;
@@ -595,11 +467,7 @@ pub async fn reconcile(
         tracing::warn!(function = name, %error, "cannot install function package");
     }
     ctx.cluster
-        .apply_async(
-            &status(&function, &outcome, &now()),
-            crate::xrd::FIELD_MANAGER,
-            true,
-        )
+        .apply_async(&status(&function, &outcome, &now()), FIELD_MANAGER, true)
         .await?;
     if ctx
         .packages
@@ -612,22 +480,19 @@ pub async fn reconcile(
             "function changed; reconciling its XRs"
         );
     }
+    let reference = ctx.reference(&name);
     if outcome.healthy() {
-        ctx.succeeded(&name);
-        Ok(Action::requeue(ctx.timing.poll_interval))
+        ctx.backoff.succeeded(&reference);
+        Ok((
+            Action::requeue(ctx.timing.poll_interval),
+            ReconcileResult::Success,
+        ))
     } else {
-        Ok(Action::requeue(ctx.backoff(&name)))
+        Ok((
+            Action::requeue(ctx.backoff.failed(&reference)),
+            ReconcileResult::NotSynced,
+        ))
     }
-}
-
-pub fn error_policy(
-    object: Arc<DynamicObject>,
-    error: &FunctionError,
-    ctx: Arc<FunctionContext>,
-) -> Action {
-    let name = object.metadata.name.clone().unwrap_or_default();
-    tracing::warn!(function = name, %error, "Function reconcile failed");
-    Action::requeue(ctx.backoff(&name))
 }
 
 /// Runs the Function controller until `shutdown` resolves.
@@ -661,7 +526,7 @@ pub async fn run(
     );
     Controller::for_stream_with(trigger, reader, resource)
         .graceful_shutdown_on(shutdown)
-        .run(reconcile, error_policy, ctx)
+        .run(reconcile, reconciler::error_policy, ctx)
         .for_each(|_| futures::future::ready(()))
         .await;
 }
@@ -669,8 +534,10 @@ pub async fn run(
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use plait_runtime::Runtime;
+
     use super::*;
-    use plait_reconcile::MemoryCluster;
+    use crate::object::condition;
 
     fn function(package: &str, status: Value) -> Value {
         json!({
@@ -681,49 +548,12 @@ mod tests {
         })
     }
 
-    fn packages() -> Arc<Packages> {
-        Arc::new(Packages::new(
+    fn packages() -> Arc<InstalledPackages> {
+        Arc::new(InstalledPackages::new(
             plait_oci::Client::new(plait_oci::ClientConfig::default()).unwrap(),
             Runtime::new(plait_runtime::RuntimeConfig::default()).unwrap(),
-            DEFAULT_NAMESPACE,
+            super::super::DEFAULT_NAMESPACE,
         ))
-    }
-
-    #[test]
-    fn functions_not_healthy_are_refused_by_name_with_the_reason() {
-        let resolver = PackageResolver::new(packages());
-        let digest = format!("sha256:{}", "0".repeat(64));
-        let cases = [
-            (
-                function("r.io/fn:v1", json!({})),
-                "Function \"fn\": package \"r.io/fn:v1\" is not installed yet",
-            ),
-            (
-                function(
-                    "r.io/fn:v1",
-                    json!({"conditions": [{"type": "Healthy", "status": "False", "reason": "NotFound", "message": "cannot install package r.io/fn:v1: gone"}]}),
-                ),
-                "Function \"fn\" is not healthy (NotFound): cannot install package r.io/fn:v1: gone",
-            ),
-            (
-                function(
-                    "r.io/fn:v1",
-                    json!({"resolvedDigest": digest, "conditions": [{"type": "Healthy", "status": "True", "reason": REASON_HEALTHY}]}),
-                ),
-                "Function \"fn\": package \"r.io/fn:v1\" is not installed yet",
-            ),
-        ];
-        for (object, want) in cases {
-            let cluster = MemoryCluster::new();
-            cluster.seed([object]).unwrap();
-            let error = resolver.resolve("fn", &cluster).err().unwrap();
-            assert_eq!(error.to_string(), want);
-        }
-        let error = resolver
-            .resolve("missing", &MemoryCluster::new())
-            .err()
-            .unwrap();
-        assert!(matches!(error, ResolveError::Unknown { .. }), "{error}");
     }
 
     #[test]
@@ -786,7 +616,10 @@ mod tests {
                     "{outcome:?} {type_}"
                 );
                 assert_eq!(c["observedGeneration"], 2);
-                assert!(text(c, "/message").contains("r.io/fn"), "{outcome:?}: {c}");
+                assert!(
+                    text(c, "/message").is_some_and(|m| m.contains("r.io/fn")),
+                    "{outcome:?}: {c}"
+                );
             }
             assert!(
                 condition(&applied, "Other").is_none(),

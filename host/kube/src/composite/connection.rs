@@ -8,18 +8,40 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, Patch, PatchParams};
 use plait_model::{CompositeResourceDefinition, Composition};
-use plait_reconcile::COMPOSITE_FIELD_MANAGER;
+use plait_reconcile::{COMPOSITE_FIELD_MANAGER, ClusterError};
 use serde_json::{Value, json};
 
-use crate::claim::CONNECTION_SECRET_TYPE;
+use crate::api::CONNECTION_SECRET_TYPE;
 use crate::cluster::KubeCluster;
-use crate::xr::now;
+use crate::object::text;
+use crate::timing::now;
 
-fn text<'a>(value: &'a Value, pointer: &str) -> Option<&'a str> {
-    value
-        .pointer(pointer)
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
+#[derive(Debug, thiserror::Error)]
+pub enum PublishError {
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
+    #[error("spec.writeConnectionSecretToRef: cannot set default: {0}")]
+    Default(#[source] kube::Error),
+    #[error("cannot get connection secret {namespace}/{name}: {source}")]
+    Get {
+        namespace: String,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error(
+        "cannot publish connection details: connection secret {namespace}/{name} is controlled by another resource"
+    )]
+    NotControlled { namespace: String, name: String },
+    #[error("cannot publish connection details to {namespace}/{name}: {source}")]
+    Apply {
+        namespace: String,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("status.connectionDetails.lastPublishedTime: {0}")]
+    Stamp(#[source] kube::Error),
 }
 
 /// The details to publish: only the XRD's `connectionSecretKeys` when it lists any.
@@ -44,7 +66,7 @@ pub async fn publish(
     composition: &Composition,
     xrd: &CompositeResourceDefinition,
     details: &BTreeMap<String, Vec<u8>>,
-) -> Result<bool, String> {
+) -> Result<bool, PublishError> {
     let (Some(api_version), Some(kind), Some(xr_name), Some(uid)) = (
         text(xr, "/apiVersion"),
         text(xr, "/kind"),
@@ -53,10 +75,7 @@ pub async fn publish(
     ) else {
         return Ok(false);
     };
-    let (xrs, _) = cluster
-        .api_for(api_version, kind, None)
-        .await
-        .map_err(|e| e.to_string())?;
+    let (xrs, _) = cluster.api_for(api_version, kind, None).await?;
     let (name, namespace) = match (
         text(xr, "/spec/writeConnectionSecretToRef/name"),
         text(xr, "/spec/writeConnectionSecretToRef/namespace"),
@@ -70,7 +89,7 @@ pub async fn publish(
             let patch = json!({"spec": {"writeConnectionSecretToRef": reference}});
             xrs.patch(xr_name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
-                .map_err(|e| format!("spec.writeConnectionSecretToRef: cannot set default: {e}"))?;
+                .map_err(PublishError::Default)?;
             (uid.to_string(), ns.clone())
         }
     };
@@ -78,7 +97,11 @@ pub async fn publish(
     let existing = secrets
         .get_opt(&name)
         .await
-        .map_err(|e| format!("cannot get connection secret {namespace}/{name}: {e}"))?;
+        .map_err(|source| PublishError::Get {
+            namespace: namespace.clone(),
+            name: name.clone(),
+            source,
+        })?;
     let mut data: BTreeMap<String, ByteString> = BTreeMap::new();
     if let Some(existing) = &existing {
         let owner = existing
@@ -88,9 +111,7 @@ pub async fn publish(
             .flatten()
             .find(|o| o.controller == Some(true));
         if owner.is_some_and(|o| o.uid != uid) {
-            return Err(format!(
-                "cannot publish connection details: connection secret {namespace}/{name} is controlled by another resource"
-            ));
+            return Err(PublishError::NotControlled { namespace, name });
         }
         data = existing.data.clone().unwrap_or_default();
     }
@@ -129,12 +150,16 @@ pub async fn publish(
             &Patch::Apply(&secret),
         )
         .await
-        .map_err(|e| format!("cannot publish connection details to {namespace}/{name}: {e}"))?;
+        .map_err(|source| PublishError::Apply {
+            namespace: namespace.clone(),
+            name: name.clone(),
+            source,
+        })?;
     // The new publish time is what tells a claim's controller to copy the Secret.
     let status = json!({"status": {"connectionDetails": {"lastPublishedTime": now()}}});
     xrs.patch_status(xr_name, &PatchParams::default(), &Patch::Merge(&status))
         .await
-        .map_err(|e| format!("status.connectionDetails.lastPublishedTime: {e}"))?;
+        .map_err(PublishError::Stamp)?;
     Ok(true)
 }
 

@@ -1,0 +1,81 @@
+//! The API vocabulary every controller shares: field managers, groups,
+//! kinds, annotations, and the `ApiResource`s of plait's own kinds.
+
+use kube::api::ApiResource;
+use plait_functions::{FUNCTION_API_VERSION, FUNCTION_KIND};
+use plait_model::Gvk;
+
+/// The field manager of what plait's controllers apply to their own kinds.
+pub const FIELD_MANAGER: &str = "plait";
+pub const APIEXTENSIONS_GROUP: &str = "apiextensions.crossplane.io";
+/// The version the controller reads XRDs at. Both versions share storage;
+/// the scope each was written with is defaulted into the stored object.
+pub const XRD_VERSION: &str = "v1";
+pub const XRD_API_VERSION: &str = "apiextensions.crossplane.io/v1";
+pub const XRD_KIND: &str = "CompositeResourceDefinition";
+pub const COMPOSITION_API_VERSION: &str = "apiextensions.crossplane.io/v1";
+pub const COMPOSITION_KIND: &str = "Composition";
+pub const REVISION_KIND: &str = "CompositionRevision";
+pub const ANNOTATION_PAUSED: &str = "crossplane.io/paused";
+pub const ANNOTATION_EXTERNAL_NAME: &str = "crossplane.io/external-name";
+/// The type of the connection Secrets XRs and claims write, as upstream.
+pub const CONNECTION_SECRET_TYPE: &str = "connection.crossplane.io/v1alpha1";
+/// What a paused XR or claim says on its `Synced` condition.
+pub const RECONCILE_PAUSED: &str =
+    "Reconciliation (including deletion) is paused via the pause annotation";
+
+pub fn xrd_resource() -> ApiResource {
+    ApiResource {
+        group: APIEXTENSIONS_GROUP.into(),
+        version: XRD_VERSION.into(),
+        api_version: XRD_API_VERSION.into(),
+        kind: XRD_KIND.into(),
+        plural: "compositeresourcedefinitions".into(),
+    }
+}
+
+pub fn composition_resource() -> ApiResource {
+    ApiResource {
+        group: APIEXTENSIONS_GROUP.into(),
+        version: "v1".into(),
+        api_version: COMPOSITION_API_VERSION.into(),
+        kind: COMPOSITION_KIND.into(),
+        plural: "compositions".into(),
+    }
+}
+
+pub fn revision_resource() -> ApiResource {
+    ApiResource {
+        group: APIEXTENSIONS_GROUP.into(),
+        version: "v1".into(),
+        api_version: COMPOSITION_API_VERSION.into(),
+        kind: REVISION_KIND.into(),
+        plural: "compositionrevisions".into(),
+    }
+}
+
+pub fn function_resource() -> ApiResource {
+    ApiResource {
+        group: "pkg.crossplane.io".into(),
+        version: "v1".into(),
+        api_version: FUNCTION_API_VERSION.into(),
+        kind: FUNCTION_KIND.into(),
+        plural: "functions".into(),
+    }
+}
+
+/// The resource of a kind an XRD defines (its XRs or claims).
+pub fn defined_resource(gvk: &Gvk, plural: &str) -> ApiResource {
+    ApiResource {
+        group: gvk.group.clone(),
+        version: gvk.version.clone(),
+        api_version: gvk.api_version(),
+        kind: gvk.kind.clone(),
+        plural: plural.into(),
+    }
+}
+
+/// The group of an apiVersion (`""` for the core group).
+pub fn group_of(api_version: &str) -> &str {
+    api_version.split_once('/').map_or("", |(g, _)| g)
+}

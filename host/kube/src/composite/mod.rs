@@ -1,0 +1,351 @@
+//! The controller of one XR kind: selects a Composition revision, runs the
+//! shared reconcile core on a blocking thread, publishes legacy connection
+//! Secrets, and handles pause and deletion.
+
+mod connection;
+mod delete;
+mod select;
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use kube::api::{ApiResource, DynamicObject};
+use kube::runtime::controller::Action;
+use plait_functions::{ClusterFunctions, PipelineFunctions};
+use plait_model::CompositeResourceDefinition;
+use plait_reconcile::{
+    COMPOSITE_FIELD_MANAGER, ClusterError, CompositeScope, Event, EventType, ObjectRef, Reconcile,
+    set_condition,
+};
+use serde_json::{Value, json};
+
+use crate::api::{ANNOTATION_PAUSED, RECONCILE_PAUSED};
+use crate::cluster::KubeCluster;
+use crate::function::Functions;
+use crate::metrics::{CallMetrics, ReconcileResult};
+use crate::object::{self, has_finalizer, text};
+use crate::reconciler::{self, Controlled, ReconcileFailure};
+use crate::timing::{Backoff, Timing, now};
+use crate::watches::{ComposedWatches, Kind};
+
+pub const FINALIZER: &str = "composite.apiextensions.crossplane.io";
+
+/// How soon an XR that changed while it was reconciled is reconciled again.
+const CONFLICT_RETRY: Duration = Duration::from_millis(200);
+
+#[derive(Debug, thiserror::Error)]
+pub enum XrError {
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
+    #[error("{object}: {source}")]
+    Kube {
+        object: String,
+        #[source]
+        source: Box<kube::Error>,
+    },
+    #[error("composite resource {object}: cannot be encoded: {source}")]
+    Encode {
+        object: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("reconcile of {object} did not finish: {source}")]
+    Join {
+        object: ObjectRef,
+        #[source]
+        source: tokio::task::JoinError,
+    },
+}
+
+impl ReconcileFailure for XrError {
+    fn metric_label(&self) -> &'static str {
+        match self {
+            XrError::Cluster(ClusterError::Conflict { .. }) => "conflict",
+            XrError::Cluster(_) => "cluster",
+            XrError::Kube { .. } => "kube",
+            XrError::Encode { .. } => "encode",
+            XrError::Join { .. } => "join",
+        }
+    }
+}
+
+/// What every XR of one kind shares.
+pub struct XrContext {
+    pub cluster: KubeCluster,
+    pub functions: Functions,
+    pub watches: Arc<ComposedWatches>,
+    pub timing: Timing,
+    /// The XRD, refreshed whenever the XRD controller sees it change.
+    pub xrd: RwLock<CompositeResourceDefinition>,
+    pub resource: ApiResource,
+    backoff: Backoff<ObjectRef>,
+}
+
+impl XrContext {
+    pub fn new(
+        cluster: KubeCluster,
+        functions: Functions,
+        watches: Arc<ComposedWatches>,
+        timing: Timing,
+        xrd: CompositeResourceDefinition,
+        resource: ApiResource,
+    ) -> XrContext {
+        XrContext {
+            cluster,
+            functions,
+            watches,
+            backoff: Backoff::of(&timing),
+            timing,
+            xrd: RwLock::new(xrd),
+            resource,
+        }
+    }
+
+    fn xrd(&self) -> Option<CompositeResourceDefinition> {
+        self.xrd.read().ok().map(|x| x.clone())
+    }
+
+    /// The XR's API, in its namespace.
+    fn api(&self, reference: &ObjectRef) -> kube::Api<DynamicObject> {
+        object::api_for(
+            self.cluster.client(),
+            &self.resource,
+            reference.namespace.as_deref(),
+        )
+    }
+
+    /// The XR as stored after a write, as JSON.
+    fn stored(&self, patched: &DynamicObject, reference: &ObjectRef) -> Result<Value, XrError> {
+        object::to_value(patched, &self.resource).map_err(|source| XrError::Encode {
+            object: reference.to_string(),
+            source,
+        })
+    }
+}
+
+impl Controlled for XrContext {
+    fn resource(&self) -> &ApiResource {
+        &self.resource
+    }
+
+    fn backoff(&self) -> &Backoff<ObjectRef> {
+        &self.backoff
+    }
+}
+
+fn kube_error(reference: &ObjectRef) -> impl FnOnce(kube::Error) -> XrError + '_ {
+    move |source| XrError::Kube {
+        object: reference.to_string(),
+        source: Box::new(source),
+    }
+}
+
+/// Reconciles one XR, and counts how it went in the metrics.
+pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<XrContext>) -> Result<Action, XrError> {
+    reconciler::counted(ctx.as_ref(), reconcile_xr(object, &ctx)).await
+}
+
+async fn reconcile_xr(
+    object: Arc<DynamicObject>,
+    ctx: &XrContext,
+) -> Result<(Action, ReconcileResult), XrError> {
+    let mut xr = serde_json::to_value(object.as_ref()).map_err(|source| XrError::Encode {
+        object: object.metadata.name.clone().unwrap_or_default(),
+        source,
+    })?;
+    if xr.get("apiVersion").is_none() {
+        xr["apiVersion"] = json!(ctx.resource.api_version);
+        xr["kind"] = json!(ctx.resource.kind);
+    }
+    let Some(reference) = ObjectRef::of(&xr) else {
+        return Ok((Action::await_change(), ReconcileResult::Skipped));
+    };
+    let Some(xrd) = ctx.xrd() else {
+        return Ok((Action::await_change(), ReconcileResult::Skipped));
+    };
+    let scope = CompositeScope::of(&xrd);
+
+    if text(
+        &xr,
+        &format!(
+            "/metadata/annotations/{}",
+            ANNOTATION_PAUSED.replace('/', "~1")
+        ),
+    ) == Some("true")
+    {
+        ctx.cluster.publish(Event {
+            regarding: reference.clone(),
+            event_type: EventType::Normal,
+            reason: "ReconciliationPaused".into(),
+            message: "Reconciliation is paused via the pause annotation".into(),
+        });
+        set_condition(
+            &mut xr,
+            "Synced",
+            "False",
+            "ReconcilePaused",
+            Some(RECONCILE_PAUSED),
+            &now(),
+        );
+        ctx.cluster
+            .apply_async(&xr, COMPOSITE_FIELD_MANAGER, true)
+            .await?;
+        return Ok((Action::await_change(), ReconcileResult::Paused));
+    }
+
+    if xr.pointer("/metadata/deletionTimestamp").is_some() {
+        return Ok((
+            delete::delete(xr, reference, scope, ctx).await?,
+            ReconcileResult::Deleting,
+        ));
+    }
+
+    if !has_finalizer(&xr, FINALIZER) {
+        let patched = object::add_finalizer(&ctx.api(&reference), &xr, FINALIZER)
+            .await
+            .map_err(kube_error(&reference))?;
+        xr = ctx.stored(&patched, &reference)?;
+    }
+
+    let selected = match select::composition(ctx, &xrd, &mut xr, &reference, scope).await {
+        Ok(name) => select::revision(ctx, &xrd, &mut xr, &reference, scope, &name).await,
+        Err(failure) => Err(failure),
+    };
+    let (composition, steps) = match selected {
+        Ok(prepared) => prepared,
+        Err(select::Failure::Synced(message)) => {
+            return not_synced(ctx, xr, &reference, &message).await;
+        }
+        Err(select::Failure::Error(e)) => return Err(e),
+    };
+
+    let cluster = ctx.cluster.clone();
+    let resolver = ctx.functions.resolver.clone();
+    let timeout = ctx.timing.reconcile_timeout;
+    let xr_for_run = xr.clone();
+    let run = tokio::task::spawn_blocking(move || {
+        let functions =
+            PipelineFunctions::resolve(&resolver, &ClusterFunctions(&cluster), &steps, timeout)
+                .map_err(|e| e.to_string());
+        let functions = match functions {
+            Ok(f) => f.observed_by(Arc::new(CallMetrics)),
+            Err(message) => return Ok(Err(message)),
+        };
+        Reconcile {
+            cluster: &cluster,
+            runner: &functions,
+            xr: xr_for_run,
+            scope,
+            steps: &steps,
+            context: json!({}),
+            now: now(),
+        }
+        .run()
+        .map(Ok)
+    })
+    .await
+    .map_err(|source| XrError::Join {
+        object: reference.clone(),
+        source,
+    })?;
+    let outcome = match run {
+        Ok(Ok(outcome)) => outcome,
+        Ok(Err(resolve_error)) => return not_synced(ctx, xr, &reference, &resolve_error).await,
+        // The XR changed while its pipeline ran (often through this
+        // controller's own previous write), so it was read stale: nothing is
+        // wrong with it, and the next reconcile reads the new version.
+        Err(e) if e.is_conflict() => {
+            tracing::debug!(composite = %reference, error = %e, "XR changed during reconcile; retrying");
+            return Ok((Action::requeue(CONFLICT_RETRY), ReconcileResult::Conflict));
+        }
+        Err(e) => return not_synced(ctx, xr, &reference, &e.to_string()).await,
+    };
+
+    let mut kinds = referenced_kinds(&outcome.xr, scope);
+    kinds.extend(outcome.composed.values().filter_map(kind_of));
+    ctx.watches.track(&ctx.cluster, &reference, kinds).await;
+    if let Some(error) = &outcome.error {
+        tracing::info!(composite = %reference, %error, "reconcile did not sync");
+        return Ok((
+            Action::requeue(ctx.backoff.failed(&reference)),
+            ReconcileResult::NotSynced,
+        ));
+    }
+    if scope == CompositeScope::LegacyCluster {
+        let details = &outcome.connection_details;
+        let published =
+            connection::publish(&ctx.cluster, &outcome.xr, &composition, &xrd, details).await;
+        if let Err(error) = published {
+            tracing::info!(composite = %reference, %error, "cannot publish connection details");
+            ctx.cluster.publish(Event {
+                regarding: reference.clone(),
+                event_type: EventType::Warning,
+                reason: "PublishConnectionSecret".into(),
+                message: error.to_string(),
+            });
+            return Ok((
+                Action::requeue(ctx.backoff.failed(&reference)),
+                ReconcileResult::Error,
+            ));
+        }
+    }
+    ctx.backoff.succeeded(&reference);
+    let next = outcome
+        .ttl
+        .filter(|t| !t.is_zero())
+        .map_or(ctx.timing.poll_interval, |t| {
+            t.min(ctx.timing.poll_interval)
+        });
+    tracing::debug!(composite = %reference, composed = outcome.composed.len(), "reconciled");
+    Ok((Action::requeue(next), ReconcileResult::Success))
+}
+
+/// Reports an XR that cannot be composed as it stands on its `Synced`
+/// condition and in an event, and backs off.
+async fn not_synced(
+    ctx: &XrContext,
+    mut xr: Value,
+    reference: &ObjectRef,
+    message: &str,
+) -> Result<(Action, ReconcileResult), XrError> {
+    tracing::info!(composite = %reference, error = message, "cannot compose");
+    ctx.cluster.publish(Event {
+        regarding: reference.clone(),
+        event_type: EventType::Warning,
+        reason: "ReconcileError".into(),
+        message: message.into(),
+    });
+    set_condition(
+        &mut xr,
+        "Synced",
+        "False",
+        "ReconcileError",
+        Some(message),
+        &now(),
+    );
+    ctx.cluster
+        .apply_async(&xr, COMPOSITE_FIELD_MANAGER, true)
+        .await?;
+    Ok((
+        Action::requeue(ctx.backoff.failed(reference)),
+        ReconcileResult::NotSynced,
+    ))
+}
+
+fn kind_of(object: &Value) -> Option<Kind> {
+    Some((
+        text(object, "/apiVersion")?.to_string(),
+        text(object, "/kind")?.to_string(),
+    ))
+}
+
+/// The kinds of the XR's resource references.
+fn referenced_kinds(xr: &Value, scope: CompositeScope) -> BTreeSet<Kind> {
+    xr.pointer(&format!("{}/resourceRefs", scope.machinery_pointer()))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(kind_of)
+        .collect()
+}
