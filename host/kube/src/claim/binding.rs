@@ -186,6 +186,7 @@ pub fn xr_name(claim_name: &str, claim_uid: &str, attempt: u32) -> String {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use super::super::tests::resources;
     use super::*;
     use plait_model::Manifest;
 
@@ -201,17 +202,6 @@ mod tests {
             value["spec"]["enforcedCompositionRef"] = json!({"name": "enforced"});
         }
         CompositeResourceDefinition::from_value(value).unwrap()
-    }
-
-    fn resources() -> (ApiResource, ApiResource) {
-        let make = |kind: &str, plural: &str| ApiResource {
-            group: "example.org".into(),
-            version: "v1".into(),
-            api_version: "example.org/v1".into(),
-            kind: kind.into(),
-            plural: plural.into(),
-        };
-        (make("App", "apps"), make("XApp", "xapps"))
     }
 
     fn claim(spec: Value) -> Value {

@@ -566,3 +566,20 @@ async fn write_status(ctx: &ClaimContext, claim: &Value) -> Result<(), ClaimErro
         .await?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use kube::api::ApiResource;
+
+    /// The claim and XR kinds of an example XRD.
+    pub fn resources() -> (ApiResource, ApiResource) {
+        let make = |kind: &str, plural: &str| ApiResource {
+            group: "example.org".into(),
+            version: "v1".into(),
+            api_version: "example.org/v1".into(),
+            kind: kind.into(),
+            plural: plural.into(),
+        };
+        (make("App", "apps"), make("XApp", "xapps"))
+    }
+}

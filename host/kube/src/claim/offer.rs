@@ -246,19 +246,9 @@ pub fn terminating(xrd_value: &mut Value, now: &str) {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use super::super::tests::resources;
     use super::*;
     use crate::object::condition;
-
-    fn resources() -> (ApiResource, ApiResource) {
-        let make = |kind: &str, plural: &str| ApiResource {
-            group: "example.org".into(),
-            version: "v1".into(),
-            api_version: "example.org/v1".into(),
-            kind: kind.into(),
-            plural: plural.into(),
-        };
-        (make("App", "apps"), make("XApp", "xapps"))
-    }
 
     #[test]
     fn offered_status_follows_what_offer_found() {

@@ -534,27 +534,9 @@ pub async fn run(
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use plait_runtime::Runtime;
-
+    use super::super::tests::{function, packages};
     use super::*;
     use crate::object::condition;
-
-    fn function(package: &str, status: Value) -> Value {
-        json!({
-            "apiVersion": FUNCTION_API_VERSION, "kind": FUNCTION_KIND,
-            "metadata": {"name": "fn", "generation": 2},
-            "spec": {"package": package},
-            "status": status,
-        })
-    }
-
-    fn packages() -> Arc<InstalledPackages> {
-        Arc::new(InstalledPackages::new(
-            plait_oci::Client::new(plait_oci::ClientConfig::default()).unwrap(),
-            Runtime::new(plait_runtime::RuntimeConfig::default()).unwrap(),
-            super::super::DEFAULT_NAMESPACE,
-        ))
-    }
 
     #[test]
     fn status_reports_both_conditions_and_the_digest_it_resolved() {

@@ -48,3 +48,34 @@ impl Functions {
         self.resolver.runtime()
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::sync::Arc;
+
+    use plait_functions::{FUNCTION_API_VERSION, FUNCTION_KIND};
+    use plait_runtime::Runtime;
+    use serde_json::{Value, json};
+
+    use super::{DEFAULT_NAMESPACE, InstalledPackages};
+
+    /// The Function `fn` with `package` and `status`.
+    pub fn function(package: &str, status: Value) -> Value {
+        json!({
+            "apiVersion": FUNCTION_API_VERSION, "kind": FUNCTION_KIND,
+            "metadata": {"name": "fn", "generation": 2},
+            "spec": {"package": package},
+            "status": status,
+        })
+    }
+
+    /// An empty package store with a registry client that reaches nothing.
+    pub fn packages() -> Arc<InstalledPackages> {
+        Arc::new(InstalledPackages::new(
+            plait_oci::Client::new(plait_oci::ClientConfig::default()).unwrap(),
+            Runtime::new(plait_runtime::RuntimeConfig::default()).unwrap(),
+            DEFAULT_NAMESPACE,
+        ))
+    }
+}

@@ -142,29 +142,13 @@ impl PackageSource for InstalledPackages {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use plait_functions::{ClusterFunctions, FUNCTION_API_VERSION, FUNCTION_KIND, Resolver};
+    use plait_functions::{ClusterFunctions, Resolver};
     use plait_reconcile::MemoryCluster;
     use serde_json::json;
 
     use super::super::controller::REASON_HEALTHY;
+    use super::super::tests::{function, packages};
     use super::*;
-
-    fn function(package: &str, status: Value) -> Value {
-        json!({
-            "apiVersion": FUNCTION_API_VERSION, "kind": FUNCTION_KIND,
-            "metadata": {"name": "fn", "generation": 2},
-            "spec": {"package": package},
-            "status": status,
-        })
-    }
-
-    fn packages() -> Arc<InstalledPackages> {
-        Arc::new(InstalledPackages::new(
-            plait_oci::Client::new(plait_oci::ClientConfig::default()).unwrap(),
-            Runtime::new(plait_runtime::RuntimeConfig::default()).unwrap(),
-            super::super::DEFAULT_NAMESPACE,
-        ))
-    }
 
     #[test]
     fn functions_not_healthy_are_refused_by_name_with_the_reason() {
