@@ -1,0 +1,133 @@
+//! The functions built into the host: their names, the upstream packages
+//! they stand in for, and their embedded components.
+
+use std::sync::LazyLock;
+
+use crate::cache::digest;
+
+/// The functions built into the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Builtin {
+    PatchAndTransform,
+    AutoReady,
+    EnvironmentConfigs,
+}
+
+static PATCH_AND_TRANSFORM_WASM: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/plait_patch_and_transform.wasm"));
+static AUTO_READY_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/plait_auto_ready.wasm"));
+static ENVIRONMENT_CONFIGS_WASM: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/plait_environment_configs.wasm"));
+
+static BUILTIN_DIGESTS: LazyLock<[String; 3]> =
+    LazyLock::new(|| Builtin::ALL.map(|b| digest(b.wasm())));
+
+impl Builtin {
+    pub const ALL: [Builtin; 3] = [
+        Builtin::PatchAndTransform,
+        Builtin::AutoReady,
+        Builtin::EnvironmentConfigs,
+    ];
+
+    /// The function name a Composition step refers to.
+    pub fn name(self) -> &'static str {
+        match self {
+            Builtin::PatchAndTransform => "function-patch-and-transform",
+            Builtin::AutoReady => "function-auto-ready",
+            Builtin::EnvironmentConfigs => "function-environment-configs",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Builtin> {
+        Builtin::ALL.into_iter().find(|b| b.name() == name)
+    }
+
+    /// The built-in a Function's package stands for: upstream's own package
+    /// of a function plait ships, from any registry, at any version.
+    pub fn from_package(package: &str) -> Option<Builtin> {
+        let without_digest = package.split('@').next().unwrap_or(package);
+        let repository = match without_digest.rsplit_once(':') {
+            Some((repo, tag)) if !tag.contains('/') => repo,
+            _ => without_digest,
+        };
+        Builtin::ALL.into_iter().find(|b| {
+            repository
+                .strip_suffix(b.name())
+                .is_some_and(|rest| rest.ends_with("crossplane-contrib/"))
+        })
+    }
+
+    /// The embedded component.
+    pub fn wasm(self) -> &'static [u8] {
+        match self {
+            Builtin::PatchAndTransform => PATCH_AND_TRANSFORM_WASM,
+            Builtin::AutoReady => AUTO_READY_WASM,
+            Builtin::EnvironmentConfigs => ENVIRONMENT_CONFIGS_WASM,
+        }
+    }
+
+    /// The `sha256:<hex>` of the embedded component.
+    pub fn digest(self) -> &'static str {
+        &BUILTIN_DIGESTS[self as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upstream_packages_map_to_builtins() {
+        let cases = [
+            (
+                "xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform:v0.8.2",
+                Some(Builtin::PatchAndTransform),
+            ),
+            (
+                "xpkg.upbound.io/crossplane-contrib/function-patch-and-transform:v0.1.4",
+                Some(Builtin::PatchAndTransform),
+            ),
+            (
+                "xpkg.crossplane.io/crossplane-contrib/function-auto-ready:v0.6.3",
+                Some(Builtin::AutoReady),
+            ),
+            (
+                "xpkg.crossplane.io/crossplane-contrib/function-auto-ready@sha256:abcd",
+                Some(Builtin::AutoReady),
+            ),
+            (
+                "localhost:5000/crossplane-contrib/function-auto-ready",
+                Some(Builtin::AutoReady),
+            ),
+            (
+                "xpkg.crossplane.io/someone-else/function-patch-and-transform:v1",
+                None,
+            ),
+            (
+                "xpkg.crossplane.io/crossplane-contrib/function-go-templating:v0.9.0",
+                None,
+            ),
+        ];
+        for (package, want) in cases {
+            assert_eq!(Builtin::from_package(package), want, "{package}");
+        }
+    }
+
+    #[test]
+    fn builtins_round_trip_through_their_names() {
+        for builtin in Builtin::ALL {
+            assert_eq!(Builtin::from_name(builtin.name()), Some(builtin));
+            assert!(builtin.digest().starts_with("sha256:"));
+            assert!(!builtin.wasm().is_empty());
+        }
+        assert_eq!(Builtin::from_name("function-go-templating"), None);
+        assert_eq!(
+            Builtin::from_name("function-patch-and-transform"),
+            Some(Builtin::PatchAndTransform)
+        );
+        assert_eq!(
+            Builtin::from_name("function-auto-ready"),
+            Some(Builtin::AutoReady)
+        );
+    }
+}

@@ -1,0 +1,89 @@
+//! How a runtime is configured and how far one call may go.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Sizes of the instance pool. At most `total_component_instances` calls
+/// run at once; more wait for a free slot. Each memory slot reserves 4 GiB of
+/// address space (not RAM), so `total_memories` sets the virtual size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolConfig {
+    pub total_component_instances: u32,
+    pub total_core_instances: u32,
+    pub total_memories: u32,
+    pub total_tables: u32,
+    /// The largest linear memory any instance may have; a call's
+    /// `memory_bytes` above this is capped by it.
+    pub max_memory_bytes: usize,
+    /// How much of a freed slot's linear memory stays mapped for the next
+    /// instance. Only the pages the last instance wrote are reset (found with
+    /// Linux's `PAGEMAP_SCAN` where the kernel has it), so the next call
+    /// starts from the module's original image without page faults. Memory
+    /// above this is returned to the kernel. RAM held: up to this much per
+    /// slot that has been used.
+    pub keep_resident_bytes: usize,
+}
+
+impl Default for PoolConfig {
+    fn default() -> Self {
+        // Measured in the spike: Rust, Python and JS guests fit these.
+        PoolConfig {
+            total_component_instances: 64,
+            total_core_instances: 512,
+            total_memories: 128,
+            total_tables: 512,
+            max_memory_bytes: 1 << 30,
+            // Measured with the patch-and-transform benchmark: 4 MiB and
+            // above cut a 10-resource call by a sixth; the larger value
+            // covers the bigger Compositions too.
+            keep_resident_bytes: 16 << 20,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuntimeConfig {
+    /// Where compiled components are kept across restarts; `None` keeps
+    /// them in memory only. Only the host may write this directory.
+    pub cache_dir: Option<PathBuf>,
+    /// How many components may compile at once (compiling is CPU- and
+    /// memory-heavy; calls are cheap).
+    pub max_concurrent_compiles: usize,
+    pub pool: PoolConfig,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig {
+            cache_dir: None,
+            max_concurrent_compiles: 2,
+            pool: PoolConfig::default(),
+        }
+    }
+}
+
+/// Bounds on one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallLimits {
+    /// Wall-clock time the guest may run, measured in epoch ticks.
+    pub deadline: Duration,
+    /// The largest linear memory the guest may grow to; the pool's
+    /// `max_memory_bytes` caps it.
+    pub memory_bytes: usize,
+    /// The cap on each of stdout, stderr and the log. Writing more to stdout
+    /// or stderr fails the call; log lines past the cap are dropped.
+    pub output_bytes: usize,
+    /// The largest response (the sum of its texts) the host accepts.
+    pub response_bytes: usize,
+}
+
+impl Default for CallLimits {
+    fn default() -> Self {
+        CallLimits {
+            deadline: Duration::from_secs(10),
+            memory_bytes: 256 << 20,
+            output_bytes: 64 << 10,
+            response_bytes: 16 << 20,
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! What a store holds during one call: the guest's WASI context with its
+//! captured stdout and stderr, its memory limit, its log lines, and the host
+//! imports that give the guest access to them.
+
+use plait_sdk::LogLevel;
+use wasmtime::component::{HasSelf, Linker, ResourceTable};
+use wasmtime::{Engine, StoreLimits, StoreLimitsBuilder};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use crate::bindings::Function;
+use crate::bindings::plait::function::log as wit_log;
+use crate::error::RuntimeError;
+
+/// A line the guest logged through the `log` import.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogLine {
+    pub level: LogLevel,
+    pub message: String,
+}
+
+/// What a store holds during one call.
+pub(crate) struct CallState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    pub(crate) limits: StoreLimits,
+    pub(crate) log: LogSink,
+    pub(crate) stdout: MemoryOutputPipe,
+    pub(crate) stderr: MemoryOutputPipe,
+}
+
+impl CallState {
+    /// State for a guest that may grow its memory to `memory_limit` and
+    /// write `output_bytes` to each of stdout, stderr and the log.
+    pub(crate) fn new(memory_limit: usize, output_bytes: usize) -> CallState {
+        let stdout = MemoryOutputPipe::new(output_bytes);
+        let stderr = MemoryOutputPipe::new(output_bytes);
+        // No preopens, environment or arguments (the builder's defaults), and
+        // no network: every address and name lookup is refused.
+        let wasi = WasiCtx::builder()
+            .stdout(stdout.clone())
+            .stderr(stderr.clone())
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false)
+            .socket_addr_check(|_, _| Box::pin(async { false }))
+            .build();
+        CallState {
+            wasi,
+            table: ResourceTable::new(),
+            limits: StoreLimitsBuilder::new()
+                .memory_size(memory_limit)
+                .trap_on_grow_failure(true)
+                .build(),
+            log: LogSink::new(output_bytes),
+            stdout,
+            stderr,
+        }
+    }
+}
+
+/// Everything a function may import: WASI and plait's own world.
+pub(crate) fn linker(engine: &Engine) -> Result<Linker<CallState>, RuntimeError> {
+    let engine_error = |e: wasmtime::Error| RuntimeError::Engine(e.to_string());
+    let mut linker = Linker::<CallState>::new(engine);
+    wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(engine_error)?;
+    Function::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(engine_error)?;
+    Ok(linker)
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl crate::bindings::plait::function::types::Host for CallState {}
+
+impl wit_log::Host for CallState {
+    fn log(&mut self, level: wit_log::Level, message: String) {
+        let level = match level {
+            wit_log::Level::Trace => LogLevel::Trace,
+            wit_log::Level::Debug => LogLevel::Debug,
+            wit_log::Level::Info => LogLevel::Info,
+            wit_log::Level::Warn => LogLevel::Warn,
+            wit_log::Level::Error => LogLevel::Error,
+        };
+        self.log.push(level, message);
+    }
+}
+
+/// Log lines kept within a byte budget. Past it, the line that does not fit
+/// is cut and a single marker records that lines were dropped: a chatty
+/// guest loses log lines, never its result.
+pub(crate) struct LogSink {
+    pub(crate) lines: Vec<LogLine>,
+    remaining: usize,
+    limit: usize,
+    truncated: bool,
+}
+
+impl LogSink {
+    fn new(limit: usize) -> LogSink {
+        LogSink {
+            lines: Vec::new(),
+            remaining: limit,
+            limit,
+            truncated: false,
+        }
+    }
+
+    fn push(&mut self, level: LogLevel, mut message: String) {
+        if self.truncated {
+            return;
+        }
+        if message.len() <= self.remaining {
+            self.remaining -= message.len();
+            self.lines.push(LogLine { level, message });
+            return;
+        }
+        let mut cut = self.remaining;
+        while !message.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        message.truncate(cut);
+        if !message.is_empty() {
+            self.lines.push(LogLine { level, message });
+        }
+        self.lines.push(LogLine {
+            level: LogLevel::Warn,
+            message: format!(
+                "log truncated: the limit of {} bytes was reached",
+                self.limit
+            ),
+        });
+        self.remaining = 0;
+        self.truncated = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_lines_past_the_budget_are_cut_and_marked_once() {
+        let mut sink = LogSink::new(10);
+        sink.push(LogLevel::Info, "12345".into());
+        sink.push(LogLevel::Warn, "abcdefgh".into());
+        sink.push(LogLevel::Error, "dropped".into());
+        let lines: Vec<_> = sink
+            .lines
+            .iter()
+            .map(|l| (l.level, l.message.as_str()))
+            .collect();
+        assert_eq!(
+            lines,
+            vec![
+                (LogLevel::Info, "12345"),
+                (LogLevel::Warn, "abcde"),
+                (
+                    LogLevel::Warn,
+                    "log truncated: the limit of 10 bytes was reached"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn log_truncation_respects_character_boundaries() {
+        let mut sink = LogSink::new(3);
+        sink.push(LogLevel::Info, "aéb".into());
+        assert_eq!(sink.lines[0].message, "aé");
+        let mut sink = LogSink::new(2);
+        sink.push(LogLevel::Info, "aéb".into());
+        assert_eq!(sink.lines[0].message, "a");
+    }
+}
