@@ -3,7 +3,7 @@
 //! upstream's error texts.
 //!
 //! Values follow the int-preserving model: integral JSON numbers are Go
-//! `int64`, others `float64` (see `gofmt::GoNumber`).
+//! `int64`, others `float64` (see `plait_go_compat::value::GoNumber`).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -13,10 +13,12 @@ use serde::Deserialize;
 use serde_json::{Number, Value};
 use sha1::Digest as _;
 
-use crate::gofmt::{
-    GoNumber, format_float_f, format_v, go_json, go_lossy, go_type_name, quote, sprintf,
-};
 use crate::quantity::parse_quantity;
+use plait_go_compat::float::format_float_f;
+use plait_go_compat::json::{go_json, go_lossy};
+use plait_go_compat::printf::{format_v, sprintf};
+use plait_go_compat::strconv::quote;
+use plait_go_compat::value::{GoNumber, go_type_name};
 
 /// One entry of a patch's `transforms`.
 ///

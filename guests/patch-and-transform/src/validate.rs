@@ -4,7 +4,6 @@
 //! `resources[2].patches[0].combine: Required value: …` or
 //! `…type: Invalid value: "Foo": …`. The first error wins.
 
-use crate::gofmt;
 use crate::input::{
     COMBINE_FROM_COMPOSITE, COMBINE_FROM_ENVIRONMENT, COMBINE_TO_COMPOSITE, COMBINE_TO_ENVIRONMENT,
     Combine, ComposedTemplate, ConnectionDetail, Environment, FROM_COMPOSITE_FIELD_PATH,
@@ -14,6 +13,7 @@ use crate::input::{
 };
 use crate::merge::ToFieldPathPolicy;
 use crate::transforms;
+use plait_go_compat::strconv::quote;
 
 /// A rendered field error, `<path>: <body>`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -26,10 +26,7 @@ impl FieldError {
     }
 
     fn invalid(path: &str, value: &str, detail: &str) -> Self {
-        FieldError(format!(
-            "{path}: Invalid value: {}: {detail}",
-            gofmt::quote(value)
-        ))
+        FieldError(format!("{path}: Invalid value: {}: {detail}", quote(value)))
     }
 
     /// Puts `parent` in front of the error's path.
