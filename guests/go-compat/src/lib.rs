@@ -1,9 +1,10 @@
 //! Behaviours of Crossplane's Go code that plait's built-in functions must
 //! reproduce byte for byte: crossplane-runtime's field paths (parsing, reads,
 //! writes, wildcards, and their error texts), Go's `fmt`, `strconv` and
-//! `encoding/json` renderings of JSON values, and `encoding/json`'s refusal to
-//! read a struct from anything but an object.
+//! `encoding/json` renderings of JSON values, `encoding/json`'s refusal to
+//! read a struct from anything but an object, and Kubernetes' `field.Error`.
 
+pub mod field;
 pub mod fieldpath;
 pub mod float;
 pub mod json;

@@ -6,7 +6,6 @@
 //! `int64`, others `float64` (see `plait_go_compat::value::GoNumber`).
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use base64::Engine as _;
 use serde::Deserialize;
@@ -14,6 +13,7 @@ use serde_json::{Number, Value};
 use sha1::Digest as _;
 
 use crate::quantity::parse_quantity;
+use plait_go_compat::field::{Error as FieldError, Path};
 use plait_go_compat::float::format_float_f;
 use plait_go_compat::json::{go_json, go_lossy};
 use plait_go_compat::printf::{format_v, sprintf};
@@ -189,98 +189,26 @@ impl TransformError {
     }
 }
 
-/// The kind of a Kubernetes `field.Error`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FieldErrorKind {
-    Required,
-    Invalid(Value),
-    NotSupported(Value),
-}
-
-/// A validation failure, rendered like Kubernetes' `field.Error`:
-/// `math.multiply: Required value: must specify ...`.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub struct TransformValidationError {
-    /// The path of the offending field, relative to the transform.
-    pub field: String,
-    pub kind: FieldErrorKind,
-    pub detail: String,
-}
-
-impl TransformValidationError {
-    pub fn required(field: &str, detail: &str) -> Self {
-        TransformValidationError {
-            field: field.to_string(),
-            kind: FieldErrorKind::Required,
-            detail: detail.to_string(),
-        }
-    }
-
-    pub fn invalid(field: &str, value: &str, detail: &str) -> Self {
-        TransformValidationError {
-            field: field.to_string(),
-            kind: FieldErrorKind::Invalid(Value::String(value.to_string())),
-            detail: detail.to_string(),
-        }
-    }
-
-    /// Roots the field path under `prefix` (upstream's `WrapFieldError`).
-    pub fn with_prefix(mut self, prefix: &str) -> Self {
-        self.field = if self.field.is_empty() {
-            prefix.to_string()
-        } else {
-            format!("{prefix}.{}", self.field)
-        };
-        self
-    }
-}
-
-/// How `field.Error` prints a bad value: strings quoted, scalars bare.
-fn field_error_value(value: &Value) -> String {
-    match value {
-        Value::String(s) => quote(s),
-        Value::Null => "null".to_string(),
-        other => format_v(other),
-    }
-}
-
-impl fmt::Display for TransformValidationError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let body = match &self.kind {
-            FieldErrorKind::Required => "Required value".to_string(),
-            FieldErrorKind::Invalid(v) => format!("Invalid value: {}", field_error_value(v)),
-            FieldErrorKind::NotSupported(v) => {
-                format!("Unsupported value: {}", field_error_value(v))
-            }
-        };
-        write!(f, "{}: {body}", self.field)?;
-        if !self.detail.is_empty() {
-            write!(f, ": {}", self.detail)?;
-        }
-        Ok(())
-    }
-}
-
 /// Validates a transform before anything runs, as the function does for
 /// its whole input.
-pub fn validate(transform: &Transform) -> Result<(), TransformValidationError> {
+pub fn validate(transform: &Transform) -> Result<(), FieldError> {
     let kind = transform.kind();
     let missing = || {
-        TransformValidationError::required(
-            kind,
-            &format!("given transform type {kind} requires configuration"),
+        FieldError::required(
+            Path::new(kind),
+            format!("given transform type {kind} requires configuration"),
         )
     };
     match kind {
         "math" => {
             let m = transform.math.as_ref().ok_or_else(missing)?;
-            validate_math(m).map_err(|e| e.with_prefix("math"))
+            validate_math(m).map_err(|e| e.under(&Path::new("math")))
         }
         "map" => {
             let m = transform.map.as_ref().ok_or_else(missing)?;
             if m.pairs.is_empty() {
-                return Err(TransformValidationError::required(
-                    "map.pairs",
+                return Err(FieldError::required(
+                    Path::new("map").child("pairs"),
                     "at least one pair must be specified if a map transform is specified",
                 ));
             }
@@ -288,138 +216,153 @@ pub fn validate(transform: &Transform) -> Result<(), TransformValidationError> {
         }
         "match" => {
             let m = transform.match_transform.as_ref().ok_or_else(missing)?;
-            validate_match(m).map_err(|e| e.with_prefix("match"))
+            validate_match(m).map_err(|e| e.under(&Path::new("match")))
         }
         "string" => {
             let s = transform.string.as_ref().ok_or_else(missing)?;
-            validate_string(s).map_err(|e| e.with_prefix("string"))
+            validate_string(s).map_err(|e| e.under(&Path::new("string")))
         }
         "convert" => {
             let c = transform.convert.as_ref().ok_or_else(missing)?;
-            validate_convert(c).map_err(|e| e.with_prefix("convert"))
+            validate_convert(c).map_err(|e| e.under(&Path::new("convert")))
         }
-        other => Err(TransformValidationError::invalid(
-            "type",
+        other => Err(FieldError::invalid(
+            Path::new("type"),
             other,
             "unknown transform type",
         )),
     }
 }
 
-fn validate_math(m: &MathTransform) -> Result<(), TransformValidationError> {
+fn validate_math(m: &MathTransform) -> Result<(), FieldError> {
     let required = |field: &str, what: &str| {
-        TransformValidationError::required(
-            field,
-            &format!("must specify a value if a {what} math transform is specified"),
+        FieldError::required(
+            Path::new(field),
+            format!("must specify a value if a {what} math transform is specified"),
         )
     };
     match m.kind() {
-        "" => Err(TransformValidationError::required(
-            "type",
+        "" => Err(FieldError::required(
+            Path::new("type"),
             "math transform type is required",
         )),
         "Multiply" if m.multiply.is_none() => Err(required("multiply", "multiply")),
         "ClampMin" if m.clamp_min.is_none() => Err(required("clampMin", "clamp min")),
         "ClampMax" if m.clamp_max.is_none() => Err(required("clampMax", "clamp max")),
         "Multiply" | "ClampMin" | "ClampMax" => Ok(()),
-        other => Err(TransformValidationError::invalid(
-            "type",
+        other => Err(FieldError::invalid(
+            Path::new("type"),
             other,
             "unknown math transform type",
         )),
     }
 }
 
-fn validate_match(m: &MatchTransform) -> Result<(), TransformValidationError> {
+fn validate_match(m: &MatchTransform) -> Result<(), FieldError> {
     if m.patterns.is_empty() {
-        return Err(TransformValidationError::required(
-            "patterns",
+        return Err(FieldError::required(
+            Path::new("patterns"),
             "at least one pattern must be specified if a match transform is specified",
         ));
     }
     for (i, p) in m.patterns.iter().enumerate() {
-        let prefix = format!("patterns[{i}]");
+        let prefix = Path::new("patterns").index(i);
         match p.pattern_type.as_str() {
             "literal" | "" => {
                 if p.literal.is_none() {
-                    return Err(TransformValidationError::required(
-                        "literal",
+                    return Err(FieldError::required(
+                        Path::new("literal"),
                         "literal pattern type requires a literal",
                     )
-                    .with_prefix(&prefix));
+                    .under(&prefix));
                 }
             }
             "regexp" => {
                 let Some(re) = &p.regexp else {
-                    return Err(TransformValidationError::required(
-                        "regexp",
+                    return Err(FieldError::required(
+                        Path::new("regexp"),
                         "regexp pattern type requires a regexp",
                     )
-                    .with_prefix(&prefix));
+                    .under(&prefix));
                 };
                 if compile_regexp(re).is_err() {
-                    return Err(
-                        TransformValidationError::invalid("regexp", re, "invalid regexp")
-                            .with_prefix(&prefix),
-                    );
+                    return Err(FieldError::invalid(
+                        Path::new("regexp"),
+                        re.as_str(),
+                        "invalid regexp",
+                    )
+                    .under(&prefix));
                 }
             }
             other => {
-                return Err(TransformValidationError::invalid(
-                    "type",
-                    other,
-                    "unknown pattern type",
-                )
-                .with_prefix(&prefix));
+                return Err(
+                    FieldError::invalid(Path::new("type"), other, "unknown pattern type")
+                        .under(&prefix),
+                );
             }
         }
     }
     Ok(())
 }
 
-fn validate_string(s: &StringTransform) -> Result<(), TransformValidationError> {
-    let required = TransformValidationError::required;
+fn validate_string(s: &StringTransform) -> Result<(), FieldError> {
     match s.kind() {
-        "" => Err(required("type", "string transform type is required")),
-        "Format" if s.fmt.is_none() => Err(required("fmt", "format transform requires a format")),
-        "Convert" if s.convert.is_none() => Err(required(
-            "convert",
+        "" => Err(FieldError::required(
+            Path::new("type"),
+            "string transform type is required",
+        )),
+        "Format" if s.fmt.is_none() => Err(FieldError::required(
+            Path::new("fmt"),
+            "format transform requires a format",
+        )),
+        "Convert" if s.convert.is_none() => Err(FieldError::required(
+            Path::new("convert"),
             "convert transform requires a conversion type",
         )),
-        "TrimPrefix" | "TrimSuffix" if s.trim.is_none() => {
-            Err(required("trim", "trim transform requires a trim value"))
-        }
+        "TrimPrefix" | "TrimSuffix" if s.trim.is_none() => Err(FieldError::required(
+            Path::new("trim"),
+            "trim transform requires a trim value",
+        )),
         "Regexp" => {
             let Some(r) = &s.regexp else {
-                return Err(required("regexp", "regexp transform requires a regexp"));
+                return Err(FieldError::required(
+                    Path::new("regexp"),
+                    "regexp transform requires a regexp",
+                ));
             };
             if r.match_expr.is_empty() {
-                return Err(required(
-                    "regexp.match",
+                return Err(FieldError::required(
+                    Path::new("regexp").child("match"),
                     "regexp transform requires a match",
                 ));
             }
             if compile_regexp(&r.match_expr).is_err() {
-                return Err(TransformValidationError::invalid(
-                    "regexp.match",
-                    &r.match_expr,
+                return Err(FieldError::invalid(
+                    Path::new("regexp").child("match"),
+                    r.match_expr.as_str(),
                     "invalid regexp",
                 ));
             }
             Ok(())
         }
-        "Join" if s.join.is_none() => Err(required("join", "join transform requires a join")),
+        "Join" if s.join.is_none() => Err(FieldError::required(
+            Path::new("join"),
+            "join transform requires a join",
+        )),
         "Replace" => match &s.replace {
-            None => Err(required("replace", "replace transform requires a replace")),
-            Some(r) if r.search.is_empty() => Err(required(
-                "replace.search",
+            None => Err(FieldError::required(
+                Path::new("replace"),
+                "replace transform requires a replace",
+            )),
+            Some(r) if r.search.is_empty() => Err(FieldError::required(
+                Path::new("replace").child("search"),
                 "replace transform requires a search",
             )),
             Some(_) => Ok(()),
         },
         "Format" | "Convert" | "TrimPrefix" | "TrimSuffix" | "Join" => Ok(()),
-        other => Err(TransformValidationError::invalid(
-            "type",
+        other => Err(FieldError::invalid(
+            Path::new("type"),
             other,
             "unknown string transform type",
         )),
@@ -430,19 +373,19 @@ const IO_TYPES: [&str; 7] = [
     "string", "bool", "int", "int64", "float64", "object", "array",
 ];
 
-fn validate_convert(c: &ConvertTransform) -> Result<(), TransformValidationError> {
+fn validate_convert(c: &ConvertTransform) -> Result<(), FieldError> {
     let format = c.format_or_none();
     if !matches!(format, "none" | "quantity" | "json") {
-        return Err(TransformValidationError::invalid(
-            "format",
+        return Err(FieldError::invalid(
+            Path::new("format"),
             format,
             "invalid format",
         ));
     }
     if !IO_TYPES.contains(&c.to_type.as_str()) {
-        return Err(TransformValidationError::invalid(
-            "toType",
-            &c.to_type,
+        return Err(FieldError::invalid(
+            Path::new("toType"),
+            c.to_type.as_str(),
             "invalid type",
         ));
     }
@@ -1021,6 +964,7 @@ plait_go_compat::deserialize_from_objects_only!(
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use plait_go_compat::field::ErrorKind;
     use serde_json::json;
 
     fn transform(v: Value) -> Transform {
@@ -2248,24 +2192,31 @@ mod tests {
             json!({"type": "math", "math": {"type": "Multiply"}}),
         ))
         .expect_err("invalid")
-        .with_prefix("resources[0].patches[1].transforms[2]");
+        .under(
+            &Path::new("resources")
+                .index(0)
+                .child("patches")
+                .index(1)
+                .child("transforms")
+                .index(2),
+        );
         assert_eq!(
-            err.field,
+            err.path.as_str(),
             "resources[0].patches[1].transforms[2].math.multiply"
         );
-        assert_eq!(err.kind, FieldErrorKind::Required);
-        let not_supported = TransformValidationError {
-            field: "policy.toFieldPath".to_string(),
-            kind: FieldErrorKind::NotSupported(json!("Merge")),
+        assert_eq!(err.kind, ErrorKind::Required);
+        let not_supported = FieldError {
+            path: Path::new("policy").child("toFieldPath"),
+            kind: ErrorKind::NotSupported(json!("Merge")),
             detail: "supported values: \"Replace\"".to_string(),
         };
         assert_eq!(
             not_supported.to_string(),
             "policy.toFieldPath: Unsupported value: \"Merge\": supported values: \"Replace\""
         );
-        let invalid_number = TransformValidationError {
-            field: "x".to_string(),
-            kind: FieldErrorKind::Invalid(json!(3)),
+        let invalid_number = FieldError {
+            path: Path::new("x"),
+            kind: ErrorKind::Invalid(json!(3)),
             detail: String::new(),
         };
         assert_eq!(invalid_number.to_string(), "x: Invalid value: 3");
