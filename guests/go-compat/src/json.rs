@@ -105,6 +105,20 @@ pub fn go_lossy(bytes: &[u8]) -> String {
     }
 }
 
+/// The text of Go's `json.UnmarshalTypeError` for a decoded value that is
+/// not of the Go type asked for.
+pub fn unmarshal_type_error(value: &Value, go_type: &str) -> String {
+    let kind = match value {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    format!("json: cannot unmarshal {kind} into Go value of type {go_type}")
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -137,6 +151,18 @@ mod tests {
         for (rule, value, want) in cases {
             assert_eq!(go_json(&value), want, "{rule}");
         }
+    }
+
+    #[test]
+    fn unmarshal_type_error_names_the_json_kind() {
+        assert_eq!(
+            unmarshal_type_error(&json!([1]), "map[string]interface {}"),
+            "json: cannot unmarshal array into Go value of type map[string]interface {}"
+        );
+        assert_eq!(
+            unmarshal_type_error(&json!(true), "[]interface {}"),
+            "json: cannot unmarshal bool into Go value of type []interface {}"
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use plait_go_compat::float::format_float_f;
+use plait_go_compat::json::unmarshal_type_error;
 use plait_go_compat::strconv::quote;
 use plait_go_compat::value::{GoNumber, go_type_name};
 
@@ -60,17 +61,6 @@ fn go_json_error(e: &serde_json::Error) -> String {
     }
 }
 
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 pub(super) fn resolve_convert(c: &ConvertTransform, input: Value) -> Result<Value, String> {
     validate_convert(c).map_err(|e| e.to_string())?;
     let from = go_type_name(&input);
@@ -103,10 +93,7 @@ pub(super) fn resolve_convert(c: &ConvertTransform, input: Value) -> Result<Valu
             if want || parsed.is_null() {
                 Ok(parsed)
             } else {
-                Err(format!(
-                    "json: cannot unmarshal {} into Go value of type {go_type}",
-                    json_kind(&parsed)
-                ))
+                Err(unmarshal_type_error(&parsed, go_type))
             }
         }
         (Value::Number(n), _, "none") => match (GoNumber::of(n), to) {
