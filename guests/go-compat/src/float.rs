@@ -145,17 +145,23 @@ pub(crate) fn format_float(v: f64, verb: char, prec: Option<usize>) -> String {
     }
 }
 
-/// Go's `%b` of a float: decimal mantissa, binary exponent.
-fn format_float_b(v: f64) -> String {
+/// The sign, biased exponent and mantissa (with its implicit leading bit)
+/// of a float, subnormals read with exponent 1 as IEEE 754 has it.
+fn float_parts(v: f64) -> (bool, i64, u64) {
     let bits = v.to_bits();
     let neg = bits >> 63 != 0;
-    let mut exp = ((bits >> 52) & 0x7FF) as i64;
-    let mut mant = bits & ((1 << 52) - 1);
+    let exp = ((bits >> 52) & 0x7FF) as i64;
+    let mant = bits & ((1 << 52) - 1);
     if exp == 0 {
-        exp += 1;
+        (neg, 1, mant)
     } else {
-        mant |= 1 << 52;
+        (neg, exp, mant | 1 << 52)
     }
+}
+
+/// Go's `%b` of a float: decimal mantissa, binary exponent.
+fn format_float_b(v: f64) -> String {
+    let (neg, mut exp, mant) = float_parts(v);
     exp += -1023 - 52;
     format!(
         "{}{}p{}{}",
@@ -168,15 +174,7 @@ fn format_float_b(v: f64) -> String {
 
 /// Go's `%x` of a float: hexadecimal mantissa, binary exponent.
 fn format_float_x(v: f64, verb: char, prec: Option<usize>) -> String {
-    let bits = v.to_bits();
-    let neg = bits >> 63 != 0;
-    let mut exp = ((bits >> 52) & 0x7FF) as i64;
-    let mut mant = bits & ((1 << 52) - 1);
-    if exp == 0 {
-        exp += 1;
-    } else {
-        mant |= 1 << 52;
-    }
+    let (neg, mut exp, mut mant) = float_parts(v);
     exp -= 1023;
     if mant == 0 {
         exp = 0;
