@@ -46,13 +46,18 @@ fn layout_e(neg: bool, digits: &str, dp: i64, prec: usize, e: char) -> String {
     }
     out.push(e);
     let exp = if digits.is_empty() { 0 } else { dp - 1 };
+    push_exponent(&mut out, exp);
+    out
+}
+
+/// An exponent as Go writes it: a sign and at least two digits.
+fn push_exponent(out: &mut String, exp: i64) {
     out.push(if exp < 0 { '-' } else { '+' });
     let a = exp.unsigned_abs();
     if a < 10 {
         out.push('0');
     }
     out.push_str(&a.to_string());
-    out
 }
 
 /// Go's `%f` layout of a digit string with `prec` decimals.
@@ -228,12 +233,7 @@ fn format_float_x(v: f64, verb: char, prec: Option<usize>) -> String {
         _ => {}
     }
     out.push(if verb == 'X' { 'P' } else { 'p' });
-    out.push(if exp < 0 { '-' } else { '+' });
-    let a = exp.unsigned_abs();
-    if a < 10 {
-        out.push('0');
-    }
-    out.push_str(&a.to_string());
+    push_exponent(&mut out, exp);
     out
 }
 
