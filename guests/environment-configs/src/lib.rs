@@ -24,6 +24,7 @@ use input::{
     SourceType,
 };
 use plait_go_compat::fieldpath::{self, FieldPathError};
+use plait_go_compat::json::unmarshal_type_error;
 
 /// The well-known context key holding the composition environment.
 pub const CONTEXT_KEY_ENVIRONMENT: &str = "apiextensions.crossplane.io/environment";
@@ -503,21 +504,10 @@ fn config_data(config: &Value) -> Result<Map<String, Value>, Error> {
         Ok(Value::Object(data)) => Ok(data.clone()),
         Ok(Value::Null) => Ok(Map::new()),
         Ok(other) => Err(error(format!(
-            "cannot unmarshal value from JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-            json_type(other)
+            "cannot unmarshal value from JSON: {}",
+            unmarshal_type_error(other, "map[string]interface {}")
         ))),
         Err(e) => Err(error(e.to_string())),
-    }
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
     }
 }
 

@@ -8,7 +8,7 @@ use std::fmt;
 
 use serde_json::{Map, Number, Value};
 
-use crate::gofmt::quote;
+use crate::strconv::quote;
 
 /// The largest array index `set_value` will write, like upstream's
 /// `DefaultMaxFieldPathIndex`: it bounds how far a patch can grow an array.

@@ -1,11 +1,16 @@
 //! Behaviours of Crossplane's Go code that plait's built-in functions must
 //! reproduce byte for byte: crossplane-runtime's field paths (parsing, reads,
-//! writes, wildcards, and their error texts) and Go's `fmt`, `strconv.Quote`
-//! and `encoding/json` renderings of JSON values, and `encoding/json`'s
-//! refusal to read a struct from anything but an object.
+//! writes, wildcards, and their error texts), Go's `fmt`, `strconv` and
+//! `encoding/json` renderings of JSON values, `encoding/json`'s refusal to
+//! read a struct from anything but an object, and Kubernetes' `field.Error`.
 
+pub mod field;
 pub mod fieldpath;
-pub mod gofmt;
+pub mod float;
+pub mod json;
+pub mod printf;
+pub mod strconv;
+pub mod value;
 
 #[doc(hidden)]
 pub use serde as __serde;

@@ -38,7 +38,7 @@ pub fn extract(
                 .and_then(|path| fieldpath::get_value(observed, path).ok())
                 .map(|value| match value {
                     Value::String(s) => s.as_bytes().to_vec(),
-                    other => crate::gofmt::go_json(other).into_bytes(),
+                    other => plait_go_compat::json::go_json(other).into_bytes(),
                 }),
             // Validation rejected every other type before anything ran.
             _ => None,

@@ -21,11 +21,12 @@ pub mod ready;
 pub mod transforms;
 pub mod validate;
 
-pub use plait_go_compat::{fieldpath, gofmt};
+pub use plait_go_compat::fieldpath;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use plait_go_compat::strconv::quote;
 use plait_sdk::{
     Function, FunctionError, FunctionResult, Ready, Request, Resource, Response, Severity, State,
 };
@@ -161,7 +162,7 @@ fn compose(
                 Err(err) => {
                     return Err(format!(
                         "cannot apply the {} environment patch at index {i}: {err}",
-                        gofmt::quote(p.patch_type())
+                        quote(p.patch_type())
                     ));
                 }
                 Ok(()) => {}
@@ -170,7 +171,7 @@ fn compose(
     }
 
     for ((template, base), template_patches) in input.resources.iter().zip(bases).zip(&templates) {
-        let name = gofmt::quote(&template.name);
+        let name = quote(&template.name);
         let mut resource = match base {
             Some(base @ Value::Object(_)) => base,
             Some(_) => {
@@ -224,7 +225,7 @@ fn compose(
             let Err(err) = patches::apply_composed_patch(p, &mut targets) else {
                 continue;
             };
-            let patch_type = gofmt::quote(p.patch_type());
+            let patch_type = quote(p.patch_type());
             if !err.not_found {
                 return Err(format!(
                     "cannot render composed resource {name} {patch_type} patch at index {i}: {err}"

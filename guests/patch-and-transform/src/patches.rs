@@ -6,7 +6,6 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use crate::fieldpath::{self, FieldPathError};
-use crate::gofmt;
 use crate::input::{
     COMBINE_FROM_COMPOSITE, COMBINE_FROM_ENVIRONMENT, COMBINE_TO_COMPOSITE, COMBINE_TO_ENVIRONMENT,
     ComposedTemplate, FROM_COMPOSITE_FIELD_PATH, FROM_ENVIRONMENT_FIELD_PATH, PATCH_SET, Patch,
@@ -14,6 +13,7 @@ use crate::input::{
 };
 use crate::merge::{self, MergeOptions};
 use crate::transforms;
+use plait_go_compat::printf;
 
 /// Why a patch failed. `not_found` marks a missing `from` field, which the
 /// `fromFieldPath` policy may turn into "skip this patch".
@@ -109,7 +109,7 @@ pub fn apply_combine(p: &Patch, from: &Value, to: &mut Value) -> Result<(), Patc
         .map(|v| fieldpath::get_value(from, &v.from_field_path).cloned())
         .collect::<Result<Vec<_>, _>>()?;
     let combined = match (combine.strategy.as_str(), &combine.string) {
-        ("string", Some(string)) => Value::String(gofmt::sprintf(&string.fmt, &variables)),
+        ("string", Some(string)) => Value::String(printf::sprintf(&string.fmt, &variables)),
         ("string", None) => {
             return Err(PatchError::new(
                 "given combine strategy string requires configuration".to_owned(),

@@ -4,7 +4,6 @@
 //! `resources[2].patches[0].combine: Required value: …` or
 //! `…type: Invalid value: "Foo": …`. The first error wins.
 
-use crate::gofmt;
 use crate::input::{
     COMBINE_FROM_COMPOSITE, COMBINE_FROM_ENVIRONMENT, COMBINE_TO_COMPOSITE, COMBINE_TO_ENVIRONMENT,
     Combine, ComposedTemplate, ConnectionDetail, Environment, FROM_COMPOSITE_FIELD_PATH,
@@ -14,29 +13,7 @@ use crate::input::{
 };
 use crate::merge::ToFieldPathPolicy;
 use crate::transforms;
-
-/// A rendered field error, `<path>: <body>`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct FieldError(String);
-
-impl FieldError {
-    fn required(path: &str, detail: &str) -> Self {
-        FieldError(format!("{path}: Required value: {detail}"))
-    }
-
-    fn invalid(path: &str, value: &str, detail: &str) -> Self {
-        FieldError(format!(
-            "{path}: Invalid value: {}: {detail}",
-            gofmt::quote(value)
-        ))
-    }
-
-    /// Puts `parent` in front of the error's path.
-    fn under(self, parent: &str) -> Self {
-        FieldError(format!("{parent}.{}", self.0))
-    }
-}
+use plait_go_compat::field::{Error as FieldError, Path};
 
 type Result = std::result::Result<(), FieldError>;
 
@@ -56,41 +33,41 @@ pub fn resources(r: &Resources) -> Result {
     let env_patches = r.environment.as_ref().map_or(0, |e| e.patches.len());
     if r.resources.is_empty() && env_patches == 0 {
         return Err(FieldError::required(
-            "resources",
+            Path::new("resources"),
             "resources or environment patches are required",
         ));
     }
     for (i, t) in r.resources.iter().enumerate() {
-        composed_template(t).map_err(|e| e.under(&format!("resources[{i}]")))?;
+        composed_template(t).map_err(|e| e.under(&Path::new("resources").index(i)))?;
     }
     if let Some(env) = &r.environment {
-        environment(env).map_err(|e| e.under("environment"))?;
+        environment(env).map_err(|e| e.under(&Path::new("environment")))?;
     }
     Ok(())
 }
 
 fn composed_template(t: &ComposedTemplate) -> Result {
     if t.name.is_empty() {
-        return Err(FieldError::required("name", "name is required"));
+        return Err(FieldError::required(Path::new("name"), "name is required"));
     }
     for (i, p) in t.patches.iter().enumerate() {
-        patch(p, PatchPlace::Composed).map_err(|e| e.under(&format!("patches[{i}]")))?;
+        patch(p, PatchPlace::Composed).map_err(|e| e.under(&Path::new("patches").index(i)))?;
     }
     for (i, cd) in t.connection_details.iter().enumerate() {
-        connection_detail(cd).map_err(|e| e.under(&format!("connectionDetails[{i}]")))?;
+        connection_detail(cd).map_err(|e| e.under(&Path::new("connectionDetails").index(i)))?;
     }
     for (i, rc) in t.readiness_checks.iter().enumerate() {
-        readiness_check(rc).map_err(|e| e.under(&format!("readinessChecks[{i}]")))?;
+        readiness_check(rc).map_err(|e| e.under(&Path::new("readinessChecks").index(i)))?;
     }
     Ok(())
 }
 
 fn patch_set(ps: &PatchSet) -> Result {
     if ps.name.is_empty() {
-        return Err(FieldError::required("name", "name is required"));
+        return Err(FieldError::required(Path::new("name"), "name is required"));
     }
     for (i, p) in ps.patches.iter().enumerate() {
-        patch(p, PatchPlace::PatchSet).map_err(|e| e.under(&format!("patches[{i}]")))?;
+        patch(p, PatchPlace::PatchSet).map_err(|e| e.under(&Path::new("patches").index(i)))?;
     }
     Ok(())
 }
@@ -106,13 +83,13 @@ fn environment(e: &Environment) -> Result {
             | TO_ENVIRONMENT_FIELD_PATH => {}
             other => {
                 return Err(FieldError::invalid(
-                    &format!("patches[{i}][type]"),
+                    Path::new("patches").index(i).key("type"),
                     other,
                     "invalid environment patch type",
                 ));
             }
         }
-        patch(p, PatchPlace::Environment).map_err(|e| e.under(&format!("patches[{i}]")))?;
+        patch(p, PatchPlace::Environment).map_err(|e| e.under(&Path::new("patches").index(i)))?;
     }
     Ok(())
 }
@@ -122,13 +99,13 @@ fn readiness_check(r: &ReadinessCheck) -> Result {
         "None" => return Ok(()),
         "MatchString" if r.match_string.is_none() => {
             return Err(FieldError::required(
-                "matchString",
+                Path::new("matchString"),
                 "cannot be nil for type MatchString",
             ));
         }
         "MatchInteger" if r.match_integer.is_none() => {
             return Err(FieldError::required(
-                "matchInteger",
+                Path::new("matchInteger"),
                 "cannot be nil for type MatchInteger",
             ));
         }
@@ -138,31 +115,34 @@ fn readiness_check(r: &ReadinessCheck) -> Result {
             };
             if m.type_.is_empty() {
                 return Err(FieldError::required(
-                    "type",
+                    Path::new("type"),
                     "cannot be empty for type MatchCondition",
                 )
-                .under("matchCondition"));
+                .under(&Path::new("matchCondition")));
             }
             if m.status.is_empty() {
                 return Err(FieldError::required(
-                    "status",
+                    Path::new("status"),
                     "cannot be empty for type MatchCondition",
                 )
-                .under("matchCondition"));
+                .under(&Path::new("matchCondition")));
             }
             return Ok(());
         }
         "MatchString" | "MatchInteger" | "NonEmpty" | "MatchTrue" | "MatchFalse" => {}
         other => {
             return Err(FieldError::invalid(
-                "type",
+                Path::new("type"),
                 other,
                 "unknown readiness check type",
             ));
         }
     }
     if r.field_path.is_none() {
-        return Err(FieldError::required("fieldPath", "cannot be empty"));
+        return Err(FieldError::required(
+            Path::new("fieldPath"),
+            "cannot be empty",
+        ));
     }
     Ok(())
 }
@@ -176,8 +156,8 @@ fn patch(p: &Patch, place: PatchPlace) -> Result {
         | TO_ENVIRONMENT_FIELD_PATH => {
             if p.from_field_path().is_empty() {
                 return Err(FieldError::required(
-                    "fromFieldPath",
-                    &format!("fromFieldPath must be set for patch type {t}"),
+                    Path::new("fromFieldPath"),
+                    format!("fromFieldPath must be set for patch type {t}"),
                 ));
             }
         }
@@ -189,15 +169,15 @@ fn patch(p: &Patch, place: PatchPlace) -> Result {
             };
             if let Some(go_type) = go_type {
                 return Err(FieldError::invalid(
-                    "type",
+                    Path::new("type"),
                     t,
-                    &format!("patch type {go_type} does not support patch of type {t}"),
+                    format!("patch type {go_type} does not support patch of type {t}"),
                 ));
             }
             if p.patch_set_name.as_deref().unwrap_or_default().is_empty() {
                 return Err(FieldError::required(
-                    "patchSetName",
-                    &format!("patchSetName must be set for patch type {t}"),
+                    Path::new("patchSetName"),
+                    format!("patchSetName must be set for patch type {t}"),
                 ));
             }
         }
@@ -207,31 +187,36 @@ fn patch(p: &Patch, place: PatchPlace) -> Result {
         | COMBINE_TO_ENVIRONMENT => {
             let Some(c) = &p.combine else {
                 return Err(FieldError::required(
-                    "combine",
-                    &format!("combine must be set for patch type {t}"),
+                    Path::new("combine"),
+                    format!("combine must be set for patch type {t}"),
                 ));
             };
             if p.to_field_path().is_empty() {
                 return Err(FieldError::required(
-                    "toFieldPath",
-                    &format!("toFieldPath must be set for patch type {t}"),
+                    Path::new("toFieldPath"),
+                    format!("toFieldPath must be set for patch type {t}"),
                 ));
             }
             // Upstream returns here: transforms and policies of combine
             // patches are not validated up front.
-            return combine(c).map_err(|e| e.under("combine"));
+            return combine(c).map_err(|e| e.under(&Path::new("combine")));
         }
-        other => return Err(FieldError::invalid("type", other, "unknown patch type")),
+        other => {
+            return Err(FieldError::invalid(
+                Path::new("type"),
+                other,
+                "unknown patch type",
+            ));
+        }
     }
     for (i, t) in p.transforms.iter().enumerate() {
-        transforms::validate(t)
-            .map_err(|e| FieldError(e.to_string()).under(&format!("transforms[{i}]")))?;
+        transforms::validate(t).map_err(|e| e.under(&Path::new("transforms").index(i)))?;
     }
     if p.policy.is_some() {
         let to = p.to_field_path_policy_name();
         if ToFieldPathPolicy::parse(to).is_none() {
             return Err(FieldError::invalid(
-                "policy.toFieldPathPolicy",
+                Path::new("policy").child("toFieldPathPolicy"),
                 to,
                 "unknown toFieldPathPolicy",
             ));
@@ -239,7 +224,7 @@ fn patch(p: &Patch, place: PatchPlace) -> Result {
         let from = p.from_field_path_policy();
         if from != "Optional" && from != "Required" {
             return Err(FieldError::invalid(
-                "policy.fromFieldPathPolicy",
+                Path::new("policy").child("fromFieldPathPolicy"),
                 from,
                 "unknown fromFieldPathPolicy",
             ));
@@ -252,20 +237,20 @@ fn combine(c: &Combine) -> Result {
     match c.strategy.as_str() {
         "string" if c.string.is_none() => {
             return Err(FieldError::required(
-                "string",
+                Path::new("string"),
                 "string must be set for combine strategy string",
             ));
         }
         "string" => {}
         "" => {
             return Err(FieldError::required(
-                "strategy",
+                Path::new("strategy"),
                 "a combine strategy must be provided",
             ));
         }
         other => {
             return Err(FieldError::invalid(
-                "strategy",
+                Path::new("strategy"),
                 other,
                 "unknown strategy type",
             ));
@@ -273,14 +258,14 @@ fn combine(c: &Combine) -> Result {
     }
     if c.variables.is_empty() {
         return Err(FieldError::required(
-            "variables",
+            Path::new("variables"),
             "at least one variable must be provided",
         ));
     }
     for (i, v) in c.variables.iter().enumerate() {
         if v.from_field_path.is_empty() {
             return Err(FieldError::required(
-                &format!("variables[{i}].fromFieldPath"),
+                Path::new("variables").index(i).child("fromFieldPath"),
                 "fromFieldPath must be set for each combine variable",
             ));
         }
@@ -291,7 +276,7 @@ fn combine(c: &Combine) -> Result {
 fn connection_detail(cd: &ConnectionDetail) -> Result {
     if cd.type_.is_empty() {
         return Err(FieldError::required(
-            "type",
+            Path::new("type"),
             "connection detail type is required",
         ));
     }
@@ -310,17 +295,17 @@ fn connection_detail(cd: &ConnectionDetail) -> Result {
         )),
         other => {
             return Err(FieldError::invalid(
-                "type",
+                Path::new("type"),
                 other,
                 "unknown connection detail type",
             ));
         }
     };
     if cd.name.is_empty() {
-        return Err(FieldError::required("name", "name is required"));
+        return Err(FieldError::required(Path::new("name"), "name is required"));
     }
     match missing {
-        Some((path, detail)) => Err(FieldError::required(path, detail)),
+        Some((path, detail)) => Err(FieldError::required(Path::new(path), detail)),
         None => Ok(()),
     }
 }

@@ -8,7 +8,7 @@ use crate::composition::{
     Composition, CompositionMode, CredentialsSource, EnvironmentConfiguration, EnvironmentSource,
     EnvironmentSourceType, LabelMatcherType, PipelineStep,
 };
-use crate::field_error::{FieldError, FieldPath};
+use crate::{FieldError, FieldPath};
 
 const PATCH_TYPES: &[&str] = &[
     "FromCompositeFieldPath",

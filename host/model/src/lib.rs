@@ -8,7 +8,6 @@ mod convert;
 mod defaults;
 mod environment_config;
 mod error;
-mod field_error;
 mod function;
 mod meta;
 mod xrd;
@@ -21,7 +20,9 @@ pub use convert::{
 pub use defaults::{apply_schema_defaults, default_value};
 pub use environment_config::EnvironmentConfig;
 pub use error::ModelError;
-pub use field_error::{FieldError, FieldErrorKind, FieldPath, render_errors};
 pub use function::{Function, FunctionSpec, LocalObjectReference};
 pub use meta::{Manifest, ObjectMeta, TypeReference, decode, parse_documents};
+pub use plait_go_compat::field::{
+    Error as FieldError, ErrorKind as FieldErrorKind, Path as FieldPath, render_errors,
+};
 pub use xrd::*;

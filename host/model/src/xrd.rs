@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::field_error::{FieldError, FieldPath};
 use crate::meta::{Manifest, ObjectMeta, nullable};
+use crate::{FieldError, FieldPath};
 
 pub const XRD_V1: &str = "apiextensions.crossplane.io/v1";
 pub const XRD_V2: &str = "apiextensions.crossplane.io/v2";

@@ -9,6 +9,9 @@
 //! the component fits plait's world before anything compiles it, and keeps
 //! verified blobs on disk by digest. Credentials are data ([`Keychain`]):
 //! this crate knows nothing of where they are stored.
+//!
+//! Over 600 lines because [`Client`]'s push, inspect and pull share one
+//! private session, retry and verification path that reads best in one place.
 
 mod cache;
 pub mod component;

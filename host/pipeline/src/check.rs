@@ -5,6 +5,7 @@
 //! namespaced resources in its own namespace. A violation names the resource
 //! and the rule.
 
+use plait_go_compat::field::{Error as FieldError, Path};
 use plait_sdk::State;
 use serde_json::Value;
 
@@ -179,7 +180,7 @@ fn check_composite(object: &Value) -> Result<(), CheckError> {
             json_type(object)
         )));
     }
-    check_metadata(object).map_err(invalid)
+    check_metadata(object).map_err(|e| invalid(e.to_string()))
 }
 
 fn check_composed(name: &str, object: &Value, rules: &OutputRules<'_>) -> Result<(), CheckError> {
@@ -202,7 +203,8 @@ fn check_composed(name: &str, object: &Value, rules: &OutputRules<'_>) -> Result
         Some(Value::String(s)) if !s.is_empty() => s.as_str(),
         _ => {
             return Err(invalid(
-                "apiVersion: Required value: must be a non-empty string".into(),
+                FieldError::required(Path::new("apiVersion"), "must be a non-empty string")
+                    .to_string(),
             ));
         }
     };
@@ -210,11 +212,11 @@ fn check_composed(name: &str, object: &Value, rules: &OutputRules<'_>) -> Result
         Some(Value::String(s)) if !s.is_empty() => s.as_str(),
         _ => {
             return Err(invalid(
-                "kind: Required value: must be a non-empty string".into(),
+                FieldError::required(Path::new("kind"), "must be a non-empty string").to_string(),
             ));
         }
     };
-    check_metadata(object).map_err(invalid)?;
+    check_metadata(object).map_err(|e| invalid(e.to_string()))?;
 
     if let Some(expected) = rules.namespace {
         let resource_name = object
@@ -249,14 +251,15 @@ fn is_dns_label_ish(name: &str) -> bool {
     !name.is_empty() && name.len() <= 253
 }
 
-fn check_metadata(object: &Value) -> Result<(), String> {
+fn check_metadata(object: &Value) -> Result<(), FieldError> {
     let Some(metadata) = object.get("metadata") else {
         return Ok(());
     };
+    let path = Path::new("metadata");
     let Some(metadata) = metadata.as_object() else {
-        return Err(format!(
-            "metadata: Invalid value: must be an object, got {}",
-            json_type(metadata)
+        return Err(FieldError::invalid_omitting_value(
+            path,
+            format!("must be an object, got {}", json_type(metadata)),
         ));
     };
     for field in ["name", "namespace", "generateName"] {
@@ -272,13 +275,13 @@ fn check_metadata(object: &Value) -> Result<(), String> {
                 if !(field == "generateName" && checked.is_empty())
                     && let Err(why) = rfc1123_subdomain(&checked)
                 {
-                    return Err(format!("metadata.{field}: Invalid value: {s:?}: {why}"));
+                    return Err(FieldError::invalid(path.child(field), s.as_str(), why));
                 }
             }
             Some(other) => {
-                return Err(format!(
-                    "metadata.{field}: Invalid value: must be a string, got {}",
-                    json_type(other)
+                return Err(FieldError::invalid_omitting_value(
+                    path.child(field),
+                    format!("must be a string, got {}", json_type(other)),
                 ));
             }
         }
@@ -288,15 +291,16 @@ fn check_metadata(object: &Value) -> Result<(), String> {
             None | Some(Value::Null) => {}
             Some(Value::Object(map)) => {
                 if let Some((key, _)) = map.iter().find(|(_, v)| !v.is_string()) {
-                    return Err(format!(
-                        "metadata.{field}[{key}]: Invalid value: must be a string"
+                    return Err(FieldError::invalid_omitting_value(
+                        path.child(field).key(key),
+                        "must be a string",
                     ));
                 }
             }
             Some(other) => {
-                return Err(format!(
-                    "metadata.{field}: Invalid value: must be an object, got {}",
-                    json_type(other)
+                return Err(FieldError::invalid_omitting_value(
+                    path.child(field),
+                    format!("must be an object, got {}", json_type(other)),
                 ));
             }
         }

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use plait_model::{FieldError, FieldPath};
 use plait_sdk::State;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -186,9 +187,9 @@ pub fn plan(
         if let Some(n) = metadata.get("name").and_then(Value::as_str)
             && let Err(why) = plait_pipeline::check::rfc1123_subdomain(n)
         {
-            return Err(invalid(format!(
-                "metadata.name: Invalid value: {n:?}: {why}"
-            )));
+            return Err(invalid(
+                FieldError::invalid(FieldPath::new("metadata").child("name"), n, why).to_string(),
+            ));
         }
         objects.insert(name.clone(), object);
     }
