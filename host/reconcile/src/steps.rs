@@ -105,3 +105,76 @@ fn steps_of(composition: &Composition) -> Vec<Step> {
         })
         .collect()
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use plait_model::Manifest;
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn composition(spec: Value) -> Composition {
+        Composition::from_value(json!({
+            "apiVersion": "apiextensions.crossplane.io/v1",
+            "kind": "Composition",
+            "metadata": {"name": "c"},
+            "spec": spec,
+        }))
+        .unwrap()
+    }
+
+    fn xr(api_version: &str, kind: &str) -> ObjectRef {
+        ObjectRef {
+            api_version: api_version.into(),
+            kind: kind.into(),
+            namespace: None,
+            name: "x".into(),
+        }
+    }
+
+    #[test]
+    fn prepare_checks_validity_then_kind_before_converting() {
+        let type_ref = json!({"apiVersion": "example.org/v1", "kind": "XApp"});
+        let pipeline = json!([{"step": "a", "functionRef": {"name": "function-auto-ready"}}]);
+        // (spec, XR apiVersion and kind, Ok(step functions) or the error's start)
+        let cases: [(Value, (&str, &str), Result<Vec<&str>, &str>); 4] = [
+            (
+                json!({"compositeTypeRef": type_ref, "mode": "Pipeline", "pipeline": pipeline}),
+                ("example.org/v1", "XApp"),
+                Ok(vec!["function-auto-ready"]),
+            ),
+            (
+                json!({"compositeTypeRef": type_ref, "mode": "Pipeline", "pipeline": pipeline}),
+                ("example.org/v1", "XOther"),
+                Err(
+                    "composition's compositeTypeRef.apiVersion \"example.org/v1\" and compositeTypeRef.kind \"XApp\" do not match",
+                ),
+            ),
+            (
+                json!({"compositeTypeRef": {"apiVersion": "example.org/v1"}, "mode": "Pipeline", "pipeline": pipeline}),
+                ("example.org/v1", "XApp"),
+                Err("spec.compositeTypeRef.kind: Required value"),
+            ),
+            (
+                json!({"compositeTypeRef": type_ref, "resources": [{"name": "r", "base": {"apiVersion": "v1", "kind": "ConfigMap"}}]}),
+                ("example.org/v1", "XApp"),
+                Ok(vec!["function-patch-and-transform"]),
+            ),
+        ];
+        for (spec, (api_version, kind), want) in cases {
+            let got = prepare(&composition(spec.clone()), &xr(api_version, kind));
+            match want {
+                Ok(functions) => {
+                    let steps = got.unwrap();
+                    let got: Vec<&str> = steps.iter().map(|s| s.function.as_str()).collect();
+                    assert_eq!(got, functions, "{spec}");
+                }
+                Err(start) => {
+                    let message = got.err().map(|e| e.to_string()).unwrap_or_default();
+                    assert!(message.starts_with(start), "{spec}: {message}");
+                }
+            }
+        }
+    }
+}

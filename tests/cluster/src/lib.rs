@@ -2,6 +2,9 @@
 //! kube-controller-manager (garbage collector, namespace and service-account controllers),
 //! started once per test binary on free 127.0.0.1 ports.
 //!
+//! One file: the three processes share their certificates, ports and
+//! lifecycle, and no test needs them apart.
+//!
 //! The binaries come from `build-binaries.sh` (built from Go modules and cached under
 //! `~/.cache/plait/`). Every server runs under one small bash supervisor whose stdin is a
 //! pipe from the test process: when the test process exits for any reason (normal exit,
