@@ -138,7 +138,8 @@ mod tests {
         let type_ref = json!({"apiVersion": "example.org/v1", "kind": "XApp"});
         let pipeline = json!([{"step": "a", "functionRef": {"name": "function-auto-ready"}}]);
         // (spec, XR apiVersion and kind, Ok(step functions) or the error's start)
-        let cases: [(Value, (&str, &str), Result<Vec<&str>, &str>); 4] = [
+        type Want<'a> = Result<Vec<&'a str>, &'a str>;
+        let cases: [(Value, (&str, &str), Want); 4] = [
             (
                 json!({"compositeTypeRef": type_ref, "mode": "Pipeline", "pipeline": pipeline}),
                 ("example.org/v1", "XApp"),
