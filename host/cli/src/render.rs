@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use plait_functions::PipelineFunctions;
+use plait_functions::{PipelineFunctions, read_grants};
 use plait_model::{CompositeResourceDefinition, Composition, Manifest};
+use plait_pipeline::ReadGrants;
 use plait_reconcile::{
     ANNOTATION_RESOURCE_NAME, CompositeScope, MemoryCluster, ObjectRef, PrepareError, Reconcile,
     stable_uid,
@@ -140,6 +141,7 @@ pub fn run(args: &RenderArgs) -> Result<String> {
     let (resolver, given) = functions::load(runtime, args.functions.as_deref(), &args.registry)?;
     // The controller runs its pipelines with the same resolver and runner.
     let runner = PipelineFunctions::resolve(&resolver, &given, &steps, args.timeout)?;
+    let grants = read_grants(&steps, &given, ReadGrants::tenant_defaults())?;
 
     let outcome = Reconcile {
         cluster: &cluster,
@@ -149,6 +151,7 @@ pub fn run(args: &RenderArgs) -> Result<String> {
         steps: &steps,
         context: context(args)?,
         now: RENDER_TIME.into(),
+        grants: &grants,
     }
     .run()?;
     if let Some(error) = &outcome.error {

@@ -15,6 +15,6 @@ mod runner;
 
 pub use resolve::{
     ClusterFunctions, FUNCTION_API_VERSION, FUNCTION_KIND, FunctionObjects, GivenFunctions,
-    PackageSource, ResolveError, Resolver, package_of,
+    PackageSource, ResolveError, Resolver, package_of, read_grants,
 };
 pub use runner::{CallObserver, PipelineFunctions};

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use plait_pipeline::{GrantError, READS_ANNOTATION, ReadGrant, ReadGrants, Step};
 use plait_reconcile::{Cluster, ObjectRef};
 use plait_runtime::{Builtin, Module, Runtime, RuntimeError};
 use serde_json::Value;
@@ -37,6 +38,12 @@ pub enum ResolveError {
         message: String,
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("Function {function:?}: {source}")]
+    Grants {
+        function: String,
+        #[source]
+        source: GrantError,
     },
     #[error("function {function:?}: {source}")]
     Runtime {
@@ -106,6 +113,38 @@ pub fn package_of(function: &Value) -> &str {
         .pointer("/spec/package")
         .and_then(Value::as_str)
         .unwrap_or_default()
+}
+
+/// What the platform granted the functions `steps` run beyond their
+/// tenant's namespace: `defaults` for all, and what each Function's
+/// [`READS_ANNOTATION`] annotation lists.
+pub fn read_grants(
+    steps: &[Step],
+    objects: &dyn FunctionObjects,
+    defaults: ReadGrants,
+) -> Result<ReadGrants, ResolveError> {
+    let mut grants = defaults;
+    for step in steps {
+        if grants.by_function.contains_key(&step.function) {
+            continue;
+        }
+        let Some(object) = objects.function(&step.function)? else {
+            continue;
+        };
+        let annotation = object
+            .pointer(&format!(
+                "/metadata/annotations/{}",
+                READS_ANNOTATION.replace('/', "~1")
+            ))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let parsed = ReadGrant::parse_list(annotation).map_err(|source| ResolveError::Grants {
+            function: step.function.clone(),
+            source,
+        })?;
+        grants.by_function.insert(step.function.clone(), parsed);
+    }
+    Ok(grants)
 }
 
 /// Serves the Functions whose packages are not built into plait.
@@ -282,6 +321,47 @@ mod tests {
             };
             assert_eq!(asked, want_asked, "{name}: package source consulted");
         }
+    }
+
+    #[test]
+    fn grants_come_from_each_functions_annotation() {
+        let mut annotated = function("fn-a", "registry.example.com/fns/a:v1");
+        annotated.1["metadata"]["annotations"] =
+            json!({READS_ANNOTATION: "ConfigMap/shared, Node"});
+        let mut broken = function("fn-bad", "registry.example.com/fns/bad:v1");
+        broken.1["metadata"]["annotations"] = json!({READS_ANNOTATION: "Config Map"});
+        let objects = GivenFunctions(BTreeMap::from([
+            annotated,
+            broken,
+            function("fn-plain", "registry.example.com/fns/plain:v1"),
+        ]));
+        let step = |function: &str| Step {
+            name: function.into(),
+            function: function.into(),
+            ..Step::default()
+        };
+        let grants = read_grants(
+            &[step("fn-a"), step("fn-plain"), step("function-auto-ready")],
+            &objects,
+            ReadGrants::tenant_defaults(),
+        )
+        .unwrap();
+        assert_eq!(grants.defaults, ReadGrants::tenant_defaults().defaults);
+        let listed: Vec<String> = grants.by_function["fn-a"]
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(listed, ["ConfigMap/shared", "Node"]);
+        assert_eq!(grants.by_function["fn-plain"], Vec::new());
+        assert!(!grants.by_function.contains_key("function-auto-ready"));
+        let error = read_grants(&[step("fn-bad")], &objects, ReadGrants::default())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            error.starts_with("Function \"fn-bad\": tenancy.plait.dev/reads: entry \"Config Map\""),
+            "{error}"
+        );
     }
 
     #[test]

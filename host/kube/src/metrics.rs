@@ -66,6 +66,13 @@ struct ReconcileErrorLabels {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReadRefusedLabels {
+    tenant: String,
+    function: String,
+    kind: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct KindLabels {
     kind: String,
 }
@@ -88,6 +95,7 @@ pub struct Metrics {
     registry: Registry,
     reconciles: Family<ReconcileLabels, Counter>,
     reconcile_errors: Family<ReconcileErrorLabels, Counter>,
+    reads_refused: Family<ReadRefusedLabels, Counter>,
     reconcile_seconds: HistogramFamily<KindLabels>,
     function_call_seconds: HistogramFamily<FunctionLabels>,
     guest_errors: Family<GuestErrorLabels, Counter>,
@@ -125,6 +133,12 @@ impl Metrics {
             "Reconciles that failed with an error, by kind and cause",
             reconcile_errors.clone(),
         );
+        let reads_refused = Family::<ReadRefusedLabels, Counter>::default();
+        registry.register(
+            "tenant_reads_refused",
+            "Reads a function asked for beyond its tenant's namespace and grants, refused, by tenant, function and kind",
+            reads_refused.clone(),
+        );
         let reconcile_seconds: HistogramFamily<KindLabels> =
             Family::new_with_constructor(reconcile_histogram);
         registry.register(
@@ -151,6 +165,7 @@ impl Metrics {
             registry,
             reconciles,
             reconcile_errors,
+            reads_refused,
             reconcile_seconds,
             function_call_seconds,
             guest_errors,
@@ -183,6 +198,17 @@ impl Metrics {
             .get_or_create(&ReconcileErrorLabels {
                 kind: kind.into(),
                 error: error.into(),
+            })
+            .inc();
+    }
+
+    /// Counts a read the tenancy rules refused.
+    pub fn read_refused(&self, tenant: &str, function: &str, kind: &str) {
+        self.reads_refused
+            .get_or_create(&ReadRefusedLabels {
+                tenant: tenant.into(),
+                function: function.into(),
+                kind: kind.into(),
             })
             .inc();
     }
@@ -303,6 +329,7 @@ mod tests {
         metrics.function_called("function-patch-and-transform", Duration::from_micros(300));
         metrics.guest_failed("bad-fn", "trap");
         metrics.reconcile_failed("Composition", "kube");
+        metrics.read_refused("team-a", "fn-a", "Secret");
         let text = metrics.encode();
         let cases = [
             (
@@ -324,6 +351,10 @@ mod tests {
             ),
             (
                 r#"plait_reconcile_errors_total{kind="Composition",error="kube"}"#,
+                1.0,
+            ),
+            (
+                r#"plait_tenant_reads_refused_total{tenant="team-a",function="fn-a",kind="Secret"}"#,
                 1.0,
             ),
             ("plait_compile_cache_misses_total", 0.0),

@@ -9,6 +9,7 @@
 //! untrusted input.
 
 pub mod check;
+pub mod tenancy;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -21,6 +22,9 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 pub use check::{OutputRules, ScopeLookup};
+pub use tenancy::{
+    GrantError, READS_ANNOTATION, ReadGrant, ReadGrants, ReadPolicy, ReadRefused, ReadTarget,
+};
 
 /// Crossplane's MaxRequirementsIterations: a step is called at most this many
 /// extra times while its requirements keep changing.
@@ -62,6 +66,10 @@ pub type RunnerError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Where requirements are satisfied from: a cluster, or files given to `plait render`.
 pub trait RequirementSource {
+    /// Whether `apiVersion`/`kind` is namespaced; `None` when it is not known.
+    fn is_namespaced(&self, api_version: &str, kind: &str) -> Result<Option<bool>, RunnerError>;
+    /// The objects `selector` matches; a selector without a namespace
+    /// matches in every namespace.
     fn resources(&self, selector: &ResourceSelector) -> Result<Vec<Value>, RunnerError>;
     fn schema(&self, selector: &SchemaSelector) -> Result<Option<Value>, RunnerError>;
     fn secret(
@@ -119,6 +127,13 @@ pub enum PipelineError {
         name: String,
         source: RunnerError,
     },
+    #[error("pipeline step {step:?}: required {what} {name:?} refused: {refused}")]
+    Refused {
+        step: String,
+        what: &'static str,
+        name: String,
+        refused: Box<ReadRefused>,
+    },
     #[error("pipeline step {step:?}: cannot get credentials {name:?}: {detail}")]
     Credentials {
         step: String,
@@ -136,6 +151,7 @@ impl PipelineError {
             | PipelineError::InvalidOutput { step, .. }
             | PipelineError::RequirementsDidNotStabilize { step }
             | PipelineError::Requirement { step, .. }
+            | PipelineError::Refused { step, .. }
             | PipelineError::Credentials { step, .. } => step,
         }
     }
@@ -166,6 +182,8 @@ pub struct Pipeline<'a> {
     pub runner: &'a dyn FunctionRunner,
     pub source: &'a dyn RequirementSource,
     pub rules: OutputRules<'a>,
+    /// What the steps may read.
+    pub reads: ReadPolicy<'a>,
 }
 
 impl Pipeline<'_> {
@@ -288,15 +306,17 @@ impl Pipeline<'_> {
     > {
         let mut resources = BTreeMap::new();
         for (name, selector) in &wanted.resources {
-            let items =
-                self.source
-                    .resources(selector)
-                    .map_err(|source| PipelineError::Requirement {
-                        step: step.name.clone(),
-                        what: "resources",
-                        name: name.clone(),
-                        source,
-                    })?;
+            let failed = |source| PipelineError::Requirement {
+                step: step.name.clone(),
+                what: "resources",
+                name: name.clone(),
+                source,
+            };
+            let selector = self.confine(step, name, selector).map_err(|e| match e {
+                Confinement::Refused(error) => *error,
+                Confinement::Source(source) => failed(source),
+            })?;
+            let items = self.source.resources(&selector).map_err(failed)?;
             resources.insert(name.clone(), items);
         }
         let mut schemas = BTreeMap::new();
@@ -315,6 +335,50 @@ impl Pipeline<'_> {
         Ok((resources, schemas))
     }
 
+    /// The selector as the tenancy rules let `step` use it: in the
+    /// tenant's namespace when it names none, refused when it reaches
+    /// beyond what the tenant was granted.
+    fn confine(
+        &self,
+        step: &Step,
+        name: &str,
+        selector: &ResourceSelector,
+    ) -> Result<ResourceSelector, Confinement> {
+        let namespaced = self
+            .source
+            .is_namespaced(&selector.api_version, &selector.kind)
+            .map_err(Confinement::Source)?
+            // An unknown kind is read as namespaced, so a tenant's read of it
+            // stays in the tenant's namespace.
+            .unwrap_or(true);
+        let namespace = match namespaced {
+            true => selector
+                .namespace
+                .clone()
+                .or_else(|| self.reads.default_namespace().map(str::to_string)),
+            false => None,
+        };
+        let target = ReadTarget {
+            api_version: selector.api_version.clone(),
+            kind: selector.kind.clone(),
+            namespace: namespace.clone(),
+        };
+        self.reads
+            .check(&step.function, &target)
+            .map_err(|refused| {
+                Confinement::Refused(Box::new(PipelineError::Refused {
+                    step: step.name.clone(),
+                    what: "resources",
+                    name: name.into(),
+                    refused,
+                }))
+            })?;
+        Ok(ResourceSelector {
+            namespace,
+            ..selector.clone()
+        })
+    }
+
     fn credentials(
         &self,
         step: &Step,
@@ -324,6 +388,19 @@ impl Pipeline<'_> {
             let Some(reference) = &credential.secret else {
                 continue;
             };
+            let target = ReadTarget {
+                api_version: "v1".into(),
+                kind: "Secret".into(),
+                namespace: Some(reference.namespace.clone()),
+            };
+            self.reads
+                .check(&step.function, &target)
+                .map_err(|refused| PipelineError::Refused {
+                    step: step.name.clone(),
+                    what: "credentials",
+                    name: credential.name.clone(),
+                    refused,
+                })?;
             let error = |detail: String| PipelineError::Credentials {
                 step: step.name.clone(),
                 name: credential.name.clone(),
@@ -343,6 +420,12 @@ impl Pipeline<'_> {
         }
         Ok(credentials)
     }
+}
+
+/// Why a requirement could not be confined.
+enum Confinement {
+    Refused(Box<PipelineError>),
+    Source(RunnerError),
 }
 
 /// A tag that is equal for equal requests, so functions can cache on it.

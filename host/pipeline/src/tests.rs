@@ -22,14 +22,31 @@ impl<F: Fn(&str, &Request) -> Result<Response, RunnerError>> FunctionRunner for 
 struct Files {
     resources: Vec<Value>,
     secrets: BTreeMap<(String, String), BTreeMap<String, Vec<u8>>>,
+    /// The namespace of every resources query, in order.
+    asked: RefCell<Vec<Option<String>>>,
 }
 
 impl RequirementSource for Files {
+    fn is_namespaced(&self, _: &str, kind: &str) -> Result<Option<bool>, RunnerError> {
+        Ok(match kind {
+            "ConfigMap" | "Secret" => Some(true),
+            "Namespace" | "EnvironmentConfig" => Some(false),
+            _ => None,
+        })
+    }
+
     fn resources(&self, selector: &ResourceSelector) -> Result<Vec<Value>, RunnerError> {
+        self.asked.borrow_mut().push(selector.namespace.clone());
         Ok(self
             .resources
             .iter()
             .filter(|r| r["kind"] == selector.kind.as_str())
+            .filter(|r| {
+                selector
+                    .namespace
+                    .as_ref()
+                    .is_none_or(|ns| r["metadata"]["namespace"] == ns.as_str())
+            })
             .filter(|r| match &selector.matching {
                 ResourceMatch::Name(n) => r["metadata"]["name"] == n.as_str(),
                 ResourceMatch::Labels(_) => true,
@@ -61,11 +78,26 @@ fn run_with(
     files: &Files,
     behaviour: impl Fn(&str, &Request) -> Result<Response, RunnerError>,
 ) -> (Result<PipelineOutput, Box<PipelineFailure>>, Vec<Request>) {
+    run_for(None, steps, files, behaviour)
+}
+
+/// Runs `steps` for `tenant` (or the platform) with the default grants.
+fn run_for(
+    tenant: Option<&str>,
+    steps: &[Step],
+    files: &Files,
+    behaviour: impl Fn(&str, &Request) -> Result<Response, RunnerError>,
+) -> (Result<PipelineOutput, Box<PipelineFailure>>, Vec<Request>) {
     let runner = Closure(behaviour, RefCell::new(Vec::new()));
+    let grants = ReadGrants::tenant_defaults();
     let pipeline = Pipeline {
         runner: &runner,
         source: files,
         rules: OutputRules::default(),
+        reads: ReadPolicy {
+            tenant,
+            grants: &grants,
+        },
     };
     let result = pipeline.run(steps, &State::default(), json!({}));
     (result, runner.1.into_inner())
@@ -386,4 +418,196 @@ fn rfc1123_names_follow_kubernetes_rules() {
         assert_eq!(check::rfc1123_subdomain(name).is_ok(), ok, "{name:?}");
     }
     assert!(check::rfc1123_subdomain(&"a".repeat(254)).is_err());
+}
+
+fn requiring(
+    selector: ResourceSelector,
+) -> impl Fn(&str, &Request) -> Result<Response, RunnerError> {
+    move |_, request: &Request| {
+        let mut response = Response::from_request(request);
+        response.require_resource("wanted", selector.clone());
+        Ok(response)
+    }
+}
+
+#[test]
+fn a_tenants_reads_stay_in_its_namespace_unless_granted() {
+    let object = |kind: &str, namespace: Option<&str>| {
+        let mut o = json!({"apiVersion": "v1", "kind": kind, "metadata": {"name": "x"}});
+        if let Some(ns) = namespace {
+            o["metadata"]["namespace"] = json!(ns);
+        }
+        o
+    };
+    let files = || Files {
+        resources: vec![
+            object("Secret", Some("team-a")),
+            object("Secret", Some("team-b")),
+            object("ConfigMap", Some("team-a")),
+            object("ConfigMap", Some("team-b")),
+            object("Namespace", None),
+            json!({"apiVersion": "apiextensions.crossplane.io/v1beta1", "kind": "EnvironmentConfig", "metadata": {"name": "x"}}),
+        ],
+        ..Files::default()
+    };
+    let by_name = |api_version: &str, kind: &str, namespace: Option<&str>| ResourceSelector {
+        api_version: api_version.into(),
+        kind: kind.into(),
+        matching: ResourceMatch::Name("x".into()),
+        namespace: namespace.map(str::to_string),
+    };
+    let by_labels = |kind: &str, namespace: Option<&str>| ResourceSelector {
+        api_version: "v1".into(),
+        kind: kind.into(),
+        matching: ResourceMatch::Labels(BTreeMap::new()),
+        namespace: namespace.map(str::to_string),
+    };
+    // (tenant, selector, Ok(namespace the source was asked, objects found) or the refusal's start)
+    type Want = Result<(Option<&'static str>, usize), &'static str>;
+    let cases: Vec<(Option<&str>, ResourceSelector, Want)> = vec![
+        (
+            Some("team-a"),
+            by_name("v1", "Secret", None),
+            Ok((Some("team-a"), 1)),
+        ),
+        (
+            Some("team-a"),
+            by_name("v1", "Secret", Some("team-a")),
+            Ok((Some("team-a"), 1)),
+        ),
+        (
+            Some("team-a"),
+            by_name("v1", "Secret", Some("team-b")),
+            Err(
+                "pipeline step \"a\": required resources \"wanted\" refused: function \"fn-a\" may not read v1 Secret in namespace team-b",
+            ),
+        ),
+        (
+            Some("team-a"),
+            by_name("v1", "ConfigMap", Some("kube-system")),
+            Err("pipeline step \"a\": required resources \"wanted\" refused"),
+        ),
+        (
+            Some("team-a"),
+            by_labels("ConfigMap", None),
+            Ok((Some("team-a"), 1)),
+        ),
+        (
+            Some("team-a"),
+            by_labels("ConfigMap", Some("team-b")),
+            Err("pipeline step \"a\": required resources \"wanted\" refused"),
+        ),
+        (
+            Some("team-a"),
+            by_name("v1", "Namespace", None),
+            Err(
+                "pipeline step \"a\": required resources \"wanted\" refused: function \"fn-a\" may not read v1 Namespace (cluster-scoped)",
+            ),
+        ),
+        (
+            Some("team-a"),
+            by_name(
+                "apiextensions.crossplane.io/v1beta1",
+                "EnvironmentConfig",
+                None,
+            ),
+            Ok((None, 1)),
+        ),
+        (
+            None,
+            by_name("v1", "Secret", Some("team-b")),
+            Ok((Some("team-b"), 1)),
+        ),
+        (None, by_labels("ConfigMap", None), Ok((None, 2))),
+    ];
+    for (tenant, selector, want) in cases {
+        let files = files();
+        let (result, requests) = run_for(tenant, &[step("a")], &files, requiring(selector.clone()));
+        match want {
+            Ok((asked, found)) => {
+                assert!(result.is_ok(), "{tenant:?} {selector:?}: {result:?}");
+                assert_eq!(
+                    files.asked.borrow().last().cloned(),
+                    Some(asked.map(str::to_string)),
+                    "{selector:?}"
+                );
+                let last = requests.last().expect("called");
+                assert_eq!(
+                    last.required("wanted").len(),
+                    found,
+                    "{tenant:?} {selector:?}"
+                );
+            }
+            Err(start) => {
+                let message = result
+                    .err()
+                    .map(|f| f.error.to_string())
+                    .unwrap_or_default();
+                assert!(
+                    message.starts_with(start),
+                    "{tenant:?} {selector:?}: {message}"
+                );
+                assert!(
+                    files.asked.borrow().is_empty(),
+                    "a refused read never reaches the source"
+                );
+                assert_eq!(
+                    requests.len(),
+                    1,
+                    "the function is not called with anything refused"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_tenants_credentials_come_from_its_namespace_unless_granted() {
+    let mut files = Files::default();
+    for ns in ["team-a", "team-b"] {
+        files.secrets.insert(
+            (ns.into(), "db".into()),
+            BTreeMap::from([("k".to_string(), b"v".to_vec())]),
+        );
+    }
+    let with_secret = |ns: &str| Step {
+        credentials: vec![StepCredential {
+            name: "db".into(),
+            secret: Some(SecretRef {
+                namespace: ns.into(),
+                name: "db".into(),
+            }),
+        }],
+        ..step("a")
+    };
+    let cases = [
+        (Some("team-a"), "team-a", true),
+        (Some("team-a"), "team-b", false),
+        (None, "team-b", true),
+    ];
+    for (tenant, namespace, allowed) in cases {
+        let (result, requests) = run_for(tenant, &[with_secret(namespace)], &files, |_, req| {
+            Ok(Response::from_request(req))
+        });
+        assert_eq!(
+            result.is_ok(),
+            allowed,
+            "{tenant:?} {namespace}: {result:?}"
+        );
+        assert_eq!(
+            requests.len(),
+            usize::from(allowed),
+            "{tenant:?} {namespace}"
+        );
+        if !allowed {
+            let message = result
+                .err()
+                .map(|f| f.error.to_string())
+                .unwrap_or_default();
+            assert!(
+                message.starts_with("pipeline step \"a\": required credentials \"db\" refused: function \"fn-a\" may not read v1 Secret in namespace team-b"),
+                "{message}"
+            );
+        }
+    }
 }

@@ -18,8 +18,8 @@ use std::time::Duration;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use plait_pipeline::{
-    FunctionRunner, OutputRules, Pipeline, PipelineError, RequirementSource, SecretRef, Step,
-    StepResult,
+    FunctionRunner, OutputRules, Pipeline, PipelineError, ReadGrants, ReadPolicy, ReadRefused,
+    RequirementSource, SecretRef, Step, StepResult,
 };
 use plait_sdk::{Condition, ResourceMatch, ResourceSelector, SchemaSelector, Severity, State};
 use serde_json::{Value, json};
@@ -94,6 +94,8 @@ pub struct Reconcile<'a> {
     pub context: Value,
     /// RFC 3339 time stamped on conditions that change.
     pub now: String,
+    /// What the platform lets functions read for a tenant's XR.
+    pub grants: &'a ReadGrants,
 }
 
 /// What a reconcile did.
@@ -110,6 +112,8 @@ pub struct Outcome {
     pub connection_details: BTreeMap<String, Vec<u8>>,
     pub context: Value,
     pub ttl: Option<Duration>,
+    /// A read the tenancy rules refused, which stopped the pipeline.
+    pub refused: Option<ReadRefused>,
     /// Why the reconcile did not finish, if it did not. Nothing was applied or
     /// deleted when the pipeline failed.
     pub error: Option<String>,
@@ -157,8 +161,8 @@ impl Reconcile<'_> {
         let scopes = ClusterScopes(self.cluster);
         let source = ClusterSource {
             cluster: self.cluster,
-            namespace: namespace.clone(),
         };
+        let tenant = tenant_of(&self.xr, self.scope);
         let pipeline = Pipeline {
             runner: self.runner,
             source: &source,
@@ -166,6 +170,10 @@ impl Reconcile<'_> {
                 namespace: namespace.as_deref(),
                 scopes: &scopes,
                 ..OutputRules::default()
+            },
+            reads: ReadPolicy {
+                tenant: tenant.as_deref(),
+                grants: self.grants,
             },
         };
         let mut xr = self.xr.clone();
@@ -185,6 +193,7 @@ impl Reconcile<'_> {
             connection_details: BTreeMap::new(),
             context: output.context.clone(),
             ttl: output.ttl,
+            refused: None,
             error: None,
         };
         if let Some(error) = failure {
@@ -197,6 +206,9 @@ impl Reconcile<'_> {
                 message: message.clone(),
             });
             conditions::set_fatal(&mut xr, &output.conditions, &message, &self.now);
+            if let PipelineError::Refused { refused, .. } = &error {
+                outcome.refused = Some((**refused).clone());
+            }
             outcome.error = Some(message);
             outcome.xr = self.write_status(&xr, None)?;
             return Ok(outcome);
@@ -377,6 +389,7 @@ fn set_resource_refs(xr: &mut Value, scope: CompositeScope, refs: &[Value]) {
 fn reason_for(error: &PipelineError) -> &'static str {
     match error {
         PipelineError::FatalResult { .. } => "ComposeResources",
+        PipelineError::Refused { .. } => "ReadRefused",
         _ => "ReconcileError",
     }
 }
@@ -407,20 +420,39 @@ impl plait_pipeline::ScopeLookup for ClusterScopes<'_> {
 }
 
 /// Satisfies step requirements from the cluster.
+/// Whose XR this is, for what its functions may read: a namespaced XR's
+/// namespace, or the namespace of the claim an XR is bound to; `None` for
+/// the platform's own (cluster-scoped, unclaimed) XRs.
+pub fn tenant_of(xr: &Value, scope: CompositeScope) -> Option<String> {
+    let pointer = match scope {
+        CompositeScope::Namespaced => "/metadata/namespace",
+        CompositeScope::LegacyCluster => "/spec/claimRef/namespace",
+        CompositeScope::Cluster => return None,
+    };
+    xr.pointer(pointer)
+        .and_then(Value::as_str)
+        .filter(|ns| !ns.is_empty())
+        .map(str::to_string)
+}
+
 struct ClusterSource<'a> {
     cluster: &'a dyn Cluster,
-    namespace: Option<String>,
 }
 
 impl RequirementSource for ClusterSource<'_> {
+    fn is_namespaced(
+        &self,
+        api_version: &str,
+        kind: &str,
+    ) -> Result<Option<bool>, plait_pipeline::RunnerError> {
+        Ok(self.cluster.is_namespaced(api_version, kind)?)
+    }
+
     fn resources(
         &self,
         selector: &ResourceSelector,
     ) -> Result<Vec<Value>, plait_pipeline::RunnerError> {
-        let namespace = selector
-            .namespace
-            .clone()
-            .or_else(|| self.namespace.clone());
+        let namespace = selector.namespace.clone();
         match &selector.matching {
             ResourceMatch::Name(name) => {
                 let namespaced = self

@@ -70,6 +70,7 @@ fn reconcile(cluster: &MemoryCluster, xr: Value) -> Outcome {
         steps: &steps,
         context: json!({}),
         now: "2024-01-01T00:00:00Z".into(),
+        grants: &ReadGrants::tenant_defaults(),
     }
     .run()
     .expect("reconcile runs")
@@ -202,6 +203,7 @@ fn observed_resource_without_resource_name_annotation_is_an_error() {
         steps: &[],
         context: json!({}),
         now: "t".into(),
+        grants: &ReadGrants::tenant_defaults(),
     }
     .run()
     .expect_err("must fail");

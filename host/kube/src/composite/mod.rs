@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use kube::api::{ApiResource, DynamicObject};
 use kube::runtime::controller::Action;
-use plait_functions::{ClusterFunctions, PipelineFunctions};
+use plait_functions::{ClusterFunctions, PipelineFunctions, read_grants};
 use plait_model::CompositeResourceDefinition;
+use plait_pipeline::ReadGrants;
 use plait_reconcile::{
     COMPOSITE_FIELD_MANAGER, ClusterError, CompositeScope, Event, EventType, ObjectRef, Reconcile,
     set_condition,
@@ -23,7 +24,7 @@ use serde_json::{Value, json};
 use crate::api::{ANNOTATION_PAUSED, RECONCILE_PAUSED};
 use crate::cluster::KubeCluster;
 use crate::function::Functions;
-use crate::metrics::{CallMetrics, ReconcileResult};
+use crate::metrics::{CallMetrics, ReconcileResult, metrics};
 use crate::object::{self, has_finalizer, text};
 use crate::reconciler::{self, Controlled, ReconcileFailure};
 use crate::timing::{Backoff, Timing, now};
@@ -225,12 +226,15 @@ async fn reconcile_xr(
     let timeout = ctx.timing.reconcile_timeout;
     let xr_for_run = xr.clone();
     let run = tokio::task::spawn_blocking(move || {
-        let functions =
-            PipelineFunctions::resolve(&resolver, &ClusterFunctions(&cluster), &steps, timeout)
-                .map_err(|e| e.to_string());
-        let functions = match functions {
-            Ok(f) => f.observed_by(Arc::new(CallMetrics)),
-            Err(message) => return Ok(Err(message)),
+        let objects = ClusterFunctions(&cluster);
+        let resolved =
+            PipelineFunctions::resolve(&resolver, &objects, &steps, timeout).and_then(|f| {
+                let grants = read_grants(&steps, &objects, ReadGrants::tenant_defaults())?;
+                Ok((f, grants))
+            });
+        let (functions, grants) = match resolved {
+            Ok((f, grants)) => (f.observed_by(Arc::new(CallMetrics)), grants),
+            Err(e) => return Ok(Err(e.to_string())),
         };
         Reconcile {
             cluster: &cluster,
@@ -240,6 +244,7 @@ async fn reconcile_xr(
             steps: &steps,
             context: json!({}),
             now: now(),
+            grants: &grants,
         }
         .run()
         .map(Ok)
@@ -265,6 +270,9 @@ async fn reconcile_xr(
     let mut kinds = referenced_kinds(&outcome.xr, scope);
     kinds.extend(outcome.composed.values().filter_map(kind_of));
     ctx.watches.track(&ctx.cluster, &reference, kinds).await;
+    if let Some(refused) = &outcome.refused {
+        metrics().read_refused(&refused.tenant, &refused.function, &refused.target.kind);
+    }
     if let Some(error) = &outcome.error {
         tracing::info!(composite = %reference, %error, "reconcile did not sync");
         return Ok((
