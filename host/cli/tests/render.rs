@@ -226,3 +226,87 @@ spec:
         );
     }
 }
+
+/// What a namespaced XR's pipeline may read: its namespace, or what the
+/// Function's `tenancy.plait.dev/reads` grants; render refuses the rest as
+/// the controller does.
+#[test]
+fn render_confines_a_tenants_reads_to_its_namespace() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let xr = write(
+        "xr.yaml",
+        "apiVersion: example.org/v1\nkind: App\nmetadata:\n  name: a\n  namespace: team-a\nspec:\n  crossplane: {}\n",
+    );
+    let composition = |namespace: &str| {
+        format!(
+            "apiVersion: apiextensions.crossplane.io/v1
+kind: Composition
+metadata:
+  name: c
+spec:
+  compositeTypeRef: {{apiVersion: example.org/v1, kind: App}}
+  mode: Pipeline
+  pipeline:
+  - step: compose
+    functionRef: {{name: function-patch-and-transform}}
+    requirements:
+      requiredResources:
+      - requirementName: secret
+        apiVersion: v1
+        kind: Secret
+        name: db
+        namespace: {namespace}
+    input:
+      apiVersion: pt.fn.crossplane.io/v1beta1
+      kind: Resources
+      resources:
+      - name: cm
+        base: {{apiVersion: v1, kind: ConfigMap, data: {{k: v}}}}
+"
+        )
+    };
+    let own = write("own.yaml", &composition("team-a"));
+    let other = write("other.yaml", &composition("team-b"));
+    let secrets = write(
+        "secrets.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: team-a}\ndata: {k: dg==}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: team-b}\ndata: {k: dg==}\n",
+    );
+    let granted = write(
+        "functions.yaml",
+        "apiVersion: pkg.crossplane.io/v1\nkind: Function\nmetadata:\n  name: function-patch-and-transform\n  annotations:\n    tenancy.plait.dev/reads: Secret/team-b\nspec:\n  package: xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform:v0.8.2\n",
+    );
+    // (composition, functions file, Ok or the error it prints)
+    let cases: [(&str, Option<&str>, Result<(), &str>); 3] = [
+        (&own, None, Ok(())),
+        (
+            &other,
+            None,
+            Err(
+                "pipeline step \"compose\": required resources \"secret\" refused: function \"function-patch-and-transform\" may not read v1 Secret in namespace team-b",
+            ),
+        ),
+        (&other, Some(&granted), Ok(())),
+    ];
+    for (composition, functions, want) in cases {
+        let mut args = vec!["render", &xr, composition];
+        if let Some(functions) = functions {
+            args.push(functions);
+        }
+        args.extend(["-e", &secrets]);
+        let out = plait(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        match want {
+            Ok(()) => assert!(out.status.success(), "{args:?}: {stderr}"),
+            Err(message) => {
+                assert!(!out.status.success(), "{args:?} must fail");
+                assert!(stderr.contains(message), "{args:?}: {stderr}");
+                assert!(out.stdout.is_empty(), "nothing is rendered: {args:?}");
+            }
+        }
+    }
+}

@@ -13,7 +13,7 @@ use kube::Client;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
 use plait_reconcile::compose::deterministic_name;
 use serde_json::{Value, json};
-use support::{api, cluster, condition, create, eventually, resource, yaml};
+use support::{COPY_REQUIRED, api, cluster, condition, create, eventually, resource, yaml};
 
 /// A test's own copy of the getting-started API: group `<id>.example.org`.
 struct App {
@@ -824,4 +824,104 @@ async fn an_apply_computed_from_a_stale_read_is_a_conflict() {
         !matches!(other, plait_reconcile::ClusterError::Conflict { .. }),
         "an invalid object is no conflict: {other:?}"
     );
+}
+
+/// A Composition whose one step runs [`COPY_REQUIRED`] with `required` as
+/// its required resources.
+fn copy_required_composition(required: Value) -> Value {
+    json!({
+        "apiVersion": "apiextensions.crossplane.io/v1",
+        "kind": "Composition",
+        "metadata": {"name": "placeholder"},
+        "spec": {
+            "compositeTypeRef": {"apiVersion": "placeholder", "kind": "App"},
+            "mode": "Pipeline",
+            "pipeline": [{
+                "step": "copy",
+                "functionRef": {"name": COPY_REQUIRED},
+                "requirements": {"requiredResources": [required]},
+            }],
+        },
+    })
+}
+
+#[tokio::test]
+async fn a_tenants_function_reads_only_its_namespace() {
+    let cluster = cluster();
+    let client = cluster.client().await;
+    let other = cluster.namespace("tenancy-other").await;
+    // (test id, the requirement given the namespace the XR lives in,
+    //  Ok(what the function was given) or Err(what Synced=False says))
+    type Requirement = fn(&str) -> Value;
+    type Want = Result<fn(&str) -> String, fn(&str, &str) -> String>;
+    let cases: [(&str, Requirement, Want); 4] = [
+        (
+            "tenancy-own",
+            |_| json!({"requirementName": "wanted", "apiVersion": "v1", "kind": "Secret", "name": "db"}),
+            Ok(|ns| format!("{ns}/db")),
+        ),
+        (
+            "tenancy-labels",
+            |_| json!({"requirementName": "wanted", "apiVersion": "v1", "kind": "ConfigMap", "matchLabels": {"tenancy-test": "shared"}}),
+            Ok(|ns| format!("{ns}/shared")),
+        ),
+        (
+            "tenancy-other",
+            |other| json!({"requirementName": "wanted", "apiVersion": "v1", "kind": "Secret", "name": "db", "namespace": other}),
+            Err(|_, other| {
+                format!(
+                    "pipeline step \"copy\": required resources \"wanted\" refused: function \"{COPY_REQUIRED}\" may not read v1 Secret in namespace {other}"
+                )
+            }),
+        ),
+        (
+            "tenancy-cluster",
+            |_| json!({"requirementName": "wanted", "apiVersion": "v1", "kind": "Namespace", "name": "default"}),
+            Err(|_, _| {
+                format!(
+                    "pipeline step \"copy\": required resources \"wanted\" refused: function \"{COPY_REQUIRED}\" may not read v1 Namespace (cluster-scoped)"
+                )
+            }),
+        ),
+    ];
+    let secret = |ns: &str| json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db", "namespace": ns}, "stringData": {"password": ns}});
+    let shared = |ns: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "shared", "namespace": ns, "labels": {"tenancy-test": "shared"}}, "data": {"k": ns}});
+    create(&client, &secret(&other)).await;
+    create(&client, &shared(&other)).await;
+    for (id, requirement, want) in cases {
+        let app = App::new(id, copy_required_composition(requirement(&other))).await;
+        create(&client, &secret(&app.namespace)).await;
+        create(&client, &shared(&app.namespace)).await;
+        app.create_xr("x", json!({"image": "one"})).await;
+        match want {
+            Ok(given) => {
+                let xr = app.condition("x", "Synced", "True").await;
+                let copy = config_map(&app, &xr, "copy").await.expect("composed");
+                assert_eq!(copy["data"]["wanted"], given(&app.namespace), "{id}");
+            }
+            Err(message) => {
+                let xr = app.condition("x", "Synced", "False").await;
+                let said = condition(&xr, "Synced").unwrap()["message"]
+                    .as_str()
+                    .unwrap()
+                    .to_string();
+                let want = message(&app.namespace, &other);
+                assert!(said.contains(&want), "{id}: {said}");
+                assert!(
+                    config_map(&app, &xr, "copy").await.is_none(),
+                    "{id}: nothing composed"
+                );
+                let events: Api<k8s_openapi::api::events::v1::Event> =
+                    Api::namespaced(client.clone(), &app.namespace);
+                eventually(&format!("{id}: a ReadRefused event"), || async {
+                    let list = events.list(&Default::default()).await.ok()?;
+                    list.items
+                        .iter()
+                        .any(|e| e.reason.as_deref() == Some("ReadRefused"))
+                        .then_some(())
+                })
+                .await;
+            }
+        }
+    }
 }

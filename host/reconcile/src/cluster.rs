@@ -296,7 +296,19 @@ impl Cluster for MemoryCluster {
     }
 
     fn is_namespaced(&self, api_version: &str, kind: &str) -> Result<Option<bool>, ClusterError> {
-        Ok(WellKnownScopes.is_namespaced(api_version, kind))
+        if let Some(known) = WellKnownScopes.is_namespaced(api_version, kind) {
+            return Ok(Some(known));
+        }
+        // Otherwise the objects seeded say it: render's inputs carry a
+        // namespace exactly when their kind is namespaced.
+        let objects = self
+            .objects
+            .lock()
+            .map_err(|_| ClusterError::Other("memory cluster lock poisoned".into()))?;
+        Ok(objects
+            .keys()
+            .find(|r| r.api_version == api_version && r.kind == kind)
+            .map(|r| r.namespace.is_some()))
     }
 
     fn record_event(&self, event: Event) {

@@ -4,11 +4,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
 use std::future::Future;
-use std::sync::OnceLock;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject, PostParams};
+use plait_functions::Resolver;
 use plait_kube::{Functions, Timing};
 use plait_runtime::{Runtime, RuntimeConfig};
 use plait_testcluster::TestCluster;
@@ -18,15 +20,32 @@ pub const TIMEOUT: Duration = Duration::from_secs(120);
 /// How often the test controller polls an XR that nothing else changed.
 pub const POLL_INTERVAL: Duration = Duration::from_secs(60);
 
+/// The function the shared controller serves from `tests/guests/copy-required`.
+pub const COPY_REQUIRED: &str = "fn-copy-required";
+
+fn copy_required_guest() -> Vec<u8> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("support-guests");
+    let path = plait_guest_build::build_guest("plait-test-guest-copy-required", &root, &out)
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::read(path).unwrap()
+}
+
 /// The shared cluster, with plait's controller running against it and
-/// serving the built-in functions.
+/// serving the built-in functions and [`COPY_REQUIRED`].
 pub fn cluster() -> &'static TestCluster {
     static STARTED: OnceLock<()> = OnceLock::new();
     let cluster = TestCluster::shared().expect("test cluster");
     STARTED.get_or_init(|| {
         start_controller(cluster, |_| async {
             let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
-            (Functions::builtins(runtime), ())
+            let copy = runtime.load(&copy_required_guest()).unwrap();
+            let resolver = Resolver::builtins(runtime).with_local(COPY_REQUIRED, copy);
+            let functions = Functions {
+                resolver: Arc::new(resolver),
+                packages: None,
+            };
+            (functions, ())
         })
     });
     cluster
