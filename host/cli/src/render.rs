@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use plait_functions::{PipelineFunctions, read_grants};
+use plait_functions::PipelineFunctions;
 use plait_model::{CompositeResourceDefinition, Composition, Manifest};
 use plait_pipeline::ReadGrants;
 use plait_reconcile::{
@@ -141,7 +141,7 @@ pub fn run(args: &RenderArgs) -> Result<String> {
     let (resolver, given) = functions::load(runtime, args.functions.as_deref(), &args.registry)?;
     // The controller runs its pipelines with the same resolver and runner.
     let runner = PipelineFunctions::resolve(&resolver, &given, &steps, args.timeout)?;
-    let grants = read_grants(&steps, &given, ReadGrants::tenant_defaults())?;
+    let grants = runner.read_grants(ReadGrants::tenant_defaults());
 
     let outcome = Reconcile {
         cluster: &cluster,

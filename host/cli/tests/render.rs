@@ -154,14 +154,25 @@ fn test_guest(name: &str) -> PathBuf {
 
 #[test]
 fn a_misbehaving_function_fails_render_with_its_own_error() {
+    // (guest, annotations on its Function, what render says)
     let cases = [
-        ("infinite-loop", "exceeded its deadline"),
-        ("huge-alloc", "exceeded its memory limit"),
-        ("panic", "trapped"),
-        ("malformed-json", "returned a malformed response"),
-        ("oversized-response", "more than the limit of 16777216"),
-        ("stdout-flood", "wrote more than its output limit"),
-        ("namespace-escape", "is a cluster-scoped ClusterRole"),
+        ("infinite-loop", "", "exceeded its deadline"),
+        (
+            "infinite-loop",
+            "\n    limits.plait.dev/deadline: 300ms",
+            "exceeded its deadline of 300ms",
+        ),
+        ("huge-alloc", "", "exceeded its memory limit"),
+        (
+            "huge-alloc",
+            "\n    limits.plait.dev/memory: 32Mi",
+            "exceeded its memory limit of 33554432 bytes",
+        ),
+        ("panic", "", "trapped"),
+        ("malformed-json", "", "returned a malformed response"),
+        ("oversized-response", "", "more than the limit of 16777216"),
+        ("stdout-flood", "", "wrote more than its output limit"),
+        ("namespace-escape", "", "is a cluster-scoped ClusterRole"),
     ];
     let scratch = tempfile::tempdir().expect("tempdir");
     let composition = scratch.path().join("composition.yaml");
@@ -183,7 +194,7 @@ spec:
 ",
     )
     .expect("write composition");
-    for (guest, want) in cases {
+    for (guest, annotations, want) in cases {
         let functions = scratch.path().join(format!("{guest}-functions.yaml"));
         std::fs::write(
             &functions,
@@ -193,7 +204,7 @@ kind: Function
 metadata:
   name: function-under-test
   annotations:
-    render.plait.dev/module: {}
+    render.plait.dev/module: {}{annotations}
 spec:
   package: example.org/{guest}:v1
 ",

@@ -10,11 +10,15 @@
 //! [`PipelineFunctions`] then calls the resolved modules under one deadline
 //! for the whole pipeline, reporting each call to a [`CallObserver`].
 
+mod policy;
 mod resolve;
 mod runner;
 
+pub use policy::{
+    DEADLINE_ANNOTATION, FunctionPolicy, MEMORY_ANNOTATION, OUTPUT_ANNOTATION, PolicyError,
+};
 pub use resolve::{
     ClusterFunctions, FUNCTION_API_VERSION, FUNCTION_KIND, FunctionObjects, GivenFunctions,
-    PackageSource, ResolveError, Resolver, package_of, read_grants,
+    PackageSource, ResolveError, Resolver, package_of,
 };
 pub use runner::{CallObserver, PipelineFunctions};

@@ -3,9 +3,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use plait_pipeline::{GrantError, READS_ANNOTATION, ReadGrant, ReadGrants, Step};
+use crate::policy::PolicyError;
 use plait_reconcile::{Cluster, ObjectRef};
-use plait_runtime::{Builtin, Module, Runtime, RuntimeError};
+use plait_runtime::{Builtin, CallLimits, Module, Runtime, RuntimeError};
 use serde_json::Value;
 
 pub const FUNCTION_API_VERSION: &str = "pkg.crossplane.io/v1";
@@ -40,10 +40,10 @@ pub enum ResolveError {
         source: Box<dyn std::error::Error + Send + Sync>,
     },
     #[error("Function {function:?}: {source}")]
-    Grants {
+    Policy {
         function: String,
         #[source]
-        source: GrantError,
+        source: PolicyError,
     },
     #[error("function {function:?}: {source}")]
     Runtime {
@@ -115,38 +115,6 @@ pub fn package_of(function: &Value) -> &str {
         .unwrap_or_default()
 }
 
-/// What the platform granted the functions `steps` run beyond their
-/// tenant's namespace: `defaults` for all, and what each Function's
-/// [`READS_ANNOTATION`] annotation lists.
-pub fn read_grants(
-    steps: &[Step],
-    objects: &dyn FunctionObjects,
-    defaults: ReadGrants,
-) -> Result<ReadGrants, ResolveError> {
-    let mut grants = defaults;
-    for step in steps {
-        if grants.by_function.contains_key(&step.function) {
-            continue;
-        }
-        let Some(object) = objects.function(&step.function)? else {
-            continue;
-        };
-        let annotation = object
-            .pointer(&format!(
-                "/metadata/annotations/{}",
-                READS_ANNOTATION.replace('/', "~1")
-            ))
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let parsed = ReadGrant::parse_list(annotation).map_err(|source| ResolveError::Grants {
-            function: step.function.clone(),
-            source,
-        })?;
-        grants.by_function.insert(step.function.clone(), parsed);
-    }
-    Ok(grants)
-}
-
 /// Serves the Functions whose packages are not built into plait.
 pub trait PackageSource: Send + Sync {
     /// The module for `object`, the Function named `function`.
@@ -162,6 +130,8 @@ pub struct Resolver {
     runtime: Runtime,
     local: BTreeMap<String, Arc<Module>>,
     packages: Option<Arc<dyn PackageSource>>,
+    /// The most any call may have; a Function's annotations only tighten it.
+    maximum: CallLimits,
 }
 
 impl Resolver {
@@ -171,7 +141,19 @@ impl Resolver {
             runtime,
             local: BTreeMap::new(),
             packages: None,
+            maximum: CallLimits::default(),
         }
+    }
+
+    /// Every call gets at most `maximum`, and that where its Function sets no limit.
+    pub fn with_maximum(mut self, maximum: CallLimits) -> Resolver {
+        self.maximum = maximum;
+        self
+    }
+
+    /// The most any call may have.
+    pub fn maximum(&self) -> &CallLimits {
+        &self.maximum
     }
 
     /// Serves Functions with other packages from `packages`.
@@ -197,22 +179,33 @@ impl Resolver {
         function: &str,
         objects: &dyn FunctionObjects,
     ) -> Result<Arc<Module>, ResolveError> {
+        let object = objects.function(function)?;
+        self.module(function, object.as_ref(), objects)
+    }
+
+    /// The module for `function`, whose Function object (if any) is `object`.
+    pub(crate) fn module(
+        &self,
+        function: &str,
+        object: Option<&Value>,
+        objects: &dyn FunctionObjects,
+    ) -> Result<Arc<Module>, ResolveError> {
         if let Some(module) = self.local.get(function) {
             return Ok(module.clone());
         }
-        let Some(object) = objects.function(function)? else {
+        let Some(object) = object else {
             let builtin = Builtin::from_name(function).ok_or_else(|| ResolveError::Unknown {
                 function: function.into(),
                 looked_in: objects.looked_in(),
             })?;
             return self.builtin(function, builtin);
         };
-        let package = package_of(&object);
+        let package = package_of(object);
         if let Some(builtin) = Builtin::from_package(package) {
             return self.builtin(function, builtin);
         }
         match &self.packages {
-            Some(packages) => packages.module(function, &object),
+            Some(packages) => packages.module(function, object),
             None => Err(ResolveError::NotBuiltIn {
                 function: function.into(),
                 package: package.into(),
@@ -321,47 +314,6 @@ mod tests {
             };
             assert_eq!(asked, want_asked, "{name}: package source consulted");
         }
-    }
-
-    #[test]
-    fn grants_come_from_each_functions_annotation() {
-        let mut annotated = function("fn-a", "registry.example.com/fns/a:v1");
-        annotated.1["metadata"]["annotations"] =
-            json!({READS_ANNOTATION: "ConfigMap/shared, Node"});
-        let mut broken = function("fn-bad", "registry.example.com/fns/bad:v1");
-        broken.1["metadata"]["annotations"] = json!({READS_ANNOTATION: "Config Map"});
-        let objects = GivenFunctions(BTreeMap::from([
-            annotated,
-            broken,
-            function("fn-plain", "registry.example.com/fns/plain:v1"),
-        ]));
-        let step = |function: &str| Step {
-            name: function.into(),
-            function: function.into(),
-            ..Step::default()
-        };
-        let grants = read_grants(
-            &[step("fn-a"), step("fn-plain"), step("function-auto-ready")],
-            &objects,
-            ReadGrants::tenant_defaults(),
-        )
-        .unwrap();
-        assert_eq!(grants.defaults, ReadGrants::tenant_defaults().defaults);
-        let listed: Vec<String> = grants.by_function["fn-a"]
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        assert_eq!(listed, ["ConfigMap/shared", "Node"]);
-        assert_eq!(grants.by_function["fn-plain"], Vec::new());
-        assert!(!grants.by_function.contains_key("function-auto-ready"));
-        let error = read_grants(&[step("fn-bad")], &objects, ReadGrants::default())
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        assert!(
-            error.starts_with("Function \"fn-bad\": tenancy.plait.dev/reads: entry \"Config Map\""),
-            "{error}"
-        );
     }
 
     #[test]

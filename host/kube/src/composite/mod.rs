@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use kube::api::{ApiResource, DynamicObject};
 use kube::runtime::controller::Action;
-use plait_functions::{ClusterFunctions, PipelineFunctions, read_grants};
+use plait_functions::{ClusterFunctions, PipelineFunctions};
 use plait_model::CompositeResourceDefinition;
 use plait_pipeline::ReadGrants;
 use plait_reconcile::{
@@ -226,16 +226,13 @@ async fn reconcile_xr(
     let timeout = ctx.timing.reconcile_timeout;
     let xr_for_run = xr.clone();
     let run = tokio::task::spawn_blocking(move || {
-        let objects = ClusterFunctions(&cluster);
         let resolved =
-            PipelineFunctions::resolve(&resolver, &objects, &steps, timeout).and_then(|f| {
-                let grants = read_grants(&steps, &objects, ReadGrants::tenant_defaults())?;
-                Ok((f, grants))
-            });
-        let (functions, grants) = match resolved {
-            Ok((f, grants)) => (f.observed_by(Arc::new(CallMetrics)), grants),
+            PipelineFunctions::resolve(&resolver, &ClusterFunctions(&cluster), &steps, timeout);
+        let functions = match resolved {
+            Ok(f) => f.observed_by(Arc::new(CallMetrics)),
             Err(e) => return Ok(Err(e.to_string())),
         };
+        let grants = functions.read_grants(ReadGrants::tenant_defaults());
         Reconcile {
             cluster: &cluster,
             runner: &functions,
