@@ -122,6 +122,9 @@ pub struct RenderArgs {
     /// Resources that steps may require (file or directory).
     #[arg(short = 'e', long = "required-resources", alias = "extra-resources")]
     pub required_resources: Vec<PathBuf>,
+    /// CRDs and XRDs whose kinds' schemas steps may require (file or directory).
+    #[arg(long = "required-schemas")]
+    pub required_schemas: Vec<PathBuf>,
     /// Pipeline context entries read from files, as KEY=FILE.
     #[arg(long = "context-files", value_parser = parse_key_value)]
     pub context_files: Vec<(String, String)>,

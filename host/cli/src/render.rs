@@ -133,6 +133,11 @@ pub fn run(args: &RenderArgs) -> Result<String> {
             .map(|(_, v)| v),
     )?;
     cluster.seed([xr.clone()])?;
+    cluster.seed_schemas(
+        read_all(&args.required_schemas)?
+            .into_iter()
+            .map(|(_, v)| v),
+    )?;
 
     let runtime = Runtime::new(RuntimeConfig {
         cache_dir: plait_oci::compile_cache_dir(),

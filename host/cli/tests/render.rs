@@ -321,3 +321,87 @@ spec:
         }
     }
 }
+
+/// A step that requires schemas gets those of the CRDs and XRDs given with
+/// `--required-schemas`, and "absent" for any other kind.
+#[test]
+fn required_schemas_come_from_the_definitions_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let composition = write(
+        "composition.yaml",
+        "apiVersion: apiextensions.crossplane.io/v1
+kind: Composition
+metadata:
+  name: schemas
+spec:
+  compositeTypeRef: {apiVersion: example.org/v1alpha1, kind: App}
+  mode: Pipeline
+  pipeline:
+  - step: copy
+    functionRef: {name: fn-copy-required}
+    input:
+      apiVersion: test.plait.dev/v1
+      kind: Schemas
+      schemas:
+        app: {apiVersion: example.org/v1alpha1, kind: App}
+        bucket: {apiVersion: s3.example.org/v1, kind: Bucket}
+        unknown: {apiVersion: v1, kind: ConfigMap}
+",
+    );
+    let crd = write(
+        "crd.yaml",
+        "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: buckets.s3.example.org}
+spec:
+  group: s3.example.org
+  names: {kind: Bucket, plural: buckets}
+  scope: Cluster
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {region: {type: string}}}
+",
+    );
+    let functions = write(
+        "functions.yaml",
+        &format!(
+            "apiVersion: pkg.crossplane.io/v1\nkind: Function\nmetadata:\n  name: fn-copy-required\n  annotations:\n    render.plait.dev/module: {}\nspec:\n  package: example.org/copy-required:v1\n",
+            test_guest("copy-required").display()
+        ),
+    );
+    let out = plait(&[
+        "render",
+        "examples/getting-started/xr.yaml",
+        &composition,
+        &functions,
+        "--required-schemas",
+        "examples/getting-started/xrd.yaml",
+        "--required-schemas",
+        &crd,
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cases = [
+        "schema.app: apiVersion,kind,metadata,spec,status",
+        "schema.bucket: spec",
+        "schema.unknown: absent",
+    ];
+    for want in cases {
+        assert!(stdout.contains(want), "{want} in\n{stdout}");
+    }
+}

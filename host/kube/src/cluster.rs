@@ -19,6 +19,8 @@ use plait_reconcile::{Cluster, ClusterError, Event, EventType, ObjectRef};
 use serde_json::{Map, Value, json};
 use tokio::runtime::Handle;
 
+use crate::openapi::OpenApi;
+
 /// The component name events are reported under.
 pub const REPORTER: &str = "plait";
 
@@ -57,6 +59,7 @@ struct Inner {
     /// served a moment later, when its CRD is established.
     kinds: Mutex<KindCache>,
     recorder: Recorder,
+    openapi: OpenApi,
 }
 
 impl KubeCluster {
@@ -75,6 +78,7 @@ impl KubeCluster {
                 handle,
                 kinds: Mutex::new(HashMap::new()),
                 recorder,
+                openapi: OpenApi::default(),
             }),
         }
     }
@@ -427,6 +431,14 @@ impl Cluster for KubeCluster {
             .handle
             .block_on(self.served_kind(api_version, kind))
             .map(|k| k.map(|k| k.namespaced))
+    }
+
+    fn schema(&self, api_version: &str, kind: &str) -> Result<Option<Value>, ClusterError> {
+        self.inner.handle.block_on(
+            self.inner
+                .openapi
+                .schema(&self.inner.client, api_version, kind),
+        )
     }
 
     fn record_event(&self, event: Event) {

@@ -18,7 +18,6 @@ use crate::children::Children;
 use crate::claim::{ClaimControllers, OfferError, Offered, offer};
 use crate::cluster::KubeCluster;
 use crate::composite::{self, XrContext};
-use crate::crd::{composite_crd, validate_claim_names};
 use crate::function::Functions;
 use crate::install::{self, CrdError};
 use crate::metrics::ReconcileResult;
@@ -26,6 +25,7 @@ use crate::object::{self, has_finalizer, is_status};
 use crate::reconciler::{self, Controlled, ReconcileFailure};
 use crate::timing::{Backoff, Timing, now};
 use crate::watches::{ComposedWatches, Route};
+use plait_model::crd::{composite_crd, validate_claim_names};
 
 pub const FINALIZER: &str = "defined.apiextensions.crossplane.io";
 

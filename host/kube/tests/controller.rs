@@ -925,3 +925,40 @@ async fn a_tenants_function_reads_only_its_namespace() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_required_schema_is_the_api_servers() {
+    let mut composition = copy_required_composition(json!({
+        "requirementName": "none", "apiVersion": "v1", "kind": "ConfigMap", "name": "absent-on-purpose",
+    }));
+    composition["spec"]["pipeline"][0]["input"] = json!({
+        "apiVersion": "test.plait.dev/v1", "kind": "Schemas", "schemas": {
+        "configmap": {"apiVersion": "v1", "kind": "ConfigMap"},
+        "app": {"apiVersion": "schemas.example.org/v1alpha1", "kind": "App"},
+        "unknown": {"apiVersion": "nothing.example.org/v1", "kind": "Nothing"},
+    }});
+    let app = App::new("schemas", composition).await;
+    app.create_xr("x", json!({"image": "one"})).await;
+    let xr = app.condition("x", "Synced", "True").await;
+    // (key, the top-level properties the schema lists)
+    let cases = [
+        (
+            "schema.configmap",
+            "apiVersion,binaryData,data,immutable,kind,metadata",
+        ),
+        ("schema.unknown", "absent"),
+    ];
+    let copy = config_map(&app, &xr, "copy").await.expect("composed");
+    for (key, want) in cases {
+        assert_eq!(copy["data"][key], want, "{key}: {copy}");
+    }
+    // A CRD's schema is published a moment after it is established; the
+    // XR's schema reaches the function on a later reconcile at the latest.
+    let listed = eventually("the XR's own schema", || async {
+        let copy = config_map(&app, &xr, "copy").await?;
+        let listed = copy["data"]["schema.app"].as_str()?.to_string();
+        (listed != "absent").then_some(listed)
+    })
+    .await;
+    assert_eq!(listed, "apiVersion,kind,metadata,spec,status");
+}

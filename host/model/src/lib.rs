@@ -5,6 +5,7 @@
 mod composition;
 mod composition_validation;
 mod convert;
+pub mod crd;
 mod defaults;
 mod environment_config;
 mod error;

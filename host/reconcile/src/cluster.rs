@@ -86,6 +86,9 @@ pub trait Cluster {
     fn delete(&self, object: &ObjectRef, uid: Option<&str>) -> Result<(), ClusterError>;
     /// Whether a kind is namespaced; `None` when the cluster does not serve it.
     fn is_namespaced(&self, api_version: &str, kind: &str) -> Result<Option<bool>, ClusterError>;
+    /// The OpenAPI v3 schema the cluster serves for a kind; `None` when it
+    /// serves none (yet).
+    fn schema(&self, api_version: &str, kind: &str) -> Result<Option<Value>, ClusterError>;
     fn record_event(&self, event: Event);
 }
 
@@ -99,6 +102,8 @@ pub struct MemoryCluster {
     /// The last body each field manager applied to each object.
     applied: Mutex<BTreeMap<(ObjectRef, String), Value>>,
     events: Mutex<Vec<Event>>,
+    /// OpenAPI v3 schemas by apiVersion and kind.
+    schemas: Mutex<BTreeMap<(String, String), Value>>,
 }
 
 impl MemoryCluster {
@@ -123,6 +128,28 @@ impl MemoryCluster {
                 object["metadata"]["uid"] = json!(stable_uid(&reference));
             }
             store.insert(reference, object);
+        }
+        Ok(())
+    }
+
+    /// Serves the schemas of the kinds `definitions` (CRDs and XRDs) define.
+    pub fn seed_schemas(
+        &self,
+        definitions: impl IntoIterator<Item = Value>,
+    ) -> Result<(), ClusterError> {
+        let mut schemas = self
+            .schemas
+            .lock()
+            .map_err(|_| ClusterError::Other("in-memory cluster lock poisoned".into()))?;
+        for definition in definitions {
+            let served = plait_model::crd::served_schemas(&definition).map_err(|e| {
+                ClusterError::Other(format!(
+                    "{} {}: {e}",
+                    definition["kind"].as_str().unwrap_or("definition"),
+                    definition["metadata"]["name"].as_str().unwrap_or_default()
+                ))
+            })?;
+            schemas.extend(served);
         }
         Ok(())
     }
@@ -309,6 +336,16 @@ impl Cluster for MemoryCluster {
             .keys()
             .find(|r| r.api_version == api_version && r.kind == kind)
             .map(|r| r.namespace.is_some()))
+    }
+
+    fn schema(&self, api_version: &str, kind: &str) -> Result<Option<Value>, ClusterError> {
+        let schemas = self
+            .schemas
+            .lock()
+            .map_err(|_| ClusterError::Other("in-memory cluster lock poisoned".into()))?;
+        Ok(schemas
+            .get(&(api_version.to_string(), kind.to_string()))
+            .cloned())
     }
 
     fn record_event(&self, event: Event) {

@@ -480,8 +480,11 @@ impl RequirementSource for ClusterSource<'_> {
         }
     }
 
-    fn schema(&self, _: &SchemaSelector) -> Result<Option<Value>, plait_pipeline::RunnerError> {
-        Ok(None)
+    fn schema(
+        &self,
+        selector: &SchemaSelector,
+    ) -> Result<Option<Value>, plait_pipeline::RunnerError> {
+        Ok(self.cluster.schema(&selector.api_version, &selector.kind)?)
     }
 
     fn secret(

@@ -9,9 +9,9 @@ use serde_json::{Value, json};
 
 use super::ClaimControllers;
 use crate::api::defined_resource;
-use crate::crd::{claim_crd, claim_crd_name};
 use crate::install::{self, CrdError};
 use crate::object::{is_status, text};
+use plait_model::crd::{claim_crd, claim_crd_name};
 
 /// What the XRD's `Offered` condition says.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,6 +1,9 @@
 //! Composes one ConfigMap, `copy`, listing every required resource it was
 //! given as `namespace/name` under the requirement's name: what a function
-//! trying to leak another tenant's objects would do with them.
+//! trying to leak another tenant's objects would do with them. For each
+//! entry of its input's `schemas` (`name: {apiVersion, kind}`) it requires
+//! that kind's schema and lists the schema's top-level properties under
+//! `schema.<name>` (or `absent`).
 
 use plait_sdk::{Function, FunctionError, Ready, Request, Resource, Response};
 use serde_json::{Map, Value, json};
@@ -23,6 +26,39 @@ impl Function for CopyRequired {
             data.insert(requirement.clone(), Value::String(names.join(",")));
         }
         let mut response = Response::from_request(&request);
+        let wanted = request
+            .input
+            .as_ref()
+            .and_then(|i| i.get("schemas"))
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        for (name, selector) in wanted {
+            let (Some(api_version), Some(kind)) = (
+                selector.get("apiVersion").and_then(Value::as_str),
+                selector.get("kind").and_then(Value::as_str),
+            ) else {
+                return Err(FunctionError::InvalidInput(format!(
+                    "schemas.{name} needs apiVersion and kind"
+                )));
+            };
+            response.require_schema(name.as_str(), api_version, kind);
+            let listed = match request.required_schemas.get(&name) {
+                Some(Some(schema)) => {
+                    let mut properties: Vec<&str> = schema
+                        .get("properties")
+                        .and_then(Value::as_object)
+                        .into_iter()
+                        .flatten()
+                        .map(|(k, _)| k.as_str())
+                        .collect();
+                    properties.sort_unstable();
+                    properties.join(",")
+                }
+                _ => "absent".to_string(),
+            };
+            data.insert(format!("schema.{name}"), Value::String(listed));
+        }
         let mut copy =
             Resource::new(json!({"apiVersion": "v1", "kind": "ConfigMap", "data": data}));
         copy.ready = Ready::True;

@@ -1,7 +1,7 @@
 //! The CustomResourceDefinitions an XRD defines, generated as upstream's
 //! `xcrd.ForCompositeResource` and `xcrd.ForCompositeResourceClaim` do.
 
-use plait_model::{CompositeDeletePolicy, CompositeResourceDefinition, XrdScope};
+use crate::{CompositeDeletePolicy, CompositeResourceDefinition, Manifest, XrdScope};
 use serde_json::{Map, Value, json};
 
 /// The category every XR CRD is in, so `kubectl get composite` lists them all.
@@ -74,6 +74,66 @@ pub fn composite_crd(xrd: &CompositeResourceDefinition) -> Result<Value, CrdErro
         "metadata": metadata,
         "spec": spec,
     }))
+}
+
+/// A kind's (apiVersion, kind) and its OpenAPI v3 schema.
+pub type ServedSchema = ((String, String), Value);
+
+/// The OpenAPI v3 schema of every kind a definition file serves, by
+/// (apiVersion, kind): from a CustomResourceDefinition as it is, and from an
+/// XRD as the XR CRD plait generates for it (machinery and conditions
+/// included), each marked with `x-kubernetes-group-version-kind` as the API
+/// server's `/openapi/v3` marks them. Other objects serve no schema.
+pub fn served_schemas(definition: &Value) -> Result<Vec<ServedSchema>, CrdError> {
+    let text = |pointer: &str| {
+        definition
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let (group, kind) = (text("/spec/group"), text("/spec/names/kind"));
+    let versions: Vec<(String, Value)> = match (
+        text("/apiVersion").split('/').next(),
+        text("/kind").as_str(),
+    ) {
+        (Some("apiextensions.k8s.io"), "CustomResourceDefinition") => definition
+            .pointer("/spec/versions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|v| {
+                let name = v.get("name")?.as_str()?.to_string();
+                Some((name, v.pointer("/schema/openAPIV3Schema")?.clone()))
+            })
+            .collect(),
+        (Some("apiextensions.crossplane.io"), "CompositeResourceDefinition") => {
+            let Ok(xrd) = CompositeResourceDefinition::from_value(definition.clone()) else {
+                return Ok(Vec::new());
+            };
+            let scope = xrd.scope();
+            xrd.spec
+                .versions
+                .iter()
+                .enumerate()
+                .map(|(index, v)| {
+                    Ok((
+                        v.name.clone(),
+                        version_schema(v.open_api_v3_schema(), scope, index)?,
+                    ))
+                })
+                .collect::<Result<_, CrdError>>()?
+        }
+        _ => Vec::new(),
+    };
+    Ok(versions
+        .into_iter()
+        .map(|(version, mut schema)| {
+            schema["x-kubernetes-group-version-kind"] =
+                json!([{"group": group, "version": version, "kind": kind}]);
+            ((format!("{group}/{version}"), kind.clone()), schema)
+        })
+        .collect())
 }
 
 /// Metadata of a CRD generated for `xrd`: its labels and annotations, and
@@ -442,7 +502,67 @@ fn printer_columns(user: &[Value], scope: XrdScope) -> Vec<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use plait_model::Manifest;
+
+    #[test]
+    fn definitions_serve_the_schema_of_each_version() {
+        let crd = json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "buckets.s3.example.org"},
+            "spec": {"group": "s3.example.org", "names": {"kind": "Bucket", "plural": "buckets"},
+                     "versions": [
+                        {"name": "v1", "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object"}}}}},
+                        {"name": "v2", "schema": {"openAPIV3Schema": {"type": "object"}}}]},
+        });
+        let xrd = json!({
+            "apiVersion": "apiextensions.crossplane.io/v2", "kind": "CompositeResourceDefinition",
+            "metadata": {"name": "apps.example.org"},
+            "spec": {"group": "example.org", "names": {"kind": "App", "plural": "apps"}, "scope": "Namespaced",
+                     "versions": [{"name": "v1alpha1", "served": true, "referenceable": true,
+                        "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object", "properties": {"image": {"type": "string"}}}}}}}]},
+        });
+        let other = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}});
+        // (definition, (apiVersion, kind) served, a pointer every schema has)
+        let cases = [
+            (
+                &crd,
+                vec![
+                    ("s3.example.org/v1", "Bucket"),
+                    ("s3.example.org/v2", "Bucket"),
+                ],
+                "/type",
+            ),
+            (
+                &xrd,
+                vec![("example.org/v1alpha1", "App")],
+                "/properties/spec/properties/crossplane",
+            ),
+            (&other, vec![], "/type"),
+        ];
+        for (definition, want, pointer) in cases {
+            let served = served_schemas(definition).unwrap();
+            let keys: Vec<(&str, &str)> = served
+                .iter()
+                .map(|((a, k), _)| (a.as_str(), k.as_str()))
+                .collect();
+            assert_eq!(keys, want, "{definition}");
+            for ((api_version, kind), schema) in &served {
+                assert!(
+                    schema.pointer(pointer).is_some(),
+                    "{api_version} {kind}: {schema}"
+                );
+                let gvk = &schema["x-kubernetes-group-version-kind"][0];
+                assert_eq!(
+                    format!(
+                        "{}/{}",
+                        gvk["group"].as_str().unwrap(),
+                        gvk["version"].as_str().unwrap()
+                    ),
+                    *api_version
+                );
+                assert_eq!(gvk["kind"], kind.as_str());
+            }
+        }
+    }
 
     fn xrd(api_version: &str, scope: Option<&str>) -> CompositeResourceDefinition {
         let mut value = json!({
