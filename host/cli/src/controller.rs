@@ -110,13 +110,11 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
             .then(|| leader_election(args, &namespace)),
         health,
     };
-    let result = plait_kube::run(
-        client,
-        Functions::packages(Arc::new(packages)),
-        options,
-        stopped,
-    )
-    .await;
+    let mut functions = Functions::packages(Arc::new(packages));
+    if let Some(slots) = args.concurrent_function_calls {
+        functions = functions.with_slots(slots);
+    }
+    let result = plait_kube::run(client, functions, options, stopped).await;
     probes.abort();
     Ok(result?)
 }

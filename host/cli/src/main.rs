@@ -74,6 +74,10 @@ pub struct ControllerArgs {
     /// Reconcile every composite resource at least this often, e.g. 60s, 5m.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub poll_interval: Duration,
+    /// Function calls run at once, shared between tenants by the guest time
+    /// each has used [default: the number of CPUs].
+    #[arg(long = "concurrent-function-calls")]
+    pub concurrent_function_calls: Option<usize>,
     /// The namespace plait runs in, where Functions' packagePullSecrets are
     /// read [default: $POD_NAMESPACE, else plait-system].
     #[arg(long)]

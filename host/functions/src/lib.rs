@@ -10,10 +10,12 @@
 //! [`PipelineFunctions`] then calls the resolved modules under one deadline
 //! for the whole pipeline, reporting each call to a [`CallObserver`].
 
+mod fair;
 mod policy;
 mod resolve;
 mod runner;
 
+pub use fair::{FairShare, NoTurn};
 pub use policy::{
     DEADLINE_ANNOTATION, FunctionPolicy, MEMORY_ANNOTATION, OUTPUT_ANNOTATION, PolicyError,
 };

@@ -8,6 +8,7 @@ use plait_pipeline::{FunctionRunner, ReadGrants, RunnerError, Step};
 use plait_runtime::{CallLimits, Module, Runtime};
 use plait_sdk::{Request, Response};
 
+use crate::fair::FairShare;
 use crate::policy::FunctionPolicy;
 use crate::resolve::{FunctionObjects, ResolveError, Resolver};
 
@@ -39,6 +40,8 @@ pub struct PipelineFunctions {
     functions: BTreeMap<String, Resolved>,
     deadline: Instant,
     observer: Arc<dyn CallObserver>,
+    /// The shared call slots, and the tenant these calls are counted against.
+    share: Option<(Arc<FairShare>, String)>,
 }
 
 impl PipelineFunctions {
@@ -71,12 +74,23 @@ impl PipelineFunctions {
             functions,
             deadline: Instant::now() + timeout,
             observer: Arc::new(Unobserved),
+            share: None,
         })
     }
 
     /// Reports every call to `observer`.
     pub fn observed_by(mut self, observer: Arc<dyn CallObserver>) -> PipelineFunctions {
         self.observer = observer;
+        self
+    }
+
+    /// Runs every call in a slot of `share`, counted against `tenant`.
+    pub fn sharing(
+        mut self,
+        share: Arc<FairShare>,
+        tenant: impl Into<String>,
+    ) -> PipelineFunctions {
+        self.share = Some((share, tenant.into()));
         self
     }
 
@@ -99,6 +113,10 @@ impl FunctionRunner for PipelineFunctions {
             .functions
             .get(function)
             .ok_or_else(|| format!("function {function:?} is not resolved"))?;
+        let _turn = match &self.share {
+            Some((share, tenant)) => Some(share.turn(tenant, self.deadline)?),
+            None => None,
+        };
         let remaining = self.deadline.saturating_duration_since(Instant::now());
         if remaining.is_zero() {
             return Err(

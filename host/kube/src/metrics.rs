@@ -79,14 +79,20 @@ struct KindLabels {
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct FunctionLabels {
+    tenant: String,
     function: String,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct GuestErrorLabels {
+    tenant: String,
     function: String,
     error: String,
 }
+
+/// The `tenant` label of calls for the platform's own XRs (not a valid
+/// namespace name, so no tenant can have it).
+pub const PLATFORM: &str = "(platform)";
 
 type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
 
@@ -213,18 +219,20 @@ impl Metrics {
             .inc();
     }
 
-    pub fn function_called(&self, function: &str, took: Duration) {
+    pub fn function_called(&self, tenant: &str, function: &str, took: Duration) {
         self.function_call_seconds
             .get_or_create(&FunctionLabels {
+                tenant: tenant.into(),
                 function: function.into(),
             })
             .observe(took.as_secs_f64());
     }
 
     /// Counts a failed call; `error` is [`plait_runtime::CallError::kind`].
-    pub fn guest_failed(&self, function: &str, error: &str) {
+    pub fn guest_failed(&self, tenant: &str, function: &str, error: &str) {
         self.guest_errors
             .get_or_create(&GuestErrorLabels {
+                tenant: tenant.into(),
                 function: function.into(),
                 error: error.into(),
             })
@@ -240,16 +248,18 @@ impl Metrics {
     }
 }
 
-/// Reports the function calls of XR pipelines to [`metrics`].
-pub struct CallMetrics;
+/// Reports the function calls of one tenant's XR pipelines to [`metrics`].
+pub struct CallMetrics {
+    pub tenant: String,
+}
 
 impl plait_functions::CallObserver for CallMetrics {
     fn called(&self, function: &str, took: Duration) {
-        metrics().function_called(function, took);
+        metrics().function_called(&self.tenant, function, took);
     }
 
     fn failed(&self, function: &str, kind: &str) {
-        metrics().guest_failed(function, kind);
+        metrics().guest_failed(&self.tenant, function, kind);
     }
 }
 
@@ -326,8 +336,12 @@ mod tests {
         metrics.reconciled("App", ReconcileResult::Success, Duration::from_millis(3));
         metrics.reconciled("App", ReconcileResult::Success, Duration::from_millis(5));
         metrics.reconciled("App", ReconcileResult::NotSynced, Duration::from_millis(1));
-        metrics.function_called("function-patch-and-transform", Duration::from_micros(300));
-        metrics.guest_failed("bad-fn", "trap");
+        metrics.function_called(
+            "team-a",
+            "function-patch-and-transform",
+            Duration::from_micros(300),
+        );
+        metrics.guest_failed("team-a", "bad-fn", "trap");
         metrics.reconcile_failed("Composition", "kube");
         metrics.read_refused("team-a", "fn-a", "Secret");
         let text = metrics.encode();
@@ -342,11 +356,11 @@ mod tests {
             ),
             (r#"plait_reconcile_duration_seconds_count{kind="App"}"#, 3.0),
             (
-                r#"plait_function_call_duration_seconds_count{function="function-patch-and-transform"}"#,
+                r#"plait_function_call_duration_seconds_count{tenant="team-a",function="function-patch-and-transform"}"#,
                 1.0,
             ),
             (
-                r#"plait_guest_errors_total{function="bad-fn",error="trap"}"#,
+                r#"plait_guest_errors_total{tenant="team-a",function="bad-fn",error="trap"}"#,
                 1.0,
             ),
             (

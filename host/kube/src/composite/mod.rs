@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use crate::api::{ANNOTATION_PAUSED, RECONCILE_PAUSED};
 use crate::cluster::KubeCluster;
 use crate::function::Functions;
-use crate::metrics::{CallMetrics, ReconcileResult, metrics};
+use crate::metrics::{CallMetrics, PLATFORM, ReconcileResult, metrics};
 use crate::object::{self, has_finalizer, text};
 use crate::reconciler::{self, Controlled, ReconcileFailure};
 use crate::timing::{Backoff, Timing, now};
@@ -223,13 +223,20 @@ async fn reconcile_xr(
 
     let cluster = ctx.cluster.clone();
     let resolver = ctx.functions.resolver.clone();
+    let share = ctx.functions.share.clone();
+    let tenant = plait_reconcile::tenant_of(&xr, scope);
     let timeout = ctx.timing.reconcile_timeout;
     let xr_for_run = xr.clone();
     let run = tokio::task::spawn_blocking(move || {
         let resolved =
             PipelineFunctions::resolve(&resolver, &ClusterFunctions(&cluster), &steps, timeout);
+        let label = tenant.clone().unwrap_or_else(|| PLATFORM.into());
         let functions = match resolved {
-            Ok(f) => f.observed_by(Arc::new(CallMetrics)),
+            Ok(f) => f
+                .observed_by(Arc::new(CallMetrics {
+                    tenant: label.clone(),
+                }))
+                .sharing(share, label),
             Err(e) => return Ok(Err(e.to_string())),
         };
         let grants = functions.read_grants(ReadGrants::tenant_defaults());

@@ -7,7 +7,7 @@ mod packages;
 
 use std::sync::Arc;
 
-use plait_functions::Resolver;
+use plait_functions::{FairShare, Resolver};
 use plait_runtime::Runtime;
 
 pub use packages::InstalledPackages;
@@ -22,6 +22,14 @@ pub const DEFAULT_NAMESPACE: &str = "plait-system";
 pub struct Functions {
     pub resolver: Arc<Resolver>,
     pub packages: Option<Arc<InstalledPackages>>,
+    /// The function-call slots tenants share.
+    pub share: Arc<FairShare>,
+}
+
+/// One call slot per core by default: calls are CPU-bound, so more slots
+/// would only make every call slower.
+fn default_slots() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
 }
 
 impl Functions {
@@ -30,6 +38,7 @@ impl Functions {
         Functions {
             resolver: Arc::new(Resolver::builtins(runtime)),
             packages: None,
+            share: Arc::new(FairShare::new(default_slots())),
         }
     }
 
@@ -41,7 +50,14 @@ impl Functions {
         Functions {
             resolver: Arc::new(resolver),
             packages: Some(packages),
+            share: Arc::new(FairShare::new(default_slots())),
         }
+    }
+
+    /// At most `slots` function calls at once, shared fairly between tenants.
+    pub fn with_slots(mut self, slots: usize) -> Functions {
+        self.share = Arc::new(FairShare::new(slots));
+        self
     }
 
     pub fn runtime(&self) -> &Runtime {

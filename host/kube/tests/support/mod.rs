@@ -40,11 +40,9 @@ pub fn cluster() -> &'static TestCluster {
         start_controller(cluster, |_| async {
             let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
             let copy = runtime.load(&copy_required_guest()).unwrap();
-            let resolver = Resolver::builtins(runtime).with_local(COPY_REQUIRED, copy);
-            let functions = Functions {
-                resolver: Arc::new(resolver),
-                packages: None,
-            };
+            let resolver = Resolver::builtins(runtime.clone()).with_local(COPY_REQUIRED, copy);
+            let mut functions = Functions::builtins(runtime);
+            functions.resolver = Arc::new(resolver);
             (functions, ())
         })
     });
