@@ -262,7 +262,7 @@ async fn two_replicas_elect_one_leader_which_composes_and_hands_over_on_shutdown
     );
     assert!(
         replicas[leader].metric(
-            r#"plait_function_call_duration_seconds_count{function="function-patch-and-transform"}"#
+            r#"plait_function_call_duration_seconds_count{tenant="default",function="function-patch-and-transform"}"#
         ) >= 1.0
     );
 
