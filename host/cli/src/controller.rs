@@ -10,7 +10,8 @@ use futures::FutureExt;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 use plait_kube::{
-    DEFAULT_NAMESPACE, Functions, Health, InstalledPackages, LeaderElection, Options, Timing,
+    DEFAULT_NAMESPACE, Functions, Health, Impersonation, InstalledPackages, LeaderElection,
+    Options, Timing,
 };
 use plait_oci::Keychain;
 use plait_runtime::{Runtime, RuntimeConfig};
@@ -33,6 +34,12 @@ pub fn run(args: &ControllerArgs) -> Result<String> {
 /// A client from `kubeconfig`, else `$KUBECONFIG`, `~/.kube/config` or the
 /// in-cluster config.
 pub(crate) async fn client(kubeconfig: Option<&Path>) -> Result<Client> {
+    let config = config(kubeconfig).await?;
+    Client::try_from(config).context("cannot create a Kubernetes client")
+}
+
+/// The connection `client` makes.
+async fn config(kubeconfig: Option<&Path>) -> Result<Config> {
     let config = match kubeconfig {
         Some(path) => {
             let kubeconfig = Kubeconfig::read_from(path)
@@ -46,11 +53,12 @@ pub(crate) async fn client(kubeconfig: Option<&Path>) -> Result<Client> {
             .context("no kubeconfig: pass --kubeconfig, set KUBECONFIG, or run in a cluster")?,
     };
     tracing::info!(server = %config.cluster_url, "connecting");
-    Client::try_from(config).context("cannot create a Kubernetes client")
+    Ok(config)
 }
 
 async fn serve(args: &ControllerArgs) -> Result<()> {
-    let client = client(args.kubeconfig.as_deref()).await?;
+    let config = config(args.kubeconfig.as_deref()).await?;
+    let client = Client::try_from(config.clone()).context("cannot create a Kubernetes client")?;
     let runtime = Runtime::new(RuntimeConfig {
         cache_dir: plait_oci::compile_cache_dir(),
         ..RuntimeConfig::default()
@@ -109,6 +117,13 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
             .leader_election
             .then(|| leader_election(args, &namespace)),
         health,
+        impersonation: args
+            .tenant_service_account
+            .clone()
+            .map(|service_account| Impersonation {
+                config,
+                service_account,
+            }),
     };
     let mut functions = Functions::packages(Arc::new(packages));
     if let Some(slots) = args.concurrent_function_calls {

@@ -78,6 +78,11 @@ pub struct ControllerArgs {
     /// each has used [default: the number of CPUs].
     #[arg(long = "concurrent-function-calls")]
     pub concurrent_function_calls: Option<usize>,
+    /// Act as this service account, in each tenant's namespace, for what a
+    /// namespaced or claimed XR composes and reads, so the tenant's RBAC
+    /// bounds it (the controller then needs `impersonate` on serviceaccounts).
+    #[arg(long = "tenant-service-account")]
+    pub tenant_service_account: Option<String>,
     /// The namespace plait runs in, where Functions' packagePullSecrets are
     /// read [default: $POD_NAMESPACE, else plait-system].
     #[arg(long)]

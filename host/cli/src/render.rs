@@ -157,6 +157,7 @@ pub fn run(args: &RenderArgs) -> Result<String> {
         context: context(args)?,
         now: RENDER_TIME.into(),
         grants: &grants,
+        as_tenant: None,
     }
     .run()?;
     if let Some(error) = &outcome.error {

@@ -16,6 +16,7 @@ mod claim;
 mod cluster;
 mod composite;
 mod function;
+mod impersonation;
 mod install;
 mod leader;
 mod metrics;
@@ -40,6 +41,7 @@ use serde_json::Value;
 
 pub use cluster::{KubeCluster, ServedKind};
 pub use function::{DEFAULT_NAMESPACE, Functions, InstalledPackages};
+pub use impersonation::Impersonation;
 pub use install::{CRDS, CrdError};
 pub use leader::{LeaderElection, LeaderError};
 pub use probes::Health;
@@ -65,6 +67,8 @@ pub struct Options {
     pub leader_election: Option<LeaderElection>,
     /// Marked ready once plait's CRDs are installed.
     pub health: Arc<Health>,
+    /// Act as each tenant's service account for what its XRs compose and read.
+    pub impersonation: Option<Impersonation>,
 }
 
 impl From<Timing> for Options {
@@ -138,10 +142,17 @@ pub async fn run(
     );
     let packages = functions.packages.clone();
     let timing = options.timing;
+    let tenants = options.impersonation.map(|impersonation| {
+        Arc::new(impersonation::TenantClusters::new(
+            impersonation,
+            tokio::runtime::Handle::current(),
+        ))
+    });
     let manager = Arc::new(xrd::Manager::new(
         cluster.clone(),
         functions,
         timing.clone(),
+        tenants,
     ));
     let api: Api<DynamicObject> = Api::all_with(client, &api::xrd_resource());
     tracing::info!("controller started");

@@ -19,6 +19,7 @@ use crate::claim::{ClaimControllers, OfferError, Offered, offer};
 use crate::cluster::KubeCluster;
 use crate::composite::{self, XrContext};
 use crate::function::Functions;
+use crate::impersonation::TenantClusters;
 use crate::install::{self, CrdError};
 use crate::metrics::ReconcileResult;
 use crate::object::{self, has_finalizer, is_status};
@@ -75,6 +76,8 @@ pub struct Manager {
     pub functions: Functions,
     pub watches: Arc<ComposedWatches>,
     pub timing: Timing,
+    /// Each tenant's view of the cluster, when pipelines act as tenants.
+    tenants: Option<Arc<TenantClusters>>,
     /// The claim controllers of XRDs that offer claims.
     pub claims: ClaimControllers,
     /// The XR controllers, one per XRD, each serving its XR kind.
@@ -94,8 +97,14 @@ impl Controlled for Manager {
 }
 
 impl Manager {
-    pub fn new(cluster: KubeCluster, functions: Functions, timing: Timing) -> Manager {
+    pub fn new(
+        cluster: KubeCluster,
+        functions: Functions,
+        timing: Timing,
+        tenants: Option<Arc<TenantClusters>>,
+    ) -> Manager {
         Manager {
+            tenants,
             claims: ClaimControllers::new(cluster.clone(), timing.clone()),
             cluster,
             functions,
@@ -119,6 +128,7 @@ impl Manager {
             || {
                 Arc::new(XrContext::new(
                     self.cluster.clone(),
+                    self.tenants.clone(),
                     self.functions.clone(),
                     self.watches.clone(),
                     self.timing.clone(),

@@ -96,6 +96,10 @@ pub struct Reconcile<'a> {
     pub now: String,
     /// What the platform lets functions read for a tenant's XR.
     pub grants: &'a ReadGrants,
+    /// The cluster as the XR's tenant sees it: composed and required
+    /// resources are read and written through it, so the tenant's own RBAC
+    /// bounds them. `None` uses `cluster` for everything.
+    pub as_tenant: Option<&'a dyn Cluster>,
 }
 
 /// What a reconcile did.
@@ -137,10 +141,15 @@ impl ReconcileError {
     }
 }
 
-impl Reconcile<'_> {
+impl<'a> Reconcile<'a> {
     /// Runs the reconcile. Failures of the pipeline or of applying are
     /// reported in the XR's `Synced` condition (and `Outcome::error`); an
     /// `Err` means the XR itself could not be handled.
+    /// Where composed and required resources are read and written.
+    fn tenant_cluster(&self) -> &'a dyn Cluster {
+        self.as_tenant.unwrap_or(self.cluster)
+    }
+
     pub fn run(self) -> Result<Outcome, ReconcileError> {
         let xr_ref = ObjectRef::of(&self.xr).ok_or_else(|| {
             ReconcileError::InvalidComposite(
@@ -160,7 +169,7 @@ impl Reconcile<'_> {
         };
         let scopes = ClusterScopes(self.cluster);
         let source = ClusterSource {
-            cluster: self.cluster,
+            cluster: self.tenant_cluster(),
         };
         let tenant = tenant_of(&self.xr, self.scope);
         let pipeline = Pipeline {
@@ -217,13 +226,14 @@ impl Reconcile<'_> {
         let desired = output.desired;
         let plan = compose::plan(&xr, &xr_uid, self.scope, &observed, &desired)?;
         for gone in &plan.garbage {
-            self.cluster.delete(&gone.reference, gone.uid.as_deref())?;
+            self.tenant_cluster()
+                .delete(&gone.reference, gone.uid.as_deref())?;
             outcome.deleted.push(gone.reference.clone());
         }
         set_resource_refs(&mut xr, self.scope, &plan.refs);
         let mut apply_errors = Vec::new();
         for (name, object) in &plan.objects {
-            match self.cluster.apply(object, COMPOSITE_FIELD_MANAGER) {
+            match self.tenant_cluster().apply(object, COMPOSITE_FIELD_MANAGER) {
                 Ok(_) => {
                     outcome.composed.insert(name.clone(), object.clone());
                 }
@@ -313,7 +323,7 @@ impl Reconcile<'_> {
                 namespace,
                 name: text("name"),
             };
-            let Some(object) = self.cluster.get(&reference)? else {
+            let Some(object) = self.tenant_cluster().get(&reference)? else {
                 continue;
             };
             if compose::controller_uid(&object).is_some_and(|uid| uid != xr_uid) {

@@ -71,6 +71,7 @@ fn reconcile(cluster: &MemoryCluster, xr: Value) -> Outcome {
         context: json!({}),
         now: "2024-01-01T00:00:00Z".into(),
         grants: &ReadGrants::tenant_defaults(),
+        as_tenant: None,
     }
     .run()
     .expect("reconcile runs")
@@ -204,6 +205,7 @@ fn observed_resource_without_resource_name_annotation_is_an_error() {
         context: json!({}),
         now: "t".into(),
         grants: &ReadGrants::tenant_defaults(),
+        as_tenant: None,
     }
     .run()
     .expect_err("must fail");

@@ -30,6 +30,7 @@ pub async fn delete(
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
+    let composing = ctx.composing_cluster(&xr, scope)?;
     let mut remaining = Vec::new();
     let mut kinds = BTreeSet::new();
     for r in refs {
@@ -50,14 +51,14 @@ pub async fn delete(
             namespace,
             name: name.into(),
         };
-        let Some(object) = ctx.cluster.get_async(&composed).await? else {
+        let Some(object) = composing.get_async(&composed).await? else {
             continue;
         };
         if compose::controller_uid(&object) != Some(uid.as_str()) {
             continue;
         }
         if object.pointer("/metadata/deletionTimestamp").is_none() {
-            ctx.cluster
+            composing
                 .delete_async(&composed, text(&object, "/metadata/uid"))
                 .await?;
         }

@@ -24,6 +24,7 @@ use serde_json::{Value, json};
 use crate::api::{ANNOTATION_PAUSED, RECONCILE_PAUSED};
 use crate::cluster::KubeCluster;
 use crate::function::Functions;
+use crate::impersonation::TenantClusters;
 use crate::metrics::{CallMetrics, PLATFORM, ReconcileResult, metrics};
 use crate::object::{self, has_finalizer, text};
 use crate::reconciler::{self, Controlled, ReconcileFailure};
@@ -74,6 +75,8 @@ impl ReconcileFailure for XrError {
 /// What every XR of one kind shares.
 pub struct XrContext {
     pub cluster: KubeCluster,
+    /// Each tenant's view of the cluster, when pipelines act as tenants.
+    tenants: Option<Arc<TenantClusters>>,
     pub functions: Functions,
     pub watches: Arc<ComposedWatches>,
     pub timing: Timing,
@@ -86,6 +89,7 @@ pub struct XrContext {
 impl XrContext {
     pub fn new(
         cluster: KubeCluster,
+        tenants: Option<Arc<TenantClusters>>,
         functions: Functions,
         watches: Arc<ComposedWatches>,
         timing: Timing,
@@ -94,12 +98,26 @@ impl XrContext {
     ) -> XrContext {
         XrContext {
             cluster,
+            tenants,
             functions,
             watches,
             backoff: Backoff::of(&timing),
             timing,
             xrd: RwLock::new(xrd),
             resource,
+        }
+    }
+
+    /// The cluster `xr`'s pipeline reads and writes through: as its tenant
+    /// when pipelines act as tenants, else as the controller.
+    fn composing_cluster(
+        &self,
+        xr: &Value,
+        scope: CompositeScope,
+    ) -> Result<KubeCluster, ClusterError> {
+        match (&self.tenants, plait_reconcile::tenant_of(xr, scope)) {
+            (Some(tenants), Some(namespace)) => tenants.of(&namespace),
+            _ => Ok(self.cluster.clone()),
         }
     }
 
@@ -222,6 +240,10 @@ async fn reconcile_xr(
     };
 
     let cluster = ctx.cluster.clone();
+    let composing = match ctx.composing_cluster(&xr, scope) {
+        Ok(composing) => composing,
+        Err(e) => return not_synced(ctx, xr, &reference, &e.to_string()).await,
+    };
     let resolver = ctx.functions.resolver.clone();
     let share = ctx.functions.share.clone();
     let tenant = plait_reconcile::tenant_of(&xr, scope);
@@ -249,6 +271,7 @@ async fn reconcile_xr(
             context: json!({}),
             now: now(),
             grants: &grants,
+            as_tenant: Some(&composing),
         }
         .run()
         .map(Ok)
