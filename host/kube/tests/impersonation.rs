@@ -7,51 +7,27 @@
 
 mod support;
 
-use kube::Client;
-use plait_kube::{Functions, Impersonation, Options, Timing};
+use plait_kube::{Functions, Impersonation, Options};
 use plait_runtime::{Runtime, RuntimeConfig};
 use plait_testcluster::TestCluster;
 use serde_json::{Value, json};
-use support::{TIMEOUT, api, condition, create, eventually, resource, yaml};
+use support::{api, condition, create, eventually, resource, yaml};
 
 const SERVICE_ACCOUNT: &str = "plait-tenant";
 
 /// Runs plait's controller acting as each tenant's `SERVICE_ACCOUNT`.
 fn start_impersonating_controller(cluster: &'static TestCluster) {
-    let config = cluster.config();
-    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let tokio = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        tokio.block_on(async move {
-            let client = Client::try_from(config.clone()).unwrap();
-            plait_kube::install_crds(&client, TIMEOUT).await.unwrap();
-            ready_tx.send(()).unwrap();
-            let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
-            let options = Options {
-                timing: Timing::default(),
-                impersonation: Some(Impersonation {
-                    config,
-                    service_account: SERVICE_ACCOUNT.into(),
-                }),
-                ..Options::default()
-            };
-            plait_kube::run(
-                client,
-                Functions::builtins(runtime),
-                options,
-                std::future::pending(),
-            )
-            .await
-            .unwrap();
-        });
+    let options = Options {
+        impersonation: Some(Impersonation {
+            config: cluster.config(),
+            service_account: SERVICE_ACCOUNT.into(),
+        }),
+        ..Options::default()
+    };
+    support::start_controller_with(cluster, options, |_| async {
+        let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
+        (Functions::builtins(runtime), ())
     });
-    ready_rx
-        .recv_timeout(TIMEOUT)
-        .expect("plait CRDs installed");
 }
 
 /// A Role letting the tenant's service account manage ConfigMaps in `namespace`.

@@ -11,7 +11,7 @@ use std::time::Duration;
 use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject, PostParams};
 use plait_functions::Resolver;
-use plait_kube::{Functions, Timing};
+use plait_kube::{Functions, Options, Timing};
 use plait_runtime::{Runtime, RuntimeConfig};
 use plait_testcluster::TestCluster;
 use serde_json::Value;
@@ -59,6 +59,20 @@ where
     F: FnOnce(Client) -> Fut + Send + 'static,
     Fut: Future<Output = (Functions, T)> + Send,
 {
+    start_controller_with(cluster, Options::default(), setup)
+}
+
+/// [`start_controller`] with `options` (their timing replaced by the tests').
+pub fn start_controller_with<T, F, Fut>(
+    cluster: &'static TestCluster,
+    options: Options,
+    setup: F,
+) -> T
+where
+    T: Send + 'static,
+    F: FnOnce(Client) -> Fut + Send + 'static,
+    Fut: Future<Output = (Functions, T)> + Send,
+{
     let config = cluster.config();
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -72,11 +86,14 @@ where
             plait_kube::install_crds(&client, TIMEOUT).await.unwrap();
             let (functions, ready) = setup(client.clone()).await;
             ready_tx.send(ready).unwrap();
-            let timing = Timing {
-                poll_interval: POLL_INTERVAL,
-                ..Timing::default()
+            let options = Options {
+                timing: Timing {
+                    poll_interval: POLL_INTERVAL,
+                    ..Timing::default()
+                },
+                ..options
             };
-            plait_kube::run(client, functions, timing, std::future::pending())
+            plait_kube::run(client, functions, options, std::future::pending())
                 .await
                 .unwrap();
         });
