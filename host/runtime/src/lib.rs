@@ -9,6 +9,7 @@
 
 mod builtins;
 mod cache;
+mod cache_dir;
 mod call;
 mod config;
 mod convert;
@@ -27,6 +28,7 @@ use wasmtime::Engine;
 
 pub use builtins::Builtin;
 pub use cache::digest;
+pub use cache_dir::{CacheDir, CacheDirError, sha256_hex};
 pub use call::CallOutput;
 pub use config::{CallLimits, PoolConfig, RuntimeConfig};
 pub use engine::EPOCH_TICK;
