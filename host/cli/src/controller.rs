@@ -53,6 +53,7 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
     let client = client(args.kubeconfig.as_deref()).await?;
     let runtime = Runtime::new(RuntimeConfig {
         cache_dir: plait_oci::compile_cache_dir(),
+        memory_budget: args.guest_memory_budget,
         ..RuntimeConfig::default()
     })?;
     let registry = plait_oci::Client::new(client_config(
