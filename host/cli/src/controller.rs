@@ -61,6 +61,7 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
     let client = Client::try_from(config.clone()).context("cannot create a Kubernetes client")?;
     let runtime = Runtime::new(RuntimeConfig {
         cache_dir: plait_oci::compile_cache_dir(),
+        memory_budget: args.guest_memory_budget,
         ..RuntimeConfig::default()
     })?;
     let registry = plait_oci::Client::new(client_config(

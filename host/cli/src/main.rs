@@ -114,6 +114,11 @@ pub struct ControllerArgs {
     /// with a random suffix.
     #[arg(long)]
     pub identity: Option<String>,
+    /// The most guest memory running function calls may hold at once, e.g.
+    /// 512Mi, 2Gi: each call holds its memory limit while it runs, and calls
+    /// beyond the budget wait. Keep it below the container's memory limit.
+    #[arg(long, default_value = "1Gi", value_parser = parse_size)]
+    pub guest_memory_budget: usize,
 }
 
 #[derive(clap::Args)]
@@ -195,6 +200,37 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(seconds))
 }
 
+/// A size in bytes, as Kubernetes writes memory quantities: a whole number
+/// with an optional suffix, binary (Ki, Mi, Gi, Ti) or decimal (k, M, G, T).
+fn parse_size(s: &str) -> Result<usize, String> {
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (number, unit) = s.split_at(split);
+    let n: usize = number
+        .parse()
+        .map_err(|_| format!("invalid size {s:?}: use a whole number, e.g. 512Mi or 1Gi"))?;
+    let scale: usize = match unit {
+        "" => 1,
+        "Ki" => 1 << 10,
+        "Mi" => 1 << 20,
+        "Gi" => 1 << 30,
+        "Ti" => 1 << 40,
+        "k" => 1_000,
+        "M" => 1_000_000,
+        "G" => 1_000_000_000,
+        "T" => 1_000_000_000_000,
+        _ => {
+            return Err(format!(
+                "size {s:?} has unknown unit {unit:?}: use Ki, Mi, Gi, Ti, k, M, G or T"
+            ));
+        }
+    };
+    match n.checked_mul(scale) {
+        Some(0) => Err(format!("size {s:?} must be positive")),
+        Some(bytes) => Ok(bytes),
+        None => Err(format!("size {s:?} is too large")),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // A controller's log is its only account of what it did.
@@ -246,6 +282,29 @@ mod tests {
         ];
         for (input, want) in cases {
             match (parse_duration(input), want) {
+                (Ok(got), Ok(want)) => assert_eq!(got, want, "{input}"),
+                (Err(got), Err(want)) => assert!(got.contains(want), "{input}: {got}"),
+                (got, want) => panic!("{input}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn sizes_parse_with_units_and_reject_the_rest() {
+        let cases = [
+            ("512Mi", Ok(512 << 20)),
+            ("1Gi", Ok(1 << 30)),
+            ("64Ki", Ok(64 << 10)),
+            ("2G", Ok(2_000_000_000)),
+            ("1048576", Ok(1 << 20)),
+            ("1.5Gi", Err("unknown unit")),
+            ("Gi", Err("whole number")),
+            ("1GB", Err("unknown unit")),
+            ("0Mi", Err("must be positive")),
+            ("99999999999Ti", Err("too large")),
+        ];
+        for (input, want) in cases {
+            match (parse_size(input), want) {
                 (Ok(got), Ok(want)) => assert_eq!(got, want, "{input}"),
                 (Err(got), Err(want)) => assert!(got.contains(want), "{input}: {got}"),
                 (got, want) => panic!("{input}: got {got:?}, want {want:?}"),

@@ -13,6 +13,7 @@ use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
@@ -286,6 +287,8 @@ impl Collector for RuntimeCollector {
                 totals.compiles += stats.compiles;
                 totals.calls += stats.calls;
                 totals.call_failures += stats.call_failures;
+                totals.memory_budget_bytes += stats.memory_budget_bytes;
+                totals.memory_reserved_bytes += stats.memory_reserved_bytes;
             }
         }
         let counters = [
@@ -314,6 +317,23 @@ impl Collector for RuntimeCollector {
             let counter = ConstCounter::new(value);
             let metric = encoder.encode_descriptor(name, help, None, counter.metric_type())?;
             counter.encode(metric)?;
+        }
+        let gauges = [
+            (
+                "guest_memory_budget_bytes",
+                "The most guest memory running function calls may hold at once",
+                totals.memory_budget_bytes,
+            ),
+            (
+                "guest_memory_reserved_bytes",
+                "Guest memory held by running function calls (the sum of their memory limits)",
+                totals.memory_reserved_bytes,
+            ),
+        ];
+        for (name, help, value) in gauges {
+            let gauge = ConstGauge::new(value);
+            let metric = encoder.encode_descriptor(name, help, None, gauge.metric_type())?;
+            gauge.encode(metric)?;
         }
         Ok(())
     }
@@ -400,6 +420,15 @@ mod tests {
         assert_eq!(
             value_of(&text, "plait_compile_cache_memory_hits_total"),
             Some(1.0)
+        );
+        let budget = plait_runtime::RuntimeConfig::default().memory_budget as f64;
+        assert_eq!(
+            value_of(&text, "plait_guest_memory_budget_bytes"),
+            Some(budget)
+        );
+        assert_eq!(
+            value_of(&text, "plait_guest_memory_reserved_bytes"),
+            Some(0.0)
         );
     }
 }

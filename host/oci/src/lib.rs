@@ -151,7 +151,7 @@ impl Client {
             certificates.extend(found);
         }
         let client = Client {
-            blobs: config.cache_root.as_deref().map(BlobCache::new),
+            blobs: config.cache_root.as_deref().and_then(open_blob_cache),
             config,
             certificates,
             tags: Mutex::new(HashMap::new()),
@@ -381,9 +381,7 @@ impl Client {
                 .get(&whole)
                 .cloned()
         });
-        let cached = known
-            .as_deref()
-            .and_then(|d| self.blobs.as_ref().and_then(|b| b.get(d)));
+        let cached = known.as_deref().and_then(|d| self.cached(d));
         let (digest, bytes) = match (known, cached) {
             (Some(digest), Some(bytes)) => (digest, bytes),
             (known, _) => {
@@ -465,7 +463,7 @@ impl Client {
         descriptor: &layout::Descriptor,
         limit: u64,
     ) -> Result<Vec<u8>, Error> {
-        if let Some(bytes) = self.blobs.as_ref().and_then(|b| b.get(&descriptor.digest)) {
+        if let Some(bytes) = self.cached(&descriptor.digest) {
             return Ok(bytes);
         }
         let bytes = self
@@ -530,6 +528,18 @@ impl Client {
         Ok(bytes)
     }
 
+    /// A blob from the cache; the cache only saves downloads, so a refused
+    /// name is logged and the blob pulled.
+    fn cached(&self, digest: &str) -> Option<Vec<u8>> {
+        match self.blobs.as_ref()?.get(digest) {
+            Ok(bytes) => bytes,
+            Err(error) => {
+                tracing::warn!(%error, "cannot read a blob from the cache");
+                None
+            }
+        }
+    }
+
     fn store(&self, bytes: &[u8]) {
         if let Some(blobs) = &self.blobs
             && let Err(error) = blobs.put(bytes)
@@ -538,6 +548,15 @@ impl Client {
             tracing::warn!(%error, "cannot cache a pulled blob");
         }
     }
+}
+
+/// The blob cache under `root`; without one, pulls still work, only uncached.
+fn open_blob_cache(root: &std::path::Path) -> Option<BlobCache> {
+    BlobCache::open(root)
+        .inspect_err(
+            |error| tracing::warn!(%error, "cannot use the blob cache; pulling without it"),
+        )
+        .ok()
 }
 
 /// The registry host a reference points at (`host[:port]`), as

@@ -41,6 +41,20 @@ impl Default for PoolConfig {
     }
 }
 
+/// Four calls at the default memory cap (256 MiB), well inside what a
+/// controller pod is usually given.
+pub const DEFAULT_MEMORY_BUDGET: usize = 1 << 30;
+
+impl PoolConfig {
+    /// The most memory the pool could give calls at once: every instance
+    /// slot at its largest memory.
+    pub fn memory_capacity(&self) -> usize {
+        usize::try_from(self.total_component_instances)
+            .unwrap_or(usize::MAX)
+            .saturating_mul(self.max_memory_bytes)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuntimeConfig {
     /// Where compiled components are kept across restarts; `None` keeps
@@ -50,6 +64,14 @@ pub struct RuntimeConfig {
     /// memory-heavy; calls are cheap).
     pub max_concurrent_compiles: usize,
     pub pool: PoolConfig,
+    /// The most guest memory live calls may hold at once, in bytes: each
+    /// call reserves its memory cap (its `CallLimits::memory_bytes`, capped
+    /// by the pool's `max_memory_bytes`) before it instantiates and returns
+    /// it when its store is dropped; a call that does not fit waits, up to
+    /// its deadline. The pool alone would allow every slot its largest
+    /// memory at once, far more than a pod's memory limit. Values above what
+    /// the pool can hold are lowered to it.
+    pub memory_budget: usize,
 }
 
 impl Default for RuntimeConfig {
@@ -58,6 +80,7 @@ impl Default for RuntimeConfig {
             cache_dir: None,
             max_concurrent_compiles: 2,
             pool: PoolConfig::default(),
+            memory_budget: DEFAULT_MEMORY_BUDGET,
         }
     }
 }

@@ -57,6 +57,32 @@ pub enum CallError {
     OutputLimit { digest: String, limit: usize },
     #[error("function {digest} cannot be instantiated: {message}")]
     Instantiate { digest: String, message: String },
+    #[error("function {digest} {}", memory_budget_text(*.waited, *.requested, *.budget))]
+    MemoryBudget {
+        digest: String,
+        /// How long the call waited for other calls to free memory; zero
+        /// when its cap alone is larger than the budget.
+        waited: Duration,
+        /// The call's memory cap, which it reserves for as long as it runs.
+        requested: usize,
+        budget: usize,
+    },
+}
+
+fn memory_budget_text(waited: Duration, requested: usize, budget: usize) -> String {
+    if requested > budget {
+        format!(
+            "has a memory limit of {requested} bytes, more than the whole guest memory budget \
+             of {budget} bytes: lower the Function's memory limit or raise the budget \
+             (plait controller --guest-memory-budget)"
+        )
+    } else {
+        format!(
+            "waited {waited:?} for {requested} bytes of guest memory, but other calls held \
+             the budget of {budget} bytes until its deadline: raise the budget \
+             (plait controller --guest-memory-budget) or lower the Functions' memory limits"
+        )
+    }
 }
 
 fn requested_text(requested: Option<usize>) -> String {
@@ -85,6 +111,7 @@ impl CallError {
             CallError::ResponseTooLarge { .. } => "too-large",
             CallError::OutputLimit { .. } => "output",
             CallError::Instantiate { .. } => "instantiate",
+            CallError::MemoryBudget { .. } => "memory-budget",
         }
     }
 
@@ -98,7 +125,8 @@ impl CallError {
             | CallError::MalformedResponse { digest, .. }
             | CallError::ResponseTooLarge { digest, .. }
             | CallError::OutputLimit { digest, .. }
-            | CallError::Instantiate { digest, .. } => digest,
+            | CallError::Instantiate { digest, .. }
+            | CallError::MemoryBudget { digest, .. } => digest,
         }
     }
 }
@@ -359,6 +387,12 @@ mod tests {
             CallError::Instantiate {
                 digest: d(),
                 message: d(),
+            },
+            CallError::MemoryBudget {
+                digest: d(),
+                waited: Duration::ZERO,
+                requested: 0,
+                budget: 0,
             },
         ];
         let kinds: std::collections::BTreeSet<_> = all.iter().map(CallError::kind).collect();

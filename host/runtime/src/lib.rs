@@ -5,10 +5,12 @@
 //! [`Module`]s keyed by the sha256 of the component. Every [`Runtime::call`]
 //! gets a fresh store and instance, so a call that traps leaves nothing
 //! behind, and runs with no filesystem, environment, arguments or network;
-//! its stdout, stderr and log lines are captured up to a cap.
+//! its stdout, stderr and log lines are captured up to a cap. Live calls
+//! share a guest memory budget: each holds its memory cap while it runs.
 
 mod builtins;
 mod cache;
+mod cache_dir;
 mod call;
 mod config;
 mod convert;
@@ -21,14 +23,15 @@ mod sync;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use wasmtime::Engine;
 
 pub use builtins::Builtin;
 pub use cache::digest;
+pub use cache_dir::{CacheDir, CacheDirError, sha256_hex};
 pub use call::CallOutput;
-pub use config::{CallLimits, PoolConfig, RuntimeConfig};
+pub use config::{CallLimits, DEFAULT_MEMORY_BUDGET, PoolConfig, RuntimeConfig};
 pub use engine::EPOCH_TICK;
 pub use error::{CallError, RuntimeError};
 pub use host_state::LogLine;
@@ -39,7 +42,7 @@ use call::Sandbox;
 use engine::Ticker;
 use modules::Modules;
 use stats::Counters;
-use sync::Semaphore;
+use sync::{Budget, Refused, Semaphore};
 
 #[allow(unsafe_code, clippy::all)]
 mod bindings {
@@ -58,6 +61,8 @@ struct Inner {
     /// One permit per component instance in the pool, so a burst of calls
     /// queues instead of failing to instantiate.
     instances: Semaphore,
+    /// Bounds the sum of the memory caps of live calls.
+    memory: Budget,
     max_memory_bytes: usize,
     counters: Counters,
     /// Held for its drop: the last clone of the runtime stops the ticker.
@@ -67,6 +72,7 @@ struct Inner {
 impl Runtime {
     pub fn new(config: RuntimeConfig) -> Result<Runtime, RuntimeError> {
         let engine = engine::new_engine(&config.pool)?;
+        let memory_budget = config.memory_budget.min(config.pool.memory_capacity());
         let modules = Modules::new(&engine, config.cache_dir, config.max_concurrent_compiles)?;
         let ticker = Ticker::start(engine.clone())
             .map_err(|e| RuntimeError::Engine(format!("cannot start the epoch ticker: {e}")))?;
@@ -77,6 +83,7 @@ impl Runtime {
                 instances: Semaphore::new(
                     usize::try_from(config.pool.total_component_instances).unwrap_or(usize::MAX),
                 ),
+                memory: Budget::new(memory_budget),
                 max_memory_bytes: config.pool.max_memory_bytes,
                 counters: Counters::default(),
                 _ticker: ticker,
@@ -132,8 +139,10 @@ impl Runtime {
         })
     }
 
-    /// Runs `run` in a fresh store for `module` once the pool has a free
-    /// instance, holding that instance until `run` returns.
+    /// Runs `run` in a fresh store for `module` once the memory budget has
+    /// room for the call's memory cap and the pool has a free instance,
+    /// holding both until `run` returns (and with it, the store is dropped).
+    /// Memory comes first so calls waiting for it hold no pool slot.
     fn in_sandbox<T>(
         &self,
         module: &Module,
@@ -141,6 +150,23 @@ impl Runtime {
         run: impl FnOnce(Sandbox<'_>) -> Result<T, CallError>,
     ) -> Result<T, CallError> {
         let inner = &self.inner;
+        let requested = limits.memory_bytes.min(inner.max_memory_bytes);
+        let budget = inner.memory.total();
+        let _memory = inner
+            .memory
+            .reserve(requested, limits.deadline)
+            .map_err(|refused| {
+                let waited = match refused {
+                    Refused::TooLarge => Duration::ZERO,
+                    Refused::TimedOut { waited } => waited,
+                };
+                CallError::MemoryBudget {
+                    digest: module.digest.clone(),
+                    waited,
+                    requested,
+                    budget,
+                }
+            })?;
         let _slot = inner.instances.acquire();
         run(Sandbox::new(
             &inner.engine,
@@ -151,6 +177,11 @@ impl Runtime {
     }
 
     pub fn stats(&self) -> RuntimeStats {
-        self.inner.counters.snapshot()
+        let memory = &self.inner.memory;
+        RuntimeStats {
+            memory_budget_bytes: memory.total() as u64,
+            memory_reserved_bytes: memory.reserved() as u64,
+            ..self.inner.counters.snapshot()
+        }
     }
 }

@@ -54,9 +54,8 @@ impl Modules {
         let linker = host_state::linker(engine)?;
         let disk = cache_dir
             .map(|dir| {
-                DiskCache::new(dir.clone(), engine).map_err(|e| {
-                    RuntimeError::Engine(format!("cannot use cache dir {}: {e}", dir.display()))
-                })
+                DiskCache::new(&dir, engine)
+                    .map_err(|e| RuntimeError::Engine(format!("cannot use the compile cache: {e}")))
             })
             .transpose()?;
         Ok(Modules {
@@ -104,12 +103,21 @@ impl Modules {
         wasm: &[u8],
         counters: &Counters,
     ) -> Result<Arc<Module>, RuntimeError> {
-        let component = match self.disk.as_ref().map(|d| d.load(&self.engine, &digest)) {
-            Some(Lookup::Hit(component)) => {
+        let lookup = match self.disk.as_ref().map(|d| d.load(&self.engine, &digest)) {
+            Some(Ok(lookup)) => lookup,
+            Some(Err(error)) => {
+                // The cache only saves time: a refused name compiles afresh.
+                tracing::warn!(%digest, %error, "cannot read the compile cache; compiling");
+                Lookup::Miss
+            }
+            None => Lookup::Miss,
+        };
+        let component = match lookup {
+            Lookup::Hit(component) => {
                 counters.disk_hits.fetch_add(1, Ordering::Relaxed);
                 component
             }
-            Some(Lookup::Miss) | None => {
+            Lookup::Miss => {
                 counters.cache_misses.fetch_add(1, Ordering::Relaxed);
                 self.compile(&digest, wasm, counters)?
             }

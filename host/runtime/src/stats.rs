@@ -1,4 +1,5 @@
-//! What the runtime counts: cache outcomes of loads, and calls.
+//! What the runtime counts: cache outcomes of loads, and calls; and how much
+//! of the guest memory budget is held.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -17,6 +18,12 @@ pub struct RuntimeStats {
     pub calls: u64,
     /// Calls that ended in a [`CallError`](crate::CallError).
     pub call_failures: u64,
+    /// The guest memory budget (see
+    /// [`RuntimeConfig::memory_budget`](crate::RuntimeConfig::memory_budget)),
+    /// after lowering it to what the pool can hold.
+    pub memory_budget_bytes: u64,
+    /// How much of the budget live calls hold now.
+    pub memory_reserved_bytes: u64,
 }
 
 /// The live counterpart of [`RuntimeStats`], shared by every clone of a
@@ -41,6 +48,7 @@ impl Counters {
             compiles: get(&self.compiles),
             calls: get(&self.calls),
             call_failures: get(&self.call_failures),
+            ..RuntimeStats::default()
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The blocking primitives the runtime shares between loads and calls.
 
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 /// A counting semaphore; std has none and compiles block a thread anyway.
 pub(crate) struct Semaphore {
@@ -38,8 +39,180 @@ impl Drop for Permit<'_> {
     }
 }
 
+/// A pool of bytes that calls reserve before they instantiate and give back
+/// when their store is gone: it bounds the sum of the memory caps of live
+/// calls, which the instance pool alone does not (64 slots of 1 GiB).
+pub(crate) struct Budget {
+    total: usize,
+    state: Mutex<BudgetState>,
+    freed: Condvar,
+}
+
+struct BudgetState {
+    reserved: usize,
+    /// Calls waiting for bytes: a release wakes them only if there are any,
+    /// so an uncontended call costs a lock and an unlock, no syscall.
+    waiting: usize,
+}
+
+/// Bytes held from a [`Budget`] until dropped.
+pub(crate) struct Reservation<'a> {
+    budget: &'a Budget,
+    bytes: usize,
+}
+
+/// Why a reservation was not granted.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// More than the whole budget: waiting cannot help.
+    TooLarge,
+    /// The deadline passed while other calls held the bytes.
+    TimedOut { waited: Duration },
+}
+
+impl Budget {
+    pub(crate) fn new(total: usize) -> Budget {
+        Budget {
+            total,
+            state: Mutex::new(BudgetState {
+                reserved: 0,
+                waiting: 0,
+            }),
+            freed: Condvar::new(),
+        }
+    }
+
+    pub(crate) fn total(&self) -> usize {
+        self.total
+    }
+
+    pub(crate) fn reserved(&self) -> usize {
+        lock(&self.state).reserved
+    }
+
+    /// Reserves `bytes`, waiting for other reservations to be dropped until
+    /// `patience` has passed.
+    pub(crate) fn reserve(
+        &self,
+        bytes: usize,
+        patience: Duration,
+    ) -> Result<Reservation<'_>, Refused> {
+        if bytes > self.total {
+            return Err(Refused::TooLarge);
+        }
+        let mut state = lock(&self.state);
+        if self.total - state.reserved < bytes {
+            state = self.wait_for(state, bytes, patience)?;
+        }
+        state.reserved += bytes;
+        Ok(Reservation {
+            budget: self,
+            bytes,
+        })
+    }
+
+    /// Waits until `bytes` are free. Every release wakes every waiter, each
+    /// rechecks: releases come in all sizes, so any waiter may now fit.
+    fn wait_for<'a>(
+        &'a self,
+        mut state: MutexGuard<'a, BudgetState>,
+        bytes: usize,
+        patience: Duration,
+    ) -> Result<MutexGuard<'a, BudgetState>, Refused> {
+        let started = Instant::now();
+        state.waiting += 1;
+        while self.total - state.reserved < bytes {
+            let waited = started.elapsed();
+            let Some(left) = patience.checked_sub(waited).filter(|l| !l.is_zero()) else {
+                state.waiting -= 1;
+                return Err(Refused::TimedOut { waited });
+            };
+            state = self
+                .freed
+                .wait_timeout(state, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        state.waiting -= 1;
+        Ok(state)
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        let mut state = lock(&self.budget.state);
+        state.reserved -= self.bytes;
+        if state.waiting > 0 {
+            self.budget.freed.notify_all();
+        }
+    }
+}
+
 /// Locks a mutex, ignoring poisoning: every critical section here leaves
 /// its data consistent, so a panic elsewhere does not invalidate it.
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reservations_fit_the_budget_or_are_refused() {
+        let patience = Duration::from_millis(20);
+        // (budget, held by others, asked, outcome)
+        let cases = [
+            ("fits an empty budget", 100, 0, 100, Ok(())),
+            ("fits beside others", 100, 40, 60, Ok(())),
+            (
+                "larger than the budget",
+                100,
+                0,
+                101,
+                Err(Refused::TooLarge),
+            ),
+            (
+                "larger than the budget while others hold",
+                100,
+                50,
+                101,
+                Err(Refused::TooLarge),
+            ),
+        ];
+        for (case, total, held, asked, outcome) in cases {
+            let budget = Budget::new(total);
+            let _held = budget.reserve(held, patience).map_err(|e| format!("{e:?}"));
+            let got = budget.reserve(asked, patience).map(drop);
+            assert_eq!(got, outcome, "{case}");
+            assert_eq!(budget.reserved(), held, "{case}: released");
+        }
+    }
+
+    #[test]
+    fn a_reservation_that_does_not_fit_times_out_after_its_patience() {
+        let budget = Budget::new(100);
+        let _held = budget.reserve(60, Duration::ZERO);
+        let patience = Duration::from_millis(30);
+        match budget.reserve(50, patience).map(drop) {
+            Err(Refused::TimedOut { waited }) => assert!(waited >= patience, "{waited:?}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(budget.reserved(), 60);
+    }
+
+    #[test]
+    fn a_waiting_reservation_gets_the_bytes_another_releases() {
+        let budget = Budget::new(100);
+        let held = budget.reserve(80, Duration::ZERO);
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| budget.reserve(50, Duration::from_secs(10)).map(drop));
+            while lock(&budget.state).waiting == 0 {
+                std::thread::yield_now();
+            }
+            drop(held);
+            assert_eq!(waiter.join().ok(), Some(Ok(())));
+        });
+        assert_eq!(budget.reserved(), 0);
+    }
 }

@@ -461,3 +461,197 @@ fn every_call_starts_from_the_modules_original_memory() {
         }
     }
 }
+
+/// A runtime whose guest memory budget is `budget` bytes.
+fn budgeted(budget: usize) -> Runtime {
+    Runtime::new(RuntimeConfig {
+        memory_budget: budget,
+        ..RuntimeConfig::default()
+    })
+    .unwrap()
+}
+
+/// Waits until calls of `runtime` hold `bytes` of its budget.
+fn wait_until_reserved(runtime: &Runtime, bytes: u64) {
+    let started = Instant::now();
+    while runtime.stats().memory_reserved_bytes != bytes {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "never reserved"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn a_call_that_does_not_fit_the_memory_budget_waits_for_it() {
+    let one_call = CallLimits::default().memory_bytes;
+    let runtime = budgeted(one_call);
+    let (looping, echo) = (
+        runtime.load(guest("infinite-loop")).unwrap(),
+        runtime.load(guest("echo")).unwrap(),
+    );
+    let holder = CallLimits {
+        deadline: Duration::from_millis(500),
+        ..CallLimits::default()
+    };
+    std::thread::scope(|s| {
+        let held = s.spawn(|| runtime.call(&looping, &request(), &holder));
+        wait_until_reserved(&runtime, one_call as u64);
+        let waited = runtime.call(&echo, &request(), &CallLimits::default());
+        assert_eq!(held.join().unwrap().unwrap_err().kind(), "deadline");
+        let waited = waited.expect("the waiting call runs once the budget is free");
+        assert!(
+            waited.duration >= Duration::from_millis(200),
+            "it waited for the first call: {:?}",
+            waited.duration
+        );
+    });
+    // Calls that each fit alone take turns, and all succeed.
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    (0..10)
+                        .map(|_| runtime.call(&echo, &request(), &CallLimits::default()))
+                        .collect::<Result<Vec<_>, _>>()
+                })
+            })
+            .collect();
+        for handle in handles {
+            handle.join().unwrap().unwrap();
+        }
+    });
+    assert_eq!(runtime.stats().memory_reserved_bytes, 0);
+}
+
+#[test]
+fn a_call_whose_deadline_passes_while_waiting_fails_with_the_budget_error() {
+    let one_call = CallLimits::default().memory_bytes;
+    let runtime = budgeted(one_call);
+    let (looping, echo) = (
+        runtime.load(guest("infinite-loop")).unwrap(),
+        runtime.load(guest("echo")).unwrap(),
+    );
+    let holder = CallLimits {
+        deadline: Duration::from_secs(2),
+        ..CallLimits::default()
+    };
+    let impatient = CallLimits {
+        deadline: Duration::from_millis(100),
+        ..CallLimits::default()
+    };
+    std::thread::scope(|s| {
+        let held = s.spawn(|| runtime.call(&looping, &request(), &holder));
+        wait_until_reserved(&runtime, one_call as u64);
+        let err = runtime.call(&echo, &request(), &impatient).unwrap_err();
+        match &err {
+            CallError::MemoryBudget {
+                waited,
+                requested,
+                budget,
+                ..
+            } => {
+                assert!(*waited >= impatient.deadline, "{waited:?}");
+                assert!(*waited < holder.deadline, "{waited:?}");
+                assert_eq!((*requested, *budget), (one_call, one_call));
+            }
+            other => panic!("unexpected {other}"),
+        }
+        assert_eq!(err.kind(), "memory-budget");
+        assert_eq!(err.digest(), echo.digest);
+        let text = err.to_string();
+        assert!(text.contains("raise the budget"), "{text}");
+        assert_eq!(held.join().unwrap().unwrap_err().kind(), "deadline");
+    });
+}
+
+#[test]
+fn a_memory_cap_larger_than_the_whole_budget_fails_at_once() {
+    let runtime = budgeted(128 << 20);
+    let echo = runtime.load(guest("echo")).unwrap();
+    let started = Instant::now();
+    let err = runtime
+        .call(&echo, &request(), &CallLimits::default())
+        .unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(1));
+    match &err {
+        CallError::MemoryBudget {
+            waited,
+            requested,
+            budget,
+            ..
+        } => assert_eq!(
+            (*waited, *requested, *budget),
+            (
+                Duration::ZERO,
+                CallLimits::default().memory_bytes,
+                128 << 20
+            )
+        ),
+        other => panic!("unexpected {other}"),
+    }
+    let text = err.to_string();
+    assert!(text.contains("lower the Function's memory limit"), "{text}");
+    assert!(text.contains("--guest-memory-budget"), "{text}");
+}
+
+#[test]
+fn reserved_guest_memory_returns_to_zero_after_every_call() {
+    let runtime = budgeted(512 << 20);
+    let short = CallLimits {
+        deadline: Duration::from_millis(100),
+        ..CallLimits::default()
+    };
+    let too_large = CallLimits {
+        memory_bytes: 1 << 30,
+        ..CallLimits::default()
+    };
+    let cases = [
+        ("echo", CallLimits::default(), None),
+        ("panic", CallLimits::default(), Some("trap")),
+        ("huge-alloc", CallLimits::default(), Some("memory")),
+        ("infinite-loop", short, Some("deadline")),
+        ("echo", too_large, Some("memory-budget")),
+    ];
+    for (name, limits, failure) in cases {
+        let module = runtime.load(guest(name)).unwrap();
+        let result = runtime.call(&module, &request(), &limits);
+        assert_eq!(result.err().map(|e| e.kind()), failure, "{name}");
+        let stats = runtime.stats();
+        assert_eq!(stats.memory_reserved_bytes, 0, "{name}");
+        assert_eq!(stats.memory_budget_bytes, 512 << 20, "{name}");
+    }
+}
+
+#[test]
+fn the_memory_budget_is_never_more_than_the_pool_can_hold() {
+    let slot = PoolConfig::default().max_memory_bytes;
+    let cases = [
+        (
+            "the default",
+            RuntimeConfig::default().memory_budget,
+            64,
+            1 << 30,
+        ),
+        ("above one slot's worth", usize::MAX, 1, slot),
+        ("above two slots' worth", 3 * slot, 2, 2 * slot),
+        ("below the pool", 100 << 20, 1, 100 << 20),
+    ];
+    for (case, memory_budget, total_component_instances, expected) in cases {
+        let runtime = Runtime::new(RuntimeConfig {
+            memory_budget,
+            pool: PoolConfig {
+                total_component_instances,
+                ..PoolConfig::default()
+            },
+            ..RuntimeConfig::default()
+        })
+        .unwrap();
+        assert_eq!(
+            runtime.stats().memory_budget_bytes,
+            expected as u64,
+            "{case}"
+        );
+    }
+}
