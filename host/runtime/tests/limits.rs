@@ -483,31 +483,47 @@ fn wait_until_reserved(runtime: &Runtime, bytes: u64) {
     }
 }
 
-#[test]
-fn a_call_that_does_not_fit_the_memory_budget_waits_for_it() {
-    let one_call = CallLimits::default().memory_bytes;
-    let runtime = budgeted(one_call);
-    let (looping, echo) = (
-        runtime.load(guest("infinite-loop")).unwrap(),
-        runtime.load(guest("echo")).unwrap(),
-    );
+/// The memory cap of a call with default limits.
+const ONE_CALL: usize = 256 << 20;
+
+/// Runs `then` with the echo guest while an infinite loop of `runtime`, for
+/// `holder_deadline`, holds one call's worth of its budget; checks that the
+/// loop ends at its deadline.
+fn while_one_call_holds_the_budget<T>(
+    runtime: &Runtime,
+    holder_deadline: Duration,
+    then: impl FnOnce(&Module) -> T,
+) -> T {
+    let looping = runtime.load(guest("infinite-loop")).unwrap();
+    let echo = runtime.load(guest("echo")).unwrap();
     let holder = CallLimits {
-        deadline: Duration::from_millis(500),
+        deadline: holder_deadline,
         ..CallLimits::default()
     };
     std::thread::scope(|s| {
         let held = s.spawn(|| runtime.call(&looping, &request(), &holder));
-        wait_until_reserved(&runtime, one_call as u64);
-        let waited = runtime.call(&echo, &request(), &CallLimits::default());
+        wait_until_reserved(runtime, ONE_CALL as u64);
+        let result = then(&echo);
         assert_eq!(held.join().unwrap().unwrap_err().kind(), "deadline");
-        let waited = waited.expect("the waiting call runs once the budget is free");
-        assert!(
-            waited.duration >= Duration::from_millis(200),
-            "it waited for the first call: {:?}",
-            waited.duration
-        );
+        result
+    })
+}
+
+#[test]
+fn a_call_that_does_not_fit_the_memory_budget_waits_for_it() {
+    assert_eq!(CallLimits::default().memory_bytes, ONE_CALL);
+    let runtime = budgeted(ONE_CALL);
+    let waited = while_one_call_holds_the_budget(&runtime, Duration::from_millis(500), |echo| {
+        runtime.call(echo, &request(), &CallLimits::default())
     });
+    let waited = waited.expect("the waiting call runs once the budget is free");
+    assert!(
+        waited.duration >= Duration::from_millis(200),
+        "it waited for the first call: {:?}",
+        waited.duration
+    );
     // Calls that each fit alone take turns, and all succeed.
+    let echo = runtime.load(guest("echo")).unwrap();
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..2)
             .map(|_| {
@@ -527,43 +543,33 @@ fn a_call_that_does_not_fit_the_memory_budget_waits_for_it() {
 
 #[test]
 fn a_call_whose_deadline_passes_while_waiting_fails_with_the_budget_error() {
-    let one_call = CallLimits::default().memory_bytes;
-    let runtime = budgeted(one_call);
-    let (looping, echo) = (
-        runtime.load(guest("infinite-loop")).unwrap(),
-        runtime.load(guest("echo")).unwrap(),
-    );
-    let holder = CallLimits {
-        deadline: Duration::from_secs(2),
-        ..CallLimits::default()
-    };
+    let runtime = budgeted(ONE_CALL);
+    let holder_deadline = Duration::from_secs(2);
     let impatient = CallLimits {
         deadline: Duration::from_millis(100),
         ..CallLimits::default()
     };
-    std::thread::scope(|s| {
-        let held = s.spawn(|| runtime.call(&looping, &request(), &holder));
-        wait_until_reserved(&runtime, one_call as u64);
-        let err = runtime.call(&echo, &request(), &impatient).unwrap_err();
-        match &err {
-            CallError::MemoryBudget {
-                waited,
-                requested,
-                budget,
-                ..
-            } => {
-                assert!(*waited >= impatient.deadline, "{waited:?}");
-                assert!(*waited < holder.deadline, "{waited:?}");
-                assert_eq!((*requested, *budget), (one_call, one_call));
-            }
-            other => panic!("unexpected {other}"),
-        }
-        assert_eq!(err.kind(), "memory-budget");
-        assert_eq!(err.digest(), echo.digest);
-        let text = err.to_string();
-        assert!(text.contains("raise the budget"), "{text}");
-        assert_eq!(held.join().unwrap().unwrap_err().kind(), "deadline");
+    let (err, digest) = while_one_call_holds_the_budget(&runtime, holder_deadline, |echo| {
+        let err = runtime.call(echo, &request(), &impatient).unwrap_err();
+        (err, echo.digest.clone())
     });
+    match &err {
+        CallError::MemoryBudget {
+            waited,
+            requested,
+            budget,
+            ..
+        } => {
+            assert!(*waited >= impatient.deadline, "{waited:?}");
+            assert!(*waited < holder_deadline, "{waited:?}");
+            assert_eq!((*requested, *budget), (ONE_CALL, ONE_CALL));
+        }
+        other => panic!("unexpected {other}"),
+    }
+    assert_eq!(err.kind(), "memory-budget");
+    assert_eq!(err.digest(), digest);
+    let text = err.to_string();
+    assert!(text.contains("raise the budget"), "{text}");
 }
 
 #[test]
