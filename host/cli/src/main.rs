@@ -117,7 +117,7 @@ pub struct ControllerArgs {
     /// The most guest memory running function calls may hold at once, e.g.
     /// 512Mi, 2Gi: each call holds its memory limit while it runs, and calls
     /// beyond the budget wait. Keep it below the container's memory limit.
-    #[arg(long, default_value = "1Gi", value_parser = parse_size)]
+    #[arg(long, default_value = "512Mi", value_parser = parse_size)]
     pub guest_memory_budget: usize,
 }
 

@@ -41,9 +41,10 @@ impl Default for PoolConfig {
     }
 }
 
-/// Four calls at the default memory cap (256 MiB), well inside what a
-/// controller pod is usually given.
-pub const DEFAULT_MEMORY_BUDGET: usize = 1 << 30;
+/// Two calls at the default memory cap (256 MiB), one per CPU of a 2-CPU
+/// controller: half of the 1 GiB `deploy/` gives the container, leaving the
+/// rest to the controller's caches, watches and compiles.
+pub const DEFAULT_MEMORY_BUDGET: usize = 512 << 20;
 
 impl PoolConfig {
     /// The most memory the pool could give calls at once: every instance
