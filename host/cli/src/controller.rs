@@ -14,7 +14,7 @@ use plait_kube::{
     Options, Timing,
 };
 use plait_oci::Keychain;
-use plait_runtime::{Runtime, RuntimeConfig};
+use plait_runtime::{CallLimits, Runtime, RuntimeConfig};
 
 use crate::ControllerArgs;
 use crate::function::client_config;
@@ -126,7 +126,12 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
                 service_account,
             }),
     };
-    let mut functions = Functions::packages(Arc::new(packages));
+    let maximum = CallLimits {
+        deadline: args.function_deadline,
+        memory_bytes: args.function_memory,
+        ..CallLimits::default()
+    };
+    let mut functions = Functions::packages_within(Arc::new(packages), maximum);
     if let Some(slots) = args.concurrent_function_calls {
         functions = functions.with_slots(slots);
     }

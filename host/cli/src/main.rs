@@ -78,6 +78,14 @@ pub struct ControllerArgs {
     /// each has used [default: the number of CPUs].
     #[arg(long = "concurrent-function-calls")]
     pub concurrent_function_calls: Option<usize>,
+    /// The longest a function call may run; a Function's
+    /// limits.plait.dev/deadline annotation may only shorten it.
+    #[arg(long = "function-deadline", default_value = "10s", value_parser = parse_duration)]
+    pub function_deadline: Duration,
+    /// The most linear memory a function call may grow to (at most 1Gi);
+    /// a Function's limits.plait.dev/memory annotation may only lower it.
+    #[arg(long = "function-memory", default_value = "256Mi", value_parser = parse_size)]
+    pub function_memory: usize,
     /// Act as this service account, in each tenant's namespace, for what a
     /// namespaced or claimed XR composes and reads, so the tenant's RBAC
     /// bounds it (the controller then needs `impersonate` on serviceaccounts).

@@ -8,7 +8,7 @@ mod packages;
 use std::sync::Arc;
 
 use plait_functions::{FairShare, Resolver};
-use plait_runtime::Runtime;
+use plait_runtime::{CallLimits, Runtime};
 
 pub use packages::InstalledPackages;
 
@@ -45,8 +45,15 @@ impl Functions {
     /// The built-ins, and every other Function from the packages the
     /// Function controller installs into `packages`.
     pub fn packages(packages: Arc<InstalledPackages>) -> Functions {
-        let resolver =
-            Resolver::builtins(packages.runtime().clone()).with_packages(packages.clone());
+        Functions::packages_within(packages, CallLimits::default())
+    }
+
+    /// [`Functions::packages`], every call getting at most `maximum` (and
+    /// that where its Function sets no limit of its own).
+    pub fn packages_within(packages: Arc<InstalledPackages>, maximum: CallLimits) -> Functions {
+        let resolver = Resolver::builtins(packages.runtime().clone())
+            .with_packages(packages.clone())
+            .with_maximum(maximum);
         Functions {
             resolver: Arc::new(resolver),
             packages: Some(packages),
