@@ -118,7 +118,6 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
             .leader_election
             .then(|| leader_election(args, &namespace)),
         health,
-        max_concurrent_reconciles: args.max_concurrent_reconciles,
         impersonation: args
             .tenant_service_account
             .clone()

@@ -78,10 +78,6 @@ pub struct ControllerArgs {
     /// each has used [default: the number of CPUs].
     #[arg(long = "concurrent-function-calls")]
     pub concurrent_function_calls: Option<usize>,
-    /// XR reconciles run at once, shared round robin between tenants
-    /// [default: 32].
-    #[arg(long = "max-concurrent-reconciles")]
-    pub max_concurrent_reconciles: Option<usize>,
     /// The longest a function call may run; a Function's
     /// limits.plait.dev/deadline annotation may only shorten it.
     #[arg(long = "function-deadline", default_value = "10s", value_parser = parse_duration)]

@@ -26,7 +26,6 @@ pub mod probes;
 mod reconciler;
 mod revisions;
 mod timing;
-mod turns;
 mod watches;
 mod xrd;
 
@@ -70,15 +69,7 @@ pub struct Options {
     pub health: Arc<Health>,
     /// Act as each tenant's service account for what its XRs compose and read.
     pub impersonation: Option<Impersonation>,
-    /// XR reconciles run at once, shared round robin between tenants;
-    /// `None` is [`DEFAULT_CONCURRENT_RECONCILES`].
-    pub max_concurrent_reconciles: Option<usize>,
 }
-
-/// XR reconciles that run at once unless told otherwise: enough to keep the
-/// API server busy while some wait on it, few enough that one tenant's
-/// backlog queues behind the others' turns.
-pub const DEFAULT_CONCURRENT_RECONCILES: usize = 32;
 
 impl From<Timing> for Options {
     fn from(timing: Timing) -> Options {
@@ -157,19 +148,11 @@ pub async fn run(
             tokio::runtime::Handle::current(),
         ))
     });
-    let turns = turns::Turns::new(
-        options
-            .max_concurrent_reconciles
-            .unwrap_or(DEFAULT_CONCURRENT_RECONCILES),
-    );
     let manager = Arc::new(xrd::Manager::new(
         cluster.clone(),
         functions,
         timing.clone(),
-        composite::Tenancy {
-            clusters: tenants,
-            turns,
-        },
+        tenants,
     ));
     let api: Api<DynamicObject> = Api::all_with(client, &api::xrd_resource());
     tracing::info!("controller started");

@@ -17,8 +17,9 @@ use crate::api::{FIELD_MANAGER, XRD_KIND, defined_resource, revision_resource, x
 use crate::children::Children;
 use crate::claim::{ClaimControllers, OfferError, Offered, offer};
 use crate::cluster::KubeCluster;
-use crate::composite::{self, Tenancy, XrContext};
+use crate::composite::{self, XrContext};
 use crate::function::Functions;
+use crate::impersonation::TenantClusters;
 use crate::install::{self, CrdError};
 use crate::metrics::ReconcileResult;
 use crate::object::{self, has_finalizer, is_status};
@@ -75,8 +76,8 @@ pub struct Manager {
     pub functions: Functions,
     pub watches: Arc<ComposedWatches>,
     pub timing: Timing,
-    /// What every XR controller shares between tenants.
-    tenancy: Tenancy,
+    /// Each tenant's view of the cluster, when pipelines act as tenants.
+    tenants: Option<Arc<TenantClusters>>,
     /// The claim controllers of XRDs that offer claims.
     pub claims: ClaimControllers,
     /// The XR controllers, one per XRD, each serving its XR kind.
@@ -100,10 +101,10 @@ impl Manager {
         cluster: KubeCluster,
         functions: Functions,
         timing: Timing,
-        tenancy: Tenancy,
+        tenants: Option<Arc<TenantClusters>>,
     ) -> Manager {
         Manager {
-            tenancy,
+            tenants,
             claims: ClaimControllers::new(cluster.clone(), timing.clone()),
             cluster,
             functions,
@@ -127,7 +128,7 @@ impl Manager {
             || {
                 Arc::new(XrContext::new(
                     self.cluster.clone(),
-                    self.tenancy.clone(),
+                    self.tenants.clone(),
                     self.functions.clone(),
                     self.watches.clone(),
                     self.timing.clone(),

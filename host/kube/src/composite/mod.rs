@@ -29,7 +29,6 @@ use crate::metrics::{CallMetrics, PLATFORM, ReconcileResult, metrics};
 use crate::object::{self, has_finalizer, text};
 use crate::reconciler::{self, Controlled, ReconcileFailure};
 use crate::timing::{Backoff, Timing, now};
-use crate::turns::Turns;
 use crate::watches::{ComposedWatches, Kind};
 
 pub const FINALIZER: &str = "composite.apiextensions.crossplane.io";
@@ -73,19 +72,11 @@ impl ReconcileFailure for XrError {
     }
 }
 
-/// What XRs share between tenants.
-#[derive(Clone)]
-pub struct Tenancy {
-    /// Each tenant's view of the cluster, when pipelines act as tenants.
-    pub clusters: Option<Arc<TenantClusters>>,
-    /// Reconcile turns, shared round robin between tenants.
-    pub turns: Arc<Turns>,
-}
-
 /// What every XR of one kind shares.
 pub struct XrContext {
     pub cluster: KubeCluster,
-    tenancy: Tenancy,
+    /// Each tenant's view of the cluster, when pipelines act as tenants.
+    tenants: Option<Arc<TenantClusters>>,
     pub functions: Functions,
     pub watches: Arc<ComposedWatches>,
     pub timing: Timing,
@@ -98,7 +89,7 @@ pub struct XrContext {
 impl XrContext {
     pub fn new(
         cluster: KubeCluster,
-        tenancy: Tenancy,
+        tenants: Option<Arc<TenantClusters>>,
         functions: Functions,
         watches: Arc<ComposedWatches>,
         timing: Timing,
@@ -107,7 +98,7 @@ impl XrContext {
     ) -> XrContext {
         XrContext {
             cluster,
-            tenancy,
+            tenants,
             functions,
             watches,
             backoff: Backoff::of(&timing),
@@ -124,10 +115,7 @@ impl XrContext {
         xr: &Value,
         scope: CompositeScope,
     ) -> Result<KubeCluster, ClusterError> {
-        match (
-            &self.tenancy.clusters,
-            plait_reconcile::tenant_of(xr, scope),
-        ) {
+        match (&self.tenants, plait_reconcile::tenant_of(xr, scope)) {
             (Some(tenants), Some(namespace)) => tenants.of(&namespace),
             _ => Ok(self.cluster.clone()),
         }
@@ -196,12 +184,6 @@ async fn reconcile_xr(
         return Ok((Action::await_change(), ReconcileResult::Skipped));
     };
     let scope = CompositeScope::of(&xrd);
-    let tenant = plait_reconcile::tenant_of(&xr, scope);
-    let _turn = ctx
-        .tenancy
-        .turns
-        .turn(tenant.as_deref().unwrap_or(PLATFORM))
-        .await;
 
     if text(
         &xr,
