@@ -35,16 +35,6 @@ pub enum CrdError {
     NotEstablished { name: String, timeout: Duration },
 }
 
-impl CrdError {
-    pub fn name(&self) -> &str {
-        match self {
-            CrdError::Apply { name, .. }
-            | CrdError::Wait { name, .. }
-            | CrdError::NotEstablished { name, .. } => name,
-        }
-    }
-}
-
 /// Server-side applies `crd` as plait.
 pub async fn apply(client: &Client, crd: &Value) -> Result<String, CrdError> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());

@@ -30,7 +30,7 @@ pub async fn delete(
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let composing = ctx.composing_cluster(&xr, scope)?;
+    let composing = ctx.composing_cluster(plait_reconcile::tenant_of(&xr, scope).as_deref())?;
     let mut remaining = Vec::new();
     let mut kinds = BTreeSet::new();
     for r in refs {

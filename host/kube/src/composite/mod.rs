@@ -108,15 +108,12 @@ impl XrContext {
         }
     }
 
-    /// The cluster `xr`'s pipeline reads and writes through: as its tenant
-    /// when pipelines act as tenants, else as the controller.
-    fn composing_cluster(
-        &self,
-        xr: &Value,
-        scope: CompositeScope,
-    ) -> Result<KubeCluster, ClusterError> {
-        match (&self.tenants, plait_reconcile::tenant_of(xr, scope)) {
-            (Some(tenants), Some(namespace)) => tenants.of(&namespace),
+    /// The cluster a pipeline for `tenant` (`None`: the platform) reads and
+    /// writes through: as the tenant when pipelines act as tenants, else as
+    /// the controller.
+    fn composing_cluster(&self, tenant: Option<&str>) -> Result<KubeCluster, ClusterError> {
+        match (&self.tenants, tenant) {
+            (Some(tenants), Some(namespace)) => tenants.of(namespace),
             _ => Ok(self.cluster.clone()),
         }
     }
@@ -240,13 +237,13 @@ async fn reconcile_xr(
     };
 
     let cluster = ctx.cluster.clone();
-    let composing = match ctx.composing_cluster(&xr, scope) {
+    let tenant = plait_reconcile::tenant_of(&xr, scope);
+    let composing = match ctx.composing_cluster(tenant.as_deref()) {
         Ok(composing) => composing,
         Err(e) => return not_synced(ctx, xr, &reference, &e.to_string()).await,
     };
     let resolver = ctx.functions.resolver.clone();
     let share = ctx.functions.share.clone();
-    let tenant = plait_reconcile::tenant_of(&xr, scope);
     let timeout = ctx.timing.reconcile_timeout;
     let xr_for_run = xr.clone();
     let run = tokio::task::spawn_blocking(move || {
