@@ -86,6 +86,7 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
         InstalledPackages::new(registry, runtime, namespace.clone()).with_keychain(keychain);
     let timing = Timing {
         poll_interval: args.poll_interval,
+        max_concurrent_reconciles: args.max_concurrent_reconciles,
         ..Timing::default()
     };
     let health = Arc::new(Health::default());

@@ -74,6 +74,12 @@ pub struct ControllerArgs {
     /// Reconcile every composite resource at least this often, e.g. 60s, 5m.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub poll_interval: Duration,
+    /// XRs of one kind reconciled at once; the others wait their turn, in the
+    /// order they were queued. Bounds the load a backlog (a first start over
+    /// thousands of XRs) puts on the API server.
+    #[arg(long = "max-concurrent-reconciles", default_value_t = plait_kube::DEFAULT_MAX_CONCURRENT_RECONCILES,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub max_concurrent_reconciles: u16,
     /// Function calls run at once, shared between tenants by the guest time
     /// each has used [default: the number of CPUs].
     #[arg(long = "concurrent-function-calls")]

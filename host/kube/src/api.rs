@@ -7,6 +7,10 @@ use plait_model::Gvk;
 
 /// The field manager of what plait's controllers apply to their own kinds.
 pub const FIELD_MANAGER: &str = "plait";
+/// The field manager of the finalizers plait adds, apart from the fields its
+/// other applies own so that those applies, which do not name finalizers,
+/// never remove one.
+pub const FINALIZER_MANAGER: &str = "plait-finalizer";
 pub const APIEXTENSIONS_GROUP: &str = "apiextensions.crossplane.io";
 /// The version the controller reads XRDs at. Both versions share storage;
 /// the scope each was written with is defaulted into the stored object.

@@ -20,6 +20,7 @@ use serde_json::{Map, Value, json};
 use tokio::runtime::Handle;
 
 use crate::openapi::OpenApi;
+use crate::writes::{OwnWrites, WrittenObject};
 
 /// The component name events are reported under.
 pub const REPORTER: &str = "plait";
@@ -60,11 +61,19 @@ struct Inner {
     kinds: Mutex<KindCache>,
     recorder: Recorder,
     openapi: OpenApi,
+    /// Shared by every cluster the controller writes through, tenants' included.
+    writes: Arc<OwnWrites>,
 }
 
 impl KubeCluster {
     /// A cluster over `client`, bridging onto the runtime behind `handle`.
     pub fn new(client: Client, handle: Handle) -> KubeCluster {
+        KubeCluster::sharing_writes(client, handle, Arc::default())
+    }
+
+    /// A cluster over `client` that records its writes in `writes`, with
+    /// the other clusters the controller writes through.
+    pub fn sharing_writes(client: Client, handle: Handle, writes: Arc<OwnWrites>) -> KubeCluster {
         let recorder = Recorder::new(
             client.clone(),
             Reporter {
@@ -79,12 +88,35 @@ impl KubeCluster {
                 kinds: Mutex::new(HashMap::new()),
                 recorder,
                 openapi: OpenApi::default(),
+                writes,
             }),
         }
     }
 
     pub fn client(&self) -> &Client {
         &self.inner.client
+    }
+
+    /// What this controller's writes produced.
+    pub fn writes(&self) -> &Arc<OwnWrites> {
+        &self.inner.writes
+    }
+
+    /// Records a write whose result is `stored`.
+    pub fn wrote(&self, stored: &DynamicObject, resource: &ApiResource) {
+        if let (Some(name), Some(version)) =
+            (&stored.metadata.name, &stored.metadata.resource_version)
+        {
+            self.inner.writes.wrote(
+                WrittenObject::new(
+                    &resource.api_version,
+                    &resource.kind,
+                    stored.metadata.namespace.as_deref(),
+                    name,
+                ),
+                version,
+            );
+        }
     }
 
     /// Discovers how `apiVersion`/`kind` is served; `None` when it is not.
@@ -184,7 +216,7 @@ impl KubeCluster {
                 "cannot apply an object without apiVersion, kind and metadata.name".into(),
             )
         })?;
-        let (api, _) = self
+        let (api, served) = self
             .api_for(
                 &reference.api_version,
                 &reference.kind,
@@ -206,6 +238,7 @@ impl KubeCluster {
             },
             other => object_error(&reference, other),
         })?;
+        self.wrote(&stored, &served.resource);
         to_value(&stored)
     }
 
@@ -229,6 +262,7 @@ impl KubeCluster {
                 resource_version: None,
             });
         }
+        self.inner.writes.forget(&WrittenObject::of(object));
         match api.delete(&object.name, &params).await {
             Ok(_) => Ok(()),
             Err(kube::Error::Api(status)) if status.is_not_found() => Ok(()),

@@ -5,13 +5,14 @@
 //! `system:serviceaccount:<namespace>:NAME`.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use kube::{Client, Config};
 use plait_reconcile::ClusterError;
 use tokio::runtime::Handle;
 
 use crate::cluster::KubeCluster;
+use crate::writes::OwnWrites;
 
 /// Which identity a tenant's pipelines act as.
 #[derive(Debug, Clone)]
@@ -34,14 +35,21 @@ impl Impersonation {
 pub struct TenantClusters {
     impersonation: Impersonation,
     handle: Handle,
+    /// The controller's own writes, which tenants' writes are too.
+    writes: Arc<OwnWrites>,
     by_namespace: Mutex<HashMap<String, KubeCluster>>,
 }
 
 impl TenantClusters {
-    pub fn new(impersonation: Impersonation, handle: Handle) -> TenantClusters {
+    pub fn new(
+        impersonation: Impersonation,
+        handle: Handle,
+        writes: Arc<OwnWrites>,
+    ) -> TenantClusters {
         TenantClusters {
             impersonation,
             handle,
+            writes,
             by_namespace: Mutex::new(HashMap::new()),
         }
     }
@@ -63,7 +71,7 @@ impl TenantClusters {
                 self.impersonation.user(namespace)
             ))
         })?;
-        let cluster = KubeCluster::new(client, self.handle.clone());
+        let cluster = KubeCluster::sharing_writes(client, self.handle.clone(), self.writes.clone());
         clusters.insert(namespace.to_string(), cluster.clone());
         Ok(cluster)
     }

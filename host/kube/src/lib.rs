@@ -27,6 +27,7 @@ mod reconciler;
 mod revisions;
 mod timing;
 mod watches;
+mod writes;
 mod xrd;
 
 use std::future::Future;
@@ -45,7 +46,7 @@ pub use impersonation::Impersonation;
 pub use install::{CRDS, CrdError};
 pub use leader::{LeaderElection, LeaderError};
 pub use probes::Health;
-pub use timing::Timing;
+pub use timing::{DEFAULT_MAX_CONCURRENT_RECONCILES, Timing};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ControllerError {
@@ -146,6 +147,7 @@ pub async fn run(
         Arc::new(impersonation::TenantClusters::new(
             impersonation,
             tokio::runtime::Handle::current(),
+            cluster.writes().clone(),
         ))
     });
     let manager = Arc::new(xrd::Manager::new(

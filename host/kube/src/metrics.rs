@@ -30,7 +30,8 @@ pub enum ReconcileResult {
     NotSynced,
     /// The reconcile failed talking to the API server and will back off.
     Error,
-    /// The XR changed while it was reconciled; it is reconciled again at once.
+    /// The object changed while it was reconciled; it is reconciled again
+    /// after a short jittered backoff.
     Conflict,
     /// The XR is paused.
     Paused,

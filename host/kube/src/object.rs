@@ -4,6 +4,8 @@
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
 use serde_json::{Value, json};
 
+use crate::api::FINALIZER_MANAGER;
+
 /// A non-empty string at `pointer`.
 pub fn text<'a>(value: &'a Value, pointer: &str) -> Option<&'a str> {
     value
@@ -71,49 +73,72 @@ pub fn has_finalizer(object: &Value, finalizer: &str) -> bool {
     finalizers(object).iter().any(|f| f == finalizer)
 }
 
-/// Adds `finalizer` to the object's, by a merge patch guarded by the
-/// resourceVersion read, so a concurrent change makes it fail (409) rather
-/// than drop someone else's finalizer. Returns the object as stored.
+/// Adds `finalizer` to the object's by a server-side apply of that one
+/// entry under its own field manager: finalizers are a set, so the apply
+/// neither needs the resourceVersion read nor can drop someone else's
+/// finalizer, and a concurrent change to the object cannot make it conflict.
+/// Returns the object as stored.
 pub async fn add_finalizer(
     api: &Api<DynamicObject>,
+    resource: &ApiResource,
     object: &Value,
     finalizer: &str,
 ) -> Result<DynamicObject, kube::Error> {
-    let mut list = finalizers(object);
-    list.push(json!(finalizer));
-    patch_finalizers(api, object, list).await
+    let name = text(object, "/metadata/name").unwrap_or_default();
+    let mut metadata = json!({"name": name, "finalizers": [finalizer]});
+    if let Some(namespace) = text(object, "/metadata/namespace") {
+        metadata["namespace"] = json!(namespace);
+    }
+    let body = json!({
+        "apiVersion": resource.api_version,
+        "kind": resource.kind,
+        "metadata": metadata,
+    });
+    api.patch(
+        name,
+        &PatchParams::apply(FINALIZER_MANAGER).force(),
+        &Patch::Apply(&body),
+    )
+    .await
 }
 
-/// Removes `finalizer` from the object's, guarded as [`add_finalizer`] is.
+/// Removes `finalizer` from the object's by a JSON patch that first tests
+/// the entry is still where it was read, so the patch removes exactly that
+/// entry whatever else changed (a moved entry fails the test: 422). Returns
+/// the object as stored, or `None` when it had no such finalizer.
 pub async fn remove_finalizer(
     api: &Api<DynamicObject>,
     object: &Value,
     finalizer: &str,
-) -> Result<DynamicObject, kube::Error> {
-    let list = finalizers(object)
-        .into_iter()
-        .filter(|f| f != finalizer)
-        .collect();
-    patch_finalizers(api, object, list).await
-}
-
-async fn patch_finalizers(
-    api: &Api<DynamicObject>,
-    object: &Value,
-    finalizers: Vec<Value>,
-) -> Result<DynamicObject, kube::Error> {
+) -> Result<Option<DynamicObject>, kube::Error> {
+    let Some(index) = finalizers(object).iter().position(|f| f == finalizer) else {
+        return Ok(None);
+    };
     let name = text(object, "/metadata/name").unwrap_or_default();
-    let patch = json!({"metadata": {
-        "finalizers": finalizers,
-        "resourceVersion": object.pointer("/metadata/resourceVersion"),
-    }});
-    api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
+    let path = format!("/metadata/finalizers/{index}");
+    let operations: json_patch::Patch = serde_json::from_value(json!([
+        {"op": "test", "path": path, "value": finalizer},
+        {"op": "remove", "path": path},
+    ]))
+    .map_err(kube::Error::SerdeError)?;
+    api.patch(
+        name,
+        &PatchParams::default(),
+        &Patch::Json::<()>(operations),
+    )
+    .await
+    .map(Some)
 }
 
 /// Whether the API server answered `code` (404, 409, …).
 pub fn is_status(error: &kube::Error, code: u16) -> bool {
     matches!(error, kube::Error::Api(status) if status.code == code)
+}
+
+/// Whether a write failed only because the object changed since it was read:
+/// a conflict (409), or a finalizer removal whose test no longer held (422).
+pub fn is_stale_write(error: &kube::Error) -> bool {
+    is_status(error, 409) || is_status(error, 422)
 }
 
 #[cfg(test)]

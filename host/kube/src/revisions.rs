@@ -304,6 +304,7 @@ pub struct RevisionContext {
     pub poll_interval: Duration,
     resource: ApiResource,
     backoff: Backoff<ObjectRef>,
+    conflicts: Backoff<ObjectRef>,
 }
 
 impl RevisionContext {
@@ -313,6 +314,7 @@ impl RevisionContext {
             poll_interval: timing.poll_interval,
             resource: composition_resource(),
             backoff: Backoff::of(timing),
+            conflicts: Backoff::conflicts(timing),
         }
     }
 }
@@ -324,6 +326,10 @@ impl Controlled for RevisionContext {
 
     fn backoff(&self) -> &Backoff<ObjectRef> {
         &self.backoff
+    }
+
+    fn conflicts(&self) -> &Backoff<ObjectRef> {
+        &self.conflicts
     }
 }
 
@@ -373,7 +379,8 @@ pub async fn reconcile(
     object: Arc<DynamicObject>,
     ctx: Arc<RevisionContext>,
 ) -> Result<Action, RevisionError> {
-    reconciler::counted(ctx.as_ref(), reconcile_composition(object, &ctx)).await
+    let target = Arc::clone(&object);
+    reconciler::counted(ctx.as_ref(), &target, reconcile_composition(object, &ctx)).await
 }
 
 async fn reconcile_composition(

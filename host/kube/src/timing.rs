@@ -2,7 +2,7 @@
 //! backoff every controller shares.
 
 use std::collections::HashMap;
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
@@ -15,6 +15,9 @@ pub struct Timing {
     pub reconcile_timeout: Duration,
     /// The first retry after an error; doubled per failure up to the poll interval.
     pub backoff_base: Duration,
+    /// How many XRs of one kind are reconciled at once; the others wait
+    /// their turn in the order they were queued.
+    pub max_concurrent_reconciles: u16,
 }
 
 impl Default for Timing {
@@ -23,15 +26,29 @@ impl Default for Timing {
             poll_interval: Duration::from_secs(60),
             reconcile_timeout: Duration::from_secs(120),
             backoff_base: Duration::from_secs(1),
+            max_concurrent_reconciles: DEFAULT_MAX_CONCURRENT_RECONCILES,
         }
     }
 }
 
+/// The first retry after an object changed under a write (a conflict);
+/// doubled per conflict in a row.
+const CONFLICT_BASE: Duration = Duration::from_millis(100);
+/// The longest wait after conflicts in a row.
+const CONFLICT_CAP: Duration = Duration::from_secs(10);
+
+/// Enough to keep a few cores busy with function calls while other
+/// reconciles wait on the API server; few enough that a backlog of thousands
+/// of XRs does not become thousands of requests at once.
+pub const DEFAULT_MAX_CONCURRENT_RECONCILES: u16 = 16;
+
 /// Consecutive failures per object, and the requeue they earn:
-/// `base * 2^(failures-1)`, capped.
+/// `base * 2^(failures-1)`, capped, and spread by jitter when many objects
+/// fail together.
 pub struct Backoff<K> {
     base: Duration,
     cap: Duration,
+    jitter: bool,
     failures: Mutex<HashMap<K, u32>>,
 }
 
@@ -40,7 +57,19 @@ impl<K: Eq + Hash + Clone> Backoff<K> {
         Backoff {
             base,
             cap,
+            jitter: false,
             failures: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The backoff after conflicts: short, because the object is fine and
+    /// only changed, and jittered, because objects conflict in bursts (a
+    /// busy API server delays many watches at once) and retries in step
+    /// would conflict together again.
+    pub fn conflicts(timing: &Timing) -> Backoff<K> {
+        Backoff {
+            jitter: true,
+            ..Backoff::new(CONFLICT_BASE, CONFLICT_CAP.min(timing.poll_interval))
         }
     }
 
@@ -54,7 +83,12 @@ impl<K: Eq + Hash + Clone> Backoff<K> {
         let mut failures = self.failures.lock().unwrap_or_else(PoisonError::into_inner);
         let n = failures.entry(key.clone()).or_insert(0);
         *n = n.saturating_add(1);
-        delay(self.base, self.cap, *n)
+        let wait = delay(self.base, self.cap, *n);
+        if self.jitter {
+            jittered(wait, random_fraction())
+        } else {
+            wait
+        }
     }
 
     /// Forgets the failures of `key` after it succeeded.
@@ -69,6 +103,18 @@ impl<K: Eq + Hash + Clone> Backoff<K> {
 fn delay(base: Duration, cap: Duration, failures: u32) -> Duration {
     let factor = 2u32.saturating_pow(failures.saturating_sub(1).min(16));
     base.saturating_mul(factor).min(cap)
+}
+
+/// `wait` spread over [wait/2, wait*3/2) by `fraction` in [0, 1).
+fn jittered(wait: Duration, fraction: f64) -> Duration {
+    wait.mul_f64(0.5 + fraction.clamp(0.0, 1.0))
+}
+
+/// A number in [0, 1): each `RandomState` is freshly seeded, which is random
+/// enough to spread retries.
+fn random_fraction() -> f64 {
+    let bits = std::collections::hash_map::RandomState::new().hash_one(0u8);
+    (bits >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// Now, to the second, as Kubernetes writes condition times.
@@ -94,6 +140,44 @@ mod tests {
                 "{failures}"
             );
         }
+    }
+
+    #[test]
+    fn jitter_spreads_a_wait_around_itself() {
+        // (fraction, wait in ms after jitter of 1000 ms)
+        let cases = [(0.0, 500), (0.5, 1000), (0.999, 1499), (2.0, 1500)];
+        for (fraction, want) in cases {
+            assert_eq!(
+                jittered(Duration::from_secs(1), fraction).as_millis(),
+                want,
+                "{fraction}"
+            );
+        }
+    }
+
+    #[test]
+    fn conflict_backoff_is_short_jittered_and_grows_per_conflict_in_a_row() {
+        let backoff = Backoff::<&str>::conflicts(&Timing::default());
+        let mut waits = Vec::new();
+        for _ in 0..10 {
+            waits.push(backoff.failed(&"a"));
+        }
+        // (conflicts in a row, the unjittered wait)
+        for (n, wait) in waits.iter().enumerate() {
+            let unjittered = delay(CONFLICT_BASE, CONFLICT_CAP, n as u32 + 1);
+            assert!(
+                *wait >= unjittered / 2 && *wait < unjittered.mul_f64(1.5),
+                "conflict {}: {wait:?} against {unjittered:?}",
+                n + 1
+            );
+        }
+        assert!(waits[0] < Duration::from_millis(150));
+        backoff.succeeded(&"a");
+        assert!(backoff.failed(&"a") < Duration::from_millis(150));
+        let spread: std::collections::BTreeSet<_> = (0..20)
+            .map(|_| jittered(Duration::from_secs(1), random_fraction()))
+            .collect();
+        assert!(spread.len() > 10, "jitter does not spread: {spread:?}");
     }
 
     #[test]

@@ -16,6 +16,7 @@ use tokio::task::JoinHandle;
 
 use crate::api::group_of;
 use crate::cluster::KubeCluster;
+use crate::writes;
 
 /// Where an XR kind's controller takes reconcile requests.
 #[derive(Clone)]
@@ -152,11 +153,17 @@ impl ComposedWatches {
             Api::all_with(cluster.client().clone(), &served.resource);
         let routes = self.routes.clone();
         let config = watcher::Config::default().labels(LABEL_COMPOSITE);
+        let writes = cluster.writes().clone();
         let task = tokio::spawn(async move {
-            let mut events = watcher(api, config)
-                .default_backoff()
-                .touched_objects()
-                .boxed();
+            // A composed resource's own apply does not bring its XR back:
+            // the reconcile that applied it already knows the result.
+            let mut events = writes::changes_by_others(
+                watcher(api, config).default_backoff(),
+                writes,
+                served.resource,
+                true,
+            )
+            .boxed();
             while let Some(event) = events.next().await {
                 let object = match event {
                     Ok(object) => object,

@@ -8,7 +8,7 @@ use futures::StreamExt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams};
 use kube::runtime::controller::Action;
-use kube::runtime::{Controller, watcher};
+use kube::runtime::{Controller, WatchStreamExt, controller, reflector, watcher};
 use plait_model::{CompositeResourceDefinition, Manifest};
 use plait_reconcile::{ClusterError, ObjectRef, set_condition};
 use serde_json::{Value, json};
@@ -26,6 +26,7 @@ use crate::object::{self, has_finalizer, is_status};
 use crate::reconciler::{self, Controlled, ReconcileFailure};
 use crate::timing::{Backoff, Timing, now};
 use crate::watches::{ComposedWatches, Route};
+use crate::writes;
 use plait_model::crd::{composite_crd, validate_claim_names};
 
 pub const FINALIZER: &str = "defined.apiextensions.crossplane.io";
@@ -84,6 +85,7 @@ pub struct Manager {
     xrs: Children<ApiResource, XrContext>,
     resource: ApiResource,
     backoff: Backoff<ObjectRef>,
+    conflicts: Backoff<ObjectRef>,
 }
 
 impl Controlled for Manager {
@@ -93,6 +95,10 @@ impl Controlled for Manager {
 
     fn backoff(&self) -> &Backoff<ObjectRef> {
         &self.backoff
+    }
+
+    fn conflicts(&self) -> &Backoff<ObjectRef> {
+        &self.conflicts
     }
 }
 
@@ -110,6 +116,7 @@ impl Manager {
             functions,
             watches: Arc::new(ComposedWatches::default()),
             backoff: Backoff::of(&timing),
+            conflicts: Backoff::conflicts(&timing),
             timing,
             xrs: Children::new("XR controller"),
             resource: xrd_resource(),
@@ -149,11 +156,25 @@ impl Manager {
                 );
                 let api: Api<DynamicObject> =
                     Api::all_with(self.cluster.client().clone(), &resource);
-                let controller =
-                    Controller::new_with(api, watcher::Config::default(), resource.clone());
+                let writer = reflector::store::Writer::new(resource.clone());
+                let store = writer.as_reader();
+                let events = watcher(api, watcher::Config::default())
+                    .default_backoff()
+                    .reflect(writer);
+                // The XR's own status and reference writes do not bring it back.
+                let xrs = writes::changes_by_others(
+                    events,
+                    self.cluster.writes().clone(),
+                    resource.clone(),
+                    false,
+                );
+                let controller = Controller::for_stream_with(xrs, store.clone(), resource.clone())
+                    .with_config(
+                        controller::Config::default()
+                            .concurrency(self.timing.max_concurrent_reconciles),
+                    );
                 let revisions: Api<DynamicObject> =
                     Api::all_with(self.cluster.client().clone(), &revision_resource());
-                let store = controller.store();
                 let (api_version, kind) = (resource.api_version.clone(), resource.kind.clone());
                 let xr_resource = resource.clone();
                 // A new or renumbered CompositionRevision re-runs every XR of the
@@ -223,7 +244,8 @@ pub async fn reconcile(
     object: Arc<DynamicObject>,
     manager: Arc<Manager>,
 ) -> Result<Action, XrdError> {
-    reconciler::counted(manager.as_ref(), reconcile_xrd(object, &manager)).await
+    let target = Arc::clone(&object);
+    reconciler::counted(manager.as_ref(), &target, reconcile_xrd(object, &manager)).await
 }
 
 async fn reconcile_xrd(
@@ -264,7 +286,7 @@ async fn reconcile_xrd(
     let gvk = xrd.composite_gvk();
 
     if !has_finalizer(&value, FINALIZER) {
-        object::add_finalizer(&xrds, &value, FINALIZER)
+        object::add_finalizer(&xrds, &crate::api::xrd_resource(), &value, FINALIZER)
             .await
             .map_err(kube_error(&name, "cannot add finalizer"))?;
     }

@@ -102,6 +102,8 @@ pub struct MemoryCluster {
     /// The last body each field manager applied to each object.
     applied: Mutex<BTreeMap<(ObjectRef, String), Value>>,
     events: Mutex<Vec<Event>>,
+    /// Every write, in order: the object and `apply` or `status`.
+    writes: Mutex<Vec<(ObjectRef, &'static str)>>,
     /// OpenAPI v3 schemas by apiVersion and kind.
     schemas: Mutex<BTreeMap<(String, String), Value>>,
 }
@@ -159,6 +161,17 @@ impl MemoryCluster {
             .lock()
             .map(|o| o.values().cloned().collect())
             .unwrap_or_default()
+    }
+
+    /// Every apply and status apply so far, in order.
+    pub fn writes(&self) -> Vec<(ObjectRef, &'static str)> {
+        self.writes.lock().map(|w| w.clone()).unwrap_or_default()
+    }
+
+    fn wrote(&self, reference: &ObjectRef, what: &'static str) {
+        if let Ok(mut writes) = self.writes.lock() {
+            writes.push((reference.clone(), what));
+        }
     }
 
     pub fn events(&self) -> Vec<Event> {
@@ -288,6 +301,7 @@ impl Cluster for MemoryCluster {
         merge(&mut stored, object);
         stored["metadata"]["uid"] = uid;
         applied.insert(key, object.clone());
+        self.wrote(&reference, "apply");
         store.insert(reference, stored.clone());
         Ok(stored)
     }
@@ -304,6 +318,7 @@ impl Cluster for MemoryCluster {
                 message: "not found".into(),
             })?;
         stored["status"] = object.get("status").cloned().unwrap_or(json!({}));
+        self.wrote(&reference, "status");
         Ok(stored.clone())
     }
 

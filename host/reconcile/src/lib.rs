@@ -111,6 +111,9 @@ pub struct Outcome {
     pub composed: BTreeMap<String, Value>,
     /// Composed resources deleted because they left the desired state.
     pub deleted: Vec<ObjectRef>,
+    /// Composed resources that did not exist before this reconcile applied
+    /// them, by their name in the Composition: the next reconcile observes them.
+    pub created: Vec<String>,
     pub results: Vec<StepResult>,
     /// Connection details of the XR.
     pub connection_details: BTreeMap<String, Vec<u8>>,
@@ -198,6 +201,7 @@ impl<'a> Reconcile<'a> {
             xr: Value::Null,
             composed: BTreeMap::new(),
             deleted: Vec::new(),
+            created: Vec::new(),
             results: output.results.clone(),
             connection_details: BTreeMap::new(),
             context: output.context.clone(),
@@ -235,6 +239,9 @@ impl<'a> Reconcile<'a> {
         for (name, object) in &plan.objects {
             match self.tenant_cluster().apply(object, COMPOSITE_FIELD_MANAGER) {
                 Ok(_) => {
+                    if !observed.resources.contains_key(name) {
+                        outcome.created.push(name.clone());
+                    }
                     outcome.composed.insert(name.clone(), object.clone());
                 }
                 Err(e) => {
@@ -345,16 +352,32 @@ impl<'a> Reconcile<'a> {
     }
 
     /// Applies what the reconciler owns on the XR (its composite label and
-    /// resource references, once composed), then its status. The XR's other
-    /// fields belong to whoever wrote them: applying them too would make the
-    /// reconciler co-own them, and a field its author removed would stay.
+    /// resource references, once composed), then its status, each only when
+    /// it differs from the XR the reconcile started from: a write that
+    /// changes nothing still makes a new resourceVersion, which wakes every
+    /// watch of the XR. The XR's other fields belong to whoever wrote them:
+    /// applying them too would make the reconciler co-own them, and a field
+    /// its author removed would stay. Returns the XR as stored.
     fn write_status(&self, xr: &Value, refs: Option<&[Value]>) -> Result<Value, ReconcileError> {
+        let mut stored = None;
         if let Some(refs) = refs {
             let owned = owned_fields(xr, self.scope, refs);
-            self.cluster.apply(&owned, COMPOSITE_FIELD_MANAGER)?;
+            if !already_owned(&self.xr, &owned, self.scope) {
+                stored = Some(self.cluster.apply(&owned, COMPOSITE_FIELD_MANAGER)?);
+            }
         }
-        Ok(self.cluster.apply_status(xr, COMPOSITE_FIELD_MANAGER)?)
+        if xr.get("status") != self.xr.get("status") {
+            return Ok(self.cluster.apply_status(xr, COMPOSITE_FIELD_MANAGER)?);
+        }
+        Ok(stored.unwrap_or_else(|| self.xr.clone()))
     }
+}
+
+/// Whether `xr` already holds what `owned` would apply.
+fn already_owned(xr: &Value, owned: &Value, scope: CompositeScope) -> bool {
+    let label = format!("/metadata/labels/{}", LABEL_COMPOSITE.replace('/', "~1"));
+    let refs = format!("{}/resourceRefs", scope.machinery_pointer());
+    xr.pointer(&label) == owned.pointer(&label) && xr.pointer(&refs) == owned.pointer(&refs)
 }
 
 /// The body of the reconciler's apply to the XR: identity, the resourceVersion

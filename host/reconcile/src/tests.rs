@@ -124,6 +124,52 @@ fn reconcile_is_idempotent_and_names_are_stable() {
 }
 
 #[test]
+fn a_reconcile_writes_the_xr_only_when_what_it_owns_changed() {
+    let cluster = MemoryCluster::new();
+    let xr_writes = |cluster: &MemoryCluster| -> Vec<&'static str> {
+        cluster
+            .writes()
+            .into_iter()
+            .filter(|(r, _)| r.kind == "XApp")
+            .map(|(_, what)| what)
+            .collect()
+    };
+    let first = reconcile(&cluster, xr(None, &["a"]));
+    assert_eq!(first.created, ["a"]);
+    assert_eq!(xr_writes(&cluster), ["apply", "status"], "first reconcile");
+    // (what changes on the XR before the next reconcile, XR writes it makes)
+    type Change = fn(&mut Value);
+    let cases: [(&str, Change, &[&str]); 4] = [
+        ("nothing", |_| {}, &[]),
+        (
+            "a resource becomes ready",
+            |xr| xr["spec"]["ready"] = json!(["a"]),
+            &["status"],
+        ),
+        ("nothing again", |_| {}, &[]),
+        (
+            "a resource is added",
+            |xr| xr["spec"]["want"] = json!(["a", "b"]),
+            &["apply", "status"],
+        ),
+    ];
+    let mut current = first.xr;
+    for (change, apply, want) in cases {
+        apply(&mut current);
+        let before = cluster.writes().len();
+        let outcome = reconcile(&cluster, current.clone());
+        let made: Vec<&str> = cluster.writes()[before..]
+            .iter()
+            .filter(|(r, _)| r.kind == "XApp")
+            .map(|(_, what)| *what)
+            .collect();
+        assert_eq!(made, want, "{change}");
+        assert!(outcome.created.iter().all(|c| c == "b"), "{change}");
+        current = outcome.xr;
+    }
+}
+
+#[test]
 fn resources_that_leave_desired_state_are_deleted() {
     let cluster = MemoryCluster::new();
     let first = reconcile(&cluster, xr(None, &["a", "b"]));

@@ -38,8 +38,6 @@ pub const CLAIM_FIELD_MANAGER: &str = "apiextensions.crossplane.io/claim";
 
 /// How often a claim waiting on its XR's deletion looks again.
 const DELETE_POLL: Duration = Duration::from_secs(2);
-/// How soon a claim that changed while it was reconciled is reconciled again.
-const CONFLICT_RETRY: Duration = Duration::from_millis(200);
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClaimError {
@@ -71,6 +69,7 @@ pub struct ClaimContext {
     pub claim: ApiResource,
     pub xr: ApiResource,
     backoff: Backoff<ObjectRef>,
+    conflicts: Backoff<ObjectRef>,
 }
 
 impl ClaimContext {
@@ -97,6 +96,10 @@ impl Controlled for ClaimContext {
 
     fn backoff(&self) -> &Backoff<ObjectRef> {
         &self.backoff
+    }
+
+    fn conflicts(&self) -> &Backoff<ObjectRef> {
+        &self.conflicts
     }
 }
 
@@ -142,6 +145,7 @@ impl ClaimControllers {
                     claim: claim_for_context,
                     xr: xr_for_context,
                     backoff: Backoff::of(timing),
+                    conflicts: Backoff::conflicts(timing),
                 })
             },
             |context, stop| {
@@ -199,7 +203,8 @@ pub async fn reconcile(
     object: Arc<DynamicObject>,
     ctx: Arc<ClaimContext>,
 ) -> Result<Action, ClaimError> {
-    reconciler::counted(ctx.as_ref(), reconcile_claim(object, &ctx)).await
+    let target = Arc::clone(&object);
+    reconciler::counted(ctx.as_ref(), &target, reconcile_claim(object, &ctx)).await
 }
 
 async fn reconcile_claim(
@@ -284,10 +289,10 @@ async fn reconcile_claim(
     }
 
     if !has_finalizer(&claim, FINALIZER) {
-        match object::add_finalizer(&claims, &claim, FINALIZER).await {
+        match object::add_finalizer(&claims, &ctx.claim, &claim, FINALIZER).await {
             Ok(patched) => claim = ctx.claim_value(&patched)?,
-            Err(e) if is_status(&e, 409) => {
-                return Ok((Action::requeue(CONFLICT_RETRY), ReconcileResult::Conflict));
+            Err(e) if object::is_stale_write(&e) => {
+                return Ok(reconciler::conflicted(ctx, &reference));
             }
             Err(e) => {
                 let message = format!("cannot add finalizer to claim: {e}");
@@ -328,9 +333,7 @@ async fn reconcile_claim(
         .await
     {
         Ok(updated) => claim = ctx.claim_value(&updated)?,
-        Err(e) if is_status(&e, 409) => {
-            return Ok((Action::requeue(CONFLICT_RETRY), ReconcileResult::Conflict));
-        }
+        Err(e) if is_status(&e, 409) => return Ok(reconciler::conflicted(ctx, &reference)),
         Err(e) => {
             let message = format!(
                 "cannot bind and sync claim with composite resource: cannot update composite resource claim: {e}"
@@ -509,9 +512,7 @@ async fn delete(
             Ok((Action::await_change(), ReconcileResult::Deleting))
         }
         Err(e) if is_status(&e, 404) => Ok((Action::await_change(), ReconcileResult::Deleting)),
-        Err(e) if is_status(&e, 409) => {
-            Ok((Action::requeue(CONFLICT_RETRY), ReconcileResult::Conflict))
-        }
+        Err(e) if object::is_stale_write(&e) => Ok(reconciler::conflicted(ctx, reference)),
         Err(e) => {
             let message = format!("cannot remove finalizer from claim: {e}");
             failed(ctx, claim, reference, "DeleteCompositeResource", message).await

@@ -92,6 +92,6 @@ pub async fn delete(
         Err(e) if is_status(&e, 404) => {}
         Err(e) => return Err(kube_error(&reference)(e)),
     }
-    ctx.backoff.succeeded(&reference);
+    ctx.forget(&reference);
     Ok(Action::await_change())
 }

@@ -4,6 +4,7 @@
 
 mod connection;
 mod delete;
+mod latest;
 mod select;
 
 use std::collections::BTreeSet;
@@ -30,11 +31,13 @@ use crate::object::{self, has_finalizer, text};
 use crate::reconciler::{self, Controlled, ReconcileFailure};
 use crate::timing::{Backoff, Timing, now};
 use crate::watches::{ComposedWatches, Kind};
+use crate::writes::WrittenObject;
 
 pub const FINALIZER: &str = "composite.apiextensions.crossplane.io";
 
-/// How soon an XR that changed while it was reconciled is reconciled again.
-const CONFLICT_RETRY: Duration = Duration::from_millis(200);
+/// The first look again at an XR whose reconcile created composed
+/// resources, doubled while reconciles keep creating them.
+const CREATED_BASE: Duration = Duration::from_millis(100);
 
 #[derive(Debug, thiserror::Error)]
 pub enum XrError {
@@ -61,6 +64,14 @@ pub enum XrError {
 }
 
 impl ReconcileFailure for XrError {
+    fn is_conflict(&self) -> bool {
+        match self {
+            XrError::Cluster(ClusterError::Conflict { .. }) => true,
+            XrError::Kube { source, .. } => object::is_stale_write(source),
+            _ => false,
+        }
+    }
+
     fn metric_label(&self) -> &'static str {
         match self {
             XrError::Cluster(ClusterError::Conflict { .. }) => "conflict",
@@ -84,6 +95,10 @@ pub struct XrContext {
     pub xrd: RwLock<CompositeResourceDefinition>,
     pub resource: ApiResource,
     backoff: Backoff<ObjectRef>,
+    conflicts: Backoff<ObjectRef>,
+    /// Reconciles in a row that created composed resources, per XR.
+    creating: Backoff<ObjectRef>,
+    latest: latest::LatestStored,
 }
 
 impl XrContext {
@@ -102,6 +117,9 @@ impl XrContext {
             functions,
             watches,
             backoff: Backoff::of(&timing),
+            conflicts: Backoff::conflicts(&timing),
+            creating: Backoff::new(CREATED_BASE, timing.poll_interval),
+            latest: latest::LatestStored::default(),
             timing,
             xrd: RwLock::new(xrd),
             resource,
@@ -131,8 +149,18 @@ impl XrContext {
         )
     }
 
-    /// The XR as stored after a write, as JSON.
+    /// Forgets an XR that is gone.
+    fn forget(&self, reference: &ObjectRef) {
+        self.backoff.succeeded(reference);
+        self.conflicts.succeeded(reference);
+        self.creating.succeeded(reference);
+        self.latest.forget(reference);
+        self.cluster.writes().forget(&WrittenObject::of(reference));
+    }
+
+    /// The XR as stored after a write, as JSON; the write is recorded as this controller's.
     fn stored(&self, patched: &DynamicObject, reference: &ObjectRef) -> Result<Value, XrError> {
+        self.cluster.wrote(patched, &self.resource);
         object::to_value(patched, &self.resource).map_err(|source| XrError::Encode {
             object: reference.to_string(),
             source,
@@ -148,6 +176,10 @@ impl Controlled for XrContext {
     fn backoff(&self) -> &Backoff<ObjectRef> {
         &self.backoff
     }
+
+    fn conflicts(&self) -> &Backoff<ObjectRef> {
+        &self.conflicts
+    }
 }
 
 fn kube_error(reference: &ObjectRef) -> impl FnOnce(kube::Error) -> XrError + '_ {
@@ -159,31 +191,52 @@ fn kube_error(reference: &ObjectRef) -> impl FnOnce(kube::Error) -> XrError + '_
 
 /// Reconciles one XR, and counts how it went in the metrics.
 pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<XrContext>) -> Result<Action, XrError> {
-    reconciler::counted(ctx.as_ref(), reconcile_xr(object, &ctx)).await
+    let target = Arc::clone(&object);
+    reconciler::counted(ctx.as_ref(), &target, reconcile_xr(object, &ctx)).await
 }
 
 async fn reconcile_xr(
     object: Arc<DynamicObject>,
     ctx: &XrContext,
 ) -> Result<(Action, ReconcileResult), XrError> {
-    let mut xr = serde_json::to_value(object.as_ref()).map_err(|source| XrError::Encode {
+    let mut handed = serde_json::to_value(object.as_ref()).map_err(|source| XrError::Encode {
         object: object.metadata.name.clone().unwrap_or_default(),
         source,
     })?;
-    if xr.get("apiVersion").is_none() {
-        xr["apiVersion"] = json!(ctx.resource.api_version);
-        xr["kind"] = json!(ctx.resource.kind);
+    if handed.get("apiVersion").is_none() {
+        handed["apiVersion"] = json!(ctx.resource.api_version);
+        handed["kind"] = json!(ctx.resource.kind);
     }
-    let Some(reference) = ObjectRef::of(&xr) else {
+    let Some(reference) = ObjectRef::of(&handed) else {
         return Ok((Action::await_change(), ReconcileResult::Skipped));
     };
     let Some(xrd) = ctx.xrd() else {
         return Ok((Action::await_change(), ReconcileResult::Skipped));
     };
     let scope = CompositeScope::of(&xrd);
+    // `xr` is, throughout, the XR as last stored: each write replaces it
+    // with what the API server returned.
+    let mut xr = ctx.latest.newest(&reference, handed.clone());
+    let reconciled = compose(&mut xr, &reference, &xrd, scope, ctx).await;
+    if reconciled
+        .as_ref()
+        .is_ok_and(|(_, result)| *result != ReconcileResult::Deleting)
+    {
+        let written = ctx.cluster.writes().recent(&WrittenObject::of(&reference));
+        ctx.latest.record(&reference, &handed, written, &xr);
+    }
+    reconciled
+}
 
+async fn compose(
+    xr: &mut Value,
+    reference: &ObjectRef,
+    xrd: &CompositeResourceDefinition,
+    scope: CompositeScope,
+    ctx: &XrContext,
+) -> Result<(Action, ReconcileResult), XrError> {
     if text(
-        &xr,
+        xr,
         &format!(
             "/metadata/annotations/{}",
             ANNOTATION_PAUSED.replace('/', "~1")
@@ -196,51 +249,39 @@ async fn reconcile_xr(
             reason: "ReconciliationPaused".into(),
             message: "Reconciliation is paused via the pause annotation".into(),
         });
-        set_condition(
-            &mut xr,
-            "Synced",
-            "False",
-            "ReconcilePaused",
-            Some(RECONCILE_PAUSED),
-            &now(),
-        );
-        ctx.cluster
-            .apply_async(&xr, COMPOSITE_FIELD_MANAGER, true)
-            .await?;
+        write_condition(ctx, xr, "ReconcilePaused", RECONCILE_PAUSED).await?;
         return Ok((Action::await_change(), ReconcileResult::Paused));
     }
 
     if xr.pointer("/metadata/deletionTimestamp").is_some() {
-        return Ok((
-            delete::delete(xr, reference, scope, ctx).await?,
-            ReconcileResult::Deleting,
-        ));
+        let action = delete::delete(xr.clone(), reference.clone(), scope, ctx).await?;
+        return Ok((action, ReconcileResult::Deleting));
     }
 
-    if !has_finalizer(&xr, FINALIZER) {
-        let patched = object::add_finalizer(&ctx.api(&reference), &xr, FINALIZER)
+    if !has_finalizer(xr, FINALIZER) {
+        let patched = object::add_finalizer(&ctx.api(reference), &ctx.resource, xr, FINALIZER)
             .await
-            .map_err(kube_error(&reference))?;
-        xr = ctx.stored(&patched, &reference)?;
+            .map_err(kube_error(reference))?;
+        *xr = ctx.stored(&patched, reference)?;
     }
 
-    let selected = match select::composition(ctx, &xrd, &mut xr, &reference, scope).await {
-        Ok(name) => select::revision(ctx, &xrd, &mut xr, &reference, scope, &name).await,
+    let selected = match select::composition(ctx, xrd, xr, reference, scope).await {
+        Ok(name) => select::revision(ctx, xrd, xr, reference, scope, &name).await,
         Err(failure) => Err(failure),
     };
     let (composition, steps) = match selected {
         Ok(prepared) => prepared,
         Err(select::Failure::Synced(message)) => {
-            return not_synced(ctx, xr, &reference, &message).await;
+            return not_synced(ctx, xr, reference, &message).await;
         }
         Err(select::Failure::Error(e)) => return Err(e),
     };
 
     let cluster = ctx.cluster.clone();
-    let tenant = plait_reconcile::tenant_of(&xr, scope);
+    let tenant = plait_reconcile::tenant_of(xr, scope);
     let composing = match ctx.composing_cluster(tenant.as_deref()) {
         Ok(composing) => composing,
-        Err(e) => return not_synced(ctx, xr, &reference, &e.to_string()).await,
+        Err(e) => return not_synced(ctx, xr, reference, &e.to_string()).await,
     };
     let resolver = ctx.functions.resolver.clone();
     let share = ctx.functions.share.clone();
@@ -280,34 +321,31 @@ async fn reconcile_xr(
     })?;
     let outcome = match run {
         Ok(Ok(outcome)) => outcome,
-        Ok(Err(resolve_error)) => return not_synced(ctx, xr, &reference, &resolve_error).await,
-        // The XR changed while its pipeline ran (often through this
-        // controller's own previous write), so it was read stale: nothing is
-        // wrong with it, and the next reconcile reads the new version.
-        Err(e) if e.is_conflict() => {
-            tracing::debug!(composite = %reference, error = %e, "XR changed during reconcile; retrying");
-            return Ok((Action::requeue(CONFLICT_RETRY), ReconcileResult::Conflict));
-        }
-        Err(e) => return not_synced(ctx, xr, &reference, &e.to_string()).await,
+        Ok(Err(resolve_error)) => return not_synced(ctx, xr, reference, &resolve_error).await,
+        // The XR changed while its pipeline ran, so it was read stale:
+        // nothing is wrong with it, and the next reconcile reads the new version.
+        Err(e) if e.is_conflict() => return Ok(reconciler::conflicted(ctx, reference)),
+        Err(e) => return not_synced(ctx, xr, reference, &e.to_string()).await,
     };
+    *xr = outcome.xr.clone();
 
     let mut kinds = referenced_kinds(&outcome.xr, scope);
     kinds.extend(outcome.composed.values().filter_map(kind_of));
-    ctx.watches.track(&ctx.cluster, &reference, kinds).await;
+    ctx.watches.track(&ctx.cluster, reference, kinds).await;
     if let Some(refused) = &outcome.refused {
         metrics().read_refused(&refused.tenant, &refused.function, &refused.target.kind);
     }
     if let Some(error) = &outcome.error {
         tracing::info!(composite = %reference, %error, "reconcile did not sync");
         return Ok((
-            Action::requeue(ctx.backoff.failed(&reference)),
+            Action::requeue(ctx.backoff.failed(reference)),
             ReconcileResult::NotSynced,
         ));
     }
     if scope == CompositeScope::LegacyCluster {
         let details = &outcome.connection_details;
         let published =
-            connection::publish(&ctx.cluster, &outcome.xr, &composition, &xrd, details).await;
+            connection::publish(&ctx.cluster, &outcome.xr, &composition, xrd, details).await;
         if let Err(error) = published {
             tracing::info!(composite = %reference, %error, "cannot publish connection details");
             ctx.cluster.publish(Event {
@@ -317,19 +355,29 @@ async fn reconcile_xr(
                 message: error.to_string(),
             });
             return Ok((
-                Action::requeue(ctx.backoff.failed(&reference)),
+                Action::requeue(ctx.backoff.failed(reference)),
                 ReconcileResult::Error,
             ));
         }
     }
-    ctx.backoff.succeeded(&reference);
+    ctx.backoff.succeeded(reference);
+    tracing::debug!(composite = %reference, composed = outcome.composed.len(), "reconciled");
+    // The watch events of this controller's own writes do not bring the XR
+    // back, so an XR that has just created resources looks again soon to
+    // observe them; one that created none waits for a change or the poll.
+    if !outcome.created.is_empty() {
+        return Ok((
+            Action::requeue(ctx.creating.failed(reference)),
+            ReconcileResult::Success,
+        ));
+    }
+    ctx.creating.succeeded(reference);
     let next = outcome
         .ttl
         .filter(|t| !t.is_zero())
         .map_or(ctx.timing.poll_interval, |t| {
             t.min(ctx.timing.poll_interval)
         });
-    tracing::debug!(composite = %reference, composed = outcome.composed.len(), "reconciled");
     Ok((Action::requeue(next), ReconcileResult::Success))
 }
 
@@ -337,7 +385,7 @@ async fn reconcile_xr(
 /// condition and in an event, and backs off.
 async fn not_synced(
     ctx: &XrContext,
-    mut xr: Value,
+    xr: &mut Value,
     reference: &ObjectRef,
     message: &str,
 ) -> Result<(Action, ReconcileResult), XrError> {
@@ -348,21 +396,36 @@ async fn not_synced(
         reason: "ReconcileError".into(),
         message: message.into(),
     });
-    set_condition(
-        &mut xr,
-        "Synced",
-        "False",
-        "ReconcileError",
-        Some(message),
-        &now(),
-    );
-    ctx.cluster
-        .apply_async(&xr, COMPOSITE_FIELD_MANAGER, true)
-        .await?;
+    write_condition(ctx, xr, "ReconcileError", message).await?;
     Ok((
         Action::requeue(ctx.backoff.failed(reference)),
         ReconcileResult::NotSynced,
     ))
+}
+
+/// Sets `Synced=False` with `reason`, writing the status only when that changed it.
+async fn write_condition(
+    ctx: &XrContext,
+    xr: &mut Value,
+    reason: &str,
+    message: &str,
+) -> Result<(), XrError> {
+    let mut updated = xr.clone();
+    set_condition(
+        &mut updated,
+        "Synced",
+        "False",
+        reason,
+        Some(message),
+        &now(),
+    );
+    if updated.get("status") != xr.get("status") {
+        *xr = ctx
+            .cluster
+            .apply_async(&updated, COMPOSITE_FIELD_MANAGER, true)
+            .await?;
+    }
+    Ok(())
 }
 
 fn kind_of(object: &Value) -> Option<Kind> {

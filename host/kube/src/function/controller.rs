@@ -211,6 +211,7 @@ pub struct FunctionContext {
     timing: Timing,
     resource: ApiResource,
     backoff: Backoff<ObjectRef>,
+    conflicts: Backoff<ObjectRef>,
 }
 
 impl Controlled for FunctionContext {
@@ -220,6 +221,10 @@ impl Controlled for FunctionContext {
 
     fn backoff(&self) -> &Backoff<ObjectRef> {
         &self.backoff
+    }
+
+    fn conflicts(&self) -> &Backoff<ObjectRef> {
+        &self.conflicts
     }
 }
 
@@ -235,6 +240,7 @@ impl FunctionContext {
             cluster,
             watches,
             backoff: Backoff::of(&timing),
+            conflicts: Backoff::conflicts(&timing),
             timing,
             resource: function_resource(),
         }
@@ -447,7 +453,8 @@ pub async fn reconcile(
     object: Arc<DynamicObject>,
     ctx: Arc<FunctionContext>,
 ) -> Result<Action, FunctionError> {
-    reconciler::counted(ctx.as_ref(), install(object, &ctx)).await
+    let target = Arc::clone(&object);
+    reconciler::counted(ctx.as_ref(), &target, install(object, &ctx)).await
 }
 
 async fn install(
