@@ -1,14 +1,20 @@
-//! The controller at scale on a real API server: how long 100 XRs of three
-//! composed resources each take to become Ready from creation, the
-//! controller's peak memory, and how many reconciles it runs per second once
-//! everything is in sync. Prints the figures.
+//! The controller at scale on a real API server: how long N XRs of three
+//! composed resources each take to become Ready, the controller's peak
+//! memory, how many reconciles (and conflicts, and errors) and API requests
+//! that took per XR, whether the Ready count ever stalled, and what the
+//! controller does once everything is in sync. Prints the figures.
 //!
 //! `cargo bench -p plait --bench controller` (starts its own test cluster).
+//! `PLAIT_BENCH_XRS=1000` sets N (default 100). `PLAIT_BENCH_MODE=existing`
+//! creates the XRs while no controller runs and times a controller started
+//! over them (an upgrade, or a move from Crossplane); the default, `running`,
+//! creates them while the controller runs.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -16,7 +22,7 @@ use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams}
 use plait_testcluster::TestCluster;
 use serde_json::{Value, json};
 
-const XRS: usize = 100;
+const DEFAULT_XRS: usize = 100;
 const IDLE_WINDOW: Duration = Duration::from_secs(30);
 const TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -59,17 +65,30 @@ fn scrape(address: &str, path: &str) -> String {
     response
 }
 
-fn reconciles(metrics: &str) -> f64 {
+/// The sum of every series of `metric` whose labels contain `labels`.
+fn total(metrics: &str, metric: &str, labels: &str) -> f64 {
     metrics
         .lines()
         .filter_map(|l| {
-            l.strip_prefix("plait_reconciles_total")?
-                .rsplit_once(' ')?
-                .1
-                .parse::<f64>()
-                .ok()
+            let rest = l.strip_prefix(metric)?;
+            if !(rest.starts_with('{') || rest.starts_with(' ')) || !rest.contains(labels) {
+                return None;
+            }
+            rest.rsplit_once(' ')?.1.parse::<f64>().ok()
         })
         .sum()
+}
+
+fn reconciles(metrics: &str) -> f64 {
+    total(metrics, "plait_reconciles_total", "")
+}
+
+fn function_calls(metrics: &str) -> f64 {
+    total(metrics, "plait_function_call_duration_seconds_count", "")
+}
+
+fn api_requests(metrics: &str, labels: &str) -> f64 {
+    total(metrics, "plait_api_requests_total", labels)
 }
 
 /// `result=count` for every result label of `plait_reconciles_total`.
@@ -108,37 +127,98 @@ fn main() {
     tokio.block_on(bench());
 }
 
-async fn bench() {
-    let cluster = TestCluster::shared().unwrap();
-    let client = cluster.client().await;
-    let namespace = cluster.namespace("bench").await;
-    let cache = tempfile::tempdir().unwrap();
-    let probes = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .to_string();
-    let mut controller = Command::new(env!("CARGO_BIN_EXE_plait"))
+fn start_controller(cluster: &TestCluster, cache: &Path, probes: &str) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_plait"))
         .arg("controller")
         .arg("--kubeconfig")
         .arg(cluster.kubeconfig())
         .arg(format!("--probe-address={probes}"))
-        .env("PLAIT_CACHE_DIR", cache.path())
+        .env("PLAIT_CACHE_DIR", cache)
         .env("PLAIT_LOG", "warn")
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
 
+async fn wait_ready(probes: &str) {
     let started = Instant::now();
-    while !scrape(&probes, "/readyz").starts_with("HTTP/1.1 200") {
+    while !scrape(probes, "/readyz").starts_with("HTTP/1.1 200") {
         assert!(
             started.elapsed() < TIMEOUT,
             "the controller never became ready"
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
 
+fn free_address() -> String {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string()
+}
+
+/// How many of `xrs` are Ready.
+async fn count_ready(xrs: &Api<DynamicObject>) -> Option<usize> {
+    let list = xrs.list(&ListParams::default()).await.ok()?;
+    Some(
+        list.items
+            .iter()
+            .filter(|xr| {
+                xr.data["status"]["conditions"].as_array().is_some_and(|c| {
+                    c.iter()
+                        .any(|c| c["type"] == "Ready" && c["status"] == "True")
+                })
+            })
+            .count(),
+    )
+}
+
+/// Waits until all `n` XRs are Ready; returns when, and the longest time the
+/// Ready count did not rise before that.
+async fn all_ready(xrs: &Api<DynamicObject>, n: usize, since: Instant) -> (Duration, Duration) {
+    let mut last_rise = since;
+    let mut longest_stall = Duration::ZERO;
+    let mut ready = 0;
+    loop {
+        // A busy API server may time a LIST out: that is a figure too, not a failure.
+        if let Some(now_ready) = count_ready(xrs).await
+            && now_ready > ready
+        {
+            ready = now_ready;
+            longest_stall = longest_stall.max(last_rise.elapsed());
+            last_rise = Instant::now();
+        }
+        if ready == n {
+            return (since.elapsed(), longest_stall);
+        }
+        assert!(
+            since.elapsed() < TIMEOUT,
+            "only {ready} of {n} XRs became Ready"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+async fn bench() {
+    let xr_count: usize = std::env::var("PLAIT_BENCH_XRS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(DEFAULT_XRS);
+    let existing = match std::env::var("PLAIT_BENCH_MODE").as_deref() {
+        Ok("existing") => true,
+        Ok("running") | Err(_) => false,
+        Ok(other) => panic!("PLAIT_BENCH_MODE is running or existing, not {other:?}"),
+    };
+    let cluster = TestCluster::shared().unwrap();
+    let client = cluster.client().await;
+    let namespace = cluster.namespace("bench").await;
+    let cache = tempfile::tempdir().unwrap();
+    let mut probes = free_address();
+    let mut controller = start_controller(cluster, cache.path(), &probes);
+    wait_ready(&probes).await;
     let xrd = json!({
         "apiVersion": "apiextensions.crossplane.io/v2",
         "kind": "CompositeResourceDefinition",
@@ -204,71 +284,99 @@ async fn bench() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 
-    let created = Instant::now();
-    for i in 0..XRS {
-        let xr = json!({
+    let create = |i: usize| {
+        json!({
             "apiVersion": "scale.example.org/v1", "kind": "Bench",
-            "metadata": {"name": format!("bench-{i:03}"), "namespace": namespace},
+            "metadata": {"name": format!("bench-{i:04}"), "namespace": namespace},
             "spec": {"size": "small"}
-        });
-        apply(&client, &bench_kind, &xr).await;
-    }
-    let submitted = created.elapsed();
-    loop {
-        let list = xrs.list(&ListParams::default()).await.unwrap();
-        let ready = list
-            .items
-            .iter()
-            .filter(|xr| {
-                xr.data["status"]["conditions"].as_array().is_some_and(|c| {
-                    c.iter()
-                        .any(|c| c["type"] == "Ready" && c["status"] == "True")
-                })
-            })
-            .count();
-        if ready == XRS {
-            break;
+        })
+    };
+    let created = Instant::now();
+    let (submitted, since) = if existing {
+        let _ = controller.kill();
+        let _ = controller.wait();
+        for i in 0..xr_count {
+            apply(&client, &bench_kind, &create(i)).await;
         }
-        assert!(
-            created.elapsed() < TIMEOUT,
-            "only {ready} of {XRS} XRs became Ready"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let all_ready = created.elapsed();
+        let submitted = created.elapsed();
+        probes = free_address();
+        controller = start_controller(cluster, cache.path(), &probes);
+        (submitted, Instant::now())
+    } else {
+        for i in 0..xr_count {
+            apply(&client, &bench_kind, &create(i)).await;
+        }
+        (created.elapsed(), created)
+    };
+    let (ready_after, longest_stall) = all_ready(&xrs, xr_count, since).await;
+    let rollout = scrape(&probes, "/metrics");
 
-    // Let the last status writes settle before measuring the idle rate.
+    // Let the last status writes settle before measuring the idle rates.
     tokio::time::sleep(Duration::from_secs(5)).await;
-    let before = reconciles(&scrape(&probes, "/metrics"));
+    let before = scrape(&probes, "/metrics");
     tokio::time::sleep(IDLE_WINDOW).await;
-    let metrics = scrape(&probes, "/metrics");
-    let after = reconciles(&metrics);
-    let idle_rate = (after - before) / IDLE_WINDOW.as_secs_f64();
+    let after = scrape(&probes, "/metrics");
+    let idle = |f: &dyn Fn(&str) -> f64| (f(&after) - f(&before)) / IDLE_WINDOW.as_secs_f64();
     let rss = peak_rss_mib(&controller);
     let _ = controller.kill();
     let _ = controller.wait();
 
-    println!("controller/{XRS} XRs x 3 composed resources:");
+    let per_xr = |total: f64| total / xr_count as f64;
+    let mode = if existing {
+        "existing when the controller starts"
+    } else {
+        "created while the controller runs"
+    };
+    println!("controller/{xr_count} XRs x 3 composed resources, {mode}:");
     println!(
         "  created (API calls)      {:>8.2} s",
         submitted.as_secs_f64()
     );
     println!(
-        "  all Ready from creation  {:>8.2} s",
-        all_ready.as_secs_f64()
+        "  all Ready after          {:>8.2} s (from {})",
+        ready_after.as_secs_f64(),
+        if existing {
+            "controller start"
+        } else {
+            "first creation"
+        }
     );
     println!(
-        "  per XR                   {:>8.1} ms",
-        all_ready.as_secs_f64() * 1000.0 / XRS as f64
+        "  longest Ready stall      {:>8.2} s",
+        longest_stall.as_secs_f64()
     );
     println!(
-        "  reconciles in total      {:>8.0} ({})",
-        after,
-        reconciles_by_result(&metrics)
+        "  reconciles per XR        {:>8.2} ({})",
+        per_xr(reconciles(&rollout)),
+        reconciles_by_result(&rollout)
     );
     println!(
-        "  idle reconciles/s        {:>8.3} (over {} s)",
-        idle_rate,
+        "  conflicts per XR         {:>8.3}",
+        per_xr(total(
+            &rollout,
+            "plait_reconciles_total",
+            "result=\"conflict\""
+        ))
+    );
+    println!(
+        "  API requests per XR      {:>8.2} (writes {:.2})",
+        per_xr(api_requests(&rollout, "")),
+        per_xr(
+            api_requests(&rollout, "verb=\"patch\"")
+                + api_requests(&rollout, "verb=\"create\"")
+                + api_requests(&rollout, "verb=\"update\"")
+                + api_requests(&rollout, "verb=\"delete\"")
+        )
+    );
+    println!(
+        "  function calls per XR    {:>8.2}",
+        per_xr(function_calls(&rollout))
+    );
+    println!(
+        "  idle per second          {:>8.3} reconciles, {:.3} function calls, {:.3} API writes (over {} s)",
+        idle(&reconciles),
+        idle(&function_calls),
+        idle(&|m: &str| api_requests(m, "verb=\"patch\"") + api_requests(m, "verb=\"create\"")),
         IDLE_WINDOW.as_secs()
     );
     println!("  controller peak RSS      {:>8.1} MiB", rss);

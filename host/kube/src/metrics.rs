@@ -62,6 +62,40 @@ struct ReconcileLabels {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TriggerLabels {
+    kind: String,
+    trigger: String,
+}
+
+/// What brought an XR to reconcile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    /// Someone other than this controller changed the XR (or a relist showed it).
+    Changed,
+    /// Someone other than this controller changed or deleted a resource it composes.
+    Composed,
+    /// A CompositionRevision of its kind appeared or changed.
+    Revision,
+    /// The reconcile itself asked to run again soon: it created resources,
+    /// a function's TTL ran out, or it backs off after a failure or conflict.
+    Requeue,
+    /// Nothing happened: the poll interval passed.
+    Poll,
+}
+
+impl Trigger {
+    fn label(self) -> &'static str {
+        match self {
+            Trigger::Changed => "changed",
+            Trigger::Composed => "composed",
+            Trigger::Revision => "revision",
+            Trigger::Requeue => "requeue",
+            Trigger::Poll => "poll",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ReconcileErrorLabels {
     kind: String,
     error: String,
@@ -102,6 +136,7 @@ type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
 pub struct Metrics {
     registry: Registry,
     reconciles: Family<ReconcileLabels, Counter>,
+    triggers: Family<TriggerLabels, Counter>,
     reconcile_errors: Family<ReconcileErrorLabels, Counter>,
     reads_refused: Family<ReadRefusedLabels, Counter>,
     reconcile_seconds: HistogramFamily<KindLabels>,
@@ -134,6 +169,12 @@ impl Metrics {
             "reconciles",
             "Reconciles by every controller, by the kind reconciled (an XR or claim kind, CompositeResourceDefinition, Composition, Function) and result",
             reconciles.clone(),
+        );
+        let triggers = Family::<TriggerLabels, Counter>::default();
+        registry.register(
+            "reconcile_triggers",
+            "What queued XRs for a reconcile, by XR kind and trigger (changed, composed, revision, requeue, poll); the queue runs an XR once for triggers that arrive while it waits",
+            triggers.clone(),
         );
         let reconcile_errors = Family::<ReconcileErrorLabels, Counter>::default();
         registry.register(
@@ -172,6 +213,7 @@ impl Metrics {
         Metrics {
             registry,
             reconciles,
+            triggers,
             reconcile_errors,
             reads_refused,
             reconcile_seconds,
@@ -186,6 +228,16 @@ impl Metrics {
         if let Ok(mut runtimes) = self.runtimes.runtimes.lock() {
             runtimes.push(runtime);
         }
+    }
+
+    /// Counts `n` XRs of `kind` queued by `trigger`.
+    pub fn triggered(&self, kind: &str, trigger: Trigger, n: usize) {
+        self.triggers
+            .get_or_create(&TriggerLabels {
+                kind: kind.into(),
+                trigger: trigger.label().into(),
+            })
+            .inc_by(n as u64);
     }
 
     pub fn reconciled(&self, kind: &str, result: ReconcileResult, took: Duration) {

@@ -16,6 +16,7 @@ use tokio::task::JoinHandle;
 
 use crate::api::group_of;
 use crate::cluster::KubeCluster;
+use crate::metrics::{Trigger, metrics};
 use crate::writes;
 
 /// Where an XR kind's controller takes reconcile requests.
@@ -188,7 +189,9 @@ impl ComposedWatches {
                         reference = reference.within(ns);
                     }
                     // A closed channel means that XR kind's controller stopped.
-                    let _ = route.sender.unbounded_send(reference);
+                    if route.sender.unbounded_send(reference).is_ok() {
+                        metrics().triggered(&route.resource.kind, Trigger::Composed, 1);
+                    }
                 }
             }
         });

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams};
 use kube::runtime::controller::Action;
@@ -21,7 +21,7 @@ use crate::composite::{self, XrContext};
 use crate::function::Functions;
 use crate::impersonation::TenantClusters;
 use crate::install::{self, CrdError};
-use crate::metrics::ReconcileResult;
+use crate::metrics::{ReconcileResult, Trigger, metrics};
 use crate::object::{self, has_finalizer, is_status};
 use crate::reconciler::{self, Controlled, ReconcileFailure};
 use crate::timing::{Backoff, Timing, now};
@@ -162,12 +162,14 @@ impl Manager {
                     .default_backoff()
                     .reflect(writer);
                 // The XR's own status and reference writes do not bring it back.
+                let changed_kind = resource.kind.clone();
                 let xrs = writes::changes_by_others(
                     events,
                     self.cluster.writes().clone(),
                     resource.clone(),
                     false,
-                );
+                )
+                .inspect_ok(move |_| metrics().triggered(&changed_kind, Trigger::Changed, 1));
                 let controller = Controller::for_stream_with(xrs, store.clone(), resource.clone())
                     .with_config(
                         controller::Config::default()
@@ -190,6 +192,7 @@ impl Manager {
                             let ours = type_ref["apiVersion"] == api_version.as_str()
                                 && type_ref["kind"] == kind.as_str();
                             let xrs = if ours { store.state() } else { Vec::new() };
+                            metrics().triggered(&kind, Trigger::Revision, xrs.len());
                             xrs.into_iter()
                                 .map(|xr| {
                                     kube::runtime::reflector::ObjectRef::from_obj_with(

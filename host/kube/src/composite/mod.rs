@@ -26,7 +26,7 @@ use crate::api::{ANNOTATION_PAUSED, RECONCILE_PAUSED};
 use crate::cluster::KubeCluster;
 use crate::function::Functions;
 use crate::impersonation::TenantClusters;
-use crate::metrics::{CallMetrics, PLATFORM, ReconcileResult, metrics};
+use crate::metrics::{CallMetrics, PLATFORM, ReconcileResult, Trigger, metrics};
 use crate::object::{self, has_finalizer, text};
 use crate::reconciler::{self, Controlled, ReconcileFailure};
 use crate::timing::{Backoff, Timing, now};
@@ -192,7 +192,17 @@ fn kube_error(reference: &ObjectRef) -> impl FnOnce(kube::Error) -> XrError + '_
 /// Reconciles one XR, and counts how it went in the metrics.
 pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<XrContext>) -> Result<Action, XrError> {
     let target = Arc::clone(&object);
-    reconciler::counted(ctx.as_ref(), &target, reconcile_xr(object, &ctx)).await
+    let reconciled = reconciler::counted(ctx.as_ref(), &target, reconcile_xr(object, &ctx)).await;
+    let next = match &reconciled {
+        Ok(action) if *action == Action::await_change() => None,
+        Ok(action) if *action == Action::requeue(ctx.timing.poll_interval) => Some(Trigger::Poll),
+        // An error backs off through the error policy.
+        _ => Some(Trigger::Requeue),
+    };
+    if let Some(trigger) = next {
+        metrics().triggered(&ctx.resource.kind, trigger, 1);
+    }
+    reconciled
 }
 
 async fn reconcile_xr(

@@ -1,0 +1,159 @@
+//! A controller started over a backlog: XRs that exist before it runs, as
+//! after an upgrade or a move from Crossplane, all become Ready, each with
+//! exactly the resources it composes. Its own test binary, so the
+//! controller here is the only one and starts after the XRs exist.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, ListParams, Patch, PatchParams};
+use plait_kube::Functions;
+use plait_model::{CompositeResourceDefinition, Manifest};
+use plait_runtime::{Runtime, RuntimeConfig};
+use plait_testcluster::TestCluster;
+use serde_json::{Value, json};
+use support::{api, condition, create, resource};
+
+const XRS: usize = 200;
+/// Generous for a busy 2-core machine: the backlog drains in seconds when idle.
+const BACKLOG_TIMEOUT: Duration = Duration::from_secs(300);
+
+fn xrd() -> Value {
+    json!({
+        "apiVersion": "apiextensions.crossplane.io/v2",
+        "kind": "CompositeResourceDefinition",
+        "metadata": {"name": "backlogs.backlog.example.org"},
+        "spec": {
+            "group": "backlog.example.org",
+            "names": {"kind": "Backlog", "plural": "backlogs"},
+            "scope": "Namespaced",
+            "versions": [{
+                "name": "v1", "served": true, "referenceable": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {"size": {"type": "string"}}}
+                }}}
+            }]
+        }
+    })
+}
+
+fn composition() -> Value {
+    let config_map = |name: &str| {
+        json!({
+            "name": name,
+            "base": {"apiVersion": "v1", "kind": "ConfigMap", "data": {"role": name}},
+            "patches": [{"type": "FromCompositeFieldPath", "fromFieldPath": "spec.size", "toFieldPath": "data.size"}]
+        })
+    };
+    json!({
+        "apiVersion": "apiextensions.crossplane.io/v1",
+        "kind": "Composition",
+        "metadata": {"name": "backlog"},
+        "spec": {
+            "compositeTypeRef": {"apiVersion": "backlog.example.org/v1", "kind": "Backlog"},
+            "mode": "Pipeline",
+            "pipeline": [
+                {"step": "compose", "functionRef": {"name": "function-patch-and-transform"},
+                 "input": {"apiVersion": "pt.fn.crossplane.io/v1beta1", "kind": "Resources",
+                           "resources": [config_map("a"), config_map("b"), config_map("c")]}},
+                {"step": "ready", "functionRef": {"name": "function-auto-ready"}}
+            ]
+        }
+    })
+}
+
+/// Serves the XR kind the way the controller would, before any controller
+/// runs; `xrd` as stored (its UID owns the CRD).
+async fn serve_xr_kind(client: &kube::Client, xrd: &Value) {
+    let definition = CompositeResourceDefinition::from_value(xrd.clone()).unwrap();
+    let crd = plait_model::crd::composite_crd(&definition).unwrap();
+    let name = crd["metadata"]["name"].as_str().unwrap().to_string();
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    crds.patch(
+        &name,
+        &PatchParams::apply("backlog-test").force(),
+        &Patch::Apply(&crd),
+    )
+    .await
+    .unwrap();
+    support::eventually("the XR CRD to be established", || async {
+        let crd = crds.get_opt(&name).await.ok()??;
+        crd.status?
+            .conditions?
+            .iter()
+            .any(|c| c.type_ == "Established" && c.status == "True")
+            .then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_controller_started_over_existing_xrs_makes_them_all_ready() {
+    let cluster = TestCluster::shared().unwrap();
+    let client = cluster.client().await;
+    let namespace = cluster.namespace("backlog").await;
+    plait_kube::install_crds(&client, support::TIMEOUT)
+        .await
+        .unwrap();
+    let xrd = create(&client, &xrd()).await;
+    create(&client, &composition()).await;
+    serve_xr_kind(&client, &xrd).await;
+    let kind = resource("backlog.example.org/v1", "Backlog", "backlogs");
+    let xrs = api(&client, &kind, Some(&namespace));
+    for i in 0..XRS {
+        create(
+            &client,
+            &json!({
+                "apiVersion": "backlog.example.org/v1", "kind": "Backlog",
+                "metadata": {"name": format!("backlog-{i:03}"), "namespace": namespace},
+                "spec": {"size": "small"}
+            }),
+        )
+        .await;
+    }
+
+    support::start_controller(cluster, |_| async {
+        (
+            Functions::builtins(Runtime::new(RuntimeConfig::default()).unwrap()),
+            (),
+        )
+    });
+    let started = Instant::now();
+    let ready = loop {
+        let list = xrs.list(&ListParams::default()).await.unwrap();
+        let ready: Vec<Value> = list
+            .items
+            .into_iter()
+            .map(|xr| serde_json::to_value(xr).unwrap())
+            .filter(|xr| condition(xr, "Ready").is_some_and(|c| c["status"] == "True"))
+            .collect();
+        if ready.len() == XRS {
+            break ready;
+        }
+        assert!(
+            started.elapsed() < BACKLOG_TIMEOUT,
+            "{} of {XRS} XRs Ready after {BACKLOG_TIMEOUT:?}",
+            ready.len()
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+
+    for xr in &ready {
+        let refs = xr["spec"]["crossplane"]["resourceRefs"].as_array();
+        assert_eq!(refs.map(Vec::len), Some(3), "{}", xr["metadata"]["name"]);
+    }
+    let config_maps = api(
+        &client,
+        &resource("v1", "ConfigMap", "configmaps"),
+        Some(&namespace),
+    );
+    let composed = config_maps
+        .list(&ListParams::default().labels("crossplane.io/composite"))
+        .await
+        .unwrap();
+    assert_eq!(composed.items.len(), 3 * XRS, "no duplicate, none missing");
+}
