@@ -76,7 +76,33 @@ fn total(metrics: &str, metric: &str, labels: &str) -> f64 {
             }
             rest.rsplit_once(' ')?.1.parse::<f64>().ok()
         })
-        .sum()
+        .fold(0.0, |sum, v| sum + v)
+}
+
+/// `label=count` for every series of `metric`, by the value of `label`.
+fn by_label(metrics: &str, metric: &str, label: &str) -> String {
+    let mut counts = std::collections::BTreeMap::<String, f64>::new();
+    for line in metrics.lines() {
+        let Some(rest) = line.strip_prefix(metric) else {
+            continue;
+        };
+        let Some(value) = rest.split(&format!("{label}=\"")).nth(1) else {
+            continue;
+        };
+        let (Some(key), Some(count)) = (
+            value.split('"').next(),
+            rest.rsplit_once(' ')
+                .and_then(|(_, c)| c.parse::<f64>().ok()),
+        ) else {
+            continue;
+        };
+        *counts.entry(key.to_string()).or_default() += count;
+    }
+    counts
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn reconciles(metrics: &str) -> f64 {
@@ -89,20 +115,6 @@ fn function_calls(metrics: &str) -> f64 {
 
 fn api_requests(metrics: &str, labels: &str) -> f64 {
     total(metrics, "plait_api_requests_total", labels)
-}
-
-/// `result=count` for every result label of `plait_reconciles_total`.
-fn reconciles_by_result(metrics: &str) -> String {
-    metrics
-        .lines()
-        .filter_map(|l| {
-            let rest = l.strip_prefix("plait_reconciles_total")?;
-            let result = rest.split("result=\"").nth(1)?.split('"').next()?;
-            let count = rest.rsplit_once(' ')?.1;
-            Some(format!("{result}={count}"))
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 fn peak_rss_mib(child: &Child) -> f64 {
@@ -348,7 +360,11 @@ async fn bench() {
     println!(
         "  reconciles per XR        {:>8.2} ({})",
         per_xr(reconciles(&rollout)),
-        reconciles_by_result(&rollout)
+        by_label(&rollout, "plait_reconciles_total", "result")
+    );
+    println!(
+        "  reconcile triggers       {}",
+        by_label(&rollout, "plait_reconcile_triggers_total", "trigger")
     );
     println!(
         "  conflicts per XR         {:>8.3}",

@@ -19,9 +19,10 @@ use kube::api::ApiResource;
 use kube::runtime::watcher;
 use plait_reconcile::ObjectRef;
 
-/// How many recent versions are kept per object: a reconcile writes its XR
-/// at most three times.
-const VERSIONS_PER_OBJECT: usize = 4;
+/// How many recent versions are kept per object: a first reconcile writes
+/// its XR up to five times (finalizer, Composition and revision references,
+/// resource references, status).
+const VERSIONS_PER_OBJECT: usize = 8;
 
 /// An object, independent of the API version it was written or watched at:
 /// resourceVersions are shared by every version of a kind.
@@ -167,9 +168,13 @@ mod tests {
             ("a", "2", &["1", "2"], &["3"]),
             ("a", "3", &["1", "2", "3"], &[]),
             ("a", "4", &["1", "4"], &["5"]),
-            ("a", "5", &["2", "5"], &["1"]),
-            ("b", "6", &["2", "5"], &["6"]),
-            ("a", "5", &["2", "3", "4", "5"], &["1"]),
+            ("a", "5", &["1", "5"], &["6"]),
+            ("a", "6", &["1", "6"], &[]),
+            ("a", "7", &["1", "7"], &[]),
+            ("a", "8", &["1", "8"], &["9"]),
+            ("a", "9", &["2", "9"], &["1"]),
+            ("b", "10", &["2", "9"], &["10"]),
+            ("a", "9", &["2", "3", "4", "9"], &["1"]),
         ];
         for (i, (name, version, own, not_own)) in steps.iter().enumerate() {
             writes.wrote(object("example.org/v1", name), version);
@@ -188,7 +193,7 @@ mod tests {
         }
         assert_eq!(
             writes.recent(&object("example.org/v1", "a")),
-            ["2", "3", "4", "5"]
+            ["2", "3", "4", "5", "6", "7", "8", "9"]
         );
         assert_eq!(writes.len(), 2);
     }
