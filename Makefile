@@ -5,7 +5,7 @@
 CARGO ?= cargo
 PLAIT := target/release/plait
 
-.PHONY: demo test setup build-deps test-deps test-prereqs build lint unit bench test-cluster-binaries toolchains functions bench-functions
+.PHONY: demo test setup build-deps test-deps test-prereqs build lint unit bench test-cluster-binaries test-cosign toolchains functions bench-functions
 
 # Installs Debian packages that are missing (as root, or through sudo).
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -74,7 +74,12 @@ lint: setup build-deps
 test-cluster-binaries: test-prereqs
 	tests/cluster/build-binaries.sh
 
-unit: setup build-deps test-prereqs test-deps test-cluster-binaries toolchains
+# cosign, for the signature tests, built from its Go module once and cached
+# under ~/.cache/plait/ (see docs/testing.md).
+test-cosign: test-prereqs
+	tests/cosign/build-cosign.sh
+
+unit: setup build-deps test-prereqs test-deps test-cluster-binaries test-cosign toolchains
 	$(CARGO) test --workspace
 
 toolchains: test-prereqs $(CPY_DIR)/.done $(CJS_DIR)/.done $(ADAPTER_DIR)/.done $(CLANG_DIR)/.done

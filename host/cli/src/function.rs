@@ -19,6 +19,9 @@ pub enum FunctionCommand {
     Pull(PullArgs),
     /// Show a function's digest, size, world, imports and exports.
     Inspect(InspectArgs),
+    /// Check a function's cosign signature against a public key; prints
+    /// the verified `REF@sha256:…`.
+    Verify(VerifyArgs),
     /// Create a function project that builds and renders as written.
     New(crate::scaffold::NewArgs),
 }
@@ -32,9 +35,30 @@ pub struct PushArgs {
     /// The author recorded in the artifact's config.
     #[arg(long)]
     pub author: Option<String>,
+    /// Sign the pushed artifact with this cosign private key (as written by
+    /// `cosign generate-key-pair`); its password is read from $COSIGN_PASSWORD.
+    #[arg(long, value_name = "KEY")]
+    pub sign: Option<PathBuf>,
     #[command(flatten)]
     pub registry: RegistryArgs,
 }
+
+#[derive(clap::Args)]
+pub struct VerifyArgs {
+    /// registry/repository:tag or registry/repository@sha256:…
+    pub reference: String,
+    /// The PEM public key (cosign.pub) the signature must verify with.
+    #[arg(long, value_name = "PUB")]
+    pub key: PathBuf,
+    /// The hash the signature was made over: sha256, sha384 or sha512.
+    #[arg(long = "hash-algorithm", default_value = "sha256")]
+    pub hash_algorithm: String,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+}
+
+/// Where `plait function push --sign` reads the private key's password, as cosign does.
+pub const PASSWORD_VARIABLE: &str = "COSIGN_PASSWORD";
 
 #[derive(clap::Args)]
 pub struct PullArgs {
@@ -78,8 +102,8 @@ pub struct RegistryArgs {
 
 /// A registry client with its credentials and an executor for its requests.
 pub struct Registry {
-    client: Client,
-    keychain: Keychain,
+    pub client: Client,
+    pub keychain: Keychain,
     executor: tokio::runtime::Runtime,
 }
 
@@ -145,6 +169,11 @@ impl Registry {
         self.executor
             .block_on(self.client.resolve(reference, &self.keychain))
     }
+
+    /// Runs a registry request to completion.
+    pub fn block_on<T>(&self, request: impl std::future::Future<Output = T>) -> T {
+        self.executor.block_on(request)
+    }
 }
 
 pub fn run(command: &FunctionCommand) -> Result<String> {
@@ -152,6 +181,7 @@ pub fn run(command: &FunctionCommand) -> Result<String> {
         FunctionCommand::Push(args) => push(args),
         FunctionCommand::Pull(args) => pull(args),
         FunctionCommand::Inspect(args) => inspect(args),
+        FunctionCommand::Verify(args) => verify(args),
         FunctionCommand::New(args) => crate::scaffold::run(args),
     }
 }
@@ -159,6 +189,8 @@ pub fn run(command: &FunctionCommand) -> Result<String> {
 fn push(args: &PushArgs) -> Result<String> {
     let wasm = std::fs::read(&args.file)
         .with_context(|| format!("cannot read {}", args.file.display()))?;
+    // The key is opened first: a wrong password must not leave an unsigned push behind.
+    let signing_key = args.sign.as_deref().map(signing_key).transpose()?;
     let registry = args.registry.open(&[&args.reference])?;
     let pushed = registry
         .executor
@@ -169,7 +201,59 @@ fn push(args: &PushArgs) -> Result<String> {
             &registry.keychain,
         ))
         .with_context(|| format!("cannot push {}", args.file.display()))?;
-    Ok(format!("{}\n", pushed.pinned))
+    let Some(key) = signing_key else {
+        return Ok(format!("{}\n", pushed.pinned));
+    };
+    let signed = registry
+        .executor
+        .block_on(
+            registry
+                .client
+                .sign(&pushed.pinned, &pushed.digest, &key, &registry.keychain),
+        )
+        .with_context(|| format!("cannot sign {}", pushed.pinned))?;
+    Ok(format!(
+        "{}\nsignature: {}\n",
+        pushed.pinned, signed.signature_reference
+    ))
+}
+
+/// A cosign private key file, decrypted with $COSIGN_PASSWORD (empty when unset, as cosign's
+/// non-interactive default).
+fn signing_key(path: &Path) -> Result<plait_oci::SigningKey> {
+    let pem = std::fs::read(path)
+        .with_context(|| format!("cannot read the signing key {}", path.display()))?;
+    let password = std::env::var_os(PASSWORD_VARIABLE).unwrap_or_default();
+    plait_oci::SigningKey::from_cosign_pem(
+        &path.display().to_string(),
+        &pem,
+        password.as_encoded_bytes(),
+    )
+    .with_context(|| format!("the password is read from ${PASSWORD_VARIABLE}"))
+}
+
+fn verify(args: &VerifyArgs) -> Result<String> {
+    let pem = std::fs::read(&args.key)
+        .with_context(|| format!("cannot read the public key {}", args.key.display()))?;
+    let source = args.key.display().to_string();
+    let authority = plait_oci::Authority {
+        name: source.clone(),
+        key: plait_oci::PublicKey::from_pem(&source, &pem)?,
+        hash: plait_oci::HashAlgorithm::from_name("--hash-algorithm", &args.hash_algorithm)?,
+    };
+    let registry = args.registry.open(&[&args.reference])?;
+    let inspection = registry
+        .executor
+        .block_on(registry.client.inspect(&args.reference, &registry.keychain))?;
+    registry
+        .executor
+        .block_on(registry.client.verify_signature(
+            &inspection.pinned,
+            &inspection.digest,
+            &[authority],
+            &registry.keychain,
+        ))?;
+    Ok(format!("{}\n", inspection.pinned))
 }
 
 fn pull(args: &PullArgs) -> Result<String> {

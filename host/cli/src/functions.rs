@@ -1,14 +1,17 @@
 //! Which component runs each function a render names: the controller's rule
 //! ([`plait_functions::Resolver`]) over the Functions given on the command
-//! line, with render's local components and packages pulled on demand.
+//! line, with render's local components and packages pulled on demand under
+//! the ImageConfigs given beside them.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use anyhow::{Context, Result};
+use base64::Engine;
 use plait_functions::{GivenFunctions, PackageSource, ResolveError, Resolver, package_of};
-use plait_model::{Function, Manifest};
+use plait_kube::image_config::{self, SecretData};
+use plait_model::{Function, ImageConfig, ImagePolicy, Manifest};
 use plait_runtime::{Module, Runtime};
 use serde_json::Value;
 
@@ -18,10 +21,14 @@ use crate::function::{Registry, RegistryArgs};
 /// The annotation that points a Function at a local component file.
 pub const MODULE_ANNOTATION: &str = "render.plait.dev/module";
 
+/// Where render says the Secrets it was given live, in messages.
+const SECRETS_PLACE: &str = "(render input)";
+
 /// The Functions a render was given, and how to resolve the functions its
 /// steps name: a Function annotated with [`MODULE_ANNOTATION`] runs that
 /// local component; the rest follow the controller's rule, with OCI packages
-/// pulled from their registries.
+/// pulled from their registries as the ImageConfigs given say (pull secrets
+/// and keys from the Secrets given, by name).
 pub fn load(
     runtime: Runtime,
     functions_path: Option<&Path>,
@@ -29,8 +36,22 @@ pub fn load(
 ) -> Result<(Resolver, GivenFunctions)> {
     let mut given = BTreeMap::new();
     let mut local = Vec::new();
+    let mut image_configs = Vec::new();
+    let mut secrets = SecretData::new();
     if let Some(path) = functions_path {
         for (file, value) in files::read_documents(path)? {
+            if ImageConfig::matches(&value) {
+                let config = ImageConfig::from_value(value)
+                    .with_context(|| format!("{}: not a valid ImageConfig", file.display()))?;
+                image_configs.push(config);
+                continue;
+            }
+            if value["apiVersion"] == "v1" && value["kind"] == "Secret" {
+                let (name, data) = secret_data(&value)
+                    .with_context(|| format!("{}: not a valid Secret", file.display()))?;
+                secrets.insert(name, data);
+                continue;
+            }
             let function = Function::from_value(value.clone())
                 .with_context(|| format!("{}: not a valid Function", file.display()))?;
             let name = function.name().to_string();
@@ -41,11 +62,25 @@ pub fn load(
             given.insert(name, value);
         }
     }
-    let references: Vec<String> = given.values().map(|f| package_of(f).to_string()).collect();
+    // Rewritten references too, so `--insecure` reaches the registries pulled from.
+    let mut references = Vec::new();
+    for function in given.values() {
+        let package = package_of(function);
+        if let Ok(ImagePolicy {
+            rewrite: Some((_, rewritten)),
+            ..
+        }) = ImagePolicy::for_package(&image_configs, package)
+        {
+            references.push(rewritten);
+        }
+        references.push(package.to_string());
+    }
     let pulled = Arc::new(PulledPackages {
         runtime: runtime.clone(),
         args: registry_args.clone(),
         references,
+        image_configs,
+        secrets,
         registry: Mutex::new(None),
     });
     let mut resolver = Resolver::builtins(runtime.clone()).with_packages(pulled);
@@ -70,6 +105,9 @@ struct PulledPackages {
     args: RegistryArgs,
     /// Every package given, so `--insecure` reaches all their registries.
     references: Vec<String>,
+    image_configs: Vec<ImageConfig>,
+    /// The Secrets given, by name: pull secrets and keys ImageConfigs name.
+    secrets: SecretData,
     /// Opened on first use: renders without OCI packages never read
     /// registry credentials.
     registry: Mutex<Option<Registry>>,
@@ -98,10 +136,64 @@ impl PackageSource for PulledPackages {
                 slot.insert(opened)
             }
         };
+        let package = package_of(object);
+        let applied = ImagePolicy::for_package(&self.image_configs, package)
+            .map_err(|e| failed("cannot apply the ImageConfigs")(Box::new(e)))
+            .and_then(|policy| {
+                image_config::apply(&policy, package, &self.secrets, SECRETS_PLACE)
+                    .map_err(|e| failed("cannot apply the ImageConfigs")(Box::new(e)))
+            })?;
+        // An ImageConfig's pull secret wins over the Docker config for its registry.
+        let keychain = registry.keychain.clone().merge(applied.keychain.clone());
         let resolved = registry
-            .resolve(package_of(object))
+            .block_on(registry.client.resolve(&applied.reference, &keychain))
             .map_err(|e| failed("cannot pull its package")(Box::new(e)))?;
+        if let Some(verification) = &applied.verification {
+            registry
+                .block_on(registry.client.verify_signature(
+                    &resolved.pinned,
+                    &resolved.digest,
+                    &verification.authorities,
+                    &keychain,
+                ))
+                .map_err(|e| {
+                    let message = format!(
+                        "its package is not verified by ImageConfig {:?}",
+                        verification.config
+                    );
+                    failed(&message)(Box::new(e))
+                })?;
+        }
         plait_oci::load(&self.runtime, &resolved)
             .map_err(|e| failed("cannot load its package")(Box::new(e)))
     }
+}
+
+/// A Secret's name and data (`data` base64, `stringData` as is, which wins).
+fn secret_data(secret: &Value) -> Result<(String, BTreeMap<String, Vec<u8>>)> {
+    let name = secret
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .context("a Secret needs metadata.name")?
+        .to_string();
+    let mut data = BTreeMap::new();
+    let entries = |field: &str| {
+        secret
+            .get(field)
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+            .collect::<Vec<_>>()
+    };
+    for (key, encoded) in entries("data") {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(encoded.trim())
+            .with_context(|| format!("Secret {name:?}: data.{key} is not base64"))?;
+        data.insert(key, bytes);
+    }
+    for (key, text) in entries("stringData") {
+        data.insert(key, text.into_bytes());
+    }
+    Ok((name, data))
 }

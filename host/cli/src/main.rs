@@ -36,7 +36,7 @@ enum Command {
         /// The Composition file (`-` for standard input).
         file: PathBuf,
     },
-    /// Write, publish and inspect functions: new, push, pull, inspect.
+    /// Write, publish, inspect and verify functions: new, push, pull, inspect, verify.
     Function {
         #[command(subcommand)]
         command: function::FunctionCommand,
@@ -141,7 +141,9 @@ pub struct RenderArgs {
     pub composite_resource: PathBuf,
     /// The Composition to render it with.
     pub composition: PathBuf,
-    /// Functions: a file or directory of pkg.crossplane.io Function objects.
+    /// Functions: a file or directory of pkg.crossplane.io Function objects,
+    /// and the ImageConfigs (pkg.crossplane.io/v1beta1) and Secrets (v1)
+    /// that apply to their packages.
     pub functions: Option<PathBuf>,
     /// Observed composed resources (file or directory), each with the
     /// crossplane.io/composition-resource-name annotation.

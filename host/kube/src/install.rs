@@ -11,7 +11,8 @@ use serde_json::Value;
 
 use crate::api::FIELD_MANAGER;
 
-/// plait's own CRDs (XRD, Composition, CompositionRevision, EnvironmentConfig, Function).
+/// plait's own CRDs (XRD, Composition, CompositionRevision, EnvironmentConfig, Function,
+/// ImageConfig).
 pub const CRDS: &str = include_str!(concat!(env!("OUT_DIR"), "/crds.yaml"));
 
 /// How long a CRD may take to become established.

@@ -16,6 +16,7 @@ mod claim;
 mod cluster;
 mod composite;
 mod function;
+pub mod image_config;
 mod impersonation;
 mod install;
 mod leader;

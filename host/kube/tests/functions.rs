@@ -517,3 +517,203 @@ async fn functions_report_why_their_packages_install_or_not() {
         }
     }
 }
+
+/// Creates a Secret in plait's namespace.
+async fn create_secret(client: &Client, namespace: &str, secret: Value) {
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
+    let secret: Secret = serde_json::from_value(secret).unwrap();
+    secrets
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
+}
+
+/// `(name, reason)` of each entry of `status.appliedImageConfigRefs`.
+fn applied_image_configs(function: &Value) -> Vec<(String, String)> {
+    function
+        .pointer("/status/appliedImageConfigRefs")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap_or_default().to_string(),
+                r["reason"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_image_config_with_verification_holds_back_unsigned_functions_until_signed() {
+    let env = env();
+    let app = App::new("fnsigned", "fn-signed").await;
+    let client = &app.client;
+    let registry = plait_oci::Client::new(ClientConfig {
+        insecure_registries: vec![env.open.addr.clone()],
+        ..ClientConfig::default()
+    })
+    .unwrap();
+    let reference = env.open.reference("signed/fn", "v1");
+    let pushed = registry
+        .push(
+            Builtin::PatchAndTransform.wasm(),
+            &reference,
+            None,
+            &Keychain::anonymous(),
+        )
+        .await
+        .unwrap();
+    let key = plait_testcosign::KeyPair::generate();
+    create_secret(
+        client,
+        &env.secrets,
+        json!({"metadata": {"name": "team-keys"}, "stringData": {"cosign.pub": key.public_pem()}}),
+    )
+    .await;
+    create(
+        client,
+        &json!({
+            "apiVersion": "pkg.crossplane.io/v1beta1", "kind": "ImageConfig",
+            "metadata": {"name": "signed-functions"},
+            "spec": {
+                "matchImages": [{"prefix": format!("{}/signed/", env.open.addr)}],
+                "verification": {"provider": "Cosign", "cosign": {"authorities": [
+                    {"name": "team", "key": {"secretRef": {"name": "team-keys", "key": "cosign.pub"}, "hashAlgorithm": "sha256"}},
+                ]}},
+            },
+        }),
+    )
+    .await;
+    create_function(client, "fn-signed", &reference, None).await;
+
+    let function = function_health(client, "fn-signed", "False").await;
+    let healthy = condition(&function, "Healthy").unwrap();
+    assert_eq!(
+        healthy["reason"], "SignatureVerificationFailed",
+        "{healthy}"
+    );
+    let message = healthy["message"].as_str().unwrap();
+    for part in [
+        reference.as_str(),
+        "ImageConfig \"signed-functions\"",
+        "it has no signature",
+    ] {
+        assert!(message.contains(part), "{part:?} in {message}");
+    }
+    assert_eq!(function.pointer("/status/resolvedDigest"), None);
+    app.create_xr("signed").await;
+    let xr = app.synced("signed", "False").await;
+    let synced = condition(&xr, "Synced").unwrap();
+    let message = synced["message"].as_str().unwrap();
+    assert!(
+        message.contains("\"fn-signed\"") && message.contains("SignatureVerificationFailed"),
+        "{message}"
+    );
+
+    // Signing the package heals the Function and its XR, without a restart.
+    let signing = format!("{reference}@{}", pushed.digest);
+    let signed = tokio::task::spawn_blocking(move || plait_testcosign::sign(&key, &signing))
+        .await
+        .unwrap();
+    assert!(
+        signed.status.success(),
+        "cosign sign: {}",
+        String::from_utf8_lossy(&signed.stderr)
+    );
+    let function = function_health(client, "fn-signed", "True").await;
+    assert_eq!(
+        function.pointer("/status/resolvedDigest").unwrap(),
+        pushed.digest.as_str()
+    );
+    assert_eq!(
+        applied_image_configs(&function),
+        [("signed-functions".to_string(), "VerifyImage".to_string())]
+    );
+    let xr = app.synced("signed", "True").await;
+    eventually("the signed function's ConfigMap", || app.config_map(&xr)).await;
+}
+
+#[tokio::test]
+async fn an_image_config_rewrites_a_package_and_lends_it_a_pull_secret() {
+    let env = env();
+    let client = env.cluster.client().await;
+    // A repository of its own: other tests expect the private registry's
+    // other packages to need a Function's own pull secret.
+    let registry = plait_oci::Client::new(ClientConfig {
+        insecure_registries: vec![env.private.addr.clone()],
+        ..ClientConfig::default()
+    })
+    .unwrap();
+    let credentials = plait_oci::BasicAuth {
+        username: USER.into(),
+        password: PASSWORD.into(),
+    };
+    let pushed = registry
+        .push(
+            Builtin::PatchAndTransform.wasm(),
+            &env.private.reference("mirrored/fn", "v1"),
+            None,
+            &Keychain::anonymous().with(&env.private.addr, credentials),
+        )
+        .await
+        .unwrap();
+    let config =
+        json!({"auths": {env.private.addr.as_str(): {"username": USER, "password": PASSWORD}}});
+    create_secret(
+        &client,
+        &env.secrets,
+        json!({
+            "metadata": {"name": "mirror-pull"},
+            "type": "kubernetes.io/dockerconfigjson",
+            "stringData": {".dockerconfigjson": config.to_string()},
+        }),
+    )
+    .await;
+    // The Function names a registry that does not exist; only the rewrite
+    // to the private registry, with the config's pull secret, reaches it.
+    create(
+        &client,
+        &json!({
+            "apiVersion": "pkg.crossplane.io/v1beta1", "kind": "ImageConfig",
+            "metadata": {"name": "private-mirror"},
+            "spec": {
+                "matchImages": [{"type": "Prefix", "prefix": "mirror.invalid/"}],
+                "rewriteImage": {"prefix": format!("{}/mirrored/", env.private.addr)},
+            },
+        }),
+    )
+    .await;
+    create(
+        &client,
+        &json!({
+            "apiVersion": "pkg.crossplane.io/v1beta1", "kind": "ImageConfig",
+            "metadata": {"name": "private-credentials"},
+            "spec": {
+                "matchImages": [{"prefix": format!("{}/mirrored/", env.private.addr)}],
+                "registry": {"authentication": {"pullSecretRef": {"name": "mirror-pull"}}},
+            },
+        }),
+    )
+    .await;
+    create_function(&client, "fn-mirrored", "mirror.invalid/fn:v1", None).await;
+    let function = function_health(&client, "fn-mirrored", "True").await;
+    assert_eq!(
+        function.pointer("/status/resolvedDigest").unwrap(),
+        pushed.digest.as_str()
+    );
+    assert_eq!(
+        function.pointer("/status/resolvedPackage").unwrap(),
+        format!("{}/mirrored/fn:v1@{}", env.private.addr, pushed.digest).as_str()
+    );
+    assert_eq!(
+        applied_image_configs(&function),
+        [
+            ("private-mirror".to_string(), "RewriteImage".to_string()),
+            (
+                "private-credentials".to_string(),
+                "SetImagePullSecret".to_string()
+            ),
+        ]
+    );
+}

@@ -1,5 +1,5 @@
-//! The Crossplane API as plait reads it: serde types for Compositions, XRDs, Functions and
-//! EnvironmentConfigs, their field validation, the `mode: Resources` → Pipeline conversion and
+//! The Crossplane API as plait reads it: serde types for Compositions, XRDs, Functions,
+//! ImageConfigs and EnvironmentConfigs, their field validation, the `mode: Resources` → Pipeline conversion and
 //! XRD schema defaulting.
 
 mod composition;
@@ -10,6 +10,7 @@ mod defaults;
 mod environment_config;
 mod error;
 mod function;
+mod image_config;
 mod meta;
 mod xrd;
 
@@ -22,6 +23,11 @@ pub use defaults::{apply_schema_defaults, default_value};
 pub use environment_config::EnvironmentConfig;
 pub use error::ModelError;
 pub use function::{Function, FunctionSpec, LocalObjectReference};
+pub use image_config::{
+    CosignAuthority, CosignVerificationConfig, ImageConfig, ImageConfigError, ImageConfigSpec,
+    ImageMatch, ImagePolicy, ImageRewrite, ImageVerification, KeyRef, RegistryAuthentication,
+    RegistryConfig, SecretKeySelector,
+};
 pub use meta::{Manifest, ObjectMeta, TypeReference, decode, parse_documents};
 pub use plait_go_compat::field::{
     Error as FieldError, ErrorKind as FieldErrorKind, Path as FieldPath, render_errors,

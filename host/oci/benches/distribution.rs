@@ -1,13 +1,14 @@
 //! Distribution costs of the built-in patch-and-transform component against
-//! a local registry: push, pull (cold and from the blob cache), first
-//! compile, cached load (disk and memory) and the first call. Prints one
-//! line per step; each figure is the median of a few runs.
+//! a local registry: push, pull (cold and from the blob cache), signing and
+//! checking its cosign signature (first and remembered), first compile,
+//! cached load (disk and memory) and the first call. Prints one line per
+//! step; each figure is the median of a few runs.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::{Duration, Instant};
 
-use plait_oci::{Client, ClientConfig, Keychain};
+use plait_oci::{Authority, Client, ClientConfig, HashAlgorithm, Keychain, PublicKey, SigningKey};
 use plait_runtime::{Builtin, CallLimits, Runtime, RuntimeConfig};
 use plait_sdk::Request;
 use plait_testregistry::Registry;
@@ -103,6 +104,53 @@ fn main() {
         "pull from blob cache (pinned){:>10.2?}",
         median(cached_pull)
     );
+
+    let key = plait_testcosign::KeyPair::generate();
+    let pem = std::fs::read(key.private_key()).unwrap();
+    let started = Instant::now();
+    let signing_key =
+        SigningKey::from_cosign_pem("cosign.key", &pem, plait_testcosign::PASSWORD.as_bytes())
+            .unwrap();
+    println!("open a cosign key (scrypt)   {:>10.2?}", started.elapsed());
+    let started = Instant::now();
+    executor
+        .block_on(client(None).sign(&resolved.pinned, &resolved.digest, &signing_key, &keychain))
+        .unwrap();
+    println!("sign (push the signature)    {:>10.2?}", started.elapsed());
+    let trusted = [Authority {
+        name: "bench".into(),
+        key: PublicKey::from_pem("cosign.pub", key.public_pem().as_bytes()).unwrap(),
+        hash: HashAlgorithm::Sha256,
+    }];
+    let mut verify = Vec::new();
+    let mut remembered = Vec::new();
+    for _ in 0..RUNS {
+        let verifier = client(None);
+        let started = Instant::now();
+        let first = executor
+            .block_on(verifier.verify_signature(
+                &resolved.pinned,
+                &resolved.digest,
+                &trusted,
+                &keychain,
+            ))
+            .unwrap();
+        verify.push(started.elapsed());
+        assert!(!first.remembered);
+        let started = Instant::now();
+        let again = executor
+            .block_on(verifier.verify_signature(
+                &resolved.pinned,
+                &resolved.digest,
+                &trusted,
+                &keychain,
+            ))
+            .unwrap();
+        remembered.push(started.elapsed());
+        assert!(again.remembered);
+    }
+    println!("verify signature (first)     {:>10.2?}", median(verify));
+    println!("verify signature (remembered){:>10.2?}", median(remembered));
 
     let mut compile = Vec::new();
     let mut disk = Vec::new();

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use oci_client::errors::{DigestError, OciDistributionError, OciErrorCode};
 
 use crate::component::ComponentError;
+use crate::signature::Refusal;
 
 /// A CamelCase reason, stable enough for a condition's `reason` field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -23,6 +24,8 @@ pub enum Reason {
     RegistryError,
     InvalidConfiguration,
     CacheError,
+    /// Upstream's reason for a package whose signature did not verify.
+    SignatureVerificationFailed,
 }
 
 impl Reason {
@@ -41,6 +44,7 @@ impl Reason {
             Reason::RegistryError => "RegistryError",
             Reason::InvalidConfiguration => "InvalidConfiguration",
             Reason::CacheError => "CacheError",
+            Reason::SignatureVerificationFailed => "SignatureVerificationFailed",
         }
     }
 }
@@ -103,6 +107,12 @@ pub enum Error {
     },
     #[error("cache {}: {message}", path.display())]
     Cache { path: PathBuf, message: String },
+    #[error("{reference}: signature verification failed: {refusal}")]
+    Signature {
+        reference: String,
+        #[source]
+        refusal: Refusal,
+    },
 }
 
 impl Error {
@@ -125,6 +135,7 @@ impl Error {
             Error::Registry { .. } => Reason::RegistryError,
             Error::Configuration { .. } => Reason::InvalidConfiguration,
             Error::Cache { .. } => Reason::CacheError,
+            Error::Signature { .. } => Reason::SignatureVerificationFailed,
         }
     }
 

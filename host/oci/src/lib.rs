@@ -8,7 +8,9 @@
 //! identity), verifies every blob against its digest and a size cap, checks
 //! the component fits plait's world before anything compiles it, and keeps
 //! verified blobs on disk by digest. Credentials are data ([`Keychain`]):
-//! this crate knows nothing of where they are stored.
+//! this crate knows nothing of where they are stored. Signatures follow
+//! cosign's key-based layout ([`signature`]): [`Client::sign`] writes one,
+//! [`Client::verify_signature`] checks a digest against trusted keys.
 //!
 //! Over 600 lines because [`Client`]'s push, inspect and pull share one
 //! private session, retry and verification path that reads best in one place.
@@ -18,6 +20,8 @@ pub mod component;
 mod credentials;
 mod error;
 pub mod layout;
+pub mod signature;
+mod signed;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -37,6 +41,8 @@ pub use credentials::{BasicAuth, Keychain};
 pub use error::{Error, Reason};
 pub use layout::{Layout, WasmConfig};
 pub use plait_runtime::digest;
+pub use signature::{Authority, HashAlgorithm, KeyError, PublicKey, Refusal, SigningKey};
+pub use signed::{Signed, Verified, signature_reference};
 
 /// How a [`Client`] reaches registries and what it accepts from them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,6 +131,9 @@ pub struct Client {
     certificates: Vec<Certificate>,
     /// Tag references resolved so far, by their full name.
     tags: Mutex<HashMap<String, String>>,
+    /// Signature verdicts: the authority that verified each digest, by
+    /// digest and the keys it was checked against.
+    verdicts: Mutex<HashMap<String, String>>,
 }
 
 /// A registry connection with one set of credentials. The registry client
@@ -155,6 +164,7 @@ impl Client {
             config,
             certificates,
             tags: Mutex::new(HashMap::new()),
+            verdicts: Mutex::new(HashMap::new()),
         };
         // Builds a registry client once so bad certificates fail here.
         client.registry_client()?;

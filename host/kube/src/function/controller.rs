@@ -21,6 +21,7 @@ use kube::runtime::controller::Action;
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::{Controller, WatchStreamExt, predicates, watcher};
 use plait_functions::{FUNCTION_API_VERSION, FUNCTION_KIND, package_of};
+use plait_model::ImagePolicy;
 use plait_oci::Keychain;
 use plait_reconcile::{ClusterError, ObjectRef, set_condition};
 use plait_runtime::Builtin;
@@ -32,14 +33,16 @@ use crate::api::{
     group_of,
 };
 use crate::cluster::KubeCluster;
+use crate::image_config::{
+    self, Applied, DOCKER_CONFIG_KEY, SecretData, image_config_of, image_config_resource,
+    secrets_needed,
+};
 use crate::metrics::ReconcileResult;
 use crate::object::text;
 use crate::reconciler::{self, Controlled, ReconcileFailure};
 use crate::timing::{Backoff, Timing, now};
 use crate::watches::ComposedWatches;
 
-/// The key of a `kubernetes.io/dockerconfigjson` Secret.
-pub const DOCKER_CONFIG_KEY: &str = ".dockerconfigjson";
 /// Upstream's reasons for an installed, healthy package.
 pub const REASON_ACTIVE: &str = "ActivePackageRevision";
 pub const REASON_HEALTHY: &str = "HealthyPackageRevision";
@@ -90,6 +93,15 @@ enum Outcome {
     },
     /// Not resolved or not verified: nothing is installed.
     NotInstalled(plait_oci::Error),
+    /// Resolved, but its signature does not satisfy the ImageConfig that
+    /// asks for one: nothing is installed.
+    Unverified {
+        config: String,
+        error: plait_oci::Error,
+        /// The digest installed before, when the package now resolves to
+        /// another (a moved tag).
+        previous: Option<String>,
+    },
     /// Pulled and verified, but it does not compile or link.
     Unhealthy {
         pinned: String,
@@ -99,15 +111,18 @@ enum Outcome {
 }
 
 impl Outcome {
-    fn installed(&self, package: &str) -> Installed {
+    fn installed(&self, package: &str, policy: &str) -> Installed {
         match self {
             Outcome::Builtin(builtin) => Installed::Builtin(*builtin),
             Outcome::Healthy { pinned, digest } => Installed::Package {
                 package: package.into(),
                 pinned: pinned.clone(),
                 digest: digest.clone(),
+                policy: policy.into(),
             },
-            Outcome::NotInstalled(error) | Outcome::Unhealthy { error, .. } => Installed::Failed {
+            Outcome::NotInstalled(error)
+            | Outcome::Unhealthy { error, .. }
+            | Outcome::Unverified { error, .. } => Installed::Failed {
                 package: package.into(),
                 reason: error.reason().as_str(),
             },
@@ -119,9 +134,10 @@ impl Outcome {
     }
 }
 
-/// The status apply for `function` after `outcome`: the conditions and
-/// the resolved digest, and nothing this controller does not own.
-fn status(function: &Value, outcome: &Outcome, now: &str) -> Value {
+/// The status apply for `function` after `outcome`: the conditions, the
+/// resolved digest and the ImageConfigs applied (`(name, reason)`), and
+/// nothing this controller does not own.
+fn status(function: &Value, outcome: &Outcome, applied: &[(String, &str)], now: &str) -> Value {
     let package = package_of(function);
     let mut updated = function.clone();
     let (installed, healthy, resolved) = match outcome {
@@ -158,6 +174,25 @@ fn status(function: &Value, outcome: &Outcome, now: &str) -> Value {
                 None,
             )
         }
+        Outcome::Unverified {
+            config,
+            error,
+            previous,
+        } => {
+            let moved = previous
+                .as_ref()
+                .map(|p| format!(" (the package was at {p} when last installed)"))
+                .unwrap_or_default();
+            let message = format!(
+                "package {package} is not verified by ImageConfig {config:?}: {error}{moved}"
+            );
+            let reason = error.reason().as_str();
+            (
+                ("False", reason, message.clone()),
+                ("False", reason, message),
+                None,
+            )
+        }
         Outcome::Unhealthy {
             pinned,
             digest,
@@ -182,7 +217,11 @@ fn status(function: &Value, outcome: &Outcome, now: &str) -> Value {
         .filter(|c| c["type"] == "Installed" || c["type"] == "Healthy")
         .cloned()
         .collect();
-    let mut status = json!({"conditions": conditions});
+    let applied: Vec<Value> = applied
+        .iter()
+        .map(|(name, reason)| json!({"name": name, "reason": reason}))
+        .collect();
+    let mut status = json!({"conditions": conditions, "appliedImageConfigRefs": applied});
     if let Some((pinned, digest)) = resolved {
         status["resolvedDigest"] = json!(digest);
         status["resolvedPackage"] = json!(pinned);
@@ -193,6 +232,23 @@ fn status(function: &Value, outcome: &Outcome, now: &str) -> Value {
         "metadata": {"name": function.pointer("/metadata/name")},
         "status": status,
     })
+}
+
+/// Whether a Function's package, or the reference it was last pulled from,
+/// starts with one of an ImageConfig's `prefixes`.
+fn matches_any(function: &DynamicObject, prefixes: &[String]) -> bool {
+    let package = function
+        .data
+        .pointer("/spec/package")
+        .and_then(Value::as_str);
+    let pulled = function
+        .data
+        .pointer("/status/resolvedPackage")
+        .and_then(Value::as_str);
+    [package, pulled]
+        .into_iter()
+        .flatten()
+        .any(|reference| prefixes.iter().any(|p| reference.starts_with(p.as_str())))
 }
 
 /// Whether a Composition's (or CompositionRevision's) pipeline runs `function`.
@@ -262,10 +318,10 @@ impl FunctionContext {
         &self,
         name: &str,
         function: &Value,
+        mut keychain: Keychain,
     ) -> Result<Result<Keychain, plait_oci::Error>, FunctionError> {
         let namespace = self.packages.namespace();
         let secrets: Api<Secret> = Api::namespaced(self.cluster.client().clone(), namespace);
-        let mut keychain = self.packages.keychain.clone();
         let references = function
             .pointer("/spec/packagePullSecrets")
             .and_then(Value::as_array)
@@ -302,42 +358,170 @@ impl FunctionContext {
         Ok(Ok(keychain))
     }
 
+    /// What the ImageConfigs make of `package`, with the Secrets they name
+    /// read from plait's namespace. A config plait cannot apply, or a
+    /// Secret it lacks, is the Function's problem (reported on its
+    /// conditions); an API failure is retried.
+    async fn image_policy(
+        &self,
+        name: &str,
+        package: &str,
+    ) -> Result<Result<Applied, plait_oci::Error>, FunctionError> {
+        let kube_error = |what: String| {
+            move |source| FunctionError::Kube {
+                function: name.into(),
+                what,
+                source,
+            }
+        };
+        let configs: Api<DynamicObject> =
+            Api::all_with(self.cluster.client().clone(), &image_config_resource());
+        let list = configs
+            .list(&ListParams::default())
+            .await
+            .map_err(kube_error("cannot list ImageConfigs".into()))?;
+        let mut parsed = Vec::new();
+        for object in &list.items {
+            match image_config_of(object) {
+                Ok(config) => parsed.push(config),
+                Err(e) => {
+                    return Ok(Err(plait_oci::Error::Configuration {
+                        source_name: format!(
+                            "ImageConfig {:?}",
+                            object.metadata.name.as_deref().unwrap_or_default()
+                        ),
+                        message: e.to_string(),
+                    }));
+                }
+            }
+        }
+        let policy = match ImagePolicy::for_package(&parsed, package) {
+            Ok(policy) => policy,
+            Err(e) => {
+                return Ok(Err(plait_oci::Error::Configuration {
+                    source_name: format!("ImageConfig {:?}", e.config),
+                    message: format!("{}: {}", e.field, e.message),
+                }));
+            }
+        };
+        let namespace = self.packages.namespace();
+        let secrets: Api<Secret> = Api::namespaced(self.cluster.client().clone(), namespace);
+        let mut data = SecretData::new();
+        for secret_name in secrets_needed(&policy) {
+            let secret = secrets
+                .get_opt(&secret_name)
+                .await
+                .map_err(kube_error(format!(
+                    "cannot read Secret {namespace}/{secret_name}"
+                )))?;
+            if let Some(secret) = secret {
+                let values = secret.data.unwrap_or_default();
+                data.insert(
+                    secret_name,
+                    values.into_iter().map(|(k, v)| (k, v.0)).collect(),
+                );
+            }
+        }
+        Ok(image_config::apply(&policy, package, &data, namespace))
+    }
+
     /// Resolves, verifies and compiles the Function's package, unless it is
-    /// built in or already installed from the same package (a tag is
-    /// resolved again only under `packagePullPolicy: Always`).
-    async fn install(&self, name: &str, function: &Value) -> Result<Outcome, FunctionError> {
+    /// built in or already installed from the same package under the same
+    /// ImageConfigs (a tag is resolved again only under
+    /// `packagePullPolicy: Always`). Also returns what the ImageConfigs
+    /// made of the package.
+    async fn install(
+        &self,
+        name: &str,
+        function: &Value,
+    ) -> Result<(Outcome, Option<Applied>), FunctionError> {
         let package = package_of(function);
         if let Some(builtin) = Builtin::from_package(package) {
-            return Ok(Outcome::Builtin(builtin));
+            return Ok((Outcome::Builtin(builtin), None));
         }
+        let applied = match self.image_policy(name, package).await? {
+            Ok(applied) => applied,
+            Err(error) => return Ok((Outcome::NotInstalled(error), None)),
+        };
+        let policy = applied.fingerprint();
+        let previous = self.packages.installed(name);
         let always = text(function, "/spec/packagePullPolicy") == Some("Always");
         if !always
             && let Some(Installed::Package {
                 package: installed,
                 pinned,
                 digest,
-            }) = self.packages.installed(name)
+                policy: installed_policy,
+            }) = &previous
             && installed == package
-            && self.packages.module(&digest).is_some()
+            && *installed_policy == policy
+            && self.packages.module(digest).is_some()
         {
-            return Ok(Outcome::Healthy { pinned, digest });
+            let outcome = Outcome::Healthy {
+                pinned: pinned.clone(),
+                digest: digest.clone(),
+            };
+            return Ok((outcome, Some(applied)));
         }
-        let keychain = match self.keychain(name, function).await? {
+        let base = self
+            .packages
+            .keychain
+            .clone()
+            .merge(applied.keychain.clone());
+        let keychain = match self.keychain(name, function, base).await? {
             Ok(keychain) => keychain,
-            Err(error) => return Ok(Outcome::NotInstalled(error)),
+            Err(error) => return Ok((Outcome::NotInstalled(error), Some(applied))),
         };
         let started = Instant::now();
         let client = &self.packages.client;
+        let reference = applied.reference.as_str();
         let resolved = if always {
-            client.resolve_latest(package, &keychain).await
+            client.resolve_latest(reference, &keychain).await
         } else {
-            client.resolve(package, &keychain).await
+            client.resolve(reference, &keychain).await
         };
         let resolved = match resolved {
             Ok(resolved) => resolved,
-            Err(error) => return Ok(Outcome::NotInstalled(error)),
+            Err(error) => return Ok((Outcome::NotInstalled(error), Some(applied))),
         };
         let pulled = started.elapsed();
+        let started = Instant::now();
+        if let Some(verification) = &applied.verification {
+            let verified = client
+                .verify_signature(
+                    &resolved.pinned,
+                    &resolved.digest,
+                    &verification.authorities,
+                    &keychain,
+                )
+                .await;
+            match verified {
+                Ok(verified) => tracing::info!(
+                    function = name,
+                    package = resolved.pinned,
+                    image_config = verification.config,
+                    authority = verified.authority,
+                    remembered = verified.remembered,
+                    elapsed = ?started.elapsed(),
+                    "verified function package signature"
+                ),
+                Err(error) => {
+                    let previous = match previous {
+                        Some(Installed::Package { digest, .. }) if digest != resolved.digest => {
+                            Some(digest)
+                        }
+                        _ => None,
+                    };
+                    let outcome = Outcome::Unverified {
+                        config: verification.config.clone(),
+                        error,
+                        previous,
+                    };
+                    return Ok((outcome, Some(applied)));
+                }
+            }
+        }
+        let verified = started.elapsed();
         let runtime = self.packages.runtime().clone();
         let started = Instant::now();
         let (resolved, loaded) = tokio::task::spawn_blocking(move || {
@@ -353,11 +537,12 @@ impl FunctionContext {
         let module = match loaded {
             Ok(module) => module,
             Err(error) => {
-                return Ok(Outcome::Unhealthy {
+                let outcome = Outcome::Unhealthy {
                     pinned: resolved.pinned,
                     digest: resolved.digest,
                     error,
-                });
+                };
+                return Ok((outcome, Some(applied)));
             }
         };
         self.packages.keep(&resolved.digest, module);
@@ -366,13 +551,15 @@ impl FunctionContext {
             package = resolved.pinned,
             bytes = resolved.wasm.len(),
             ?pulled,
+            ?verified,
             ?compiled,
             "installed function package"
         );
-        Ok(Outcome::Healthy {
+        let outcome = Outcome::Healthy {
             pinned: resolved.pinned,
             digest: resolved.digest,
-        })
+        };
+        Ok((outcome, Some(applied)))
     }
 
     /// Requeues every XR of a kind some Composition or CompositionRevision
@@ -469,16 +656,28 @@ async fn install(
         })?;
     function["apiVersion"] = json!(FUNCTION_API_VERSION);
     function["kind"] = json!(FUNCTION_KIND);
-    let outcome = ctx.install(&name, &function).await?;
-    if let Outcome::NotInstalled(error) | Outcome::Unhealthy { error, .. } = &outcome {
+    let (outcome, applied) = ctx.install(&name, &function).await?;
+    if let Outcome::NotInstalled(error)
+    | Outcome::Unhealthy { error, .. }
+    | Outcome::Unverified { error, .. } = &outcome
+    {
         tracing::warn!(function = name, %error, "cannot install function package");
     }
+    let refs = applied
+        .as_ref()
+        .map(|a| a.refs.as_slice())
+        .unwrap_or_default();
     ctx.cluster
-        .apply_async(&status(&function, &outcome, &now()), FIELD_MANAGER, true)
+        .apply_async(
+            &status(&function, &outcome, refs, &now()),
+            FIELD_MANAGER,
+            true,
+        )
         .await?;
+    let policy = applied.map(|a| a.fingerprint()).unwrap_or_default();
     if ctx
         .packages
-        .record(&name, outcome.installed(package_of(&function)))
+        .record(&name, outcome.installed(package_of(&function), &policy))
     {
         let requeued = ctx.roll(&name).await?;
         tracing::info!(
@@ -531,7 +730,43 @@ pub async fn run(
         namespace = ctx.packages.namespace(),
         "Function controller started"
     );
+    let image_configs = image_config_resource();
+    let image_config_api: Api<DynamicObject> =
+        Api::all_with(ctx.cluster.client().clone(), &image_configs);
+    let functions = reader.clone();
+    let function_resource = resource.clone();
+    // Each ImageConfig's prefixes as last seen: a change re-resolves the
+    // Functions its old prefixes matched as well as its new ones.
+    let seen = std::sync::Mutex::new(BTreeMap::<String, Vec<String>>::new());
+    let matched_functions = move |config: DynamicObject| {
+        let name = config.metadata.name.clone().unwrap_or_default();
+        let mut prefixes: Vec<String> = image_config_of(&config)
+            .map(|c| c.spec.match_images.into_iter().map(|m| m.prefix).collect())
+            .unwrap_or_default();
+        let previous = seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(name, prefixes.clone());
+        prefixes.extend(previous.into_iter().flatten());
+        functions
+            .state()
+            .into_iter()
+            .filter(|function| matches_any(function, &prefixes))
+            .map(|function| {
+                kube::runtime::reflector::ObjectRef::from_obj_with(
+                    function.as_ref(),
+                    function_resource.clone(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
     Controller::for_stream_with(trigger, reader, resource)
+        .watches_with(
+            image_config_api,
+            image_configs,
+            watcher::Config::default(),
+            matched_functions,
+        )
         .graceful_shutdown_on(shutdown)
         .run(reconcile, reconciler::error_policy, ctx)
         .for_each(|_| futures::future::ready(()))
@@ -588,13 +823,28 @@ mod tests {
                 ("False", "CompileError"),
                 Some(&digest),
             ),
+            (
+                Outcome::Unverified {
+                    config: "signed".into(),
+                    error: plait_oci::Error::Signature {
+                        reference: pinned.clone(),
+                        refusal: plait_oci::Refusal::NoSignature {
+                            tag: "r.io/fn:sha256-a.sig".into(),
+                        },
+                    },
+                    previous: None,
+                },
+                ("False", "SignatureVerificationFailed"),
+                ("False", "SignatureVerificationFailed"),
+                None,
+            ),
         ];
         let object = function(
             "r.io/fn:v1",
             json!({"conditions": [{"type": "Other", "status": "True", "reason": "X"}]}),
         );
         for (outcome, installed, healthy, want_digest) in cases {
-            let applied = status(&object, &outcome, "2025-01-01T00:00:00Z");
+            let applied = status(&object, &outcome, &[], "2025-01-01T00:00:00Z");
             for (type_, (want_status, want_reason)) in
                 [("Installed", installed), ("Healthy", healthy)]
             {
@@ -625,6 +875,30 @@ mod tests {
     }
 
     #[test]
+    fn image_configs_requeue_the_functions_their_prefixes_match() {
+        let function = |package: &str, pulled: Option<&str>| -> DynamicObject {
+            let mut object = function(package, json!({}));
+            if let Some(pulled) = pulled {
+                object["status"]["resolvedPackage"] = json!(pulled);
+            }
+            serde_json::from_value(object).unwrap()
+        };
+        let prefixes = ["r.io/team/".to_string(), "mirror.io/".to_string()];
+        let cases = [
+            (function("r.io/team/fn:v1", None), true),
+            (function("r.io/other/fn:v1", None), false),
+            (
+                function("upstream.io/fn:v1", Some("mirror.io/fn:v1@sha256:a")),
+                true,
+            ),
+            (function("r.io/teammate/fn:v1", None), false),
+        ];
+        for (object, want) in cases {
+            assert_eq!(matches_any(&object, &prefixes), want, "{object:?}");
+        }
+    }
+
+    #[test]
     fn compositions_use_the_functions_their_pipelines_name() {
         let composition = json!({"spec": {"pipeline": [
             {"step": "a", "functionRef": {"name": "function-patch-and-transform"}},
@@ -648,11 +922,13 @@ mod tests {
             package: "r.io/fn:v1".into(),
             pinned: "r.io/fn:v1@sha256:a".into(),
             digest: "sha256:a".into(),
+            policy: String::new(),
         };
         let moved = Installed::Package {
             package: "r.io/fn:v1".into(),
             pinned: "r.io/fn:v1@sha256:b".into(),
             digest: "sha256:b".into(),
+            policy: String::new(),
         };
         let steps = [
             (healthy.clone(), true),

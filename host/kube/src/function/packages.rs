@@ -19,6 +19,9 @@ pub(super) enum Installed {
         package: String,
         pinned: String,
         digest: String,
+        /// What the ImageConfigs made of the package when it was installed
+        /// ([`crate::image_config::Applied::fingerprint`]).
+        policy: String,
     },
     Failed {
         package: String,

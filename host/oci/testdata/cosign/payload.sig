@@ -1,0 +1,1 @@
+MEUCIQCQo7lOcpxgvAuhcqznr5GaWqdTgN3/rd0YGnc/XmQB5gIgdC3CJZbGJDMwNp4oHxpT+zpwGotP+zw6TMZmWECnFMQ=
