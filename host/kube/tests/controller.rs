@@ -962,3 +962,64 @@ async fn a_required_schema_is_the_api_servers() {
     .await;
     assert_eq!(listed, "apiVersion,kind,metadata,spec,status");
 }
+
+/// The sum of the series of metric `name` (with its `_total`/`_count`
+/// suffix) whose labels are `tenant`'s.
+fn tenant_metric(name: &str, tenant: &str) -> f64 {
+    let label = format!("tenant=\"{tenant}\"");
+    plait_kube::encoded_metrics()
+        .lines()
+        .filter(|l| l.starts_with(&format!("{name}{{")) && l.contains(&label))
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
+        .sum()
+}
+
+fn function_calls(tenant: &str) -> f64 {
+    tenant_metric("plait_function_call_duration_seconds_count", tenant)
+}
+
+fn cache_hits(tenant: &str) -> f64 {
+    tenant_metric("plait_function_cache_hits_total", tenant)
+}
+
+#[tokio::test]
+async fn a_steady_xr_is_answered_from_the_response_cache_until_its_composition_changes() {
+    let app = App::new("cached", saying("first")).await;
+    app.create_xr("steady", json!({"image": "one"})).await;
+    composes(&app, "steady", "a", "first").await;
+    app.condition("steady", "Ready", "True").await;
+    // The XR's own status writes wake it until its status stops changing.
+    let settled = eventually("the XR to settle", || async {
+        let before = function_calls(&app.namespace);
+        tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+        let after = function_calls(&app.namespace);
+        (before == after && after > 0.0).then_some(after)
+    })
+    .await;
+    let hits = cache_hits(&app.namespace);
+
+    // A revision of another Composition of the kind wakes every XR of it;
+    // this XR's request is unchanged, so its function is not called again.
+    let mut other = saying("other");
+    other["metadata"]["name"] = json!("app-cached-other");
+    other["spec"]["compositeTypeRef"]["apiVersion"] = json!(app.xr.api_version);
+    create(&app.client, &other).await;
+    eventually("a reconcile answered from the cache", || async {
+        (cache_hits(&app.namespace) > hits).then_some(())
+    })
+    .await;
+    assert_eq!(
+        function_calls(&app.namespace),
+        settled,
+        "the function ran again for an unchanged request"
+    );
+
+    // A new revision of its own Composition changes the request: it runs.
+    let mut edited = saying("second");
+    edited["spec"]["compositeTypeRef"]["apiVersion"] = json!(app.xr.api_version);
+    edit_composition(&app, "cached", json!({"spec": edited["spec"]})).await;
+    let second = revision(&app, "cached", 2).await;
+    uses_revision(&app, "steady", &second).await;
+    composes(&app, "steady", "a", "second").await;
+    assert!(function_calls(&app.namespace) > settled);
+}
