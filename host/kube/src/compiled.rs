@@ -590,6 +590,20 @@ mod tests {
             "another Function's change leaves it be"
         );
 
+        // So does a new digest its controller resolved it to.
+        let mut moved = function("ready-fn", json!({"limits.plait.dev/deadline": "2s"}));
+        moved["status"] = json!({"resolvedDigest": "sha256:b", "conditions": [
+            {"type": "Healthy", "status": "True", "reason": "HealthyPackageRevision"}]});
+        apply(&mut s.functions, &moved);
+        let b_moved = s.catalog.pipeline(&first, &xr(), &resolver).await.unwrap();
+        assert!(
+            !Arc::ptr_eq(&b, &b_moved),
+            "rebuilt after its digest changed"
+        );
+        let b = b_moved;
+        let again = s.catalog.pipeline(&first, &xr(), &resolver).await.unwrap();
+        assert!(Arc::ptr_eq(&b, &again), "reused again once compiled");
+
         // A new state of the revision (here, renumbered) rebuilds it.
         let renumbered = revision("c-1", "12", "ready-fn");
         apply(&mut s.revisions, &renumbered);
