@@ -111,7 +111,7 @@ fn sum_of(metrics: &str, name: &str) -> f64 {
         .lines()
         .filter(|l| l.starts_with(name) && l[name.len()..].starts_with(['{', ' ']))
         .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
-        .sum()
+        .fold(0.0, |sum, value| sum + value)
 }
 
 fn peak_rss_mib(child: &Child) -> f64 {
@@ -390,11 +390,11 @@ async fn bench() {
     );
     println!("  controller peak RSS      {:>8.1} MiB", rss);
     let requests = sum_of(&metrics, "plait_api_requests_total");
-    let watches: f64 = metrics
+    let watches = metrics
         .lines()
         .filter(|l| l.starts_with("plait_api_requests_total{verb=\"watch\""))
         .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
-        .sum();
+        .fold(0.0, |sum, value| sum + value);
     println!(
         "  API requests per XR      {:>8.1} ({} in total, {} of them watches)",
         (requests - watches) / XRS as f64,
