@@ -105,15 +105,6 @@ fn reconciles_by_result(metrics: &str) -> String {
         .join(" ")
 }
 
-/// The sum of every series of `name` (all its labels).
-fn sum_of(metrics: &str, name: &str) -> f64 {
-    metrics
-        .lines()
-        .filter(|l| l.starts_with(name) && l[name.len()..].starts_with(['{', ' ']))
-        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
-        .fold(0.0, |sum, value| sum + value)
-}
-
 fn peak_rss_mib(child: &Child) -> f64 {
     let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
     let kib: f64 = status
@@ -389,22 +380,9 @@ async fn bench() {
         IDLE_WINDOW.as_secs()
     );
     println!("  controller peak RSS      {:>8.1} MiB", rss);
-    let requests = sum_of(&metrics, "plait_api_requests_total");
-    let watches = metrics
-        .lines()
-        .filter(|l| l.starts_with("plait_api_requests_total{verb=\"watch\""))
-        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
-        .fold(0.0, |sum, value| sum + value);
     println!(
-        "  API requests per XR      {:>8.1} ({} in total, {} of them watches)",
-        (requests - watches) / XRS as f64,
-        requests,
-        watches
-    );
-    let hits = sum_of(&metrics, "plait_function_cache_hits_total");
-    let misses = sum_of(&metrics, "plait_function_cache_misses_total");
-    println!(
-        "  function calls           {:>8.0} (response cache: {hits} hits, {misses} misses)",
-        sum_of(&metrics, "plait_function_calls_total"),
+        "  response cache           {:>8.0} hits, {:.0} misses",
+        total(&rollout, "plait_function_cache_hits_total", ""),
+        total(&rollout, "plait_function_cache_misses_total", ""),
     );
 }
