@@ -396,4 +396,9 @@ async fn bench() {
         IDLE_WINDOW.as_secs()
     );
     println!("  controller peak RSS      {:>8.1} MiB", rss);
+    println!(
+        "  response cache           {:>8.0} hits, {:.0} misses",
+        total(&rollout, "plait_function_cache_hits_total", ""),
+        total(&rollout, "plait_function_cache_misses_total", ""),
+    );
 }

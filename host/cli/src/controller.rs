@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use futures::FutureExt;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
+use plait_functions::CacheLimits;
 use plait_kube::{
     DEFAULT_NAMESPACE, Functions, Health, Impersonation, InstalledPackages, LeaderElection,
     Options, Timing,
@@ -136,6 +137,12 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
     if let Some(slots) = args.concurrent_function_calls {
         functions = functions.with_slots(slots);
     }
+    let cache = (!args.no_function_cache).then(|| CacheLimits {
+        max_ttl: args.function_cache_ttl_max,
+        max_bytes: args.function_cache_size,
+        ..CacheLimits::default()
+    });
+    functions = functions.with_response_cache(cache);
     let result = plait_kube::run(client, functions, options, stopped).await;
     probes.abort();
     Ok(result?)

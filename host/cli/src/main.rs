@@ -133,6 +133,18 @@ pub struct ControllerArgs {
     /// beyond the budget wait. Keep it below the container's memory limit.
     #[arg(long, default_value = "512Mi", value_parser = parse_size)]
     pub guest_memory_budget: usize,
+    /// Call every function every time, never answering a call from an
+    /// earlier response to the same request.
+    #[arg(long = "no-function-cache")]
+    pub no_function_cache: bool,
+    /// The longest a function's response answers repeated requests, whatever
+    /// TTL the function sets.
+    #[arg(long = "function-cache-ttl-max", default_value = "24h", value_parser = parse_duration)]
+    pub function_cache_ttl_max: Duration,
+    /// The most the response cache holds, as JSON, e.g. 64Mi; the least
+    /// recently used responses make room.
+    #[arg(long = "function-cache-size", default_value = "64Mi", value_parser = parse_size)]
+    pub function_cache_size: usize,
 }
 
 #[derive(clap::Args)]

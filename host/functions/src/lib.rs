@@ -8,13 +8,16 @@
 //! what its Function controller installed; render: a pull from the
 //! registry); a name with no Function object runs the built-in of that name.
 //! [`PipelineFunctions`] then calls the resolved modules under one deadline
-//! for the whole pipeline, reporting each call to a [`CallObserver`].
+//! for the whole pipeline, reporting each call to a [`CallObserver`], and
+//! answers calls whose request it has seen from a [`ResponseCache`].
 
+mod cache;
 mod fair;
 mod policy;
 mod resolve;
 mod runner;
 
+pub use cache::{CacheLimits, CacheScope, Call, Evicted, ResponseCache};
 pub use fair::{FairShare, NoTurn};
 pub use policy::{
     DEADLINE_ANNOTATION, FunctionPolicy, MEMORY_ANNOTATION, OUTPUT_ANNOTATION, PolicyError,
@@ -23,4 +26,4 @@ pub use resolve::{
     ClusterFunctions, FUNCTION_API_VERSION, FUNCTION_KIND, FunctionObjects, GivenFunctions,
     PackageSource, ResolveError, Resolver, package_of,
 };
-pub use runner::{CallObserver, PipelineFunctions};
+pub use runner::{CallObserver, PipelineFunctions, ResolvedFunctions};

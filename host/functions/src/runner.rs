@@ -8,6 +8,7 @@ use plait_pipeline::{FunctionRunner, ReadGrants, RunnerError, Step};
 use plait_runtime::{CallLimits, Module, Runtime};
 use plait_sdk::{Request, Response};
 
+use crate::cache::{CacheScope, Call, ResponseCache};
 use crate::fair::FairShare;
 use crate::policy::FunctionPolicy;
 use crate::resolve::{FunctionObjects, ResolveError, Resolver};
@@ -18,6 +19,12 @@ pub trait CallObserver: Send + Sync {
     fn called(&self, function: &str, took: Duration);
     /// A call failed; `kind` is [`plait_runtime::CallError::kind`].
     fn failed(&self, function: &str, kind: &str);
+    /// A call was answered from the response cache.
+    fn cache_hit(&self, _function: &str) {}
+    /// A call the response cache could not answer.
+    fn cache_missed(&self, _function: &str) {}
+    /// A cached response of `tenant`'s `function` made room for another.
+    fn cache_evicted(&self, _tenant: &str, _function: &str) {}
 }
 
 /// Observes nothing.
@@ -34,25 +41,21 @@ struct Resolved {
     policy: FunctionPolicy,
 }
 
-/// The functions of one pipeline, resolved, with one deadline for the reconcile.
-pub struct PipelineFunctions {
+/// The functions one pipeline names, each resolved once to its loaded
+/// module (an `InstancePre`) and the policy its Function sets: immutable,
+/// so every reconcile of the pipeline shares it.
+pub struct ResolvedFunctions {
     runtime: Runtime,
     functions: BTreeMap<String, Resolved>,
-    deadline: Instant,
-    observer: Arc<dyn CallObserver>,
-    /// The shared call slots, and the tenant these calls are counted against.
-    share: Option<(Arc<FairShare>, String)>,
 }
 
-impl PipelineFunctions {
-    /// Resolves every function `steps` name, reading each Function object
-    /// once; every call must end within `timeout` from now.
+impl ResolvedFunctions {
+    /// Resolves every function `steps` name, reading each Function object once.
     pub fn resolve(
         resolver: &Resolver,
         objects: &dyn FunctionObjects,
         steps: &[Step],
-        timeout: Duration,
-    ) -> Result<PipelineFunctions, ResolveError> {
+    ) -> Result<ResolvedFunctions, ResolveError> {
         let mut functions = BTreeMap::new();
         for step in steps {
             if functions.contains_key(&step.function) {
@@ -69,13 +72,67 @@ impl PipelineFunctions {
                 })?;
             functions.insert(step.function.clone(), Resolved { module, policy });
         }
-        Ok(PipelineFunctions {
+        Ok(ResolvedFunctions {
             runtime: resolver.runtime().clone(),
+            functions,
+        })
+    }
+
+    /// What these functions may read beyond a tenant's namespace: `defaults`
+    /// for all, and what each Function grants itself.
+    pub fn read_grants(&self, defaults: ReadGrants) -> ReadGrants {
+        let mut grants = defaults;
+        for (function, resolved) in &self.functions {
+            grants
+                .by_function
+                .insert(function.clone(), resolved.policy.reads.clone());
+        }
+        grants
+    }
+
+    /// The digest of the module each function runs, by function.
+    pub fn digests(&self) -> BTreeMap<&str, &str> {
+        self.functions
+            .iter()
+            .map(|(name, r)| (name.as_str(), r.module.digest.as_str()))
+            .collect()
+    }
+}
+
+/// One reconcile's calls of a pipeline's resolved functions, with one
+/// deadline for them all.
+pub struct PipelineFunctions {
+    functions: Arc<ResolvedFunctions>,
+    deadline: Instant,
+    observer: Arc<dyn CallObserver>,
+    /// The shared call slots, and the tenant these calls are counted against.
+    share: Option<(Arc<FairShare>, String)>,
+    /// Earlier responses, and the XR these calls are made for.
+    cache: Option<(Arc<ResponseCache>, CacheScope)>,
+}
+
+impl PipelineFunctions {
+    /// Resolves every function `steps` name, reading each Function object
+    /// once; every call must end within `timeout` from now.
+    pub fn resolve(
+        resolver: &Resolver,
+        objects: &dyn FunctionObjects,
+        steps: &[Step],
+        timeout: Duration,
+    ) -> Result<PipelineFunctions, ResolveError> {
+        let functions = ResolvedFunctions::resolve(resolver, objects, steps)?;
+        Ok(PipelineFunctions::new(Arc::new(functions), timeout))
+    }
+
+    /// Calls `functions`; every call must end within `timeout` from now.
+    pub fn new(functions: Arc<ResolvedFunctions>, timeout: Duration) -> PipelineFunctions {
+        PipelineFunctions {
             functions,
             deadline: Instant::now() + timeout,
             observer: Arc::new(Unobserved),
             share: None,
-        })
+            cache: None,
+        }
     }
 
     /// Reports every call to `observer`.
@@ -94,22 +151,23 @@ impl PipelineFunctions {
         self
     }
 
+    /// Answers a call from `cache` when an earlier call for the same XR
+    /// (`scope`) and step had the same request tag and its TTL lasts, and
+    /// keeps the responses of calls made.
+    pub fn cached(mut self, cache: Arc<ResponseCache>, scope: CacheScope) -> PipelineFunctions {
+        self.cache = Some((cache, scope));
+        self
+    }
+
     /// What these functions may read beyond a tenant's namespace: `defaults`
     /// for all, and what each Function grants itself.
     pub fn read_grants(&self, defaults: ReadGrants) -> ReadGrants {
-        let mut grants = defaults;
-        for (function, resolved) in &self.functions {
-            grants
-                .by_function
-                .insert(function.clone(), resolved.policy.reads.clone());
-        }
-        grants
+        self.functions.read_grants(defaults)
     }
-}
 
-impl FunctionRunner for PipelineFunctions {
-    fn run(&self, function: &str, request: &Request) -> Result<Response, RunnerError> {
+    fn call(&self, function: &str, request: &Request) -> Result<Response, RunnerError> {
         let resolved = self
+            .functions
             .functions
             .get(function)
             .ok_or_else(|| format!("function {function:?} is not resolved"))?;
@@ -128,6 +186,7 @@ impl FunctionRunner for PipelineFunctions {
             ..resolved.policy.limits.clone()
         };
         let output = self
+            .functions
             .runtime
             .call(&resolved.module, request, &limits)
             .inspect_err(|e| self.observer.failed(function, e.kind()))?;
@@ -136,6 +195,33 @@ impl FunctionRunner for PipelineFunctions {
             tracing::info!(function, level = ?line.level, "{}", line.message);
         }
         Ok(output.response)
+    }
+}
+
+impl FunctionRunner for PipelineFunctions {
+    fn run(&self, step: &str, function: &str, request: &Request) -> Result<Response, RunnerError> {
+        let (Some((cache, scope)), Some(resolved)) =
+            (&self.cache, self.functions.functions.get(function))
+        else {
+            return self.call(function, request);
+        };
+        let call = Call {
+            step,
+            function,
+            module: &resolved.module.digest,
+            tag: &request.tag,
+        };
+        if let Some(response) = cache.lookup(scope, &call) {
+            self.observer.cache_hit(function);
+            return Ok(Response::clone(&response));
+        }
+        self.observer.cache_missed(function);
+        let response = self.call(function, request)?;
+        for evicted in cache.store(scope, &call, &response) {
+            self.observer
+                .cache_evicted(&evicted.tenant, &evicted.function);
+        }
+        Ok(response)
     }
 }
 
@@ -191,11 +277,14 @@ mod tests {
         assert_eq!(listed, ["ConfigMap/shared", "Node"]);
         assert_eq!(grants.by_function["ready-b"], Vec::new());
         assert_eq!(
-            functions.functions["ready-a"].policy.limits.deadline,
+            functions.functions.functions["ready-a"]
+                .policy
+                .limits
+                .deadline,
             Duration::from_secs(2)
         );
         assert_eq!(
-            functions.functions["ready-b"].policy.limits,
+            functions.functions.functions["ready-b"].policy.limits,
             CallLimits::default()
         );
         let error = PipelineFunctions::resolve(
@@ -213,5 +302,102 @@ mod tests {
             ),
             "{error}"
         );
+    }
+
+    /// Counts what the cache reports.
+    #[derive(Default)]
+    struct Counted(std::sync::Mutex<Vec<String>>);
+
+    impl CallObserver for Counted {
+        fn called(&self, function: &str, _: Duration) {
+            self.0.lock().unwrap().push(format!("called {function}"));
+        }
+        fn failed(&self, function: &str, kind: &str) {
+            self.0
+                .lock()
+                .unwrap()
+                .push(format!("failed {function} {kind}"));
+        }
+        fn cache_hit(&self, function: &str) {
+            self.0.lock().unwrap().push(format!("hit {function}"));
+        }
+        fn cache_missed(&self, function: &str) {
+            self.0.lock().unwrap().push(format!("miss {function}"));
+        }
+    }
+
+    #[test]
+    fn a_repeated_request_is_answered_from_the_cache_only_when_it_is_on() {
+        let resolver = Resolver::builtins(Runtime::new(RuntimeConfig::default()).unwrap());
+        let steps = [Step {
+            name: "ready".into(),
+            function: "function-auto-ready".into(),
+            ..Step::default()
+        }];
+        let resolved = Arc::new(
+            ResolvedFunctions::resolve(&resolver, &GivenFunctions::default(), &steps).unwrap(),
+        );
+        let request = |tag: &str| Request {
+            tag: tag.into(),
+            ..Request::default()
+        };
+        let cache = Arc::new(ResponseCache::new(crate::CacheLimits::default()));
+        let scope = CacheScope {
+            xr: "example.org/v1/App team-a/app uid-1".into(),
+            tenant: "team-a".into(),
+        };
+        // (cache on, tags of the calls, what the observer hears)
+        let cases: [(bool, &[&str], &[&str]); 3] = [
+            (
+                true,
+                &["t1", "t1"],
+                &[
+                    "miss function-auto-ready",
+                    "called function-auto-ready",
+                    "hit function-auto-ready",
+                ],
+            ),
+            (
+                true,
+                &["t2", "t3"],
+                &[
+                    "miss function-auto-ready",
+                    "called function-auto-ready",
+                    "miss function-auto-ready",
+                    "called function-auto-ready",
+                ],
+            ),
+            (
+                false,
+                &["t4", "t4"],
+                &["called function-auto-ready", "called function-auto-ready"],
+            ),
+        ];
+        for (on, tags, want) in cases {
+            let observer = Arc::new(Counted::default());
+            let mut functions = PipelineFunctions::new(resolved.clone(), Duration::from_secs(60))
+                .observed_by(observer.clone());
+            if on {
+                functions = functions.cached(cache.clone(), scope.clone());
+            }
+            let calls_before = resolver.runtime().stats().calls;
+            let mut responses = Vec::new();
+            for tag in tags {
+                responses.push(
+                    functions
+                        .run("ready", "function-auto-ready", &request(tag))
+                        .unwrap(),
+                );
+            }
+            assert_eq!(*observer.0.lock().unwrap(), want, "{tags:?} cache on: {on}");
+            let called = want.iter().filter(|w| w.starts_with("called")).count() as u64;
+            assert_eq!(resolver.runtime().stats().calls - calls_before, called);
+            if tags[0] == tags[1] {
+                assert_eq!(
+                    responses[0], responses[1],
+                    "a cached response is the response the call made"
+                );
+            }
+        }
     }
 }

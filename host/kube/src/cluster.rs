@@ -356,6 +356,65 @@ impl KubeCluster {
     }
 }
 
+/// `client`, with every request it sends counted in
+/// `plait_api_requests_total` by verb and resource, whichever controller or
+/// watch sends it.
+pub fn counted(client: Client) -> Client {
+    let namespace = client.default_namespace().to_string();
+    let service = tower::service_fn(move |request: http::Request<kube::client::Body>| {
+        let (verb, resource) = describe(request.method(), request.uri());
+        crate::metrics::metrics().api_request(verb, &resource);
+        let client = client.clone();
+        async move { client.send(request).await }
+    });
+    Client::new(service, namespace)
+}
+
+/// The verb and resource of a request, as Kubernetes' audit log names them
+/// (`get`/`list`/`watch`/`create`/`update`/`patch`/`delete`; the plural,
+/// with a subresource after a slash); paths that name no resource
+/// (discovery, OpenAPI) are `(discovery)`.
+fn describe(method: &http::Method, uri: &http::Uri) -> (&'static str, String) {
+    let segments: Vec<&str> = uri.path().split('/').filter(|s| !s.is_empty()).collect();
+    let rest = match segments.as_slice() {
+        ["api", _version, rest @ ..] => rest,
+        ["apis", _group, _version, rest @ ..] => rest,
+        _ => &[][..],
+    };
+    let rest = match rest {
+        ["namespaces", _namespace, resource, more @ ..] => {
+            let mut named = vec![*resource];
+            named.extend(more);
+            named
+        }
+        other => other.to_vec(),
+    };
+    let (resource, collection) = match rest.as_slice() {
+        [] => return (verb(method, false, false), "(discovery)".into()),
+        [resource] => ((*resource).to_string(), true),
+        [resource, _name] => ((*resource).to_string(), false),
+        [resource, _name, subresource, ..] => (format!("{resource}/{subresource}"), false),
+    };
+    let watch = uri
+        .query()
+        .is_some_and(|q| q.split('&').any(|p| p == "watch=true" || p == "watch=1"));
+    (verb(method, collection, watch), resource)
+}
+
+fn verb(method: &http::Method, collection: bool, watch: bool) -> &'static str {
+    match *method {
+        http::Method::GET if watch => "watch",
+        http::Method::GET if collection => "list",
+        http::Method::GET => "get",
+        http::Method::POST => "create",
+        http::Method::PUT => "update",
+        http::Method::PATCH => "patch",
+        http::Method::DELETE if collection => "deletecollection",
+        http::Method::DELETE => "delete",
+        _ => "other",
+    }
+}
+
 fn object_error(object: &ObjectRef, message: impl std::fmt::Display) -> ClusterError {
     ClusterError::Object {
         object: object.to_string(),
@@ -483,6 +542,75 @@ impl Cluster for KubeCluster {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn requests_are_counted_by_verb_and_resource() {
+        let cases = [
+            (
+                "GET",
+                "/api/v1/namespaces/ns/configmaps/a",
+                "get",
+                "configmaps",
+            ),
+            (
+                "GET",
+                "/api/v1/namespaces/ns/configmaps?labelSelector=x",
+                "list",
+                "configmaps",
+            ),
+            (
+                "GET",
+                "/api/v1/configmaps?watch=true&resourceVersion=1",
+                "watch",
+                "configmaps",
+            ),
+            ("GET", "/api/v1/namespaces/ns", "get", "namespaces"),
+            ("GET", "/api/v1/namespaces", "list", "namespaces"),
+            (
+                "PATCH",
+                "/apis/example.org/v1/namespaces/ns/apps/a/status?fieldManager=m",
+                "patch",
+                "apps/status",
+            ),
+            (
+                "PATCH",
+                "/apis/apiextensions.crossplane.io/v1/compositions/c",
+                "patch",
+                "compositions",
+            ),
+            (
+                "POST",
+                "/apis/events.k8s.io/v1/namespaces/ns/events",
+                "create",
+                "events",
+            ),
+            (
+                "PUT",
+                "/apis/coordination.k8s.io/v1/namespaces/ns/leases/l",
+                "update",
+                "leases",
+            ),
+            (
+                "DELETE",
+                "/api/v1/namespaces/ns/configmaps/a",
+                "delete",
+                "configmaps",
+            ),
+            ("GET", "/apis/example.org/v1", "get", "(discovery)"),
+            ("GET", "/openapi/v3", "get", "(discovery)"),
+        ];
+        for (method, uri, want_verb, want_resource) in cases {
+            let method: http::Method = method.parse().unwrap();
+            let uri: http::Uri = uri.parse().unwrap();
+            let (verb, resource) = describe(&method, &uri);
+            assert_eq!(
+                (verb, resource.as_str()),
+                (want_verb, want_resource),
+                "{method} {uri}"
+            );
+        }
+    }
 
     #[test]
     fn applied_bodies_keep_only_what_a_client_may_own() {

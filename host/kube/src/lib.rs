@@ -14,6 +14,7 @@ mod api;
 mod children;
 mod claim;
 mod cluster;
+mod compiled;
 mod composite;
 mod function;
 pub mod image_config;
@@ -82,6 +83,11 @@ impl From<Timing> for Options {
     }
 }
 
+/// The controller's metrics, as `/metrics` serves them.
+pub fn encoded_metrics() -> String {
+    metrics::metrics().encode()
+}
+
 /// The CRDs in [`CRDS`], as objects.
 pub fn crds() -> Result<Vec<Value>, ControllerError> {
     plait_model::parse_documents(CRDS, "crds").map_err(ControllerError::Parse)
@@ -112,6 +118,7 @@ pub async fn run(
 ) -> Result<(), ControllerError> {
     let options = options.into();
     let shutdown = shutdown.shared();
+    let client = cluster::counted(client);
     install_crds(&client, Duration::from_secs(60)).await?;
     options.health.set_ready(true);
     metrics::metrics().watch_runtime(functions.runtime().clone());
@@ -143,6 +150,21 @@ pub async fn run(
         stop.clone(),
     );
     let packages = functions.packages.clone();
+    // One Function store: the Function controller fills it when it runs,
+    // else the catalog watches Functions itself.
+    let function_writer = kube::runtime::reflector::store::Writer::new(api::function_resource());
+    let function_store = function_writer.as_reader();
+    let (catalog_writer, controller_writer) = match packages {
+        Some(_) => (None, Some(function_writer)),
+        None => (Some(function_writer), None),
+    };
+    let catalog = compiled::Catalog::start(
+        &client,
+        function_store.clone(),
+        catalog_writer,
+        compiled::DEFAULT_CAPACITY,
+        stop.clone(),
+    );
     let timing = options.timing;
     let tenants = options.impersonation.map(|impersonation| {
         Arc::new(impersonation::TenantClusters::new(
@@ -154,6 +176,7 @@ pub async fn run(
     let manager = Arc::new(xrd::Manager::new(
         cluster.clone(),
         functions,
+        catalog,
         timing.clone(),
         tenants,
     ));
@@ -163,18 +186,19 @@ pub async fn run(
         .graceful_shutdown_on(stop.clone())
         .run(xrd::reconcile, reconciler::error_policy, manager.clone())
         .for_each(|_| futures::future::ready(()));
-    match packages {
-        Some(packages) => {
+    match packages.zip(controller_writer) {
+        Some((packages, writer)) => {
             let context = function::controller::FunctionContext::new(
                 packages,
                 cluster,
                 manager.watches.clone(),
                 timing,
+                function_store,
             );
             futures::join!(
                 revisions,
                 xrds,
-                function::controller::run(Arc::new(context), stop)
+                function::controller::run(Arc::new(context), writer, stop)
             );
         }
         None => {

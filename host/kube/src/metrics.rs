@@ -120,6 +120,12 @@ struct FunctionLabels {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ApiRequestLabels {
+    verb: String,
+    resource: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct GuestErrorLabels {
     tenant: String,
     function: String,
@@ -142,6 +148,10 @@ pub struct Metrics {
     reconcile_seconds: HistogramFamily<KindLabels>,
     function_call_seconds: HistogramFamily<FunctionLabels>,
     guest_errors: Family<GuestErrorLabels, Counter>,
+    cache_hits: Family<FunctionLabels, Counter>,
+    cache_misses: Family<FunctionLabels, Counter>,
+    cache_evictions: Family<FunctionLabels, Counter>,
+    api_requests: Family<ApiRequestLabels, Counter>,
     runtimes: Arc<RuntimeCollector>,
 }
 
@@ -208,6 +218,30 @@ impl Metrics {
             "Function calls that failed in the sandbox, by function and error (deadline, memory, trap, guest, malformed, too-large, output, instantiate)",
             guest_errors.clone(),
         );
+        let cache_hits = Family::<FunctionLabels, Counter>::default();
+        registry.register(
+            "function_cache_hits",
+            "Function calls answered from the response cache, by tenant and function",
+            cache_hits.clone(),
+        );
+        let cache_misses = Family::<FunctionLabels, Counter>::default();
+        registry.register(
+            "function_cache_misses",
+            "Function calls the response cache could not answer, by tenant and function",
+            cache_misses.clone(),
+        );
+        let cache_evictions = Family::<FunctionLabels, Counter>::default();
+        registry.register(
+            "function_cache_evictions",
+            "Live responses dropped from the response cache to make room, by tenant and function",
+            cache_evictions.clone(),
+        );
+        let api_requests = Family::<ApiRequestLabels, Counter>::default();
+        registry.register(
+            "api_requests",
+            "Requests to the Kubernetes API server, by verb (get, list, watch, create, update, patch, delete) and resource (the plural, with a subresource after a slash)",
+            api_requests.clone(),
+        );
         let runtimes = Arc::new(RuntimeCollector::default());
         registry.register_collector(Box::new(runtimes.clone()));
         Metrics {
@@ -219,6 +253,10 @@ impl Metrics {
             reconcile_seconds,
             function_call_seconds,
             guest_errors,
+            cache_hits,
+            cache_misses,
+            cache_evictions,
+            api_requests,
             runtimes,
         }
     }
@@ -293,6 +331,31 @@ impl Metrics {
             .inc();
     }
 
+    /// Counts a response cache hit, miss or eviction.
+    pub fn function_cache(&self, tenant: &str, function: &str, event: CacheEvent) {
+        let family = match event {
+            CacheEvent::Hit => &self.cache_hits,
+            CacheEvent::Miss => &self.cache_misses,
+            CacheEvent::Eviction => &self.cache_evictions,
+        };
+        family
+            .get_or_create(&FunctionLabels {
+                tenant: tenant.into(),
+                function: function.into(),
+            })
+            .inc();
+    }
+
+    /// Counts a request to the API server.
+    pub fn api_request(&self, verb: &str, resource: &str) {
+        self.api_requests
+            .get_or_create(&ApiRequestLabels {
+                verb: verb.into(),
+                resource: resource.into(),
+            })
+            .inc();
+    }
+
     /// Every metric in the OpenMetrics text format ([`CONTENT_TYPE`]).
     pub fn encode(&self) -> String {
         let mut text = String::new();
@@ -300,6 +363,14 @@ impl Metrics {
         let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);
         text
     }
+}
+
+/// What happened to a call at the response cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheEvent {
+    Hit,
+    Miss,
+    Eviction,
 }
 
 /// Reports the function calls of one tenant's XR pipelines to [`metrics`].
@@ -314,6 +385,18 @@ impl plait_functions::CallObserver for CallMetrics {
 
     fn failed(&self, function: &str, kind: &str) {
         metrics().guest_failed(&self.tenant, function, kind);
+    }
+
+    fn cache_hit(&self, function: &str) {
+        metrics().function_cache(&self.tenant, function, CacheEvent::Hit);
+    }
+
+    fn cache_missed(&self, function: &str) {
+        metrics().function_cache(&self.tenant, function, CacheEvent::Miss);
+    }
+
+    fn cache_evicted(&self, tenant: &str, function: &str) {
+        metrics().function_cache(tenant, function, CacheEvent::Eviction);
     }
 }
 
@@ -417,6 +500,11 @@ mod tests {
         metrics.guest_failed("team-a", "bad-fn", "trap");
         metrics.reconcile_failed("Composition", "kube");
         metrics.read_refused("team-a", "fn-a", "Secret");
+        metrics.function_cache("team-a", "fn-a", CacheEvent::Hit);
+        metrics.function_cache("team-a", "fn-a", CacheEvent::Hit);
+        metrics.function_cache("team-a", "fn-a", CacheEvent::Miss);
+        metrics.function_cache("team-b", "fn-a", CacheEvent::Eviction);
+        metrics.api_request("get", "configmaps");
         let text = metrics.encode();
         let cases = [
             (
@@ -445,6 +533,22 @@ mod tests {
                 1.0,
             ),
             ("plait_compile_cache_misses_total", 0.0),
+            (
+                r#"plait_function_cache_hits_total{tenant="team-a",function="fn-a"}"#,
+                2.0,
+            ),
+            (
+                r#"plait_function_cache_misses_total{tenant="team-a",function="fn-a"}"#,
+                1.0,
+            ),
+            (
+                r#"plait_function_cache_evictions_total{tenant="team-b",function="fn-a"}"#,
+                1.0,
+            ),
+            (
+                r#"plait_api_requests_total{verb="get",resource="configmaps"}"#,
+                1.0,
+            ),
         ];
         for (series, expected) in cases {
             assert_eq!(

@@ -13,10 +13,11 @@ use plait_model::{CompositeResourceDefinition, Manifest};
 use plait_reconcile::{ClusterError, ObjectRef, set_condition};
 use serde_json::{Value, json};
 
-use crate::api::{FIELD_MANAGER, XRD_KIND, defined_resource, revision_resource, xrd_resource};
+use crate::api::{FIELD_MANAGER, XRD_KIND, defined_resource, xrd_resource};
 use crate::children::Children;
 use crate::claim::{ClaimControllers, OfferError, Offered, offer};
 use crate::cluster::KubeCluster;
+use crate::compiled::Catalog;
 use crate::composite::{self, XrContext};
 use crate::function::Functions;
 use crate::impersonation::TenantClusters;
@@ -75,6 +76,8 @@ impl ReconcileFailure for XrdError {
 pub struct Manager {
     pub cluster: KubeCluster,
     pub functions: Functions,
+    /// What XR reconciles compose from, shared by every XR kind.
+    pub catalog: Arc<Catalog>,
     pub watches: Arc<ComposedWatches>,
     pub timing: Timing,
     /// Each tenant's view of the cluster, when pipelines act as tenants.
@@ -106,11 +109,13 @@ impl Manager {
     pub fn new(
         cluster: KubeCluster,
         functions: Functions,
+        catalog: Arc<Catalog>,
         timing: Timing,
         tenants: Option<Arc<TenantClusters>>,
     ) -> Manager {
         Manager {
             tenants,
+            catalog,
             claims: ClaimControllers::new(cluster.clone(), timing.clone()),
             cluster,
             functions,
@@ -137,6 +142,7 @@ impl Manager {
                     self.cluster.clone(),
                     self.tenants.clone(),
                     self.functions.clone(),
+                    self.catalog.clone(),
                     self.watches.clone(),
                     self.timing.clone(),
                     xrd.clone(),
@@ -175,34 +181,33 @@ impl Manager {
                         controller::Config::default()
                             .concurrency(self.timing.max_concurrent_reconciles),
                     );
-                let revisions: Api<DynamicObject> =
-                    Api::all_with(self.cluster.client().clone(), &revision_resource());
                 let (api_version, kind) = (resource.api_version.clone(), resource.kind.clone());
                 let xr_resource = resource.clone();
                 // A new or renumbered CompositionRevision re-runs every XR of the
                 // kind it composes; each XR's reconcile decides whether the change
-                // concerns it.
+                // concerns it. The revisions come from the catalog, once its
+                // store has them, so the reconcile reads what woke it.
+                let revised = self.catalog.subscribe_revisions().flat_map(
+                    move |revision: Arc<DynamicObject>| {
+                        let type_ref = &revision.data["spec"]["compositeTypeRef"];
+                        let ours = type_ref["apiVersion"] == api_version.as_str()
+                            && type_ref["kind"] == kind.as_str();
+                        let xrs = if ours { store.state() } else { Vec::new() };
+                        metrics().triggered(&kind, Trigger::Revision, xrs.len());
+                        let woken: Vec<_> = xrs
+                            .iter()
+                            .map(|xr| {
+                                kube::runtime::reflector::ObjectRef::from_obj_with(
+                                    xr.as_ref(),
+                                    xr_resource.clone(),
+                                )
+                            })
+                            .collect();
+                        futures::stream::iter(woken)
+                    },
+                );
                 controller
-                    .watches_with(
-                        revisions,
-                        revision_resource(),
-                        watcher::Config::default(),
-                        move |revision: DynamicObject| {
-                            let type_ref = &revision.data["spec"]["compositeTypeRef"];
-                            let ours = type_ref["apiVersion"] == api_version.as_str()
-                                && type_ref["kind"] == kind.as_str();
-                            let xrs = if ours { store.state() } else { Vec::new() };
-                            metrics().triggered(&kind, Trigger::Revision, xrs.len());
-                            xrs.into_iter()
-                                .map(|xr| {
-                                    kube::runtime::reflector::ObjectRef::from_obj_with(
-                                        xr.as_ref(),
-                                        xr_resource.clone(),
-                                    )
-                                })
-                                .collect::<Vec<_>>()
-                        },
-                    )
+                    .reconcile_on(revised)
                     .reconcile_on(triggers)
                     .graceful_shutdown_on(stop)
                     .run(composite::reconcile, reconciler::error_policy, context)

@@ -962,3 +962,83 @@ async fn a_required_schema_is_the_api_servers() {
     .await;
     assert_eq!(listed, "apiVersion,kind,metadata,spec,status");
 }
+
+/// The sum of the series of metric `name` (with its `_total`/`_count`
+/// suffix) whose labels are `tenant`'s.
+fn tenant_metric(name: &str, tenant: &str) -> f64 {
+    let label = format!("tenant=\"{tenant}\"");
+    plait_kube::encoded_metrics()
+        .lines()
+        .filter(|l| l.starts_with(&format!("{name}{{")) && l.contains(&label))
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
+        .sum()
+}
+
+fn function_calls(tenant: &str) -> f64 {
+    tenant_metric("plait_function_call_duration_seconds_count", tenant)
+}
+
+fn cache_hits(tenant: &str) -> f64 {
+    tenant_metric("plait_function_cache_hits_total", tenant)
+}
+
+/// Waits until the tenant's function calls stop for a few seconds; returns their count.
+async fn settled(tenant: &str) -> f64 {
+    eventually("the XR to settle", || async {
+        let before = function_calls(tenant);
+        tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+        let after = function_calls(tenant);
+        (before == after && after > 0.0).then_some(after)
+    })
+    .await
+}
+
+/// Creates another Composition of the app's kind: its revision wakes
+/// every XR of the kind without changing what they compose.
+async fn wake_xrs(app: &App, name: &str) {
+    let mut other = saying("other");
+    other["metadata"]["name"] = json!(name);
+    other["spec"]["compositeTypeRef"]["apiVersion"] = json!(app.xr.api_version);
+    create(&app.client, &other).await;
+}
+
+#[tokio::test]
+async fn a_steady_xr_is_answered_from_the_response_cache_until_its_composition_changes() {
+    let app = App::new("cached", saying("first")).await;
+    let tenant = app.namespace.clone();
+    app.create_xr("steady", json!({"image": "one"})).await;
+    composes(&app, "steady", "a", "first").await;
+    app.condition("steady", "Ready", "True").await;
+    // The first reconcile after the XR's last own write sees that write
+    // for the first time, so its request is new.
+    let calls = settled(&tenant).await;
+    let hits = cache_hits(&tenant);
+    wake_xrs(&app, "app-cached-other-1").await;
+    eventually("a reconcile after the first wake-up", || async {
+        (function_calls(&tenant) > calls || cache_hits(&tenant) > hits).then_some(())
+    })
+    .await;
+
+    // From then on its request is unchanged: answered from the cache.
+    let calls = settled(&tenant).await;
+    let hits = cache_hits(&tenant);
+    wake_xrs(&app, "app-cached-other-2").await;
+    eventually("a reconcile answered from the cache", || async {
+        (cache_hits(&tenant) > hits).then_some(())
+    })
+    .await;
+    assert_eq!(
+        function_calls(&tenant),
+        calls,
+        "the function ran again for an unchanged request"
+    );
+
+    // A new revision of its own Composition changes the request: it runs.
+    let mut edited = saying("second");
+    edited["spec"]["compositeTypeRef"]["apiVersion"] = json!(app.xr.api_version);
+    edit_composition(&app, "cached", json!({"spec": edited["spec"]})).await;
+    let second = revision(&app, "cached", 2).await;
+    uses_revision(&app, "steady", &second).await;
+    composes(&app, "steady", "a", "second").await;
+    assert!(function_calls(&tenant) > calls);
+}

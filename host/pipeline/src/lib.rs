@@ -55,10 +55,10 @@ pub struct SecretRef {
     pub name: String,
 }
 
-/// Calls a function by name. Implemented over the Wasm runtime by the host,
-/// and by closures in tests.
+/// Calls a function by name for a step. Implemented over the Wasm runtime
+/// by the host, and by closures in tests.
 pub trait FunctionRunner {
-    fn run(&self, function: &str, request: &Request) -> Result<Response, RunnerError>;
+    fn run(&self, step: &str, function: &str, request: &Request) -> Result<Response, RunnerError>;
 }
 
 /// Why a function could not produce a response.
@@ -235,7 +235,7 @@ impl Pipeline<'_> {
             out.calls.push(step.name.clone());
             let response = self
                 .runner
-                .run(&step.function, &request)
+                .run(&step.name, &step.function, &request)
                 .map_err(|source| PipelineError::Function {
                     step: step.name.clone(),
                     function: step.function.clone(),

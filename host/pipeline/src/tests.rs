@@ -12,7 +12,7 @@ use super::*;
 struct Closure<F>(F, RefCell<Vec<Request>>);
 
 impl<F: Fn(&str, &Request) -> Result<Response, RunnerError>> FunctionRunner for Closure<F> {
-    fn run(&self, function: &str, request: &Request) -> Result<Response, RunnerError> {
+    fn run(&self, _: &str, function: &str, request: &Request) -> Result<Response, RunnerError> {
         self.1.borrow_mut().push(request.clone());
         (self.0)(function, request)
     }

@@ -11,7 +11,7 @@ use super::*;
 struct Want(Cell<usize>);
 
 impl FunctionRunner for Want {
-    fn run(&self, _: &str, request: &Request) -> Result<Response, RunnerError> {
+    fn run(&self, _: &str, _: &str, request: &Request) -> Result<Response, RunnerError> {
         self.0.set(self.0.get() + 1);
         let mut response = Response::from_request(request);
         let xr = &request

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use kube::api::{ApiResource, DynamicObject};
 use kube::runtime::controller::Action;
-use plait_functions::{ClusterFunctions, PipelineFunctions};
+use plait_functions::{CacheScope, PipelineFunctions};
 use plait_model::CompositeResourceDefinition;
 use plait_pipeline::ReadGrants;
 use plait_reconcile::{
@@ -24,6 +24,7 @@ use serde_json::{Value, json};
 
 use crate::api::{ANNOTATION_PAUSED, RECONCILE_PAUSED};
 use crate::cluster::KubeCluster;
+use crate::compiled::{Catalog, CompiledPipeline};
 use crate::function::Functions;
 use crate::impersonation::TenantClusters;
 use crate::metrics::{CallMetrics, PLATFORM, ReconcileResult, Trigger, metrics};
@@ -89,6 +90,8 @@ pub struct XrContext {
     /// Each tenant's view of the cluster, when pipelines act as tenants.
     tenants: Option<Arc<TenantClusters>>,
     pub functions: Functions,
+    /// Compositions, revisions and Functions, and the pipelines compiled from them.
+    pub catalog: Arc<Catalog>,
     pub watches: Arc<ComposedWatches>,
     pub timing: Timing,
     /// The XRD, refreshed whenever the XRD controller sees it change.
@@ -102,10 +105,14 @@ pub struct XrContext {
 }
 
 impl XrContext {
+    // Each argument is a separate part the XRD controller shares with every
+    // XR kind; a struct holding them would only move this list.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         cluster: KubeCluster,
         tenants: Option<Arc<TenantClusters>>,
         functions: Functions,
+        catalog: Arc<Catalog>,
         watches: Arc<ComposedWatches>,
         timing: Timing,
         xrd: CompositeResourceDefinition,
@@ -115,6 +122,7 @@ impl XrContext {
             cluster,
             tenants,
             functions,
+            catalog,
             watches,
             backoff: Backoff::of(&timing),
             conflicts: Backoff::conflicts(&timing),
@@ -279,8 +287,8 @@ async fn compose(
         Ok(name) => select::revision(ctx, xrd, xr, reference, scope, &name).await,
         Err(failure) => Err(failure),
     };
-    let (composition, steps) = match selected {
-        Ok(prepared) => prepared,
+    let pipeline = match selected {
+        Ok(pipeline) => pipeline,
         Err(select::Failure::Synced(message)) => {
             return not_synced(ctx, xr, reference, &message).await;
         }
@@ -293,36 +301,23 @@ async fn compose(
         Ok(composing) => composing,
         Err(e) => return not_synced(ctx, xr, reference, &e.to_string()).await,
     };
-    let resolver = ctx.functions.resolver.clone();
-    let share = ctx.functions.share.clone();
-    let timeout = ctx.timing.reconcile_timeout;
+    let functions = calls(ctx, &pipeline, reference, xr, tenant.as_deref());
     let xr_for_run = xr.clone();
+    let steps = pipeline.clone();
     let run = tokio::task::spawn_blocking(move || {
-        let resolved =
-            PipelineFunctions::resolve(&resolver, &ClusterFunctions(&cluster), &steps, timeout);
-        let label = tenant.clone().unwrap_or_else(|| PLATFORM.into());
-        let functions = match resolved {
-            Ok(f) => f
-                .observed_by(Arc::new(CallMetrics {
-                    tenant: label.clone(),
-                }))
-                .sharing(share, label),
-            Err(e) => return Ok(Err(e.to_string())),
-        };
         let grants = functions.read_grants(ReadGrants::tenant_defaults());
         Reconcile {
             cluster: &cluster,
             runner: &functions,
             xr: xr_for_run,
             scope,
-            steps: &steps,
+            steps: &steps.steps,
             context: json!({}),
             now: now(),
             grants: &grants,
             as_tenant: Some(&composing),
         }
         .run()
-        .map(Ok)
     })
     .await
     .map_err(|source| XrError::Join {
@@ -330,8 +325,7 @@ async fn compose(
         source,
     })?;
     let outcome = match run {
-        Ok(Ok(outcome)) => outcome,
-        Ok(Err(resolve_error)) => return not_synced(ctx, xr, reference, &resolve_error).await,
+        Ok(outcome) => outcome,
         // The XR changed while its pipeline ran, so it was read stale:
         // nothing is wrong with it, and the next reconcile reads the new version.
         Err(e) if e.is_conflict() => return Ok(reconciler::conflicted(ctx, reference)),
@@ -354,8 +348,14 @@ async fn compose(
     }
     if scope == CompositeScope::LegacyCluster {
         let details = &outcome.connection_details;
-        let published =
-            connection::publish(&ctx.cluster, &outcome.xr, &composition, xrd, details).await;
+        let published = connection::publish(
+            &ctx.cluster,
+            &outcome.xr,
+            &pipeline.composition,
+            xrd,
+            details,
+        )
+        .await;
         if let Err(error) = published {
             tracing::info!(composite = %reference, %error, "cannot publish connection details");
             ctx.cluster.publish(Event {
@@ -389,6 +389,36 @@ async fn compose(
             t.min(ctx.timing.poll_interval)
         });
     Ok((Action::requeue(next), ReconcileResult::Success))
+}
+
+/// One reconcile's calls of `pipeline`'s functions for the XR: observed in
+/// the metrics, in the tenant's share of call slots, answered from the
+/// response cache when it is on.
+fn calls(
+    ctx: &XrContext,
+    pipeline: &CompiledPipeline,
+    reference: &ObjectRef,
+    xr: &Value,
+    tenant: Option<&str>,
+) -> PipelineFunctions {
+    let label = tenant.unwrap_or(PLATFORM).to_string();
+    let functions =
+        PipelineFunctions::new(pipeline.functions.clone(), ctx.timing.reconcile_timeout)
+            .observed_by(Arc::new(CallMetrics {
+                tenant: label.clone(),
+            }))
+            .sharing(ctx.functions.share.clone(), label.clone());
+    match &ctx.functions.response_cache {
+        Some(cache) => {
+            let uid = text(xr, "/metadata/uid").unwrap_or_default();
+            let scope = CacheScope {
+                xr: format!("{reference}/{uid}"),
+                tenant: label,
+            };
+            functions.cached(cache.clone(), scope)
+        }
+        None => functions,
+    }
 }
 
 /// Reports an XR that cannot be composed as it stands on its `Synced`

@@ -1,16 +1,18 @@
 //! Which Composition, and which revision of it, an XR composes from, as
-//! upstream selects them; each choice is persisted on the XR.
+//! upstream selects them; each choice is persisted on the XR. Compositions
+//! and revisions are read from the catalog's watch-fed stores, and the
+//! revision's pipeline comes compiled from the catalog.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use kube::api::{Patch, PatchParams};
-use plait_model::{CompositeResourceDefinition, Composition, Manifest, UpdatePolicy};
-use plait_pipeline::Step;
+use plait_model::{CompositeResourceDefinition, UpdatePolicy};
 use plait_reconcile::{ClusterError, CompositeScope, Event, EventType, ObjectRef, PrepareError};
 use serde_json::{Value, json};
 
 use super::{XrContext, XrError, kube_error};
-use crate::api::{COMPOSITION_API_VERSION, COMPOSITION_KIND, REVISION_KIND};
+use crate::compiled::{CompileError, CompiledPipeline};
 use crate::object::text;
 use crate::revisions;
 
@@ -65,10 +67,10 @@ pub async fn composition(
             .into_iter()
             .map(|(k, v)| (k, v.as_str().unwrap_or_default().to_string()))
             .collect();
+        ctx.catalog.ready().await?;
         let mut candidates: Vec<String> = ctx
-            .cluster
-            .list_async(COMPOSITION_API_VERSION, COMPOSITION_KIND, None, &labels)
-            .await?
+            .catalog
+            .compositions(&labels)
             .into_iter()
             .filter(|c| {
                 text(c, "/spec/compositeTypeRef/apiVersion") == Some(reference.api_version.as_str())
@@ -101,7 +103,7 @@ pub async fn composition(
 
 /// Picks the revision of `composition` the XR composes from, as upstream
 /// does, persisting the choice and any defaulted revision selector; returns
-/// the revision's Composition and the steps it runs for this XR.
+/// the revision's pipeline, compiled once for every XR of this kind.
 pub async fn revision(
     ctx: &XrContext,
     xrd: &CompositeResourceDefinition,
@@ -109,7 +111,7 @@ pub async fn revision(
     reference: &ObjectRef,
     scope: CompositeScope,
     composition: &str,
-) -> Result<(Composition, Vec<Step>), Failure> {
+) -> Result<Arc<CompiledPipeline>, Failure> {
     let machinery = scope.machinery_pointer();
     let policy = match text(xr, &format!("{machinery}/compositionUpdatePolicy")) {
         Some("Manual") => UpdatePolicy::Manual,
@@ -133,39 +135,24 @@ pub async fn revision(
             message: "Default revision selector has been selected".into(),
         });
     }
+    ctx.catalog.ready().await?;
     let fetch = |message: String| Failure::Synced(format!("cannot fetch Composition: {message}"));
     let revision = match (&current, policy) {
-        (Some(name), UpdatePolicy::Manual) => ctx
-            .cluster
-            .get_async(&revision_ref(name))
-            .await?
-            .ok_or_else(|| {
-                fetch(format!(
-                    "cannot get CompositionRevision {name:?}: not found"
-                ))
-            })?,
+        (Some(name), UpdatePolicy::Manual) => ctx.catalog.revision(name).ok_or_else(|| {
+            fetch(format!(
+                "cannot get CompositionRevision {name:?}: not found"
+            ))
+        })?,
         _ => {
-            let found = ctx
-                .cluster
-                .get_async(&ObjectRef {
-                    api_version: COMPOSITION_API_VERSION.into(),
-                    kind: COMPOSITION_KIND.into(),
-                    namespace: None,
-                    name: composition.into(),
-                })
-                .await?
-                .ok_or_else(|| {
-                    fetch(format!("cannot get Composition {composition:?}: not found"))
-                })?;
+            let found = ctx.catalog.composition(composition).ok_or_else(|| {
+                fetch(format!("cannot get Composition {composition:?}: not found"))
+            })?;
             let mut labels = match policy {
                 UpdatePolicy::Automatic => selector.unwrap_or_default(),
                 UpdatePolicy::Manual => BTreeMap::new(),
             };
             labels.insert(revisions::LABEL_COMPOSITION_NAME.into(), composition.into());
-            let candidates = ctx
-                .cluster
-                .list_async(COMPOSITION_API_VERSION, REVISION_KIND, None, &labels)
-                .await?;
+            let candidates = ctx.catalog.revisions(&labels);
             let latest = revisions::latest(&found, &candidates)
                 .cloned()
                 .ok_or_else(|| fetch("no compatible CompositionRevisions found".into()))?;
@@ -180,28 +167,26 @@ pub async fn revision(
         let patch = scope.wrap_machinery(Value::Object(persist));
         *xr = merge_patch(ctx, reference, &patch).await?;
     }
-    let name = text(&revision, "/metadata/name").unwrap_or_default();
-    let invalid = |e: &dyn std::fmt::Display| {
-        Failure::Synced(format!("CompositionRevision {name:?} is invalid: {e}"))
-    };
-    let composition =
-        Composition::from_value(revisions::composition_of(&revision)).map_err(|e| invalid(&e))?;
-    match plait_reconcile::prepare(&composition, reference) {
-        Ok(steps) => Ok((composition, steps)),
-        Err(e @ PrepareError::Invalid(_)) => Err(invalid(&e)),
-        Err(PrepareError::Incompatible { .. }) => Err(Failure::Synced(
+    let compiled = ctx
+        .catalog
+        .pipeline(&revision, reference, &ctx.functions.resolver)
+        .await;
+    match compiled {
+        Ok(pipeline) => Ok(pipeline),
+        Err(CompileError::Prepare {
+            revision,
+            source: e @ PrepareError::Invalid(_),
+        }) => Err(Failure::Synced(format!(
+            "CompositionRevision {revision:?} is invalid: {e}"
+        ))),
+        Err(CompileError::Prepare {
+            source: PrepareError::Incompatible { .. },
+            ..
+        }) => Err(Failure::Synced(
             "referenced composition is not compatible with this composite resource".into(),
         )),
-        Err(e @ PrepareError::Convert(_)) => Err(Failure::Synced(e.to_string())),
-    }
-}
-
-fn revision_ref(name: &str) -> ObjectRef {
-    ObjectRef {
-        api_version: COMPOSITION_API_VERSION.into(),
-        kind: REVISION_KIND.into(),
-        namespace: None,
-        name: name.into(),
+        Err(CompileError::Prepare { source, .. }) => Err(Failure::Synced(source.to_string())),
+        Err(e) => Err(Failure::Synced(e.to_string())),
     }
 }
 

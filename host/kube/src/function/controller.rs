@@ -12,12 +12,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use kube::runtime::controller::Action;
+use kube::runtime::reflector::Store;
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::{Controller, WatchStreamExt, predicates, watcher};
 use plait_functions::{FUNCTION_API_VERSION, FUNCTION_KIND, package_of};
@@ -42,6 +43,10 @@ use crate::object::text;
 use crate::reconciler::{self, Controlled, ReconcileFailure};
 use crate::timing::{Backoff, Timing, now};
 use crate::watches::ComposedWatches;
+
+/// How long a changed Function's XRs wait for the Function store to catch
+/// up with the status just written (a watch event, usually milliseconds).
+const STORE_WAIT: Duration = Duration::from_secs(5);
 
 /// Upstream's reasons for an installed, healthy package.
 pub const REASON_ACTIVE: &str = "ActivePackageRevision";
@@ -268,6 +273,8 @@ pub struct FunctionContext {
     resource: ApiResource,
     backoff: Backoff<ObjectRef>,
     conflicts: Backoff<ObjectRef>,
+    /// The Function store this controller fills, which XR reconciles read.
+    store: Store<DynamicObject>,
 }
 
 impl Controlled for FunctionContext {
@@ -290,8 +297,10 @@ impl FunctionContext {
         cluster: KubeCluster,
         watches: Arc<ComposedWatches>,
         timing: Timing,
+        store: Store<DynamicObject>,
     ) -> FunctionContext {
         FunctionContext {
+            store,
             packages,
             cluster,
             watches,
@@ -562,6 +571,29 @@ impl FunctionContext {
         Ok((outcome, Some(applied)))
     }
 
+    /// Waits (briefly) until the Function store holds `function` as written
+    /// at `resource_version`, so the XRs requeued next resolve it as it is now.
+    async fn stored(&self, function: &str, resource_version: Option<&str>) {
+        let reference =
+            kube::runtime::reflector::ObjectRef::new_with(function, function_resource());
+        let deadline = Instant::now() + STORE_WAIT;
+        while Instant::now() < deadline {
+            let seen = self.store.get(&reference);
+            if seen
+                .as_ref()
+                .and_then(|f| f.metadata.resource_version.as_deref())
+                == resource_version
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        tracing::debug!(
+            function,
+            "the Function store has not caught up; requeuing anyway"
+        );
+    }
+
     /// Requeues every XR of a kind some Composition or CompositionRevision
     /// runs `function` for; each XR's reconcile resolves it afresh.
     async fn roll(&self, function: &str) -> Result<usize, FunctionError> {
@@ -667,7 +699,8 @@ async fn install(
         .as_ref()
         .map(|a| a.refs.as_slice())
         .unwrap_or_default();
-    ctx.cluster
+    let written = ctx
+        .cluster
         .apply_async(
             &status(&function, &outcome, refs, &now()),
             FIELD_MANAGER,
@@ -679,6 +712,8 @@ async fn install(
         .packages
         .record(&name, outcome.installed(package_of(&function), &policy))
     {
+        ctx.stored(&name, text(&written, "/metadata/resourceVersion"))
+            .await;
         let requeued = ctx.roll(&name).await?;
         tracing::info!(
             function = name,
@@ -701,14 +736,15 @@ async fn install(
     }
 }
 
-/// Runs the Function controller until `shutdown` resolves.
+/// Runs the Function controller until `shutdown` resolves, filling the
+/// Function store `writer` writes (which XR reconciles read Functions from).
 pub async fn run(
     ctx: Arc<FunctionContext>,
+    writer: Writer<DynamicObject>,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
     let resource = function_resource();
     let api: Api<DynamicObject> = Api::all_with(ctx.cluster.client().clone(), &resource);
-    let writer = Writer::new(resource.clone());
     let reader = writer.as_reader();
     // Only a new generation (a spec change) starts a reconcile: the status
     // this controller writes does not, and polls re-check the rest.

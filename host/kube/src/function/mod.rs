@@ -7,7 +7,7 @@ mod packages;
 
 use std::sync::Arc;
 
-use plait_functions::{FairShare, Resolver};
+use plait_functions::{CacheLimits, FairShare, Resolver, ResponseCache};
 use plait_runtime::{CallLimits, Runtime};
 
 pub use packages::InstalledPackages;
@@ -24,6 +24,9 @@ pub struct Functions {
     pub packages: Option<Arc<InstalledPackages>>,
     /// The function-call slots tenants share.
     pub share: Arc<FairShare>,
+    /// Earlier calls' responses, for calls repeating a request; `None` turns
+    /// the cache off.
+    pub response_cache: Option<Arc<ResponseCache>>,
 }
 
 /// One call slot per core by default: calls are CPU-bound, so more slots
@@ -39,6 +42,7 @@ impl Functions {
             resolver: Arc::new(Resolver::builtins(runtime)),
             packages: None,
             share: Arc::new(FairShare::new(default_slots())),
+            response_cache: Some(Arc::new(ResponseCache::new(CacheLimits::default()))),
         }
     }
 
@@ -58,12 +62,20 @@ impl Functions {
             resolver: Arc::new(resolver),
             packages: Some(packages),
             share: Arc::new(FairShare::new(default_slots())),
+            response_cache: Some(Arc::new(ResponseCache::new(CacheLimits::default()))),
         }
     }
 
     /// At most `slots` function calls at once, shared fairly between tenants.
     pub fn with_slots(mut self, slots: usize) -> Functions {
         self.share = Arc::new(FairShare::new(slots));
+        self
+    }
+
+    /// Answers repeated requests from a response cache within `limits`, or
+    /// (`None`) calls the function every time.
+    pub fn with_response_cache(mut self, limits: Option<CacheLimits>) -> Functions {
+        self.response_cache = limits.map(|limits| Arc::new(ResponseCache::new(limits)));
         self
     }
 
