@@ -15,13 +15,15 @@ pub fn unready(desired: &State) -> Vec<String> {
         .collect()
 }
 
-/// `Unready resources: a, b, c, and 2 more` as upstream words it.
+/// `Unready resources: a, b, c, and 2 more` as upstream words it
+/// (crossplane-runtime's `FirstNAndSomeMore` with n = 3): only a list of
+/// exactly three gets an "and", so two names read "a, b".
 pub fn unready_message(names: &[String]) -> String {
-    let list = match names {
-        [] => String::new(),
-        [one] => one.clone(),
-        [first @ .., last] if names.len() <= 3 => format!("{}, and {last}", first.join(", ")),
-        _ => format!("{}, and {} more", names[..3].join(", "), names.len() - 3),
+    const FIRST_N: usize = 3;
+    let list = match names.len() {
+        n if n > FIRST_N => format!("{}, and {} more", names[..FIRST_N].join(", "), n - FIRST_N),
+        FIRST_N => format!("{}, and {}", names[..FIRST_N - 1].join(", "), names[FIRST_N - 1]),
+        _ => names.join(", "),
     };
     format!("Unready resources: {list}")
 }
@@ -172,7 +174,7 @@ mod tests {
         let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let cases: [(&[&str], &str); 5] = [
             (&["a"], "Unready resources: a"),
-            (&["a", "b"], "Unready resources: a, and b"),
+            (&["a", "b"], "Unready resources: a, b"),
             (&["a", "b", "c"], "Unready resources: a, b, and c"),
             (
                 &["a", "b", "c", "d"],
