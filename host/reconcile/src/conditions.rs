@@ -36,6 +36,16 @@ fn condition(type_: &str, status: &str, reason: &str, message: Option<&str>) -> 
     c
 }
 
+/// `Responsive=True` (`WatchCircuitClosed`): upstream v2's watch circuit
+/// breaker reports it on every XR it has not throttled.
+pub fn set_responsive(xr: &mut Value, now: &str) {
+    set_conditions(
+        xr,
+        vec![condition("Responsive", "True", "WatchCircuitClosed", None)],
+        now,
+    );
+}
+
 /// Sets conditions after a pipeline that finished.
 pub fn set_success(
     xr: &mut Value,

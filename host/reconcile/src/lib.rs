@@ -165,7 +165,12 @@ impl<'a> Reconcile<'a> {
             .and_then(Value::as_str)
             .ok_or_else(|| ReconcileError::InvalidComposite("metadata.uid is required".into()))?
             .to_string();
-        let observed = self.observed_state(&xr_uid)?;
+        // As upstream's reconciler does first, before anything can fail:
+        // plait has no watch circuit breaker to open, so it stays closed.
+        // Functions observe the XR with it.
+        let mut xr = self.xr.clone();
+        conditions::set_responsive(&mut xr, &self.now);
+        let observed = self.observed_state(&xr, &xr_uid)?;
         let namespace = match self.scope {
             CompositeScope::Namespaced => xr_ref.namespace.clone(),
             _ => None,
@@ -188,7 +193,6 @@ impl<'a> Reconcile<'a> {
                 grants: self.grants,
             },
         };
-        let mut xr = self.xr.clone();
         let run = pipeline.run(self.steps, &observed, self.context.clone());
         let (output, failure) = match run {
             Ok(output) => (output, None),
@@ -295,17 +299,13 @@ impl<'a> Reconcile<'a> {
     }
 
     /// Reads the composed resources the XR references, keyed by their name in the Composition.
-    fn observed_state(&self, xr_uid: &str) -> Result<State, ReconcileError> {
+    fn observed_state(&self, xr: &Value, xr_uid: &str) -> Result<State, ReconcileError> {
         let mut observed = State {
-            composite: Some(plait_sdk::Resource::new(self.xr.clone())),
+            composite: Some(plait_sdk::Resource::new(xr.clone())),
             resources: BTreeMap::new(),
         };
-        let xr_namespace = self
-            .xr
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str);
-        let refs = self
-            .xr
+        let xr_namespace = xr.pointer("/metadata/namespace").and_then(Value::as_str);
+        let refs = xr
             .pointer(&format!("{}/resourceRefs", self.scope.machinery_pointer()))
             .and_then(Value::as_array)
             .cloned()

@@ -360,3 +360,57 @@ fn a_legacy_xr_gets_its_connection_secret_reference_before_the_pipeline() {
         );
     }
 }
+
+/// Records the conditions of the XR each call observed.
+struct ObservedConditions(std::cell::RefCell<Vec<Value>>);
+
+impl FunctionRunner for ObservedConditions {
+    fn run(&self, _: &str, request: &Request) -> Result<Response, RunnerError> {
+        let xr = &request
+            .observed
+            .composite
+            .as_ref()
+            .expect("observed XR")
+            .resource;
+        self.0
+            .borrow_mut()
+            .push(xr["status"]["conditions"].clone());
+        Ok(Response::from_request(request))
+    }
+}
+
+#[test]
+fn xrs_are_responsive_and_functions_observe_it_as_upstream_sets_it_first() {
+    let cluster = MemoryCluster::new();
+    let xr = xr(None, &[]);
+    cluster.seed([xr.clone()]).expect("seed XR");
+    let runner = ObservedConditions(Default::default());
+    let steps = [Step {
+        name: "compose".into(),
+        function: "observe".into(),
+        ..Step::default()
+    }];
+    let outcome = Reconcile {
+        cluster: &cluster,
+        runner: &runner,
+        scope: CompositeScope::LegacyCluster,
+        xr,
+        steps: &steps,
+        context: json!({}),
+        now: "2024-01-01T00:00:00Z".into(),
+        grants: &ReadGrants::tenant_defaults(),
+        as_tenant: None,
+    }
+    .run()
+    .expect("reconcile runs");
+    let responsive = json!({"type": "Responsive", "status": "True",
+        "reason": "WatchCircuitClosed", "lastTransitionTime": "2024-01-01T00:00:00Z"});
+    assert_eq!(runner.0.borrow().as_slice(), [json!([responsive])]);
+    let types: Vec<&str> = outcome.xr["status"]["conditions"]
+        .as_array()
+        .expect("conditions")
+        .iter()
+        .filter_map(|c| c["type"].as_str())
+        .collect();
+    assert_eq!(types, ["Responsive", "Synced", "Ready"]);
+}
