@@ -54,6 +54,8 @@ pub fn run(args: &RenderArgs) -> Result<String> {
         Err(e) => return Err(e.into()),
     };
     check_composition_selector(&xr, &composition)?;
+    // What -x prints the render's results onto: the XR as given, defaulted.
+    let given_xr = xr.clone();
 
     if xr
         .pointer("/metadata/uid")
@@ -187,16 +189,27 @@ pub fn run(args: &RenderArgs) -> Result<String> {
     }
 
     let mut documents = Vec::new();
-    let mut rendered_xr = if args.include_full_xr {
-        outcome.xr.clone()
-    } else {
-        let mut metadata = json!({"name": xr_ref.name});
-        if let Some(ns) = &xr_ref.namespace {
-            metadata["namespace"] = json!(ns);
-        }
-        json!({"apiVersion": xr_ref.api_version, "kind": xr_ref.kind, "metadata": metadata})
-    };
+    // Like `crossplane render`: the XR's identity, the references the
+    // reconcile wrote and its status; with -x, those merged onto the XR as given.
+    let mut metadata = json!({"name": xr_ref.name});
+    if let Some(ns) = &xr_ref.namespace {
+        metadata["namespace"] = json!(ns);
+    }
+    let mut rendered_xr =
+        json!({"apiVersion": xr_ref.api_version, "kind": xr_ref.kind, "metadata": metadata});
+    if let Some(refs) = outcome
+        .xr
+        .pointer(&format!("{}/resourceRefs", scope.machinery_pointer()))
+    {
+        let machinery = scope.wrap_machinery(json!({ "resourceRefs": refs }));
+        merge_objects(&mut rendered_xr, &machinery);
+    }
     rendered_xr["status"] = outcome.xr.get("status").cloned().unwrap_or(json!({}));
+    if args.include_full_xr {
+        let mut full = given_xr;
+        merge_objects(&mut full, &rendered_xr);
+        rendered_xr = full;
+    }
     documents.push(rendered_xr);
     documents.extend(outcome.composed.values().cloned());
     if args.include_function_results {

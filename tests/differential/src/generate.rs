@@ -39,7 +39,7 @@ fn field_value(rng: &mut fastrand::Rng, field: &str) -> Value {
                 .map(|_| pick(rng, &["a", "b", "c", "team-x"]))
                 .collect::<Vec<_>>()
         ),
-        "labels" => json!({"team": pick(rng, &["x", "y"]), "tier": pick(rng, &["web", "db"])}),
+        "labels" => json!({"team": pick(rng, &["x", "z"]), "tier": pick(rng, &["web", "db"])}),
         "empty" => json!(""),
         _ => json!({"inner": pick(rng, &["one", "two"]), "n": rng.i64(0..=9)}),
     }

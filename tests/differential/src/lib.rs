@@ -80,7 +80,7 @@ impl std::fmt::Display for Difference {
 const TRANSITION_TIME: &str = "2024-01-01T00:00:00Z";
 
 /// Rewrites what must differ between two runs or two renderers: condition
-/// transition times.
+/// transition times. (The order of results is the other; see `keyed`.)
 pub fn normalise(document: &mut Value) {
     match document {
         Value::Object(map) => {
@@ -127,6 +127,9 @@ fn keyed(documents: &[Value]) -> BTreeMap<String, Value> {
         keyed.insert(key, document);
     }
     if !results.is_empty() {
+        // Upstream records "not yet ready" events walking a Go map, in an
+        // order that changes from run to run; results compare as a set.
+        results.sort_by_key(|r| r.to_string());
         keyed.insert("results".into(), Value::Array(results));
     }
     keyed
@@ -159,7 +162,7 @@ pub fn compare(plait: &Rendered, upstream: &Rendered) -> Vec<Difference> {
 
 /// The part of a render error both renderers word alike: what the function
 /// said, after each tool's own prefix.
-fn failure_cause(message: &str) -> &str {
+pub(crate) fn failure_cause(message: &str) -> &str {
     message
         .rsplit_once("returned a fatal result: ")
         .map(|(_, cause)| cause.trim())

@@ -308,7 +308,9 @@ fn plait_renders_what_upstream_crossplane_renders() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(GENERATOR_SEED);
-    let generated_dir = scratch.path().join("generated");
+    // Kept after the run, so a differing input can be rendered again by hand.
+    let generated_dir = repo().join("target/differential-generated");
+    let _ = std::fs::remove_dir_all(&generated_dir);
     std::fs::create_dir_all(&generated_dir).unwrap();
     let generated: Vec<Case> = generate::inputs(seed, count)
         .into_iter()
@@ -316,13 +318,15 @@ fn plait_renders_what_upstream_crossplane_renders() {
         .map(|(i, input)| {
             let dir = generated_dir.join(i.to_string());
             std::fs::create_dir_all(&dir).unwrap();
+            // JSON is YAML both sides read alike; YAML 1.1's `y`/`n`
+            // booleans, which upstream's parser follows, cannot creep in.
             let write = |name: &str, value: &Value| {
                 let path = dir.join(name);
-                std::fs::write(&path, serde_yaml_ng::to_string(value).unwrap()).unwrap();
+                std::fs::write(&path, serde_json::to_string_pretty(value).unwrap()).unwrap();
                 path
             };
             Case {
-                name: format!("generated #{i} (seed {seed})"),
+                name: format!("generated #{i} (seed {seed}, {})", dir.display()),
                 xr: write("xr.yaml", &input.xr),
                 composition: write("composition.yaml", &input.composition),
                 functions: None,
