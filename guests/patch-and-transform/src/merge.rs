@@ -113,7 +113,11 @@ fn merge(dst: Value, src: Value, options: MergeOptions) -> Result<Value, String>
                 // Go's de-duplicated source is then a nil slice: mergo
                 // appends nothing to a non-empty destination, and sets the
                 // nil slice (null) over an empty one.
-                return Ok(if dst_items.is_empty() { Value::Null } else { dst });
+                return Ok(if dst_items.is_empty() {
+                    Value::Null
+                } else {
+                    dst
+                });
             }
             Value::Array(new)
         }
@@ -255,8 +259,18 @@ mod tests {
                 json!([]),
                 Value::Null,
             ),
-            (MergeObjectsAppendArrays, json!(["a"]), json!(["a"]), json!(["a"])),
-            (MergeObjectsAppendArrays, json!([]), json!(["a"]), json!(["a"])),
+            (
+                MergeObjectsAppendArrays,
+                json!(["a"]),
+                json!(["a"]),
+                json!(["a"]),
+            ),
+            (
+                MergeObjectsAppendArrays,
+                json!([]),
+                json!(["a"]),
+                json!(["a"]),
+            ),
             (
                 Replace,
                 json!({"a": 1, "b": 2}),

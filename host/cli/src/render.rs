@@ -81,13 +81,17 @@ pub fn run(args: &RenderArgs) -> Result<String> {
     let composition_ref = format!("{}/compositionRef", scope.machinery_pointer());
     let select_composition = xr.pointer(&composition_ref).is_none();
     if select_composition {
-        let machinery = scope.wrap_machinery(json!({"compositionRef": {"name": composition.name()}}));
+        let machinery =
+            scope.wrap_machinery(json!({"compositionRef": {"name": composition.name()}}));
         merge_objects(&mut xr, &machinery);
     }
     if let Some(reference) = plait_reconcile::default_connection_secret_ref(
         &xr,
         scope,
-        composition.spec.write_connection_secrets_to_namespace.as_deref(),
+        composition
+            .spec
+            .write_connection_secrets_to_namespace
+            .as_deref(),
     ) {
         xr["spec"]["writeConnectionSecretToRef"] = reference;
     }

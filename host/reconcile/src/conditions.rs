@@ -22,7 +22,11 @@ pub fn unready_message(names: &[String]) -> String {
     const FIRST_N: usize = 3;
     let list = match names.len() {
         n if n > FIRST_N => format!("{}, and {} more", names[..FIRST_N].join(", "), n - FIRST_N),
-        FIRST_N => format!("{}, and {}", names[..FIRST_N - 1].join(", "), names[FIRST_N - 1]),
+        FIRST_N => format!(
+            "{}, and {}",
+            names[..FIRST_N - 1].join(", "),
+            names[FIRST_N - 1]
+        ),
         _ => names.join(", "),
     };
     format!("Unready resources: {list}")

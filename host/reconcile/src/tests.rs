@@ -348,9 +348,24 @@ fn a_legacy_xr_gets_its_connection_secret_reference_before_the_pipeline() {
             Some(json!({"name": "u-1", "namespace": "crossplane-system"})),
         ),
         (&uid, CompositeScope::LegacyCluster, None, None),
-        (&with_ref, CompositeScope::LegacyCluster, Some("crossplane-system"), None),
-        (&uid, CompositeScope::Cluster, Some("crossplane-system"), None),
-        (&uid, CompositeScope::Namespaced, Some("crossplane-system"), None),
+        (
+            &with_ref,
+            CompositeScope::LegacyCluster,
+            Some("crossplane-system"),
+            None,
+        ),
+        (
+            &uid,
+            CompositeScope::Cluster,
+            Some("crossplane-system"),
+            None,
+        ),
+        (
+            &uid,
+            CompositeScope::Namespaced,
+            Some("crossplane-system"),
+            None,
+        ),
     ];
     for (xr, scope, namespace, want) in cases {
         assert_eq!(
@@ -372,9 +387,7 @@ impl FunctionRunner for ObservedConditions {
             .as_ref()
             .expect("observed XR")
             .resource;
-        self.0
-            .borrow_mut()
-            .push(xr["status"]["conditions"].clone());
+        self.0.borrow_mut().push(xr["status"]["conditions"].clone());
         Ok(Response::from_request(request))
     }
 }

@@ -34,7 +34,8 @@ pub const DELIBERATE: &[Deliberate] = &[
     Deliberate {
         id: "untyped-connection-details",
         explains: |_, d| {
-            upstream_rejected(d, "connectionDetails[") && upstream_rejected(d, "type: Required value")
+            upstream_rejected(d, "connectionDetails[")
+                && upstream_rejected(d, "type: Required value")
         },
     },
     Deliberate {

@@ -73,9 +73,7 @@ fn input(rng: &mut fastrand::Rng, index: usize) -> GeneratedInput {
         "metadata": metadata,
         "spec": spec,
     });
-    let resources: Vec<Value> = (0..rng.usize(1..=3))
-        .map(|i| resource(rng, i))
-        .collect();
+    let resources: Vec<Value> = (0..rng.usize(1..=3)).map(|i| resource(rng, i)).collect();
     let composition = json!({
         "apiVersion": "apiextensions.crossplane.io/v1",
         "kind": "Composition",
@@ -234,7 +232,9 @@ fn patch(rng: &mut fastrand::Rng, resource: usize, index: usize) -> Value {
 
 fn transform(rng: &mut fastrand::Rng) -> Value {
     match rng.u8(..12) {
-        0 => json!({"type": "map", "map": {"alpha": "A", "Beta-2": {"b": 2}, "us-east-1": "use1", "true": "yes"}}),
+        0 => {
+            json!({"type": "map", "map": {"alpha": "A", "Beta-2": {"b": 2}, "us-east-1": "use1", "true": "yes"}})
+        }
         1 => json!({"type": "match", "match": {
             "patterns": [
                 {"type": "literal", "literal": "alpha", "result": 1},
@@ -251,13 +251,27 @@ fn transform(rng: &mut fastrand::Rng) -> Value {
             "type": pick(rng, &["ClampMin", "ClampMax"]),
             "clampMin": 2, "clampMax": 50,
         }}),
-        5 => json!({"type": "string", "string": {"type": "Format", "fmt": pick(rng, &["%s-x", "%v", "[%q]", "%.2f", "%t"])}}),
-        6 => json!({"type": "string", "string": {"type": "Convert", "convert": pick(rng, &["ToUpper", "ToLower", "ToBase64", "ToSha256", "ToJson", "ToAdler32"])}}),
-        7 => json!({"type": "string", "string": {"type": pick(rng, &["TrimPrefix", "TrimSuffix"]), "trim": pick(rng, &["us-", "-1", "a"])}}),
-        8 => json!({"type": "string", "string": {"type": "Regexp", "regexp": {"match": "([a-z]+)-([0-9]+)", "group": rng.i64(0..=2)}}}),
-        9 => json!({"type": "string", "string": {"type": "Join", "join": {"separator": pick(rng, &[",", "--", ""])}}}),
-        10 => json!({"type": "string", "string": {"type": "Replace", "replace": {"search": "-", "replace": pick(rng, &["_", ""])}}}),
-        _ => json!({"type": "convert", "convert": {"toType": pick(rng, &["string", "int64", "float64", "bool", "int"])}}),
+        5 => {
+            json!({"type": "string", "string": {"type": "Format", "fmt": pick(rng, &["%s-x", "%v", "[%q]", "%.2f", "%t"])}})
+        }
+        6 => {
+            json!({"type": "string", "string": {"type": "Convert", "convert": pick(rng, &["ToUpper", "ToLower", "ToBase64", "ToSha256", "ToJson", "ToAdler32"])}})
+        }
+        7 => {
+            json!({"type": "string", "string": {"type": pick(rng, &["TrimPrefix", "TrimSuffix"]), "trim": pick(rng, &["us-", "-1", "a"])}})
+        }
+        8 => {
+            json!({"type": "string", "string": {"type": "Regexp", "regexp": {"match": "([a-z]+)-([0-9]+)", "group": rng.i64(0..=2)}}})
+        }
+        9 => {
+            json!({"type": "string", "string": {"type": "Join", "join": {"separator": pick(rng, &[",", "--", ""])}}})
+        }
+        10 => {
+            json!({"type": "string", "string": {"type": "Replace", "replace": {"search": "-", "replace": pick(rng, &["_", ""])}}})
+        }
+        _ => {
+            json!({"type": "convert", "convert": {"toType": pick(rng, &["string", "int64", "float64", "bool", "int"])}})
+        }
     }
 }
 

@@ -39,8 +39,7 @@ pub enum Rendered {
 pub fn parse_stream(text: &str) -> Result<Vec<Value>, Error> {
     let mut documents = Vec::new();
     for document in serde_yaml_ng::Deserializer::from_str(text) {
-        let value: Value =
-            serde::Deserialize::deserialize(document).map_err(Error::Yaml)?;
+        let value: Value = serde::Deserialize::deserialize(document).map_err(Error::Yaml)?;
         if !value.is_null() {
             documents.push(value);
         }
@@ -69,7 +68,11 @@ impl std::fmt::Display for Difference {
             f,
             "{} {}: plait {} / upstream {}",
             self.document,
-            if self.path.is_empty() { "/" } else { &self.path },
+            if self.path.is_empty() {
+                "/"
+            } else {
+                &self.path
+            },
             show(&self.plait),
             show(&self.upstream)
         )

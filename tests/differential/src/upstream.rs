@@ -124,8 +124,9 @@ impl Upstream {
                     .pointer("/spec/package")
                     .and_then(Value::as_str)
                     .unwrap_or(name);
-                let function = UpstreamFunction::for_package(package)
-                    .ok_or_else(|| format!("function {name:?} ({package}) has no upstream build"))?;
+                let function = UpstreamFunction::for_package(package).ok_or_else(|| {
+                    format!("function {name:?} ({package}) has no upstream build")
+                })?;
                 let addr = self
                     .address(function)
                     .ok_or_else(|| format!("function {name:?} is not being served"))?;

@@ -77,7 +77,12 @@ fn example_cases() -> Vec<Case> {
         let rel = dir.strip_prefix(repo()).unwrap().display().to_string();
         let existing = |f: &str| Some(dir.join(f)).filter(|p| p.exists());
         let variants = [None, existing("observed.yaml")];
-        for observed in variants.iter().enumerate().filter(|(i, o)| *i == 0 || o.is_some()).map(|(_, o)| o) {
+        for observed in variants
+            .iter()
+            .enumerate()
+            .filter(|(i, o)| *i == 0 || o.is_some())
+            .map(|(_, o)| o)
+        {
             cases.push(Case {
                 name: match observed {
                     Some(_) => format!("{rel} (observed)"),
@@ -163,24 +168,23 @@ fn step_functions(composition: &Value, functions: Option<&Path>) -> Vec<Value> {
 fn render_upstream(upstream: &Upstream, case: &Case, scratch: &Path) -> Rendered {
     let text = std::fs::read_to_string(&case.composition).unwrap();
     let mut composition = parse_stream(&text).unwrap().remove(0);
-    let pipeline_path = if composition.pointer("/spec/mode").and_then(Value::as_str)
-        == Some("Pipeline")
-    {
-        case.composition.clone()
-    } else {
-        // Upstream v2 renders pipelines only; both sides then run the same
-        // conversion's output, plait's own `convert`.
-        let out = plait(&["convert".as_ref(), case.composition.as_os_str()]);
-        if !out.status.success() {
-            return Rendered::Failed(String::from_utf8_lossy(&out.stderr).to_string());
-        }
-        let converted = scratch.join("converted-composition.yaml");
-        std::fs::write(&converted, &out.stdout).unwrap();
-        composition = parse_stream(&String::from_utf8_lossy(&out.stdout))
-            .unwrap()
-            .remove(0);
-        converted
-    };
+    let pipeline_path =
+        if composition.pointer("/spec/mode").and_then(Value::as_str) == Some("Pipeline") {
+            case.composition.clone()
+        } else {
+            // Upstream v2 renders pipelines only; both sides then run the same
+            // conversion's output, plait's own `convert`.
+            let out = plait(&["convert".as_ref(), case.composition.as_os_str()]);
+            if !out.status.success() {
+                return Rendered::Failed(String::from_utf8_lossy(&out.stderr).to_string());
+            }
+            let converted = scratch.join("converted-composition.yaml");
+            std::fs::write(&converted, &out.stdout).unwrap();
+            composition = parse_stream(&String::from_utf8_lossy(&out.stdout))
+                .unwrap()
+                .remove(0);
+            converted
+        };
     let functions = step_functions(&composition, case.functions.as_deref());
     upstream
         .render(
@@ -239,7 +243,10 @@ impl Tally {
     fn report(&self, what: &str) -> String {
         let mut report = format!(
             "{what}: {} cases, {} identical, {} differing only as documented, {} not comparable, {} with unexplained differences\n",
-            self.identical + self.explained.len() + self.not_comparable.len() + self.unexplained.len(),
+            self.identical
+                + self.explained.len()
+                + self.not_comparable.len()
+                + self.unexplained.len(),
             self.identical,
             self.explained.len(),
             self.not_comparable.len(),

@@ -281,7 +281,10 @@ async fn compose(
     if let Some(secret_ref) = plait_reconcile::default_connection_secret_ref(
         &xr,
         scope,
-        composition.spec.write_connection_secrets_to_namespace.as_deref(),
+        composition
+            .spec
+            .write_connection_secrets_to_namespace
+            .as_deref(),
     ) {
         let fields = json!({"spec": {"writeConnectionSecretToRef": secret_ref}});
         let patched = object::merge_patch(&ctx.api(&reference), &xr, fields)
