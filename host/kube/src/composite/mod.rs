@@ -279,7 +279,7 @@ async fn compose(
     // Upstream defaults a v1 XR's connection Secret reference before its
     // pipeline runs, so patches from it reach composed resources.
     if let Some(secret_ref) = plait_reconcile::default_connection_secret_ref(
-        &xr,
+        xr,
         scope,
         composition
             .spec
@@ -287,10 +287,10 @@ async fn compose(
             .as_deref(),
     ) {
         let fields = json!({"spec": {"writeConnectionSecretToRef": secret_ref}});
-        let patched = object::merge_patch(&ctx.api(&reference), &xr, fields)
+        let patched = object::merge_patch(&ctx.api(reference), xr, fields)
             .await
-            .map_err(kube_error(&reference))?;
-        xr = ctx.stored(&patched, &reference)?;
+            .map_err(kube_error(reference))?;
+        *xr = ctx.stored(&patched, reference)?;
     }
 
     let cluster = ctx.cluster.clone();
