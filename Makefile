@@ -5,7 +5,7 @@
 CARGO ?= cargo
 PLAIT := target/release/plait
 
-.PHONY: demo test setup build-deps test-deps test-prereqs build lint unit bench test-cluster-binaries test-cosign toolchains functions bench-functions
+.PHONY: demo test setup build-deps test-deps test-prereqs build lint unit bench test-cluster-binaries test-cosign upstream-crossplane toolchains functions bench-functions
 
 # Installs Debian packages that are missing (as root, or through sudo).
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -79,7 +79,12 @@ test-cluster-binaries: test-prereqs
 test-cosign: test-prereqs
 	tests/cosign/build-cosign.sh
 
-unit: setup build-deps test-prereqs test-deps test-cluster-binaries test-cosign toolchains
+# Upstream Crossplane's CLI, core and functions for the differential suite,
+# built from Go modules once and cached under ~/.cache/plait/ (see docs/testing.md).
+upstream-crossplane: test-prereqs
+	tests/differential/build-upstream.sh
+
+unit: setup build-deps test-prereqs test-deps test-cluster-binaries test-cosign upstream-crossplane toolchains
 	$(CARGO) test --workspace
 
 toolchains: test-prereqs $(CPY_DIR)/.done $(CJS_DIR)/.done $(ADAPTER_DIR)/.done $(CLANG_DIR)/.done

@@ -104,12 +104,23 @@ fn merge(dst: Value, src: Value, options: MergeOptions) -> Result<Value, String>
         return Ok(src);
     }
     let src = match (&dst, src) {
-        (Value::Array(dst_items), Value::Array(src_items)) if options.append_slice => Value::Array(
-            src_items
+        (Value::Array(dst_items), Value::Array(src_items)) if options.append_slice => {
+            let new: Vec<Value> = src_items
                 .into_iter()
                 .filter(|item| !dst_items.contains(item))
-                .collect(),
-        ),
+                .collect();
+            if new.is_empty() {
+                // Go's de-duplicated source is then a nil slice: mergo
+                // appends nothing to a non-empty destination, and sets the
+                // nil slice (null) over an empty one.
+                return Ok(if dst_items.is_empty() {
+                    Value::Null
+                } else {
+                    dst
+                });
+            }
+            Value::Array(new)
+        }
         (_, src) => src,
     };
     const KEY: &str = "arg";
@@ -241,6 +252,25 @@ mod tests {
         use ToFieldPathPolicy::*;
         let cases = [
             // (policy, dst, src, expected)
+            (MergeObjectsAppendArrays, json!([]), json!([]), Value::Null),
+            (
+                ForceMergeObjectsAppendArrays,
+                json!([]),
+                json!([]),
+                Value::Null,
+            ),
+            (
+                MergeObjectsAppendArrays,
+                json!(["a"]),
+                json!(["a"]),
+                json!(["a"]),
+            ),
+            (
+                MergeObjectsAppendArrays,
+                json!([]),
+                json!(["a"]),
+                json!(["a"]),
+            ),
             (
                 Replace,
                 json!({"a": 1, "b": 2}),

@@ -173,10 +173,11 @@ pub struct RenderArgs {
     /// Pipeline context entries as KEY=JSON; these win over --context-files.
     #[arg(long = "context-values", value_parser = parse_key_value)]
     pub context_values: Vec<(String, String)>,
-    /// Print the results functions returned.
+    /// Print the events the reconcile recorded on the XR: function results
+    /// and the reconciler's own.
     #[arg(short = 'r', long = "include-function-results")]
     pub include_function_results: bool,
-    /// Print the whole XR, not only its status.
+    /// Print the XR as given with the render's references and status merged onto it.
     #[arg(short = 'x', long = "include-full-xr")]
     pub include_full_xr: bool,
     /// Print the pipeline context.

@@ -9,11 +9,10 @@ use plait_functions::PipelineFunctions;
 use plait_model::{CompositeResourceDefinition, Composition, Manifest};
 use plait_pipeline::ReadGrants;
 use plait_reconcile::{
-    ANNOTATION_RESOURCE_NAME, CompositeScope, MemoryCluster, ObjectRef, PrepareError, Reconcile,
-    stable_uid,
+    ANNOTATION_RESOURCE_NAME, Cluster, CompositeScope, Event, EventType, MemoryCluster, ObjectRef,
+    PrepareError, Reconcile, stable_uid,
 };
 use plait_runtime::{Runtime, RuntimeConfig};
-use plait_sdk::Severity;
 use serde_json::{Map, Value, json};
 
 use crate::RenderArgs;
@@ -55,6 +54,8 @@ pub fn run(args: &RenderArgs) -> Result<String> {
         Err(e) => return Err(e.into()),
     };
     check_composition_selector(&xr, &composition)?;
+    // What -x prints the render's results onto: the XR as given, defaulted.
+    let given_xr = xr.clone();
 
     if xr
         .pointer("/metadata/uid")
@@ -74,6 +75,25 @@ pub fn run(args: &RenderArgs) -> Result<String> {
         .is_none()
     {
         xr["metadata"]["labels"]["crossplane.io/composite"] = json!(xr_ref.name);
+    }
+    // The controller selects the Composition before the pipeline runs, so
+    // functions observe the XR's compositionRef; render has one Composition.
+    let composition_ref = format!("{}/compositionRef", scope.machinery_pointer());
+    let select_composition = xr.pointer(&composition_ref).is_none();
+    if select_composition {
+        let machinery =
+            scope.wrap_machinery(json!({"compositionRef": {"name": composition.name()}}));
+        merge_objects(&mut xr, &machinery);
+    }
+    if let Some(reference) = plait_reconcile::default_connection_secret_ref(
+        &xr,
+        scope,
+        composition
+            .spec
+            .write_connection_secrets_to_namespace
+            .as_deref(),
+    ) {
+        xr["spec"]["writeConnectionSecretToRef"] = reference;
     }
 
     let cluster = MemoryCluster::new();
@@ -133,6 +153,14 @@ pub fn run(args: &RenderArgs) -> Result<String> {
             .map(|(_, v)| v),
     )?;
     cluster.seed([xr.clone()])?;
+    if select_composition {
+        cluster.record_event(Event {
+            regarding: xr_ref.clone(),
+            event_type: EventType::Normal,
+            reason: "SelectComposition".into(),
+            message: format!("Successfully selected composition: {}", composition.name()),
+        });
+    }
     cluster.seed_schemas(
         read_all(&args.required_schemas)?
             .into_iter()
@@ -165,32 +193,51 @@ pub fn run(args: &RenderArgs) -> Result<String> {
     }
 
     let mut documents = Vec::new();
-    let mut rendered_xr = if args.include_full_xr {
-        outcome.xr.clone()
-    } else {
-        let mut metadata = json!({"name": xr_ref.name});
-        if let Some(ns) = &xr_ref.namespace {
-            metadata["namespace"] = json!(ns);
-        }
-        json!({"apiVersion": xr_ref.api_version, "kind": xr_ref.kind, "metadata": metadata})
-    };
+    // Like `crossplane render`: the XR's identity, the references the
+    // reconcile wrote and its status; with -x, those merged onto the XR as given.
+    let mut metadata = json!({"name": xr_ref.name});
+    if let Some(ns) = &xr_ref.namespace {
+        metadata["namespace"] = json!(ns);
+    }
+    let mut rendered_xr =
+        json!({"apiVersion": xr_ref.api_version, "kind": xr_ref.kind, "metadata": metadata});
+    if let Some(refs) = outcome
+        .xr
+        .pointer(&format!("{}/resourceRefs", scope.machinery_pointer()))
+    {
+        let machinery = scope.wrap_machinery(json!({ "resourceRefs": refs }));
+        merge_objects(&mut rendered_xr, &machinery);
+    }
     rendered_xr["status"] = outcome.xr.get("status").cloned().unwrap_or(json!({}));
+    if args.include_full_xr {
+        let mut full = given_xr;
+        merge_objects(&mut full, &rendered_xr);
+        rendered_xr = full;
+    }
     documents.push(rendered_xr);
     documents.extend(outcome.composed.values().cloned());
     if args.include_function_results {
-        documents.extend(outcome.results.iter().map(|r| {
-            json!({
-                "apiVersion": RENDER_API_VERSION,
-                "kind": "Result",
-                "step": r.step,
-                "severity": match r.result.severity {
-                    Severity::Fatal => "SEVERITY_FATAL",
-                    Severity::Warning => "SEVERITY_WARNING",
-                    Severity::Normal => "SEVERITY_NORMAL",
-                },
-                "message": r.result.message,
-            })
-        }));
+        // Today's `crossplane render -r` prints the events the reconcile
+        // recorded on the XR: function results (with their step) and the
+        // reconciler's own.
+        documents.extend(
+            cluster
+                .events()
+                .into_iter()
+                .filter(|e| e.regarding == xr_ref)
+                .map(|e| {
+                    json!({
+                        "apiVersion": RENDER_API_VERSION,
+                        "kind": "Result",
+                        "severity": match e.event_type {
+                            EventType::Normal => "Normal",
+                            EventType::Warning => "Warning",
+                        },
+                        "reason": e.reason,
+                        "message": e.message,
+                    })
+                }),
+        );
     }
     if args.include_context {
         documents.push(json!({
@@ -200,6 +247,18 @@ pub fn run(args: &RenderArgs) -> Result<String> {
         }));
     }
     files::to_yaml_stream(&documents)
+}
+
+/// Sets `patch`'s fields into `target`, objects merged key by key.
+fn merge_objects(target: &mut Value, patch: &Value) {
+    match (target, patch) {
+        (Value::Object(target), Value::Object(patch)) => {
+            for (key, value) in patch {
+                merge_objects(target.entry(key.clone()).or_insert(Value::Null), value);
+            }
+        }
+        (target, patch) => *target = patch.clone(),
+    }
 }
 
 /// A cluster serves EnvironmentConfigs at v1beta1 whichever version they were

@@ -405,3 +405,156 @@ spec:
         assert!(stdout.contains(want), "{want} in\n{stdout}");
     }
 }
+
+/// A v1 XR, its XRD and a Composition whose resource copies what the XR
+/// carries by the time its pipeline runs.
+fn legacy_render_inputs(dir: &std::path::Path) -> [String; 3] {
+    let write = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let xr = write(
+        "xr.yaml",
+        "apiVersion: example.org/v1\nkind: XApp\nmetadata:\n  name: a\n  uid: 11111111-2222-3333-4444-555555555555\nspec:\n  size: s\n",
+    );
+    let xrd = write(
+        "xrd.yaml",
+        "apiVersion: apiextensions.crossplane.io/v1
+kind: CompositeResourceDefinition
+metadata: {name: xapps.example.org}
+spec:
+  group: example.org
+  names: {kind: XApp, plural: xapps}
+  versions:
+  - name: v1
+    served: true
+    referenceable: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
+",
+    );
+    let composition = write(
+        "composition.yaml",
+        "apiVersion: apiextensions.crossplane.io/v1
+kind: Composition
+metadata:
+  name: apps
+spec:
+  compositeTypeRef: {apiVersion: example.org/v1, kind: XApp}
+  writeConnectionSecretsToNamespace: crossplane-system
+  mode: Pipeline
+  pipeline:
+  - step: compose
+    functionRef: {name: function-patch-and-transform}
+    input:
+      apiVersion: pt.fn.crossplane.io/v1beta1
+      kind: Resources
+      resources:
+      - name: one
+        base: {apiVersion: example.org/v1, kind: Thing, spec: {}}
+        patches:
+        - {fromFieldPath: spec.compositionRef.name, toFieldPath: spec.composition}
+        - {fromFieldPath: spec.writeConnectionSecretToRef.namespace, toFieldPath: spec.secretNamespace}
+        - {fromFieldPath: spec.writeConnectionSecretToRef.name, toFieldPath: spec.secretName}
+        - {fromFieldPath: 'status.conditions[0].type', toFieldPath: spec.firstCondition}
+      - name: two
+        base: {apiVersion: example.org/v1, kind: Thing, spec: {}}
+",
+    );
+    [xr, xrd, composition]
+}
+
+fn rendered(out: &Output) -> Vec<serde_json::Value> {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_yaml_ng::Deserializer::from_str(&String::from_utf8_lossy(&out.stdout))
+        .map(|d| serde::Deserialize::deserialize(d).unwrap())
+        .collect()
+}
+
+/// Upstream's reconciler selects the Composition, marks the XR Responsive
+/// and defaults a v1 XR's connection Secret reference before the pipeline
+/// runs, so functions read all three.
+#[test]
+fn functions_observe_the_xr_as_upstreams_reconciler_prepares_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let [xr, xrd, composition] = legacy_render_inputs(dir.path());
+    let docs = rendered(&plait(&["render", &xr, &composition, "--xrd", &xrd]));
+    let one = docs
+        .iter()
+        .find(|d| d["metadata"]["annotations"]["crossplane.io/composition-resource-name"] == "one")
+        .expect("resource one");
+    assert_eq!(
+        one["spec"],
+        serde_json::json!({
+            "composition": "apps",
+            "secretNamespace": "crossplane-system",
+            "secretName": "11111111-2222-3333-4444-555555555555",
+            "firstCondition": "Responsive",
+        })
+    );
+}
+
+/// `-r` prints the events the reconcile recorded, as today's
+/// `crossplane render` does; `-x` prints the XR as given with the render's
+/// references and status merged onto it, nothing the reconciler added.
+#[test]
+fn render_prints_results_and_the_full_xr_in_todays_crossplane_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    let [xr, xrd, composition] = legacy_render_inputs(dir.path());
+    let docs = rendered(&plait(&[
+        "render",
+        &xr,
+        &composition,
+        "--xrd",
+        &xrd,
+        "-r",
+        "-x",
+    ]));
+    let results: Vec<&serde_json::Value> = docs.iter().filter(|d| d["kind"] == "Result").collect();
+    assert_eq!(
+        results,
+        [
+            &serde_json::json!({"apiVersion": "render.crossplane.io/v1beta1", "kind": "Result",
+                "severity": "Normal", "reason": "SelectComposition",
+                "message": "Successfully selected composition: apps"}),
+            &serde_json::json!({"apiVersion": "render.crossplane.io/v1beta1", "kind": "Result",
+                "severity": "Normal", "reason": "ComposeResources",
+                "message": "Composed resource \"one\" is not yet ready"}),
+            &serde_json::json!({"apiVersion": "render.crossplane.io/v1beta1", "kind": "Result",
+                "severity": "Normal", "reason": "ComposeResources",
+                "message": "Composed resource \"two\" is not yet ready"}),
+        ]
+    );
+    let xr = &docs[0];
+    assert_eq!(xr["metadata"]["labels"], serde_json::Value::Null, "{xr}");
+    assert_eq!(xr["spec"]["size"], "s");
+    assert_eq!(xr["spec"]["resourceRefs"].as_array().map(Vec::len), Some(2));
+    assert_eq!(xr["spec"]["compositionRef"], serde_json::Value::Null);
+    assert_eq!(
+        xr["status"]["conditions"][2]["message"],
+        "Unready resources: one, two"
+    );
+}
+
+/// Without `--xrd`, `crossplane render` takes the XR for a v2 one.
+#[test]
+fn render_without_an_xrd_writes_modern_resource_references() {
+    let dir = tempfile::tempdir().unwrap();
+    let [xr, _, composition] = legacy_render_inputs(dir.path());
+    let docs = rendered(&plait(&["render", &xr, &composition]));
+    assert_eq!(docs[0]["spec"]["resourceRefs"], serde_json::Value::Null);
+    assert_eq!(
+        docs[0]["spec"]["crossplane"]["resourceRefs"]
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
+}

@@ -130,6 +130,22 @@ pub async fn remove_finalizer(
     .map(Some)
 }
 
+/// Merge-patches `fields` into the object, guarded by the resourceVersion
+/// it was read at so a patch from a stale read conflicts.
+pub async fn merge_patch(
+    api: &Api<DynamicObject>,
+    object: &Value,
+    mut fields: Value,
+) -> Result<DynamicObject, kube::Error> {
+    let name = text(object, "/metadata/name").unwrap_or_default();
+    fields["metadata"]["resourceVersion"] = object
+        .pointer("/metadata/resourceVersion")
+        .cloned()
+        .unwrap_or(Value::Null);
+    api.patch(name, &PatchParams::default(), &Patch::Merge(&fields))
+        .await
+}
+
 /// Whether the API server answered `code` (404, 409, …).
 pub fn is_status(error: &kube::Error, code: u16) -> bool {
     matches!(error, kube::Error::Api(status) if status.code == code)

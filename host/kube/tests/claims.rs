@@ -50,8 +50,9 @@ fn xrd(group: &str, claim_names: Value) -> Value {
     })
 }
 
-/// Composes ConfigMaps in `namespace` from `spec.image`, reports
-/// `status.address`, and publishes a password and the image as connection details.
+/// Composes ConfigMaps in `namespace` from `spec.image` and the XR's
+/// connection Secret namespace, reports `status.address`, and publishes a
+/// password and the image as connection details.
 fn composition(group: &str, name: &str, namespace: &str) -> Value {
     json!({
         "apiVersion": "apiextensions.crossplane.io/v1",
@@ -74,6 +75,7 @@ fn composition(group: &str, name: &str, namespace: &str) -> Value {
                         "patches": [
                             {"type": "FromCompositeFieldPath", "fromFieldPath": "spec.image", "toFieldPath": "data.image"},
                             {"type": "ToCompositeFieldPath", "fromFieldPath": "data.image", "toFieldPath": "status.address"},
+                            {"type": "FromCompositeFieldPath", "fromFieldPath": "spec.writeConnectionSecretToRef.namespace", "toFieldPath": "data.secretNamespace"},
                         ],
                         "connectionDetails": [
                             {"name": "password", "type": "FromValue", "value": "s3cret"},
@@ -336,6 +338,11 @@ async fn a_claim_binds_a_new_xr_that_follows_its_spec_and_is_ready_with_connecti
     let composed = claims.composed(&xr_name).await;
     assert_eq!(composed.len(), 1);
     assert_eq!(composed[0]["data"]["image"], "one");
+    assert_eq!(
+        composed[0]["data"]["secretNamespace"],
+        claims.namespace.as_str(),
+        "the XR's connection Secret reference is defaulted before its pipeline runs"
+    );
 
     let secrets: Api<Secret> = Api::namespaced(claims.client.clone(), &claims.namespace);
     let secret = eventually("the claim's connection secret", || async {

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use plait_pipeline::check::{ScopeLookup, WellKnownScopes};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
+use sha1::{Digest, Sha1};
 
 /// Identifies one object.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -187,15 +187,29 @@ impl MemoryCluster {
     }
 }
 
-/// A UID derived from the object's identity, so in-memory runs are repeatable.
+/// A UID derived from the object's identity, so in-memory runs are
+/// repeatable: the one `crossplane render` gives an XR without a UID, a
+/// version 5 UUID in the nil namespace of `<group>/<version>, Kind=<kind>`,
+/// the namespace and the name, NUL-separated. Composed resource names
+/// derive from the XR's UID, so they come out as upstream's too.
 pub fn stable_uid(reference: &ObjectRef) -> String {
-    let digest = hex::encode(Sha256::digest(format!(
-        "{}/{}/{}/{}",
-        reference.api_version,
+    let (group, version) = reference
+        .api_version
+        .rsplit_once('/')
+        .unwrap_or(("", &reference.api_version));
+    let mut hasher = Sha1::new();
+    hasher.update([0u8; 16]);
+    hasher.update(format!(
+        "{group}/{version}, Kind={}\0{}\0{}",
         reference.kind,
         reference.namespace.as_deref().unwrap_or(""),
         reference.name
-    )));
+    ));
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&hasher.finalize()[..16]);
+    bytes[6] = (bytes[6] & 0x0f) | 0x50;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let digest = hex::encode(bytes);
     format!(
         "{}-{}-{}-{}-{}",
         &digest[0..8],
@@ -373,6 +387,35 @@ impl Cluster for MemoryCluster {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Values from Python's `uuid.uuid5(uuid.UUID(int=0), ...)`, the same
+    /// construction as Go's `uuid.NewSHA1(uuid.Nil, ...)` that upstream uses.
+    #[test]
+    fn stable_uid_is_the_uid_crossplane_render_gives() {
+        let r = |api_version: &str, kind: &str, namespace: Option<&str>, name: &str| ObjectRef {
+            api_version: api_version.into(),
+            kind: kind.into(),
+            namespace: namespace.map(str::to_string),
+            name: name.into(),
+        };
+        let cases = [
+            (
+                r("example.org/v1alpha1", "App", None, "my-app"),
+                "afd075bc-e149-5fec-9960-ec07571f9102",
+            ),
+            (
+                r("example.org/v1alpha1", "App", Some("team-a"), "my-app"),
+                "c4572a51-d262-5cc6-ad30-ce2903c878a9",
+            ),
+            (
+                r("v1", "ConfigMap", Some("default"), "cm"),
+                "1018d887-d23f-5cc7-9d67-f8706525bea6",
+            ),
+        ];
+        for (reference, want) in cases {
+            assert_eq!(stable_uid(&reference), want, "{reference}");
+        }
+    }
 
     #[test]
     fn memory_applies_merge_and_drop_only_what_the_same_manager_stopped_sending() {

@@ -227,21 +227,16 @@ pub fn plan(
     }
 
     let mut refs: Vec<ObjectRef> = objects.values().filter_map(ObjectRef::of).collect();
-    refs.sort_by(|a, b| {
-        (&a.api_version, &a.kind, &a.name, &a.namespace).cmp(&(
-            &b.api_version,
-            &b.kind,
-            &b.name,
-            &b.namespace,
-        ))
-    });
+    if scope == CompositeScope::Namespaced {
+        // A namespaced XR's refs leave out the namespace: it is the XR's own.
+        refs.iter_mut().for_each(|r| r.namespace = None);
+    }
+    sort_refs_like_upstream(&mut refs);
     let refs = refs
         .into_iter()
         .map(|r| {
             let mut v = json!({"apiVersion": r.api_version, "kind": r.kind, "name": r.name});
-            if scope != CompositeScope::Namespaced
-                && let Some(ns) = r.namespace
-            {
+            if let Some(ns) = r.namespace {
                 v["namespace"] = json!(ns);
             }
             v
@@ -254,6 +249,22 @@ pub fn plan(
     })
 }
 
+/// Upstream orders resource references by the concatenation of apiVersion,
+/// kind, name and namespace, not field by field (`Cluster` and
+/// `ClusterAuth` named alike sort apart differently); an XR moved between
+/// the two engines then keeps its references as they are.
+fn sort_refs_like_upstream(refs: &mut [ObjectRef]) {
+    refs.sort_by_cached_key(|r| {
+        format!(
+            "{}{}{}{}",
+            r.api_version,
+            r.kind,
+            r.name,
+            r.namespace.as_deref().unwrap_or_default()
+        )
+    });
+}
+
 fn ensure_object<'m>(map: &'m mut Map<String, Value>, key: &str) -> &'m mut Map<String, Value> {
     let entry = map.entry(key).or_insert_with(|| json!({}));
     if !entry.is_object() {
@@ -262,5 +273,48 @@ fn ensure_object<'m>(map: &'m mut Map<String, Value>, key: &str) -> &'m mut Map<
     match entry {
         Value::Object(m) => m,
         _ => unreachable!("just made an object"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resource_refs_sort_by_their_concatenated_identity_like_upstream() {
+        let r = |api_version: &str, kind: &str, name: &str| ObjectRef {
+            api_version: api_version.into(),
+            kind: kind.into(),
+            namespace: None,
+            name: name.into(),
+        };
+        let cases = [
+            (
+                vec![
+                    r("eks.aws.upbound.io/v1beta1", "Cluster", "x-1"),
+                    r("eks.aws.upbound.io/v1beta1", "ClusterAuth", "x-1"),
+                ],
+                vec!["ClusterAuth", "Cluster"],
+            ),
+            (
+                vec![
+                    r("iam.aws.upbound.io/v1beta1", "Role", "app"),
+                    r("iam.aws.upbound.io/v1beta1", "RolePolicyAttachment", "app"),
+                ],
+                vec!["RolePolicyAttachment", "Role"],
+            ),
+            (
+                vec![
+                    r("ec2.aws.upbound.io/v1beta1", "Route", "x"),
+                    r("ec2.aws.upbound.io/v1beta1", "RouteTable", "x"),
+                ],
+                vec!["RouteTable", "Route"],
+            ),
+        ];
+        for (mut refs, want) in cases {
+            sort_refs_like_upstream(&mut refs);
+            let kinds: Vec<&str> = refs.iter().map(|r| r.kind.as_str()).collect();
+            assert_eq!(kinds, want);
+        }
     }
 }

@@ -15,13 +15,19 @@ pub fn unready(desired: &State) -> Vec<String> {
         .collect()
 }
 
-/// `Unready resources: a, b, c, and 2 more` as upstream words it.
+/// `Unready resources: a, b, c, and 2 more` as upstream words it
+/// (crossplane-runtime's `FirstNAndSomeMore` with n = 3): only a list of
+/// exactly three gets an "and", so two names read "a, b".
 pub fn unready_message(names: &[String]) -> String {
-    let list = match names {
-        [] => String::new(),
-        [one] => one.clone(),
-        [first @ .., last] if names.len() <= 3 => format!("{}, and {last}", first.join(", ")),
-        _ => format!("{}, and {} more", names[..3].join(", "), names.len() - 3),
+    const FIRST_N: usize = 3;
+    let list = match names.len() {
+        n if n > FIRST_N => format!("{}, and {} more", names[..FIRST_N].join(", "), n - FIRST_N),
+        FIRST_N => format!(
+            "{}, and {}",
+            names[..FIRST_N - 1].join(", "),
+            names[FIRST_N - 1]
+        ),
+        _ => names.join(", "),
     };
     format!("Unready resources: {list}")
 }
@@ -32,6 +38,16 @@ fn condition(type_: &str, status: &str, reason: &str, message: Option<&str>) -> 
         c["message"] = json!(m);
     }
     c
+}
+
+/// `Responsive=True` (`WatchCircuitClosed`): upstream v2's watch circuit
+/// breaker reports it on every XR it has not throttled.
+pub fn set_responsive(xr: &mut Value, now: &str) {
+    set_conditions(
+        xr,
+        vec![condition("Responsive", "True", "WatchCircuitClosed", None)],
+        now,
+    );
 }
 
 /// Sets conditions after a pipeline that finished.
@@ -172,7 +188,7 @@ mod tests {
         let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let cases: [(&[&str], &str); 5] = [
             (&["a"], "Unready resources: a"),
-            (&["a", "b"], "Unready resources: a, and b"),
+            (&["a", "b"], "Unready resources: a, b"),
             (&["a", "b", "c"], "Unready resources: a, b, and c"),
             (
                 &["a", "b", "c", "d"],

@@ -47,7 +47,9 @@ pub enum CompositeScope {
 }
 
 impl CompositeScope {
-    /// Guesses the scope from the XR itself, for when no XRD is at hand.
+    /// The scope of an XR whose XRD is not at hand. Like `crossplane
+    /// render` without `--xrd`, that is a v2 (modern) XR: machinery under
+    /// `spec.crossplane`, namespaced when it has a namespace.
     pub fn infer(xr: &Value) -> CompositeScope {
         if xr
             .pointer("/metadata/namespace")
@@ -55,10 +57,8 @@ impl CompositeScope {
             .is_some_and(|n| !n.is_empty())
         {
             CompositeScope::Namespaced
-        } else if xr.pointer("/spec/crossplane").is_some() {
-            CompositeScope::Cluster
         } else {
-            CompositeScope::LegacyCluster
+            CompositeScope::Cluster
         }
     }
 
@@ -165,7 +165,12 @@ impl<'a> Reconcile<'a> {
             .and_then(Value::as_str)
             .ok_or_else(|| ReconcileError::InvalidComposite("metadata.uid is required".into()))?
             .to_string();
-        let observed = self.observed_state(&xr_uid)?;
+        // As upstream's reconciler does first, before anything can fail:
+        // plait has no watch circuit breaker to open, so it stays closed.
+        // Functions observe the XR with it.
+        let mut xr = self.xr.clone();
+        conditions::set_responsive(&mut xr, &self.now);
+        let observed = self.observed_state(&xr, &xr_uid)?;
         let namespace = match self.scope {
             CompositeScope::Namespaced => xr_ref.namespace.clone(),
             _ => None,
@@ -188,7 +193,6 @@ impl<'a> Reconcile<'a> {
                 grants: self.grants,
             },
         };
-        let mut xr = self.xr.clone();
         let run = pipeline.run(self.steps, &observed, self.context.clone());
         let (output, failure) = match run {
             Ok(output) => (output, None),
@@ -295,17 +299,13 @@ impl<'a> Reconcile<'a> {
     }
 
     /// Reads the composed resources the XR references, keyed by their name in the Composition.
-    fn observed_state(&self, xr_uid: &str) -> Result<State, ReconcileError> {
+    fn observed_state(&self, xr: &Value, xr_uid: &str) -> Result<State, ReconcileError> {
         let mut observed = State {
-            composite: Some(plait_sdk::Resource::new(self.xr.clone())),
+            composite: Some(plait_sdk::Resource::new(xr.clone())),
             resources: BTreeMap::new(),
         };
-        let xr_namespace = self
-            .xr
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str);
-        let refs = self
-            .xr
+        let xr_namespace = xr.pointer("/metadata/namespace").and_then(Value::as_str);
+        let refs = xr
             .pointer(&format!("{}/resourceRefs", self.scope.machinery_pointer()))
             .and_then(Value::as_array)
             .cloned()
@@ -452,7 +452,29 @@ impl plait_pipeline::ScopeLookup for ClusterScopes<'_> {
     }
 }
 
-/// Satisfies step requirements from the cluster.
+/// The connection Secret reference a v1 (legacy) XR gets before its
+/// pipeline runs when it names none, as upstream's API configurator sets it:
+/// the XR's UID in the Composition's `writeConnectionSecretsToNamespace`.
+/// Patches that read `spec.writeConnectionSecretToRef` then see it. `None`
+/// when nothing is to be defaulted (a v2 XR, a reference already set, or a
+/// Composition without the namespace).
+pub fn default_connection_secret_ref(
+    xr: &Value,
+    scope: CompositeScope,
+    write_connection_secrets_to_namespace: Option<&str>,
+) -> Option<Value> {
+    if scope != CompositeScope::LegacyCluster
+        || xr
+            .pointer("/spec/writeConnectionSecretToRef")
+            .is_some_and(|r| !r.is_null())
+    {
+        return None;
+    }
+    let namespace = write_connection_secrets_to_namespace?;
+    let uid = xr.pointer("/metadata/uid").and_then(Value::as_str)?;
+    Some(json!({"name": uid, "namespace": namespace}))
+}
+
 /// Whose XR this is, for what its functions may read: a namespaced XR's
 /// namespace, or the namespace of the claim an XR is bound to; `None` for
 /// the platform's own (cluster-scoped, unclaimed) XRs.

@@ -65,7 +65,11 @@ fn reconcile(cluster: &MemoryCluster, xr: Value) -> Outcome {
     Reconcile {
         cluster,
         runner: &runner,
-        scope: CompositeScope::infer(&xr),
+        // These XRs are v1 ones unless they carry a namespace.
+        scope: match CompositeScope::infer(&xr) {
+            CompositeScope::Cluster => CompositeScope::LegacyCluster,
+            namespaced => namespaced,
+        },
         xr,
         steps: &steps,
         context: json!({}),
@@ -109,7 +113,7 @@ fn new_composed_resources_get_deterministic_names_labels_and_owner() {
     assert_eq!(condition(&outcome.xr, "Synced")["status"], "True");
     assert_eq!(
         condition(&outcome.xr, "Ready")["message"],
-        "Unready resources: a, and b"
+        "Unready resources: a, b"
     );
     assert_eq!(cluster.objects().len(), 3, "XR + two composed");
 }
@@ -311,4 +315,115 @@ fn the_reconciler_applies_only_the_xr_fields_it_owns() {
         want["spec"] = spec["spec"].clone();
         assert_eq!(owned_fields(&xr, scope, &refs), want, "{scope:?}");
     }
+}
+
+#[test]
+fn an_xr_without_its_xrd_is_taken_for_a_modern_one_like_upstream_render() {
+    let cases = [
+        (
+            json!({"metadata": {"name": "a", "namespace": "ns"}}),
+            CompositeScope::Namespaced,
+        ),
+        (json!({"metadata": {"name": "a"}}), CompositeScope::Cluster),
+        (
+            json!({"metadata": {"name": "a"}, "spec": {"resourceRefs": []}}),
+            CompositeScope::Cluster,
+        ),
+    ];
+    for (xr, want) in cases {
+        assert_eq!(CompositeScope::infer(&xr), want, "{xr}");
+    }
+}
+
+#[test]
+fn a_legacy_xr_gets_its_connection_secret_reference_before_the_pipeline() {
+    let uid = json!({"metadata": {"name": "a", "uid": "u-1"}});
+    let with_ref = json!({"metadata": {"name": "a", "uid": "u-1"},
+        "spec": {"writeConnectionSecretToRef": {"name": "mine", "namespace": "ns"}}});
+    let cases = [
+        (
+            &uid,
+            CompositeScope::LegacyCluster,
+            Some("crossplane-system"),
+            Some(json!({"name": "u-1", "namespace": "crossplane-system"})),
+        ),
+        (&uid, CompositeScope::LegacyCluster, None, None),
+        (
+            &with_ref,
+            CompositeScope::LegacyCluster,
+            Some("crossplane-system"),
+            None,
+        ),
+        (
+            &uid,
+            CompositeScope::Cluster,
+            Some("crossplane-system"),
+            None,
+        ),
+        (
+            &uid,
+            CompositeScope::Namespaced,
+            Some("crossplane-system"),
+            None,
+        ),
+    ];
+    for (xr, scope, namespace, want) in cases {
+        assert_eq!(
+            default_connection_secret_ref(xr, scope, namespace),
+            want,
+            "{scope:?} {namespace:?} {xr}"
+        );
+    }
+}
+
+/// Records the conditions of the XR each call observed.
+struct ObservedConditions(std::cell::RefCell<Vec<Value>>);
+
+impl FunctionRunner for ObservedConditions {
+    fn run(&self, _: &str, request: &Request) -> Result<Response, RunnerError> {
+        let xr = &request
+            .observed
+            .composite
+            .as_ref()
+            .expect("observed XR")
+            .resource;
+        self.0.borrow_mut().push(xr["status"]["conditions"].clone());
+        Ok(Response::from_request(request))
+    }
+}
+
+#[test]
+fn xrs_are_responsive_and_functions_observe_it_as_upstream_sets_it_first() {
+    let cluster = MemoryCluster::new();
+    let xr = xr(None, &[]);
+    cluster.seed([xr.clone()]).expect("seed XR");
+    let runner = ObservedConditions(Default::default());
+    let steps = [Step {
+        name: "compose".into(),
+        function: "observe".into(),
+        ..Step::default()
+    }];
+    let outcome = Reconcile {
+        cluster: &cluster,
+        runner: &runner,
+        scope: CompositeScope::LegacyCluster,
+        xr,
+        steps: &steps,
+        context: json!({}),
+        now: "2024-01-01T00:00:00Z".into(),
+        grants: &ReadGrants::tenant_defaults(),
+        as_tenant: None,
+    }
+    .run()
+    .expect("reconcile runs");
+    let responsive = json!({"type": "Responsive", "status": "True",
+        "reason": "WatchCircuitClosed", "lastTransitionTime": "2024-01-01T00:00:00Z"});
+    assert_eq!(runner.0.borrow().as_slice(), [json!([responsive])]);
+    let types: Vec<&str> = outcome.xr["status"]["conditions"]
+        .as_array()
+        .expect("conditions")
+        .iter()
+        .filter_map(|c| c["type"].as_str())
+        .collect();
+    assert_eq!(types, ["Responsive", "Synced", "Ready"]);
 }

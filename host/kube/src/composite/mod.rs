@@ -294,6 +294,23 @@ async fn compose(
         }
         Err(select::Failure::Error(e)) => return Err(e),
     };
+    // Upstream defaults a v1 XR's connection Secret reference before its
+    // pipeline runs, so patches from it reach composed resources.
+    if let Some(secret_ref) = plait_reconcile::default_connection_secret_ref(
+        xr,
+        scope,
+        pipeline
+            .composition
+            .spec
+            .write_connection_secrets_to_namespace
+            .as_deref(),
+    ) {
+        let fields = json!({"spec": {"writeConnectionSecretToRef": secret_ref}});
+        let patched = object::merge_patch(&ctx.api(reference), xr, fields)
+            .await
+            .map_err(kube_error(reference))?;
+        *xr = ctx.stored(&patched, reference)?;
+    }
 
     let cluster = ctx.cluster.clone();
     let tenant = plait_reconcile::tenant_of(xr, scope);

@@ -1,0 +1,369 @@
+//! plait render against upstream `crossplane render`, on every case of the
+//! corpus, every example and generated inputs. Built and run as a test of
+//! the `plait` package (`cargo test -p plait --test differential`) so it
+//! renders with the plait binary of this build.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use plait_differential::deliberate::{self, CaseInputs};
+use plait_differential::generate;
+use plait_differential::upstream::{RenderInput, Upstream};
+use plait_differential::{Rendered, compare, parse_stream};
+use serde_json::Value;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Placeholders the corpus sources leave for their own templating to fill.
+const PLACEHOLDERS: &[(&str, &str)] = &[("$CLAIM_NAME", "claim-name")];
+
+/// One input rendered by both.
+struct Case {
+    name: String,
+    xr: PathBuf,
+    composition: PathBuf,
+    functions: Option<PathBuf>,
+    xrd: Option<PathBuf>,
+    required: Vec<PathBuf>,
+    observed: Option<PathBuf>,
+}
+
+fn corpus_cases(scratch: &Path) -> Vec<Case> {
+    let corpus = repo().join("tests/corpus");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("composition.yaml").exists())
+        .collect();
+    dirs.sort();
+    dirs.into_iter()
+        .map(|dir| {
+            let name = dir.file_name().unwrap().to_string_lossy().to_string();
+            let mut xr = std::fs::read_to_string(dir.join("xr.yaml")).unwrap();
+            for (placeholder, value) in PLACEHOLDERS {
+                xr = xr.replace(placeholder, value);
+            }
+            let xr_path = scratch.join(format!("{name}-xr.yaml"));
+            std::fs::write(&xr_path, xr).unwrap();
+            let existing = |f: &str| Some(dir.join(f)).filter(|p| p.exists());
+            Case {
+                name: format!("corpus/{name}"),
+                xr: xr_path,
+                composition: dir.join("composition.yaml"),
+                functions: existing("functions.yaml"),
+                xrd: existing("xrd.yaml"),
+                required: existing("environmentconfigs.yaml").into_iter().collect(),
+                observed: None,
+            }
+        })
+        .collect()
+}
+
+fn example_cases() -> Vec<Case> {
+    let mut dirs = vec![repo().join("examples/getting-started")];
+    let mut functions: Vec<PathBuf> = std::fs::read_dir(repo().join("examples/functions"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("composition.yaml").exists())
+        .collect();
+    functions.sort();
+    dirs.extend(functions);
+    let mut cases = Vec::new();
+    for dir in dirs {
+        let rel = dir.strip_prefix(repo()).unwrap().display().to_string();
+        let existing = |f: &str| Some(dir.join(f)).filter(|p| p.exists());
+        let variants = [None, existing("observed.yaml")];
+        for observed in variants
+            .iter()
+            .enumerate()
+            .filter(|(i, o)| *i == 0 || o.is_some())
+            .map(|(_, o)| o)
+        {
+            cases.push(Case {
+                name: match observed {
+                    Some(_) => format!("{rel} (observed)"),
+                    None => rel.clone(),
+                },
+                xr: dir.join("xr.yaml"),
+                composition: dir.join("composition.yaml"),
+                functions: existing("functions.yaml"),
+                xrd: existing("xrd.yaml"),
+                required: existing("required.yaml").into_iter().collect(),
+                observed: observed.clone(),
+            });
+        }
+    }
+    cases
+}
+
+fn plait(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_plait"))
+        .args(args)
+        .current_dir(repo())
+        .env("PLAIT_CACHE_DIR", repo().join("target/plait-test-cache"))
+        .output()
+        .expect("plait runs")
+}
+
+fn render_plait(case: &Case) -> Rendered {
+    let mut args: Vec<&std::ffi::OsStr> = vec![
+        "render".as_ref(),
+        case.xr.as_os_str(),
+        case.composition.as_os_str(),
+    ];
+    if let Some(f) = &case.functions {
+        args.push(f.as_os_str());
+    }
+    args.push("-r".as_ref());
+    if let Some(xrd) = &case.xrd {
+        args.push("--xrd".as_ref());
+        args.push(xrd.as_os_str());
+    }
+    for r in &case.required {
+        args.push("-e".as_ref());
+        args.push(r.as_os_str());
+    }
+    if let Some(o) = &case.observed {
+        args.push("-o".as_ref());
+        args.push(o.as_os_str());
+    }
+    let out = plait(&args);
+    if !out.status.success() {
+        return Rendered::Failed(String::from_utf8_lossy(&out.stderr).trim().to_string());
+    }
+    Rendered::Output(parse_stream(&String::from_utf8_lossy(&out.stdout)).unwrap())
+}
+
+/// The Function objects a Composition's steps name: from the case's
+/// functions file where it has one, otherwise each functionRef name itself.
+fn step_functions(composition: &Value, functions: Option<&Path>) -> Vec<Value> {
+    let given = functions
+        .map(|f| parse_stream(&std::fs::read_to_string(f).unwrap()).unwrap())
+        .unwrap_or_default();
+    let mut names: Vec<String> = composition
+        .pointer("/spec/pipeline")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s.pointer("/functionRef/name").and_then(Value::as_str))
+        .map(str::to_string)
+        .collect();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|name| {
+            given
+                .iter()
+                .find(|f| f.pointer("/metadata/name").and_then(Value::as_str) == Some(&name))
+                .cloned()
+                .unwrap_or_else(|| serde_json::json!({"metadata": {"name": name}}))
+        })
+        .collect()
+}
+
+fn render_upstream(upstream: &Upstream, case: &Case, scratch: &Path) -> Rendered {
+    let text = std::fs::read_to_string(&case.composition).unwrap();
+    let mut composition = parse_stream(&text).unwrap().remove(0);
+    let pipeline_path =
+        if composition.pointer("/spec/mode").and_then(Value::as_str) == Some("Pipeline") {
+            case.composition.clone()
+        } else {
+            // Upstream v2 renders pipelines only; both sides then run the same
+            // conversion's output, plait's own `convert`.
+            let out = plait(&["convert".as_ref(), case.composition.as_os_str()]);
+            if !out.status.success() {
+                return Rendered::Failed(String::from_utf8_lossy(&out.stderr).to_string());
+            }
+            let converted = scratch.join("converted-composition.yaml");
+            std::fs::write(&converted, &out.stdout).unwrap();
+            composition = parse_stream(&String::from_utf8_lossy(&out.stdout))
+                .unwrap()
+                .remove(0);
+            converted
+        };
+    let functions = step_functions(&composition, case.functions.as_deref());
+    upstream
+        .render(
+            &RenderInput {
+                xr: &case.xr,
+                composition: &pipeline_path,
+                functions: &functions,
+                xrd: case.xrd.as_deref(),
+                required: &case.required,
+                observed: case.observed.as_deref(),
+            },
+            scratch,
+        )
+        .unwrap()
+}
+
+#[derive(Default)]
+struct Tally {
+    identical: usize,
+    explained: Vec<(String, Vec<&'static str>)>,
+    not_comparable: Vec<(String, String)>,
+    unexplained: Vec<(String, Vec<String>)>,
+}
+
+impl Tally {
+    fn record(&mut self, case: &str, composition: &str, plait: &Rendered, upstream: &Rendered) {
+        if let Rendered::NotComparable(why) = upstream {
+            self.not_comparable.push((case.into(), why.clone()));
+            return;
+        }
+        let inputs = CaseInputs { composition };
+        let differences = compare(plait, upstream);
+        if differences.is_empty() {
+            self.identical += 1;
+            return;
+        }
+        let mut ids = Vec::new();
+        let mut unexplained = Vec::new();
+        for d in differences {
+            match deliberate::explain(&inputs, &d) {
+                Some(id) => {
+                    if !ids.contains(&id) {
+                        ids.push(id);
+                    }
+                }
+                None => unexplained.push(d.to_string()),
+            }
+        }
+        if unexplained.is_empty() {
+            self.explained.push((case.into(), ids));
+        } else {
+            self.unexplained.push((case.into(), unexplained));
+        }
+    }
+
+    fn report(&self, what: &str) -> String {
+        let mut report = format!(
+            "{what}: {} cases, {} identical, {} differing only as documented, {} not comparable, {} with unexplained differences\n",
+            self.identical
+                + self.explained.len()
+                + self.not_comparable.len()
+                + self.unexplained.len(),
+            self.identical,
+            self.explained.len(),
+            self.not_comparable.len(),
+            self.unexplained.len()
+        );
+        for (case, ids) in &self.explained {
+            report.push_str(&format!("  documented  {case}: {}\n", ids.join(", ")));
+        }
+        for (case, why) in &self.not_comparable {
+            report.push_str(&format!("  not compared {case}: {why}\n"));
+        }
+        for (case, differences) in &self.unexplained {
+            report.push_str(&format!("  DIFFERS     {case}:\n"));
+            for d in differences {
+                report.push_str(&format!("      {d}\n"));
+            }
+        }
+        report
+    }
+}
+
+fn run_cases(upstream: &Upstream, cases: &[Case], what: &str) -> Tally {
+    let mut tally = Tally::default();
+    for case in cases {
+        let scratch = tempfile::tempdir().unwrap();
+        let plait = render_plait(case);
+        let upstream = render_upstream(upstream, case, scratch.path());
+        let composition = std::fs::read_to_string(&case.composition).unwrap();
+        tally.record(&case.name, &composition, &plait, &upstream);
+    }
+    eprintln!("{}", tally.report(what));
+    tally
+}
+
+fn upstream() -> Upstream {
+    Upstream::start(&repo().join("tests/differential/build-upstream.sh"))
+        .expect("upstream Crossplane builds and its functions start")
+}
+
+/// How many generated inputs `make test` tries; PLAIT_DIFFERENTIAL_CASES asks for more.
+const GENERATED_CASES: usize = 200;
+const GENERATOR_SEED: u64 = 0x70_6c61_6974;
+
+#[test]
+fn plait_renders_what_upstream_crossplane_renders() {
+    let upstream = upstream();
+    let scratch = tempfile::tempdir().unwrap();
+    let mut reports = Vec::new();
+    let mut unexplained = 0;
+
+    let corpus = corpus_cases(scratch.path());
+    assert_eq!(corpus.len(), 37, "the corpus has 37 cases");
+    let tally = run_cases(&upstream, &corpus, "corpus");
+    unexplained += tally.unexplained.len();
+    reports.push(tally.report("corpus"));
+
+    let tally = run_cases(&upstream, &example_cases(), "examples");
+    unexplained += tally.unexplained.len();
+    reports.push(tally.report("examples"));
+
+    let count = std::env::var("PLAIT_DIFFERENTIAL_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(GENERATED_CASES);
+    let seed = std::env::var("PLAIT_DIFFERENTIAL_SEED")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(GENERATOR_SEED);
+    // Kept after the run, so a differing input can be rendered again by hand.
+    let generated_dir = repo().join("target/differential-generated");
+    let _ = std::fs::remove_dir_all(&generated_dir);
+    std::fs::create_dir_all(&generated_dir).unwrap();
+    let generated: Vec<Case> = generate::inputs(seed, count)
+        .into_iter()
+        .enumerate()
+        .map(|(i, input)| {
+            let dir = generated_dir.join(i.to_string());
+            std::fs::create_dir_all(&dir).unwrap();
+            // JSON is YAML both sides read alike; YAML 1.1's `y`/`n`
+            // booleans, which upstream's parser follows, cannot creep in.
+            let write = |name: &str, value: &Value| {
+                let path = dir.join(name);
+                std::fs::write(&path, serde_json::to_string_pretty(value).unwrap()).unwrap();
+                path
+            };
+            Case {
+                name: format!("generated #{i} (seed {seed}, {})", dir.display()),
+                xr: write("xr.yaml", &input.xr),
+                composition: write("composition.yaml", &input.composition),
+                functions: None,
+                xrd: Some(write("xrd.yaml", &input.xrd)),
+                required: Vec::new(),
+                observed: None,
+            }
+        })
+        .collect();
+    let tally = run_cases(&upstream, &generated, "generated");
+    unexplained += tally.unexplained.len();
+    reports.push(tally.report("generated"));
+
+    assert_eq!(
+        unexplained,
+        0,
+        "plait and upstream Crossplane differ where no deliberate difference explains it:\n{}",
+        reports.join("\n")
+    );
+}
+
+#[test]
+fn the_documented_deliberate_differences_are_the_ones_the_suite_accepts() {
+    let docs = std::fs::read_to_string(repo().join("docs/patch-and-transform.md")).unwrap();
+    let mut documented = deliberate::documented_ids(&docs);
+    documented.sort();
+    let mut accepted: Vec<String> = deliberate::DELIBERATE
+        .iter()
+        .map(|d| d.id.to_string())
+        .collect();
+    accepted.sort();
+    assert_eq!(documented, accepted);
+}
