@@ -139,6 +139,15 @@ fn main() {
     tokio.block_on(bench());
 }
 
+/// The scale fixture's `name` (tests/fixtures/scale/).
+fn fixture(name: &str) -> Value {
+    let path = format!(
+        "{}/../../tests/fixtures/scale/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_yaml_ng::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
 fn start_controller(cluster: &TestCluster, cache: &Path, probes: &str) -> Child {
     Command::new(env!("CARGO_BIN_EXE_plait"))
         .arg("controller")
@@ -231,44 +240,8 @@ async fn bench() {
     let mut probes = free_address();
     let mut controller = start_controller(cluster, cache.path(), &probes);
     wait_ready(&probes).await;
-    let xrd = json!({
-        "apiVersion": "apiextensions.crossplane.io/v2",
-        "kind": "CompositeResourceDefinition",
-        "metadata": {"name": "benches.scale.example.org"},
-        "spec": {
-            "group": "scale.example.org",
-            "names": {"kind": "Bench", "plural": "benches"},
-            "scope": "Namespaced",
-            "versions": [{
-                "name": "v1", "served": true, "referenceable": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                    "spec": {"type": "object", "properties": {"size": {"type": "string"}}}
-                }}}
-            }]
-        }
-    });
-    let config_map = |name: &str| {
-        json!({
-            "name": name,
-            "base": {"apiVersion": "v1", "kind": "ConfigMap", "data": {"role": name}},
-            "patches": [{"type": "FromCompositeFieldPath", "fromFieldPath": "spec.size", "toFieldPath": "data.size"}]
-        })
-    };
-    let composition = json!({
-        "apiVersion": "apiextensions.crossplane.io/v1",
-        "kind": "Composition",
-        "metadata": {"name": "bench"},
-        "spec": {
-            "compositeTypeRef": {"apiVersion": "scale.example.org/v1", "kind": "Bench"},
-            "mode": "Pipeline",
-            "pipeline": [
-                {"step": "compose", "functionRef": {"name": "function-patch-and-transform"},
-                 "input": {"apiVersion": "pt.fn.crossplane.io/v1beta1", "kind": "Resources",
-                           "resources": [config_map("a"), config_map("b"), config_map("c")]}},
-                {"step": "ready", "functionRef": {"name": "function-auto-ready"}}
-            ]
-        }
-    });
+    let xrd = fixture("xrd.yaml");
+    let composition = fixture("composition.yaml");
     let xrds = resource(
         "apiextensions.crossplane.io/v2",
         "CompositeResourceDefinition",

@@ -22,50 +22,6 @@ const XRS: usize = 200;
 /// Generous for a busy 2-core machine: the backlog drains in seconds when idle.
 const BACKLOG_TIMEOUT: Duration = Duration::from_secs(300);
 
-fn xrd() -> Value {
-    json!({
-        "apiVersion": "apiextensions.crossplane.io/v2",
-        "kind": "CompositeResourceDefinition",
-        "metadata": {"name": "backlogs.backlog.example.org"},
-        "spec": {
-            "group": "backlog.example.org",
-            "names": {"kind": "Backlog", "plural": "backlogs"},
-            "scope": "Namespaced",
-            "versions": [{
-                "name": "v1", "served": true, "referenceable": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                    "spec": {"type": "object", "properties": {"size": {"type": "string"}}}
-                }}}
-            }]
-        }
-    })
-}
-
-fn composition() -> Value {
-    let config_map = |name: &str| {
-        json!({
-            "name": name,
-            "base": {"apiVersion": "v1", "kind": "ConfigMap", "data": {"role": name}},
-            "patches": [{"type": "FromCompositeFieldPath", "fromFieldPath": "spec.size", "toFieldPath": "data.size"}]
-        })
-    };
-    json!({
-        "apiVersion": "apiextensions.crossplane.io/v1",
-        "kind": "Composition",
-        "metadata": {"name": "backlog"},
-        "spec": {
-            "compositeTypeRef": {"apiVersion": "backlog.example.org/v1", "kind": "Backlog"},
-            "mode": "Pipeline",
-            "pipeline": [
-                {"step": "compose", "functionRef": {"name": "function-patch-and-transform"},
-                 "input": {"apiVersion": "pt.fn.crossplane.io/v1beta1", "kind": "Resources",
-                           "resources": [config_map("a"), config_map("b"), config_map("c")]}},
-                {"step": "ready", "functionRef": {"name": "function-auto-ready"}}
-            ]
-        }
-    })
-}
-
 /// Serves the XR kind the way the controller would, before any controller
 /// runs; `xrd` as stored (its UID owns the CRD).
 async fn serve_xr_kind(client: &kube::Client, xrd: &Value) {
@@ -99,16 +55,20 @@ async fn a_controller_started_over_existing_xrs_makes_them_all_ready() {
     plait_kube::install_crds(&client, support::TIMEOUT)
         .await
         .unwrap();
-    let xrd = create(&client, &xrd()).await;
-    create(&client, &composition()).await;
+    let xrd = create(&client, &support::yaml("tests/fixtures/scale/xrd.yaml")).await;
+    create(
+        &client,
+        &support::yaml("tests/fixtures/scale/composition.yaml"),
+    )
+    .await;
     serve_xr_kind(&client, &xrd).await;
-    let kind = resource("backlog.example.org/v1", "Backlog", "backlogs");
+    let kind = resource("scale.example.org/v1", "Bench", "benches");
     let xrs = api(&client, &kind, Some(&namespace));
     for i in 0..XRS {
         create(
             &client,
             &json!({
-                "apiVersion": "backlog.example.org/v1", "kind": "Backlog",
+                "apiVersion": "scale.example.org/v1", "kind": "Bench",
                 "metadata": {"name": format!("backlog-{i:03}"), "namespace": namespace},
                 "spec": {"size": "small"}
             }),

@@ -380,7 +380,7 @@ fn a_legacy_xr_gets_its_connection_secret_reference_before_the_pipeline() {
 struct ObservedConditions(std::cell::RefCell<Vec<Value>>);
 
 impl FunctionRunner for ObservedConditions {
-    fn run(&self, _: &str, request: &Request) -> Result<Response, RunnerError> {
+    fn run(&self, _: &str, _: &str, request: &Request) -> Result<Response, RunnerError> {
         let xr = &request
             .observed
             .composite
