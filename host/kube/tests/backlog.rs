@@ -10,7 +10,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, ListParams, Patch, PatchParams};
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use plait_kube::Functions;
 use plait_model::{CompositeResourceDefinition, Manifest};
 use plait_runtime::{Runtime, RuntimeConfig};
@@ -65,15 +65,14 @@ async fn a_controller_started_over_existing_xrs_makes_them_all_ready() {
     let kind = resource("scale.example.org/v1", "Bench", "benches");
     let xrs = api(&client, &kind, Some(&namespace));
     for i in 0..XRS {
-        create(
-            &client,
-            &json!({
-                "apiVersion": "scale.example.org/v1", "kind": "Bench",
-                "metadata": {"name": format!("backlog-{i:03}"), "namespace": namespace},
-                "spec": {"size": "small"}
-            }),
-        )
-        .await;
+        let xr = json!({
+            "apiVersion": "scale.example.org/v1", "kind": "Bench",
+            "metadata": {"name": format!("backlog-{i:03}"), "namespace": namespace},
+            "spec": {"size": "small"}
+        });
+        xrs.create(&PostParams::default(), &serde_json::from_value(xr).unwrap())
+            .await
+            .unwrap();
     }
 
     support::start_controller(cluster, |_| async {
