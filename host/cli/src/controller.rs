@@ -11,8 +11,8 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 use plait_functions::CacheLimits;
 use plait_kube::{
-    DEFAULT_NAMESPACE, Functions, Health, Impersonation, InstalledPackages, LeaderElection,
-    Options, Timing,
+    BreakerLimits, DEFAULT_NAMESPACE, Functions, Health, Impersonation, InstalledPackages,
+    LeaderElection, Options, Timing,
 };
 use plait_oci::Keychain;
 use plait_runtime::{CallLimits, Runtime, RuntimeConfig};
@@ -88,6 +88,12 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
     let timing = Timing {
         poll_interval: args.poll_interval,
         max_concurrent_reconciles: args.max_concurrent_reconciles,
+        circuit_breaker: BreakerLimits {
+            burst: f64::from(args.circuit_breaker_burst),
+            refill_per_second: args.circuit_breaker_refill_rate,
+            cooldown: args.circuit_breaker_cooldown,
+            ..BreakerLimits::default()
+        },
         ..Timing::default()
     };
     let health = Arc::new(Health::default());

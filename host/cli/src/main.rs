@@ -80,6 +80,17 @@ pub struct ControllerArgs {
     #[arg(long = "max-concurrent-reconciles", default_value_t = plait_kube::DEFAULT_MAX_CONCURRENT_RECONCILES,
           value_parser = clap::value_parser!(u16).range(1..))]
     pub max_concurrent_reconciles: u16,
+    /// Watch events one XR may have in a burst before its circuit opens
+    /// (`Responsive=False`, `WatchCircuitOpen`) and its events are dropped
+    /// but for one every 30 s, until the cooldown ends.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    pub circuit_breaker_burst: u32,
+    /// Watch events per second each XR's circuit breaker allows in the long run.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_rate)]
+    pub circuit_breaker_refill_rate: f64,
+    /// How long an XR's circuit stays open once opened, e.g. 5m.
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    pub circuit_breaker_cooldown: Duration,
     /// Function calls run at once, shared between tenants by the guest time
     /// each has used [default: the number of CPUs].
     #[arg(long = "concurrent-function-calls")]
@@ -229,6 +240,19 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(seconds))
 }
 
+/// A positive, finite rate per second.
+fn parse_rate(s: &str) -> Result<f64, String> {
+    let rate: f64 = s.parse().map_err(|_| {
+        format!("invalid rate {s:?}: use a number of events per second, e.g. 1 or 0.5")
+    })?;
+    if !rate.is_finite() || rate <= 0.0 {
+        return Err(format!(
+            "rate {s:?} must be a positive number of events per second"
+        ));
+    }
+    Ok(rate)
+}
+
 /// A size in bytes, as Kubernetes writes memory quantities: a whole number
 /// with an optional suffix, binary (Ki, Mi, Gi, Ti) or decimal (k, M, G, T).
 fn parse_size(s: &str) -> Result<usize, String> {
@@ -334,6 +358,26 @@ mod tests {
         ];
         for (input, want) in cases {
             match (parse_size(input), want) {
+                (Ok(got), Ok(want)) => assert_eq!(got, want, "{input}"),
+                (Err(got), Err(want)) => assert!(got.contains(want), "{input}: {got}"),
+                (got, want) => panic!("{input}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn rates_must_be_positive_numbers() {
+        let cases = [
+            ("1", Ok(1.0)),
+            ("0.5", Ok(0.5)),
+            ("0", Err("must be a positive")),
+            ("-2", Err("must be a positive")),
+            ("inf", Err("must be a positive")),
+            ("NaN", Err("must be a positive")),
+            ("fast", Err("invalid rate")),
+        ];
+        for (input, want) in cases {
+            match (parse_rate(input), want) {
                 (Ok(got), Ok(want)) => assert_eq!(got, want, "{input}"),
                 (Err(got), Err(want)) => assert!(got.contains(want), "{input}: {got}"),
                 (got, want) => panic!("{input}: got {got:?}, want {want:?}"),

@@ -186,6 +186,7 @@ pub fn run(args: &RenderArgs) -> Result<String> {
         now: RENDER_TIME.into(),
         grants: &grants,
         as_tenant: None,
+        circuit_open: false,
     }
     .run()?;
     if let Some(error) = &outcome.error {

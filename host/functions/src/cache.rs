@@ -4,14 +4,21 @@
 //! (capped by a controller-wide maximum). Only responses with a TTL are
 //! kept, so a function opts in by setting one.
 //!
-//! Unlike upstream's file-backed cache, entries live in memory, bounded by
-//! a number of entries and by the responses' encoded size, least recently
+//! A call of a *deterministic* function (one whose response depends on its
+//! request alone: the built-in components, which read no clock, randomness,
+//! network or environment) is kept up to the maximum whatever its TTL: its
+//! TTL still says when the XR is looked at again, and calling it again with
+//! the same request could only give the same answer.
+//!
+//! Unlike upstream's file-backed cache, entries live in memory, as JSON (a
+//! fraction of the size of the decoded response), bounded by a number of
+//! entries and by those bytes, least recently
 //! used first out; and the key holds the XR's identity besides the tag, so
 //! one tenant's XR is never answered with a response made for another's,
 //! even if two requests were to hash alike.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use plait_sdk::Response;
@@ -56,6 +63,8 @@ pub struct Call<'a> {
     pub function: &'a str,
     pub module: &'a str,
     pub tag: &'a str,
+    /// The module answers the same request the same way every time.
+    pub deterministic: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -68,7 +77,8 @@ struct Key {
 }
 
 struct Entry {
-    response: Arc<Response>,
+    /// The response as JSON, decoded again on each use.
+    encoded: Box<[u8]>,
     deadline: Instant,
     bytes: usize,
     /// When it was last used, in the cache's own order of uses.
@@ -161,16 +171,11 @@ impl ResponseCache {
 
     /// The response an earlier, identical call for the XR of `scope` got,
     /// while its TTL lasts.
-    pub fn lookup(&self, scope: &CacheScope, call: &Call<'_>) -> Option<Arc<Response>> {
+    pub fn lookup(&self, scope: &CacheScope, call: &Call<'_>) -> Option<Response> {
         self.lookup_at(scope, call, Instant::now())
     }
 
-    fn lookup_at(
-        &self,
-        scope: &CacheScope,
-        call: &Call<'_>,
-        now: Instant,
-    ) -> Option<Arc<Response>> {
+    fn lookup_at(&self, scope: &CacheScope, call: &Call<'_>, now: Instant) -> Option<Response> {
         // Upstream never caches an untagged request: it cannot be told apart.
         if call.tag.is_empty() {
             return None;
@@ -183,7 +188,16 @@ impl ResponseCache {
             return None;
         }
         entries.touch(&key);
-        entries.by_key.get(&key).map(|e| e.response.clone())
+        let decoded = serde_json::from_slice(&entries.by_key.get(&key)?.encoded);
+        match decoded {
+            Ok(response) => Some(response),
+            // It was encoded from a Response; a failure to decode it is a
+            // miss, and the call runs instead.
+            Err(_) => {
+                entries.remove(&key);
+                None
+            }
+        }
     }
 
     /// Keeps the `response` `call` got, when it has a TTL; returns what was
@@ -199,8 +213,12 @@ impl ResponseCache {
         response: &Response,
         now: Instant,
     ) -> Vec<Evicted> {
+        if call.tag.is_empty() {
+            return Vec::new();
+        }
         let ttl = match response.ttl {
-            Some(ttl) if !ttl.is_zero() && !call.tag.is_empty() => ttl.min(self.limits.max_ttl),
+            _ if call.deterministic => self.limits.max_ttl,
+            Some(ttl) if !ttl.is_zero() => ttl.min(self.limits.max_ttl),
             _ => return Vec::new(),
         };
         if ttl.is_zero() || self.limits.max_entries == 0 {
@@ -208,9 +226,10 @@ impl ResponseCache {
         }
         // The encoded size stands for what the response holds; a response
         // that cannot be encoded was never going to be reused.
-        let Ok(bytes) = serde_json::to_vec(response).map(|b| b.len()) else {
+        let Ok(encoded) = serde_json::to_vec(response) else {
             return Vec::new();
         };
+        let bytes = encoded.len();
         if bytes > self.limits.max_bytes {
             return Vec::new();
         }
@@ -238,7 +257,7 @@ impl ResponseCache {
         entries.by_key.insert(
             key,
             Entry {
-                response: Arc::new(response.clone()),
+                encoded: encoded.into_boxed_slice(),
                 deadline: now + ttl,
                 bytes,
                 used,
@@ -284,6 +303,7 @@ mod tests {
             function,
             module: "sha256:m",
             tag,
+            deterministic: false,
         }
     }
 
@@ -295,7 +315,7 @@ mod tests {
         }
     }
 
-    fn marker(response: Option<Arc<Response>>) -> Option<String> {
+    fn marker(response: Option<Response>) -> Option<String> {
         response.map(|r| r.context["marker"].as_str().unwrap_or_default().to_string())
     }
 
@@ -376,6 +396,60 @@ mod tests {
                 "{ttl:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_cached_response_comes_back_as_it_was_stored() {
+        let cache = ResponseCache::new(CacheLimits::default());
+        let a = scope("uid-a", "team-a");
+        let mut stored = response(Some(60), "full");
+        stored.tag = "t".into();
+        stored.desired.resources.insert(
+            "cm".into(),
+            plait_sdk::Resource {
+                resource: json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"n": 1, "f": 1.5}}),
+                connection_details: [("password".to_string(), vec![0, 159, 255])].into(),
+                ready: plait_sdk::Ready::True,
+            },
+        );
+        stored.output = Some(json!({"url": "https://example.org"}));
+        stored.context = json!(null);
+        cache.store(&a, &call("s", "fn", "t"), &stored);
+        assert_eq!(cache.lookup(&a, &call("s", "fn", "t")), Some(stored));
+    }
+
+    #[test]
+    fn a_deterministic_response_lasts_until_the_maximum_whatever_its_ttl() {
+        let start = Instant::now();
+        let cache = ResponseCache::new(CacheLimits {
+            max_ttl: Duration::from_secs(600),
+            ..CacheLimits::default()
+        });
+        let a = scope("uid-a", "team-a");
+        let deterministic = |tag| Call {
+            deterministic: true,
+            ..call("s", "fn", tag)
+        };
+        // (its TTL, seconds later, kept then)
+        let cases = [
+            (Some(60), 59, true),
+            (Some(60), 61, true),
+            (Some(60), 599, true),
+            (Some(60), 600, false),
+            (Some(0), 300, true),
+            (None, 300, true),
+        ];
+        for (ttl, after, kept) in cases {
+            cache.store_at(&a, &deterministic("t"), &response(ttl, "x"), start);
+            let when = start + Duration::from_secs(after);
+            let got = cache.lookup_at(&a, &deterministic("t"), when).is_some();
+            assert_eq!(got, kept, "ttl {ttl:?}, after {after} s");
+        }
+        cache.store_at(&a, &deterministic(""), &response(Some(60), "x"), start);
+        assert!(
+            cache.lookup_at(&a, &deterministic(""), start).is_none(),
+            "an untagged request is never kept"
+        );
     }
 
     #[test]

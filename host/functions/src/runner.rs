@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use plait_pipeline::{FunctionRunner, ReadGrants, RunnerError, Step};
-use plait_runtime::{CallLimits, Module, Runtime};
+use plait_runtime::{Builtin, CallLimits, Module, Runtime};
 use plait_sdk::{Request, Response};
 
 use crate::cache::{CacheScope, Call, ResponseCache};
@@ -210,10 +210,11 @@ impl FunctionRunner for PipelineFunctions {
             function,
             module: &resolved.module.digest,
             tag: &request.tag,
+            deterministic: Builtin::from_digest(&resolved.module.digest).is_some(),
         };
         if let Some(response) = cache.lookup(scope, &call) {
             self.observer.cache_hit(function);
-            return Ok(Response::clone(&response));
+            return Ok(response);
         }
         self.observer.cache_missed(function);
         let response = self.call(function, request)?;

@@ -20,7 +20,8 @@ use serde_json::{Map, Value, json};
 use tokio::runtime::Handle;
 
 use crate::openapi::OpenApi;
-use crate::writes::{OwnWrites, WrittenObject};
+use crate::watches::ComposedCache;
+use crate::writes::{OwnWrites, WrittenObject, body_digest};
 
 /// The component name events are reported under.
 pub const REPORTER: &str = "plait";
@@ -61,19 +62,27 @@ struct Inner {
     kinds: Mutex<KindCache>,
     recorder: Recorder,
     openapi: OpenApi,
-    /// Shared by every cluster the controller writes through, tenants' included.
-    writes: Arc<OwnWrites>,
+    shared: Shared,
+}
+
+/// What every cluster the controller reads and writes through shares,
+/// tenants' included: what its writes produced, and the composed resources
+/// its watches cache.
+#[derive(Clone, Default)]
+pub struct Shared {
+    pub writes: Arc<OwnWrites>,
+    pub composed: Arc<ComposedCache>,
 }
 
 impl KubeCluster {
     /// A cluster over `client`, bridging onto the runtime behind `handle`.
     pub fn new(client: Client, handle: Handle) -> KubeCluster {
-        KubeCluster::sharing_writes(client, handle, Arc::default())
+        KubeCluster::sharing(client, handle, Shared::default())
     }
 
-    /// A cluster over `client` that records its writes in `writes`, with
-    /// the other clusters the controller writes through.
-    pub fn sharing_writes(client: Client, handle: Handle, writes: Arc<OwnWrites>) -> KubeCluster {
+    /// A cluster over `client` that shares `shared` with the other clusters
+    /// the controller reads and writes through.
+    pub fn sharing(client: Client, handle: Handle, shared: Shared) -> KubeCluster {
         let recorder = Recorder::new(
             client.clone(),
             Reporter {
@@ -88,7 +97,7 @@ impl KubeCluster {
                 kinds: Mutex::new(HashMap::new()),
                 recorder,
                 openapi: OpenApi::default(),
-                writes,
+                shared,
             }),
         }
     }
@@ -99,7 +108,12 @@ impl KubeCluster {
 
     /// What this controller's writes produced.
     pub fn writes(&self) -> &Arc<OwnWrites> {
-        &self.inner.writes
+        &self.inner.shared.writes
+    }
+
+    /// What this cluster shares with the others the controller uses.
+    pub fn shared(&self) -> &Shared {
+        &self.inner.shared
     }
 
     /// Records a write whose result is `stored`.
@@ -107,7 +121,7 @@ impl KubeCluster {
         if let (Some(name), Some(version)) =
             (&stored.metadata.name, &stored.metadata.resource_version)
         {
-            self.inner.writes.wrote(
+            self.inner.shared.writes.wrote(
                 WrittenObject::new(
                     &resource.api_version,
                     &resource.kind,
@@ -239,7 +253,25 @@ impl KubeCluster {
             other => object_error(&reference, other),
         })?;
         self.wrote(&stored, &served.resource);
+        if let (false, Some(version)) = (status, &stored.metadata.resource_version) {
+            self.writes().applied(
+                WrittenObject::of(&reference),
+                field_manager,
+                body_digest(&body),
+                version,
+            );
+        }
         to_value(&stored)
+    }
+
+    /// The composed resource from the watch cache, else from the API
+    /// server (without `managedFields` either way, so what functions observe
+    /// does not depend on where it was read).
+    pub async fn observe_async(&self, object: &ObjectRef) -> Result<Option<Value>, ClusterError> {
+        match self.inner.shared.composed.get(object) {
+            Some(cached) => Ok(Some(cached)),
+            None => self.get_async(object).await,
+        }
     }
 
     pub async fn delete_async(
@@ -262,7 +294,7 @@ impl KubeCluster {
                 resource_version: None,
             });
         }
-        self.inner.writes.forget(&WrittenObject::of(object));
+        self.inner.shared.writes.forget(&WrittenObject::of(object));
         match api.delete(&object.name, &params).await {
             Ok(_) => Ok(()),
             Err(kube::Error::Api(status)) if status.is_not_found() => Ok(()),
@@ -422,13 +454,17 @@ fn object_error(object: &ObjectRef, message: impl std::fmt::Display) -> ClusterE
     }
 }
 
+/// The object as JSON, without `managedFields`: nothing the controller or
+/// a function reads is in them, and they are often bigger than the rest.
 fn to_value(object: &DynamicObject) -> Result<Value, ClusterError> {
-    serde_json::to_value(object).map_err(|e| {
+    let mut value = serde_json::to_value(object).map_err(|e| {
         ClusterError::Other(format!(
             "cannot encode {}: {e}",
             object.metadata.name.as_deref().unwrap_or("")
         ))
-    })
+    })?;
+    crate::object::drop_managed_fields(&mut value);
+    Ok(value)
 }
 
 fn truncate(text: &str, max: usize) -> String {
@@ -513,6 +549,27 @@ impl Cluster for KubeCluster {
         self.inner
             .handle
             .block_on(self.apply_async(object, field_manager, true))
+    }
+
+    fn observe(&self, object: &ObjectRef) -> Result<Option<Value>, ClusterError> {
+        self.inner.handle.block_on(self.observe_async(object))
+    }
+
+    fn applied_unchanged(&self, object: &Value, observed: &Value, field_manager: &str) -> bool {
+        let (Some(reference), Some(version)) = (
+            ObjectRef::of(object),
+            observed
+                .pointer("/metadata/resourceVersion")
+                .and_then(Value::as_str),
+        ) else {
+            return false;
+        };
+        self.writes().is_applied(
+            &WrittenObject::of(&reference),
+            field_manager,
+            &body_digest(&applied(object, false)),
+            version,
+        )
     }
 
     fn delete(&self, object: &ObjectRef, uid: Option<&str>) -> Result<(), ClusterError> {

@@ -5,14 +5,13 @@
 //! `system:serviceaccount:<namespace>:NAME`.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
 use kube::{Client, Config};
 use plait_reconcile::ClusterError;
 use tokio::runtime::Handle;
 
-use crate::cluster::KubeCluster;
-use crate::writes::OwnWrites;
+use crate::cluster::{KubeCluster, Shared};
 
 /// Which identity a tenant's pipelines act as.
 #[derive(Debug, Clone)]
@@ -35,21 +34,18 @@ impl Impersonation {
 pub struct TenantClusters {
     impersonation: Impersonation,
     handle: Handle,
-    /// The controller's own writes, which tenants' writes are too.
-    writes: Arc<OwnWrites>,
+    /// The controller's own writes (which tenants' writes are too) and its
+    /// cache of composed resources.
+    shared: Shared,
     by_namespace: Mutex<HashMap<String, KubeCluster>>,
 }
 
 impl TenantClusters {
-    pub fn new(
-        impersonation: Impersonation,
-        handle: Handle,
-        writes: Arc<OwnWrites>,
-    ) -> TenantClusters {
+    pub fn new(impersonation: Impersonation, handle: Handle, shared: Shared) -> TenantClusters {
         TenantClusters {
             impersonation,
             handle,
-            writes,
+            shared,
             by_namespace: Mutex::new(HashMap::new()),
         }
     }
@@ -71,7 +67,7 @@ impl TenantClusters {
                 self.impersonation.user(namespace)
             ))
         })?;
-        let cluster = KubeCluster::sharing_writes(client, self.handle.clone(), self.writes.clone());
+        let cluster = KubeCluster::sharing(client, self.handle.clone(), self.shared.clone());
         clusters.insert(namespace.to_string(), cluster.clone());
         Ok(cluster)
     }

@@ -11,6 +11,7 @@
 //! OCI packages alongside.
 
 mod api;
+mod breaker;
 mod children;
 mod claim;
 mod cluster;
@@ -42,7 +43,8 @@ use kube::api::{Api, DynamicObject};
 use kube::runtime::{Controller, watcher};
 use serde_json::Value;
 
-pub use cluster::{KubeCluster, ServedKind};
+pub use breaker::BreakerLimits;
+pub use cluster::{KubeCluster, ServedKind, Shared};
 pub use function::{DEFAULT_NAMESPACE, Functions, InstalledPackages};
 pub use impersonation::Impersonation;
 pub use install::{CRDS, CrdError};
@@ -170,7 +172,7 @@ pub async fn run(
         Arc::new(impersonation::TenantClusters::new(
             impersonation,
             tokio::runtime::Handle::current(),
-            cluster.writes().clone(),
+            cluster.shared().clone(),
         ))
     });
     let manager = Arc::new(xrd::Manager::new(

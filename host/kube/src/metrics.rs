@@ -152,7 +152,16 @@ pub struct Metrics {
     cache_misses: Family<FunctionLabels, Counter>,
     cache_evictions: Family<FunctionLabels, Counter>,
     api_requests: Family<ApiRequestLabels, Counter>,
+    circuit_events: Family<CircuitEventLabels, Counter>,
+    circuit_opens: Family<KindLabels, Counter>,
+    circuit_closes: Family<KindLabels, Counter>,
     runtimes: Arc<RuntimeCollector>,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CircuitEventLabels {
+    kind: String,
+    result: String,
 }
 
 /// The metrics every controller in this process reports to.
@@ -242,6 +251,24 @@ impl Metrics {
             "Requests to the Kubernetes API server, by verb (get, list, watch, create, update, patch, delete) and resource (the plural, with a subresource after a slash)",
             api_requests.clone(),
         );
+        let circuit_events = Family::<CircuitEventLabels, Counter>::default();
+        registry.register(
+            "circuit_breaker_events",
+            "Watch events that would wake an XR, by XR kind and what the XR's circuit breaker made of them (allowed, halfopen_allowed, dropped)",
+            circuit_events.clone(),
+        );
+        let circuit_opens = Family::<KindLabels, Counter>::default();
+        registry.register(
+            "circuit_breaker_opens",
+            "XR circuits opened by an event storm, by XR kind",
+            circuit_opens.clone(),
+        );
+        let circuit_closes = Family::<KindLabels, Counter>::default();
+        registry.register(
+            "circuit_breaker_closes",
+            "XR circuits closed again after their cooldown, by XR kind",
+            circuit_closes.clone(),
+        );
         let runtimes = Arc::new(RuntimeCollector::default());
         registry.register_collector(Box::new(runtimes.clone()));
         Metrics {
@@ -257,8 +284,33 @@ impl Metrics {
             cache_misses,
             cache_evictions,
             api_requests,
+            circuit_events,
+            circuit_opens,
+            circuit_closes,
             runtimes,
         }
+    }
+
+    /// Counts a watch event for an XR of `kind` by what its circuit made of it.
+    pub fn circuit_event(&self, kind: &str, result: &str) {
+        self.circuit_events
+            .get_or_create(&CircuitEventLabels {
+                kind: kind.into(),
+                result: result.into(),
+            })
+            .inc();
+    }
+
+    pub fn circuit_opened(&self, kind: &str) {
+        self.circuit_opens
+            .get_or_create(&KindLabels { kind: kind.into() })
+            .inc();
+    }
+
+    pub fn circuit_closed(&self, kind: &str) {
+        self.circuit_closes
+            .get_or_create(&KindLabels { kind: kind.into() })
+            .inc();
     }
 
     /// Reports `runtime`'s compile cache and call counters from now on.

@@ -23,7 +23,21 @@ pub fn to_value(
     let mut value = serde_json::to_value(object)?;
     value["apiVersion"] = json!(resource.api_version);
     value["kind"] = json!(resource.kind);
+    drop_managed_fields(&mut value);
     Ok(value)
+}
+
+/// Drops an object's `managedFields`, which nothing plait or a function
+/// reads needs: objects are kept and handed on without them.
+pub fn drop_managed_fields(object: &mut Value) {
+    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.remove("managedFields");
+    }
+}
+
+/// The same, for an object a watch delivers.
+pub fn trim(object: &mut DynamicObject) {
+    object.metadata.managed_fields = None;
 }
 
 /// The condition of type `type_`, if the object has one.

@@ -6,6 +6,8 @@ use std::hash::{BuildHasher, Hash};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
+use crate::breaker::BreakerLimits;
+
 /// How often and how patiently XRs are reconciled.
 #[derive(Debug, Clone)]
 pub struct Timing {
@@ -18,6 +20,8 @@ pub struct Timing {
     /// How many XRs of one kind are reconciled at once; the others wait
     /// their turn in the order they were queued.
     pub max_concurrent_reconciles: u16,
+    /// How many watch events may wake one XR, before its circuit opens.
+    pub circuit_breaker: BreakerLimits,
 }
 
 impl Default for Timing {
@@ -27,6 +31,7 @@ impl Default for Timing {
             reconcile_timeout: Duration::from_secs(120),
             backoff_base: Duration::from_secs(1),
             max_concurrent_reconciles: DEFAULT_MAX_CONCURRENT_RECONCILES,
+            circuit_breaker: BreakerLimits::default(),
         }
     }
 }

@@ -1,22 +1,27 @@
 //! Watches on composed resource kinds, started as XRs compose them and
 //! stopped once no XR composes the kind any more, so a composed resource
 //! changed or deleted out of band brings its XR back to reconcile within
-//! moments rather than at the next poll.
+//! moments rather than at the next poll. Each watch also fills the
+//! [`ComposedCache`] reconciles observe composed resources from.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use futures::StreamExt;
 use futures::channel::mpsc::UnboundedSender;
-use kube::api::{Api, ApiResource, DynamicObject, PartialObjectMeta};
-use kube::runtime::reflector::ObjectRef;
+use kube::api::{Api, ApiResource, DynamicObject};
+use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use plait_reconcile::LABEL_COMPOSITE;
+use serde_json::Value;
 use tokio::task::JoinHandle;
 
 use crate::api::group_of;
+use crate::breaker::CircuitBreaker;
 use crate::cluster::KubeCluster;
 use crate::metrics::{Trigger, metrics};
+use crate::object;
 use crate::writes;
 
 /// Where an XR kind's controller takes reconcile requests.
@@ -25,6 +30,8 @@ pub struct Route {
     pub sender: UnboundedSender<ObjectRef<DynamicObject>>,
     pub resource: ApiResource,
     pub namespaced: bool,
+    /// The circuits of that kind's XRs, which composed-resource events pass.
+    pub breaker: Arc<CircuitBreaker>,
 }
 
 /// A composed kind: apiVersion and kind.
@@ -72,10 +79,86 @@ impl KindUsers {
 #[derive(Default)]
 struct State {
     users: KindUsers,
-    watches: HashMap<Kind, JoinHandle<()>>,
+    watches: HashMap<Kind, Watch>,
 }
 
-/// One metadata watch per composed kind, shared by every XR kind.
+struct Watch {
+    task: JoinHandle<()>,
+    live: Arc<AtomicBool>,
+}
+
+impl ComposedWatches {
+    /// Stops the watch of `kind`; its cached objects are read no more.
+    fn stop_watch(&self, kind: &Kind, watch: Watch) {
+        watch.live.store(false, Ordering::Release);
+        self.cache.remove(kind);
+        watch.task.abort();
+    }
+}
+
+/// The composed resources of every watched kind (those labelled with their
+/// composite), as the watches last saw them, without `managedFields`: a
+/// reconcile reads what its XR composed from here rather than from the API
+/// server. A kind is here only once its watch has listed it.
+#[derive(Default)]
+pub struct ComposedCache {
+    stores: RwLock<HashMap<Kind, CachedKind>>,
+}
+
+struct CachedKind {
+    store: Store<DynamicObject>,
+    resource: ApiResource,
+    /// Cleared when the watch filling the store stops: a store nobody
+    /// updates any more is never read, even if it was listed as it stopped.
+    live: Arc<AtomicBool>,
+}
+
+impl ComposedCache {
+    fn insert(&self, kind: Kind, cached: CachedKind) {
+        self.stores
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(kind, cached);
+    }
+
+    fn remove(&self, kind: &Kind) {
+        self.stores
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(kind);
+    }
+
+    /// The object as its kind's watch last saw it; `None` when the kind is
+    /// not cached or the watch has not seen the object (yet): ask the API server.
+    pub fn get(&self, reference: &plait_reconcile::ObjectRef) -> Option<Value> {
+        let stores = self.stores.read().unwrap_or_else(PoisonError::into_inner);
+        let cached = stores.get(&(reference.api_version.clone(), reference.kind.clone()))?;
+        if !cached.live.load(Ordering::Acquire) {
+            return None;
+        }
+        let mut key = ObjectRef::new_with(&reference.name, cached.resource.clone());
+        if let Some(namespace) = &reference.namespace {
+            key = key.within(namespace);
+        }
+        let object = cached.store.get(&key)?;
+        let mut value = serde_json::to_value(object.as_ref()).ok()?;
+        value["apiVersion"] = Value::String(reference.api_version.clone());
+        value["kind"] = Value::String(reference.kind.clone());
+        Some(value)
+    }
+
+    /// How many objects are cached, over every kind.
+    pub fn len(&self) -> usize {
+        self.stores
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .map(|cached| cached.store.len())
+            .sum()
+    }
+}
+
+/// One watch per composed kind, shared by every XR kind.
 #[derive(Default)]
 pub struct ComposedWatches {
     /// Users and watches change under one lock, so a watch is never stopped
@@ -83,9 +166,19 @@ pub struct ComposedWatches {
     state: Mutex<State>,
     /// By the XR's group and kind: owner references may name any served version.
     routes: Arc<Mutex<HashMap<(String, String), Route>>>,
+    cache: Arc<ComposedCache>,
 }
 
 impl ComposedWatches {
+    /// Watches that fill `cache`.
+    pub fn new(cache: Arc<ComposedCache>) -> ComposedWatches {
+        ComposedWatches {
+            state: Mutex::default(),
+            routes: Arc::default(),
+            cache,
+        }
+    }
+
     pub fn route(&self, group: &str, kind: &str, route: Route) {
         if let Ok(mut routes) = self.routes.lock() {
             routes.insert((group.into(), kind.into()), route);
@@ -117,13 +210,13 @@ impl ComposedWatches {
         let missing: Vec<Kind> = match self.state.lock() {
             Ok(mut state) => {
                 for kind in state.users.set(xr, kinds.clone()) {
-                    if let Some(task) = state.watches.remove(&kind) {
+                    if let Some(watch) = state.watches.remove(&kind) {
                         tracing::debug!(
                             api_version = kind.0,
                             kind = kind.1,
                             "no XR composes this kind; watch stopped"
                         );
-                        task.abort();
+                        self.stop_watch(&kind, watch);
                     }
                 }
                 kinds
@@ -149,67 +242,96 @@ impl ComposedWatches {
                 return;
             }
         };
-        // Metadata only: owner references are all a watch needs.
-        let api: Api<PartialObjectMeta<DynamicObject>> =
-            Api::all_with(cluster.client().clone(), &served.resource);
+        // Full objects, trimmed: reconciles observe composed resources from them.
+        let api: Api<DynamicObject> = Api::all_with(cluster.client().clone(), &served.resource);
         let routes = self.routes.clone();
         let config = watcher::Config::default().labels(LABEL_COMPOSITE);
         let writes = cluster.writes().clone();
+        let writer = reflector::store::Writer::new(served.resource.clone());
+        let cache = self.cache.clone();
+        let live = Arc::new(AtomicBool::new(true));
+        let cached = CachedKind {
+            store: writer.as_reader(),
+            resource: served.resource.clone(),
+            live: live.clone(),
+        };
+        let cached_key = key.clone();
+        let listed = async move {
+            if cached.store.wait_until_ready().await.is_ok() {
+                cache.insert(cached_key, cached);
+            }
+        };
         let task = tokio::spawn(async move {
             // A composed resource's own apply does not bring its XR back:
             // the reconcile that applied it already knows the result.
             let mut events = writes::changes_by_others(
-                watcher(api, config).default_backoff(),
+                watcher(api, config)
+                    .default_backoff()
+                    .modify(object::trim)
+                    .reflect(writer),
                 writes,
                 served.resource,
                 true,
             )
             .boxed();
-            while let Some(event) = events.next().await {
-                let object = match event {
-                    Ok(object) => object,
-                    Err(e) => {
-                        tracing::debug!(error = %e, "composed resource watch interrupted");
-                        continue;
-                    }
-                };
-                let namespace = object.metadata.namespace.clone();
-                for owner in object.metadata.owner_references.iter().flatten() {
-                    if owner.controller != Some(true) {
-                        continue;
-                    }
-                    let key = (group_of(&owner.api_version).to_string(), owner.kind.clone());
-                    let Some(route) = routes.lock().ok().and_then(|r| r.get(&key).cloned()) else {
-                        continue;
+            let routing = async move {
+                while let Some(event) = events.next().await {
+                    let object = match event {
+                        Ok(object) => object,
+                        Err(e) => {
+                            tracing::debug!(error = %e, "composed resource watch interrupted");
+                            continue;
+                        }
                     };
-                    let mut reference = ObjectRef::new_with(&owner.name, route.resource.clone());
-                    if route.namespaced
-                        && let Some(ns) = &namespace
-                    {
-                        reference = reference.within(ns);
-                    }
-                    // A closed channel means that XR kind's controller stopped.
-                    if route.sender.unbounded_send(reference).is_ok() {
-                        metrics().triggered(&route.resource.kind, Trigger::Composed, 1);
+                    let namespace = object.metadata.namespace.clone();
+                    for owner in object.metadata.owner_references.iter().flatten() {
+                        if owner.controller != Some(true) {
+                            continue;
+                        }
+                        let key = (group_of(&owner.api_version).to_string(), owner.kind.clone());
+                        let Some(route) = routes.lock().ok().and_then(|r| r.get(&key).cloned())
+                        else {
+                            continue;
+                        };
+                        let mut reference =
+                            ObjectRef::new_with(&owner.name, route.resource.clone());
+                        if route.namespaced
+                            && let Some(ns) = &namespace
+                        {
+                            reference = reference.within(ns);
+                        }
+                        let xr = (reference.namespace.clone(), reference.name.clone());
+                        if !route.breaker.event(&xr).is_allowed() {
+                            continue;
+                        }
+                        // A closed channel means that XR kind's controller stopped.
+                        if route.sender.unbounded_send(reference).is_ok() {
+                            metrics().triggered(&route.resource.kind, Trigger::Composed, 1);
+                        }
                     }
                 }
-            }
+            };
+            futures::join!(listed, routing);
         });
         match self.state.lock() {
             // Discovery took a while: the kind may have been released, or
             // another reconcile started its watch, in the meantime.
             Ok(mut state) if state.users.is_used(&key) && !state.watches.contains_key(&key) => {
-                state.watches.insert(key, task);
+                state.watches.insert(key, Watch { task, live });
             }
-            _ => task.abort(),
+            _ => {
+                live.store(false, Ordering::Release);
+                task.abort();
+            }
         }
     }
 
     /// Stops every watch.
     pub fn stop(&self) {
         if let Ok(mut state) = self.state.lock() {
-            for (_, task) in state.watches.drain() {
-                task.abort();
+            let watches: Vec<_> = state.watches.drain().collect();
+            for (kind, watch) in watches {
+                self.stop_watch(&kind, watch);
             }
         }
     }

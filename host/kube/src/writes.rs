@@ -54,10 +54,28 @@ impl WrittenObject {
     }
 }
 
-/// The resourceVersions recent writes by this controller produced, per object.
+/// The resourceVersions recent writes by this controller produced, per
+/// object, and what its last server-side apply of each object sent.
 #[derive(Debug, Default)]
 pub struct OwnWrites {
     versions: Mutex<HashMap<WrittenObject, VecDeque<String>>>,
+    applied: Mutex<HashMap<WrittenObject, LastApply>>,
+}
+
+/// One field manager's last apply of an object: the SHA-256 of the body it
+/// sent and the resourceVersion the object had afterwards.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct LastApply {
+    field_manager: String,
+    body: [u8; 32],
+    resource_version: String,
+}
+
+/// The digest an applied body is remembered by: of its JSON, whose object
+/// keys serde_json keeps sorted, so equal bodies always digest alike.
+pub fn body_digest(body: &serde_json::Value) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(body.to_string().as_bytes()).into()
 }
 
 impl OwnWrites {
@@ -93,9 +111,56 @@ impl OwnWrites {
             .unwrap_or_default()
     }
 
+    /// Records that `field_manager` applied `body` to `object`, which then
+    /// stood at `resource_version`.
+    pub fn applied(
+        &self,
+        object: WrittenObject,
+        field_manager: &str,
+        body: [u8; 32],
+        resource_version: &str,
+    ) {
+        self.applied
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(
+                object,
+                LastApply {
+                    field_manager: field_manager.to_string(),
+                    body,
+                    resource_version: resource_version.to_string(),
+                },
+            );
+    }
+
+    /// Whether `field_manager`'s last apply of `object` sent `body` and left
+    /// it at `resource_version`: applying `body` again to that version would
+    /// change nothing, since server-side apply of an unchanged body is a no-op.
+    pub fn is_applied(
+        &self,
+        object: &WrittenObject,
+        field_manager: &str,
+        body: &[u8; 32],
+        resource_version: &str,
+    ) -> bool {
+        self.applied
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(object)
+            .is_some_and(|last| {
+                last.field_manager == field_manager
+                    && &last.body == body
+                    && last.resource_version == resource_version
+            })
+    }
+
     /// Forgets an object that is gone.
     pub fn forget(&self, object: &WrittenObject) {
         self.versions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(object);
+        self.applied
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(object);
@@ -244,6 +309,38 @@ mod tests {
                 .collect();
             assert_eq!(versions, want.into_iter().collect::<Vec<_>>(), "case {i}");
         }
+    }
+
+    #[test]
+    fn an_apply_is_known_unchanged_only_for_the_same_manager_body_and_version() {
+        let writes = OwnWrites::default();
+        let body = body_digest(&serde_json::json!({"data": {"a": "1"}, "kind": "ConfigMap"}));
+        let same_body = body_digest(&serde_json::json!({"kind": "ConfigMap", "data": {"a": "1"}}));
+        let other_body = body_digest(&serde_json::json!({"kind": "ConfigMap", "data": {"a": "2"}}));
+        assert_eq!(body, same_body, "key order does not change a body's digest");
+        let a = object("example.org/v1", "a");
+        assert!(
+            !writes.is_applied(&a, "m", &body, "5"),
+            "nothing applied yet"
+        );
+        writes.applied(a.clone(), "m", body, "5");
+        // (object, manager, body, version, known unchanged)
+        let cases = [
+            ("a", "m", body, "5", true),
+            ("a", "m", body, "6", false),
+            ("a", "m", other_body, "5", false),
+            ("a", "other-manager", body, "5", false),
+            ("b", "m", body, "5", false),
+        ];
+        for (name, manager, digest, version, want) in cases {
+            assert_eq!(
+                writes.is_applied(&object("example.org/v2", name), manager, &digest, version),
+                want,
+                "{name} {manager} {version}"
+            );
+        }
+        writes.forget(&a);
+        assert!(!writes.is_applied(&a, "m", &body, "5"), "forgotten");
     }
 
     #[test]

@@ -113,13 +113,14 @@ impl Manager {
         timing: Timing,
         tenants: Option<Arc<TenantClusters>>,
     ) -> Manager {
+        let watches = Arc::new(ComposedWatches::new(cluster.shared().composed.clone()));
         Manager {
             tenants,
             catalog,
             claims: ClaimControllers::new(cluster.clone(), timing.clone()),
             cluster,
             functions,
-            watches: Arc::new(ComposedWatches::default()),
+            watches,
             backoff: Backoff::of(&timing),
             conflicts: Backoff::conflicts(&timing),
             timing,
@@ -158,6 +159,7 @@ impl Manager {
                         sender,
                         resource: resource.clone(),
                         namespaced,
+                        breaker: context.breaker.clone(),
                     },
                 );
                 let api: Api<DynamicObject> =
@@ -166,15 +168,24 @@ impl Manager {
                 let store = writer.as_reader();
                 let events = watcher(api, watcher::Config::default())
                     .default_backoff()
+                    .modify(object::trim)
                     .reflect(writer);
                 // The XR's own status and reference writes do not bring it back.
                 let changed_kind = resource.kind.clone();
+                let breaker = context.breaker.clone();
                 let xrs = writes::changes_by_others(
                     events,
                     self.cluster.writes().clone(),
                     resource.clone(),
                     false,
                 )
+                .try_filter(move |xr| {
+                    let key = (
+                        xr.metadata.namespace.clone(),
+                        xr.metadata.name.clone().unwrap_or_default(),
+                    );
+                    futures::future::ready(breaker.event(&key).is_allowed())
+                })
                 .inspect_ok(move |_| metrics().triggered(&changed_kind, Trigger::Changed, 1));
                 let controller = Controller::for_stream_with(xrs, store.clone(), resource.clone())
                     .with_config(

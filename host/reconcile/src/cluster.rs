@@ -82,6 +82,20 @@ pub trait Cluster {
     fn apply(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError>;
     /// Server-side apply of the status subresource.
     fn apply_status(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError>;
+    /// Reads a composed resource an XR references. A cluster that keeps a
+    /// watch cache of composed resources may answer from it, a moment
+    /// behind the API server; the reconciler believes only what it reads
+    /// here of resources its XR controls.
+    fn observe(&self, object: &ObjectRef) -> Result<Option<Value>, ClusterError> {
+        self.get(object)
+    }
+    /// Whether applying `object` by `field_manager` is known to change
+    /// nothing, `observed` being the object as last read: this cluster
+    /// applied exactly that body before, and `observed` is the version that
+    /// apply left. The reconciler then skips the request.
+    fn applied_unchanged(&self, _object: &Value, _observed: &Value, _field_manager: &str) -> bool {
+        false
+    }
     /// Deletes the object if its UID still matches.
     fn delete(&self, object: &ObjectRef, uid: Option<&str>) -> Result<(), ClusterError>;
     /// Whether a kind is namespaced; `None` when the cluster does not serve it.

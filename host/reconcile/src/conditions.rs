@@ -40,14 +40,24 @@ fn condition(type_: &str, status: &str, reason: &str, message: Option<&str>) -> 
     c
 }
 
-/// `Responsive=True` (`WatchCircuitClosed`): upstream v2's watch circuit
-/// breaker reports it on every XR it has not throttled.
-pub fn set_responsive(xr: &mut Value, now: &str) {
-    set_conditions(
-        xr,
-        vec![condition("Responsive", "True", "WatchCircuitClosed", None)],
-        now,
-    );
+/// `Responsive`, as upstream v2's watch circuit breaker reports it: `True`
+/// (`WatchCircuitClosed`) on every XR it has not throttled, `False`
+/// (`WatchCircuitOpen`) on one whose watch events it drops.
+pub fn set_responsive(xr: &mut Value, circuit_open: bool, now: &str) {
+    let responsive = if circuit_open {
+        condition(
+            "Responsive",
+            "False",
+            "WatchCircuitOpen",
+            Some(
+                "Too many watch events for this composite resource; \
+                 some are dropped until the circuit breaker closes",
+            ),
+        )
+    } else {
+        condition("Responsive", "True", "WatchCircuitClosed", None)
+    };
+    set_conditions(xr, vec![responsive], now);
 }
 
 /// Sets conditions after a pipeline that finished.

@@ -100,6 +100,9 @@ pub struct Reconcile<'a> {
     /// resources are read and written through it, so the tenant's own RBAC
     /// bounds them. `None` uses `cluster` for everything.
     pub as_tenant: Option<&'a dyn Cluster>,
+    /// The XR's watch circuit is open (an event storm woke it too often):
+    /// reported as `Responsive=False`.
+    pub circuit_open: bool,
 }
 
 /// What a reconcile did.
@@ -165,11 +168,10 @@ impl<'a> Reconcile<'a> {
             .and_then(Value::as_str)
             .ok_or_else(|| ReconcileError::InvalidComposite("metadata.uid is required".into()))?
             .to_string();
-        // As upstream's reconciler does first, before anything can fail:
-        // plait has no watch circuit breaker to open, so it stays closed.
-        // Functions observe the XR with it.
+        // As upstream's reconciler does first, before anything can fail;
+        // functions observe the XR with it.
         let mut xr = self.xr.clone();
-        conditions::set_responsive(&mut xr, &self.now);
+        conditions::set_responsive(&mut xr, self.circuit_open, &self.now);
         let observed = self.observed_state(&xr, &xr_uid)?;
         let namespace = match self.scope {
             CompositeScope::Namespaced => xr_ref.namespace.clone(),
@@ -241,6 +243,17 @@ impl<'a> Reconcile<'a> {
         set_resource_refs(&mut xr, self.scope, &plan.refs);
         let mut apply_errors = Vec::new();
         for (name, object) in &plan.objects {
+            let unchanged = observed.resources.get(name).is_some_and(|o| {
+                self.tenant_cluster().applied_unchanged(
+                    object,
+                    &o.resource,
+                    COMPOSITE_FIELD_MANAGER,
+                )
+            });
+            if unchanged {
+                outcome.composed.insert(name.clone(), object.clone());
+                continue;
+            }
             match self.tenant_cluster().apply(object, COMPOSITE_FIELD_MANAGER) {
                 Ok(_) => {
                     if !observed.resources.contains_key(name) {
@@ -330,7 +343,7 @@ impl<'a> Reconcile<'a> {
                 namespace,
                 name: text("name"),
             };
-            let Some(object) = self.tenant_cluster().get(&reference)? else {
+            let Some(object) = self.tenant_cluster().observe(&reference)? else {
                 continue;
             };
             if compose::controller_uid(&object).is_some_and(|uid| uid != xr_uid) {

@@ -55,6 +55,17 @@ fn xr(namespace: Option<&str>, want: &[&str]) -> Value {
 }
 
 fn reconcile(cluster: &MemoryCluster, xr: Value) -> Outcome {
+    reconcile_with(cluster, None, xr, false)
+}
+
+/// A reconcile whose composed resources go through `as_tenant`, with the
+/// XR's watch circuit open or not.
+fn reconcile_with(
+    cluster: &MemoryCluster,
+    as_tenant: Option<&dyn Cluster>,
+    xr: Value,
+    circuit_open: bool,
+) -> Outcome {
     cluster.seed([xr.clone()]).expect("seed XR");
     let runner = Want(Cell::new(0));
     let steps = [Step {
@@ -75,10 +86,97 @@ fn reconcile(cluster: &MemoryCluster, xr: Value) -> Outcome {
         context: json!({}),
         now: "2024-01-01T00:00:00Z".into(),
         grants: &ReadGrants::tenant_defaults(),
-        as_tenant: None,
+        as_tenant,
+        circuit_open,
     }
     .run()
     .expect("reconcile runs")
+}
+
+/// A memory cluster that knows every composed apply would change nothing, or none.
+struct KnownApplied<'a> {
+    memory: &'a MemoryCluster,
+    unchanged: bool,
+}
+
+impl Cluster for KnownApplied<'_> {
+    fn get(&self, object: &ObjectRef) -> Result<Option<Value>, ClusterError> {
+        self.memory.get(object)
+    }
+    fn list(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<Vec<Value>, ClusterError> {
+        self.memory.list(api_version, kind, namespace, labels)
+    }
+    fn apply(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError> {
+        self.memory.apply(object, field_manager)
+    }
+    fn apply_status(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError> {
+        self.memory.apply_status(object, field_manager)
+    }
+    fn applied_unchanged(&self, _: &Value, _: &Value, _: &str) -> bool {
+        self.unchanged
+    }
+    fn delete(&self, object: &ObjectRef, uid: Option<&str>) -> Result<(), ClusterError> {
+        self.memory.delete(object, uid)
+    }
+    fn is_namespaced(&self, api_version: &str, kind: &str) -> Result<Option<bool>, ClusterError> {
+        self.memory.is_namespaced(api_version, kind)
+    }
+    fn schema(&self, api_version: &str, kind: &str) -> Result<Option<Value>, ClusterError> {
+        self.memory.schema(api_version, kind)
+    }
+    fn record_event(&self, event: Event) {
+        self.memory.record_event(event)
+    }
+}
+
+#[test]
+fn a_composed_resource_is_applied_again_unless_the_cluster_knows_nothing_would_change() {
+    // (the cluster knows the applies unchanged, composed applies made)
+    let cases = [(false, 2), (true, 0)];
+    for (unchanged, want) in cases {
+        let memory = MemoryCluster::new();
+        let first = reconcile(&memory, xr(None, &["a", "b"]));
+        let known = KnownApplied {
+            memory: &memory,
+            unchanged,
+        };
+        let before = memory.writes().len();
+        let second = reconcile_with(&memory, Some(&known), first.xr.clone(), false);
+        let applies = memory.writes()[before..]
+            .iter()
+            .filter(|(r, what)| r.kind == "ConfigMap" && *what == "apply")
+            .count();
+        assert_eq!(applies, want, "unchanged: {unchanged}");
+        assert_eq!(
+            second.composed.keys().collect::<Vec<_>>(),
+            ["a", "b"],
+            "unchanged: {unchanged}"
+        );
+        assert!(second.created.is_empty(), "unchanged: {unchanged}");
+        assert_eq!(second.error, None, "unchanged: {unchanged}");
+    }
+}
+
+#[test]
+fn responsive_reports_whether_the_watch_circuit_is_open() {
+    // (circuit open, Responsive status, reason)
+    let cases = [
+        (false, "True", "WatchCircuitClosed"),
+        (true, "False", "WatchCircuitOpen"),
+    ];
+    for (open, status, reason) in cases {
+        let memory = MemoryCluster::new();
+        let outcome = reconcile_with(&memory, None, xr(None, &["a"]), open);
+        let responsive = condition(&outcome.xr, "Responsive");
+        assert_eq!(responsive["status"], status, "open: {open}");
+        assert_eq!(responsive["reason"], reason, "open: {open}");
+    }
 }
 
 fn condition<'a>(xr: &'a Value, type_: &str) -> &'a Value {
@@ -256,6 +354,7 @@ fn observed_resource_without_resource_name_annotation_is_an_error() {
         now: "t".into(),
         grants: &ReadGrants::tenant_defaults(),
         as_tenant: None,
+        circuit_open: false,
     }
     .run()
     .expect_err("must fail");
@@ -413,6 +512,7 @@ fn xrs_are_responsive_and_functions_observe_it_as_upstream_sets_it_first() {
         now: "2024-01-01T00:00:00Z".into(),
         grants: &ReadGrants::tenant_defaults(),
         as_tenant: None,
+        circuit_open: false,
     }
     .run()
     .expect("reconcile runs");

@@ -70,6 +70,12 @@ impl Builtin {
     pub fn digest(self) -> &'static str {
         &BUILTIN_DIGESTS[self as usize]
     }
+
+    /// The built-in whose component has `digest`, whatever the Function
+    /// that named it calls it or wherever it was pulled from.
+    pub fn from_digest(digest: &str) -> Option<Builtin> {
+        Builtin::ALL.into_iter().find(|b| b.digest() == digest)
+    }
 }
 
 #[cfg(test)]
@@ -114,13 +120,15 @@ mod tests {
     }
 
     #[test]
-    fn builtins_round_trip_through_their_names() {
+    fn builtins_round_trip_through_their_names_and_digests() {
         for builtin in Builtin::ALL {
             assert_eq!(Builtin::from_name(builtin.name()), Some(builtin));
+            assert_eq!(Builtin::from_digest(builtin.digest()), Some(builtin));
             assert!(builtin.digest().starts_with("sha256:"));
             assert!(!builtin.wasm().is_empty());
         }
         assert_eq!(Builtin::from_name("function-go-templating"), None);
+        assert_eq!(Builtin::from_digest("sha256:0000"), None);
         assert_eq!(
             Builtin::from_name("function-patch-and-transform"),
             Some(Builtin::PatchAndTransform)

@@ -23,6 +23,7 @@ use plait_reconcile::{
 use serde_json::{Value, json};
 
 use crate::api::{ANNOTATION_PAUSED, RECONCILE_PAUSED};
+use crate::breaker::CircuitBreaker;
 use crate::cluster::KubeCluster;
 use crate::compiled::{Catalog, CompiledPipeline};
 use crate::function::Functions;
@@ -99,6 +100,8 @@ pub struct XrContext {
     pub resource: ApiResource,
     backoff: Backoff<ObjectRef>,
     conflicts: Backoff<ObjectRef>,
+    /// The watch circuits of this kind's XRs.
+    pub breaker: Arc<CircuitBreaker>,
     /// Reconciles in a row that created composed resources, per XR.
     creating: Backoff<ObjectRef>,
     latest: latest::LatestStored,
@@ -126,6 +129,7 @@ impl XrContext {
             watches,
             backoff: Backoff::of(&timing),
             conflicts: Backoff::conflicts(&timing),
+            breaker: Arc::new(CircuitBreaker::new(&resource.kind, timing.circuit_breaker)),
             creating: Backoff::new(CREATED_BASE, timing.poll_interval),
             latest: latest::LatestStored::default(),
             timing,
@@ -163,6 +167,8 @@ impl XrContext {
         self.conflicts.succeeded(reference);
         self.creating.succeeded(reference);
         self.latest.forget(reference);
+        self.breaker
+            .forget(&(reference.namespace.clone(), reference.name.clone()));
         self.cluster.writes().forget(&WrittenObject::of(reference));
     }
 
@@ -319,6 +325,9 @@ async fn compose(
         Err(e) => return not_synced(ctx, xr, reference, &e.to_string()).await,
     };
     let functions = calls(ctx, &pipeline, reference, xr, tenant.as_deref());
+    let circuit_open = ctx
+        .breaker
+        .is_open(&(reference.namespace.clone(), reference.name.clone()));
     let xr_for_run = xr.clone();
     let steps = pipeline.clone();
     let run = tokio::task::spawn_blocking(move || {
@@ -333,6 +342,7 @@ async fn compose(
             now: now(),
             grants: &grants,
             as_tenant: Some(&composing),
+            circuit_open,
         }
         .run()
     })
