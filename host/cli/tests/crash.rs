@@ -1,0 +1,413 @@
+//! `plait controller` killed with SIGKILL in the middle of a rollout, then
+//! started again: every XR becomes Ready with exactly the resources it
+//! composes, none orphaned and none composed twice. Its own test binary, so
+//! the controllers here are the only ones running against the cluster.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use plait_testcluster::TestCluster;
+use serde_json::{Value, json};
+
+const XRS: usize = 300;
+/// The controller is killed once this many XRs are Ready.
+const READY_AT_KILL: usize = XRS / 2;
+/// Generous for a busy 2-core machine running a debug build.
+const TIMEOUT: Duration = Duration::from_secs(300);
+const COMPOSITE_LABEL: &str = "crossplane.io/composite";
+const RESOURCE_NAME_ANNOTATION: &str = "crossplane.io/composition-resource-name";
+
+fn resource(api_version: &str, kind: &str, plural: &str) -> ApiResource {
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    ApiResource {
+        group: group.into(),
+        version: version.into(),
+        api_version: api_version.into(),
+        kind: kind.into(),
+        plural: plural.into(),
+    }
+}
+
+async fn apply(client: &kube::Client, ar: &ApiResource, object: &Value) {
+    let name = object["metadata"]["name"].as_str().unwrap();
+    let api: Api<DynamicObject> = match object["metadata"]["namespace"].as_str() {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, ar),
+        None => Api::all_with(client.clone(), ar),
+    };
+    api.patch(
+        name,
+        &PatchParams::apply("crash-test").force(),
+        &Patch::Apply(object),
+    )
+    .await
+    .unwrap();
+}
+
+/// The scale fixture's `name` (tests/fixtures/scale/).
+fn fixture(name: &str) -> Value {
+    let path = format!(
+        "{}/../../tests/fixtures/scale/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_yaml_ng::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+fn free_address() -> String {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string()
+}
+
+fn scrape(address: &str, path: &str) -> String {
+    let Ok(mut stream) = TcpStream::connect(address) else {
+        return String::new();
+    };
+    let _ = write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: plait\r\nConnection: close\r\n\r\n"
+    );
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response
+}
+
+/// The last `n` lines of `path`.
+fn tail(path: &Path, n: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// One `plait controller` process, killed when dropped.
+struct Controller {
+    child: Child,
+    probes: String,
+}
+
+impl Controller {
+    /// Starts `plait controller` as the controller bench does, its stderr in `log`.
+    fn start(cluster: &TestCluster, cache: &Path, log: &Path) -> Self {
+        let probes = free_address();
+        let child = Command::new(env!("CARGO_BIN_EXE_plait"))
+            .arg("controller")
+            .arg("--kubeconfig")
+            .arg(cluster.kubeconfig())
+            .arg(format!("--probe-address={probes}"))
+            .env("PLAIT_CACHE_DIR", cache)
+            .env("PLAIT_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(log).unwrap())
+            .spawn()
+            .unwrap();
+        Controller { child, probes }
+    }
+
+    async fn wait_ready(&mut self) {
+        let started = Instant::now();
+        while !scrape(&self.probes, "/readyz").starts_with("HTTP/1.1 200") {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                panic!("the controller exited before it was ready: {status}");
+            }
+            assert!(
+                started.elapsed() < TIMEOUT,
+                "the controller never became ready"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// SIGKILL, as the kernel's OOM killer or a node failure would end it.
+    fn kill(mut self) -> std::process::ExitStatus {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap()
+    }
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Prints the end of each controller's log if the test fails.
+struct LogsOnFailure(Vec<PathBuf>);
+
+impl Drop for LogsOnFailure {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            for log in &self.0 {
+                eprintln!("--- last lines of {} ---\n{}", log.display(), tail(log, 40));
+            }
+        }
+    }
+}
+
+fn is_ready(xr: &Value) -> bool {
+    xr["status"]["conditions"].as_array().is_some_and(|c| {
+        c.iter()
+            .any(|c| c["type"] == "Ready" && c["status"] == "True")
+    })
+}
+
+fn name(object: &Value) -> &str {
+    object["metadata"]["name"].as_str().unwrap_or("<unnamed>")
+}
+
+async fn list(api: &Api<DynamicObject>, params: &ListParams) -> Option<Vec<Value>> {
+    // A busy API server may time a LIST out; the caller polls again.
+    let list = api.list(params).await.ok()?;
+    Some(
+        list.items
+            .into_iter()
+            .map(|o| serde_json::to_value(o).unwrap())
+            .collect(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_controller_killed_mid_rollout_leaves_no_orphan_or_duplicate_after_restart() {
+    let cluster = TestCluster::shared().unwrap();
+    let client = cluster.client().await;
+    let namespace = cluster.namespace("crash").await;
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let logs = [dir.path().join("first.log"), dir.path().join("second.log")];
+    let _logs = LogsOnFailure(logs.to_vec());
+
+    let mut first = Controller::start(cluster, &cache, &logs[0]);
+    first.wait_ready().await;
+    apply(
+        &client,
+        &resource(
+            "apiextensions.crossplane.io/v2",
+            "CompositeResourceDefinition",
+            "compositeresourcedefinitions",
+        ),
+        &fixture("xrd.yaml"),
+    )
+    .await;
+    apply(
+        &client,
+        &resource(
+            "apiextensions.crossplane.io/v1",
+            "Composition",
+            "compositions",
+        ),
+        &fixture("composition.yaml"),
+    )
+    .await;
+    let kind = resource("scale.example.org/v1", "Bench", "benches");
+    let xrs: Api<DynamicObject> = Api::namespaced_with(client.clone(), &namespace, &kind);
+    let config_maps: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        &namespace,
+        &resource("v1", "ConfigMap", "configmaps"),
+    );
+    let composed = ListParams::default().labels(COMPOSITE_LABEL);
+    let started = Instant::now();
+    while xrs.list(&ListParams::default()).await.is_err() {
+        assert!(
+            started.elapsed() < TIMEOUT,
+            "the Bench kind is never served"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    // Create the XRs while the controller runs; kill it once half are Ready,
+    // whether or not every XR exists yet.
+    let creating = {
+        let (client, kind, namespace) = (client.clone(), kind.clone(), namespace.clone());
+        tokio::spawn(async move {
+            for i in 0..XRS {
+                let xr = json!({
+                    "apiVersion": "scale.example.org/v1", "kind": "Bench",
+                    "metadata": {"name": format!("crash-{i:03}"), "namespace": namespace},
+                    "spec": {"size": "small"}
+                });
+                apply(&client, &kind, &xr).await;
+            }
+        })
+    };
+    let created = Instant::now();
+    let (ready_at_kill, existing_at_kill) = loop {
+        if let Some(listed) = list(&xrs, &ListParams::default()).await {
+            let ready = listed.iter().filter(|xr| is_ready(xr)).count();
+            if ready >= READY_AT_KILL {
+                break (ready, listed.len());
+            }
+        }
+        assert!(
+            created.elapsed() < TIMEOUT,
+            "fewer than {READY_AT_KILL} XRs Ready after {TIMEOUT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let status = first.kill();
+    let killed_after = created.elapsed();
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(9), "killed by SIGKILL: {status}");
+    }
+    // What the crash left behind, for the report.
+    let composed_at_kill = list(&config_maps, &composed).await.map(|c| c.len());
+    let listed = list(&xrs, &ListParams::default()).await.unwrap_or_default();
+    let referencing_at_kill = listed
+        .iter()
+        .filter(|xr| {
+            xr["spec"]["crossplane"]["resourceRefs"]
+                .as_array()
+                .is_some()
+        })
+        .count();
+    println!(
+        "killed after {:.1} s: {ready_at_kill} of {existing_at_kill} existing XRs Ready, \
+         {referencing_at_kill} with resource references, {composed_at_kill:?} ConfigMaps composed",
+        killed_after.as_secs_f64()
+    );
+    creating.await.unwrap();
+
+    let restarted = Instant::now();
+    let mut second = Controller::start(cluster, &cache, &logs[1]);
+    second.wait_ready().await;
+    let mut ready = 0;
+    loop {
+        if let Some(listed) = list(&xrs, &ListParams::default()).await {
+            ready = listed.iter().filter(|xr| is_ready(xr)).count();
+            if listed.len() == XRS && ready == XRS {
+                break;
+            }
+        }
+        assert!(
+            restarted.elapsed() < TIMEOUT,
+            "{ready} of {XRS} XRs Ready {TIMEOUT:?} after the restart"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let converged = restarted.elapsed();
+    println!(
+        "after the restart all {XRS} XRs were Ready in {:.1} s",
+        converged.as_secs_f64()
+    );
+    // A reconcile still in flight would show a late duplicate.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let xrs_now = list(&xrs, &ListParams::default()).await.unwrap();
+    assert_eq!(xrs_now.len(), XRS);
+    let composed = list(&config_maps, &composed).await.unwrap();
+
+    let uids: BTreeMap<&str, &Value> = xrs_now
+        .iter()
+        .map(|xr| (xr["metadata"]["uid"].as_str().unwrap(), xr))
+        .collect();
+    let mut problems = Vec::new();
+    // (owner uid, composition resource name) → the ConfigMaps composing it.
+    let mut by_owner: BTreeMap<(&str, &str), Vec<&str>> = BTreeMap::new();
+    let mut owner_of: BTreeMap<&str, &str> = BTreeMap::new();
+    for cm in &composed {
+        let controllers: Vec<&Value> = cm["metadata"]["ownerReferences"]
+            .as_array()
+            .map(|refs| refs.iter().filter(|r| r["controller"] == true).collect())
+            .unwrap_or_default();
+        let [owner] = controllers.as_slice() else {
+            problems.push(format!(
+                "ConfigMap {} has {} controller references",
+                name(cm),
+                controllers.len()
+            ));
+            continue;
+        };
+        let uid = owner["uid"].as_str().unwrap_or_default();
+        match uids.get(uid) {
+            Some(xr) if owner["name"] == xr["metadata"]["name"] && owner["kind"] == "Bench" => {}
+            _ => problems.push(format!(
+                "ConfigMap {} is orphaned: its controller {}/{} (uid {uid}) is no XR",
+                name(cm),
+                owner["kind"],
+                owner["name"],
+            )),
+        }
+        let resource_name = cm["metadata"]["annotations"][RESOURCE_NAME_ANNOTATION]
+            .as_str()
+            .unwrap_or("<none>");
+        owner_of.insert(name(cm), uid);
+        by_owner
+            .entry((uid, resource_name))
+            .or_default()
+            .push(name(cm));
+    }
+    for ((uid, resource_name), names) in &by_owner {
+        if names.len() > 1 {
+            let owner = uids.get(uid).map_or("<gone>", |xr| name(xr));
+            problems.push(format!(
+                "XR {owner} (uid {uid}) composes {resource_name:?} {} times: {names:?}",
+                names.len()
+            ));
+        }
+    }
+    for xr in &xrs_now {
+        let uid = xr["metadata"]["uid"].as_str().unwrap_or_default();
+        let refs = xr["spec"]["crossplane"]["resourceRefs"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if refs.len() != 3 {
+            problems.push(format!(
+                "XR {} has {} resource references: {refs:?}",
+                name(xr),
+                refs.len()
+            ));
+        }
+        for r in &refs {
+            let target = r["name"].as_str().unwrap_or_default();
+            if r["kind"] != "ConfigMap" || owner_of.get(target) != Some(&uid) {
+                problems.push(format!(
+                    "XR {} references {}/{target}, which is not a ConfigMap it composes (owner {:?})",
+                    name(xr),
+                    r["kind"],
+                    owner_of.get(target)
+                ));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{} problems after the restart:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+    assert_eq!(
+        composed.len(),
+        3 * XRS,
+        "no duplicate, none missing, none orphaned"
+    );
+
+    // PLAIT_LOG=warn: every line a controller wrote is a warning or an error.
+    for (which, log) in ["before the kill", "after the restart"].iter().zip(&logs) {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        println!(
+            "controller log {which}: {} lines at warn or above{}",
+            text.lines().count(),
+            if text.is_empty() {
+                String::new()
+            } else {
+                format!(", ending\n{}", tail(log, 10))
+            }
+        );
+    }
+    drop(second);
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces
+        .delete(&namespace, &DeleteParams::default())
+        .await
+        .unwrap();
+}
