@@ -253,15 +253,36 @@ impl KubeCluster {
             other => object_error(&reference, other),
         })?;
         self.wrote(&stored, &served.resource);
-        if let (false, Some(version)) = (status, &stored.metadata.resource_version) {
+        if let Some(version) = &stored.metadata.resource_version {
             self.writes().applied(
                 WrittenObject::of(&reference),
-                field_manager,
+                &applier(field_manager, status),
                 body_digest(&body),
                 version,
             );
         }
         to_value(&stored)
+    }
+
+    /// Whether applying `object` (its status, when `status`) by
+    /// `field_manager` is known to change nothing: the last such apply sent
+    /// the same body and left the object at the resourceVersion `object`
+    /// carries, as read.
+    pub fn already_applied(&self, object: &Value, status: bool, field_manager: &str) -> bool {
+        let (Some(reference), Some(version)) = (
+            ObjectRef::of(object),
+            object
+                .pointer("/metadata/resourceVersion")
+                .and_then(Value::as_str),
+        ) else {
+            return false;
+        };
+        self.writes().is_applied(
+            &WrittenObject::of(&reference),
+            &applier(field_manager, status),
+            &body_digest(&applied(object, status)),
+            version,
+        )
     }
 
     /// The composed resource from the watch cache, else from the API
@@ -454,6 +475,16 @@ fn object_error(object: &ObjectRef, message: impl std::fmt::Display) -> ClusterE
     }
 }
 
+/// Who made an apply, as [`OwnWrites`] remembers it: the field manager,
+/// and the status subresource apart from the object's main resource.
+fn applier(field_manager: &str, status: bool) -> String {
+    if status {
+        format!("{field_manager}/status")
+    } else {
+        field_manager.to_string()
+    }
+}
+
 /// The object as JSON, without `managedFields`: nothing the controller or
 /// a function reads is in them, and they are often bigger than the rest.
 fn to_value(object: &DynamicObject) -> Result<Value, ClusterError> {
@@ -566,7 +597,7 @@ impl Cluster for KubeCluster {
         };
         self.writes().is_applied(
             &WrittenObject::of(&reference),
-            field_manager,
+            &applier(field_manager, false),
             &body_digest(&applied(object, false)),
             version,
         )

@@ -59,14 +59,14 @@ impl WrittenObject {
 #[derive(Debug, Default)]
 pub struct OwnWrites {
     versions: Mutex<HashMap<WrittenObject, VecDeque<String>>>,
-    applied: Mutex<HashMap<WrittenObject, LastApply>>,
+    /// By object and field manager (with `/status` for the status subresource).
+    applied: Mutex<HashMap<(WrittenObject, String), LastApply>>,
 }
 
 /// One field manager's last apply of an object: the SHA-256 of the body it
 /// sent and the resourceVersion the object had afterwards.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct LastApply {
-    field_manager: String,
     body: [u8; 32],
     resource_version: String,
 }
@@ -124,9 +124,8 @@ impl OwnWrites {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(
-                object,
+                (object, field_manager.to_string()),
                 LastApply {
-                    field_manager: field_manager.to_string(),
                     body,
                     resource_version: resource_version.to_string(),
                 },
@@ -146,12 +145,8 @@ impl OwnWrites {
         self.applied
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .get(object)
-            .is_some_and(|last| {
-                last.field_manager == field_manager
-                    && &last.body == body
-                    && last.resource_version == resource_version
-            })
+            .get(&(object.clone(), field_manager.to_string()))
+            .is_some_and(|last| &last.body == body && last.resource_version == resource_version)
     }
 
     /// Forgets an object that is gone.
@@ -163,7 +158,7 @@ impl OwnWrites {
         self.applied
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .remove(object);
+            .retain(|(applied, _), _| applied != object);
     }
 
     /// How many objects are remembered.

@@ -21,7 +21,7 @@ use crate::compiled::Catalog;
 use crate::composite::{self, XrContext};
 use crate::function::Functions;
 use crate::impersonation::TenantClusters;
-use crate::install::{self, CrdError};
+use crate::install;
 use crate::metrics::{ReconcileResult, Trigger, metrics};
 use crate::object::{self, has_finalizer, is_status};
 use crate::reconciler::{self, Controlled, ReconcileFailure};
@@ -314,16 +314,8 @@ async fn reconcile_xrd(
         Ok(crd) => crd,
         Err(e) => return invalid(manager, &name, value, &e.to_string()).await,
     };
-    if let Err(CrdError::Apply { source, .. }) = install::apply(&client, &crd).await {
-        let message = format!("cannot apply CustomResourceDefinition: {source}");
+    if let Err(message) = serve_crd(manager, &crd, &name).await {
         return invalid(manager, &name, value, &message).await;
-    }
-    if install::established(&client, &name, install::ESTABLISH_TIMEOUT)
-        .await
-        .is_err()
-    {
-        let message = "waiting for the CustomResourceDefinition to be established";
-        return invalid(manager, &name, value, message).await;
     }
     manager.cluster.forget_kind(&gvk.api_version(), &gvk.kind);
     let resource = defined_resource(&gvk, &xrd.spec.names.plural);
@@ -377,7 +369,47 @@ fn xrd_ref(name: &str) -> ObjectRef {
     }
 }
 
+/// Applies the CRD that serves the XRD's kind and waits until it is
+/// established; neither when it is established and this controller's last
+/// apply of it sent the same CRD, with nobody changing it since.
+async fn serve_crd(manager: &Manager, crd: &Value, name: &str) -> Result<(), String> {
+    use plait_reconcile::Cluster as _;
+    let reference = ObjectRef {
+        api_version: "apiextensions.k8s.io/v1".into(),
+        kind: "CustomResourceDefinition".into(),
+        namespace: None,
+        name: name.into(),
+    };
+    let current = manager
+        .cluster
+        .get_async(&reference)
+        .await
+        .map_err(|e| format!("cannot read CustomResourceDefinition: {e}"))?;
+    let unchanged = current.as_ref().is_some_and(|current| {
+        manager
+            .cluster
+            .applied_unchanged(crd, current, FIELD_MANAGER)
+            && object::condition(current, "Established").is_some_and(|c| c["status"] == "True")
+    });
+    if unchanged {
+        return Ok(());
+    }
+    manager
+        .cluster
+        .apply_async(crd, FIELD_MANAGER, false)
+        .await
+        .map_err(|e| format!("cannot apply CustomResourceDefinition: {e}"))?;
+    install::established(manager.cluster.client(), name, install::ESTABLISH_TIMEOUT)
+        .await
+        .map_err(|_| "waiting for the CustomResourceDefinition to be established".to_string())
+}
+
+/// Writes the XRD's status, unless this controller last wrote exactly that
+/// status and the XRD has not changed since.
 async fn write_status(manager: &Manager, xrd: &Value) -> Result<(), XrdError> {
+    if manager.cluster.already_applied(xrd, true, FIELD_MANAGER) {
+        return Ok(());
+    }
     let name = xrd
         .pointer("/metadata/name")
         .and_then(Value::as_str)

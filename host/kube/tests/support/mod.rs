@@ -73,6 +73,27 @@ where
     F: FnOnce(Client) -> Fut + Send + 'static,
     Fut: Future<Output = (Functions, T)> + Send,
 {
+    let options = Options {
+        timing: Timing {
+            poll_interval: POLL_INTERVAL,
+            ..Timing::default()
+        },
+        ..options
+    };
+    start_controller_as_given(cluster, options, setup)
+}
+
+/// [`start_controller`] with `options` as given, timing included.
+pub fn start_controller_as_given<T, F, Fut>(
+    cluster: &'static TestCluster,
+    options: Options,
+    setup: F,
+) -> T
+where
+    T: Send + 'static,
+    F: FnOnce(Client) -> Fut + Send + 'static,
+    Fut: Future<Output = (Functions, T)> + Send,
+{
     let config = cluster.config();
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -86,13 +107,6 @@ where
             plait_kube::install_crds(&client, TIMEOUT).await.unwrap();
             let (functions, ready) = setup(client.clone()).await;
             ready_tx.send(ready).unwrap();
-            let options = Options {
-                timing: Timing {
-                    poll_interval: POLL_INTERVAL,
-                    ..Timing::default()
-                },
-                ..options
-            };
             plait_kube::run(client, functions, options, std::future::pending())
                 .await
                 .unwrap();
