@@ -12,60 +12,23 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+#[path = "../tests/common/kube_support.rs"]
+mod kube_support;
+
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams};
+use kube::api::{Api, DynamicObject, ListParams};
+use kube_support::{apply, free_address, resource, scale_fixture, scrape};
 use plait_testcluster::TestCluster;
-use serde_json::{Value, json};
+use serde_json::json;
 
 const DEFAULT_XRS: usize = 100;
 const IDLE_WINDOW: Duration = Duration::from_secs(30);
 /// The controller's default `--poll-interval`.
 const POLL_INTERVAL: Duration = Duration::from_secs(60);
 const TIMEOUT: Duration = Duration::from_secs(600);
-
-fn resource(api_version: &str, kind: &str, plural: &str) -> ApiResource {
-    let (group, version) = api_version.split_once('/').unwrap();
-    ApiResource {
-        group: group.into(),
-        version: version.into(),
-        api_version: api_version.into(),
-        kind: kind.into(),
-        plural: plural.into(),
-    }
-}
-
-async fn apply(client: &kube::Client, ar: &ApiResource, object: &Value) {
-    let name = object["metadata"]["name"].as_str().unwrap();
-    let api: Api<DynamicObject> = match object["metadata"]["namespace"].as_str() {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, ar),
-        None => Api::all_with(client.clone(), ar),
-    };
-    api.patch(
-        name,
-        &PatchParams::apply("bench").force(),
-        &Patch::Apply(object),
-    )
-    .await
-    .unwrap();
-}
-
-fn scrape(address: &str, path: &str) -> String {
-    let Ok(mut stream) = TcpStream::connect(address) else {
-        return String::new();
-    };
-    let _ = write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: plait\r\nConnection: close\r\n\r\n"
-    );
-    let mut response = String::new();
-    let _ = stream.read_to_string(&mut response);
-    response
-}
 
 /// The sum of every series of `metric` whose labels contain `labels`.
 fn total(metrics: &str, metric: &str, labels: &str) -> f64 {
@@ -141,27 +104,8 @@ fn main() {
     tokio.block_on(bench());
 }
 
-/// The scale fixture's `name` (tests/fixtures/scale/).
-fn fixture(name: &str) -> Value {
-    let path = format!(
-        "{}/../../tests/fixtures/scale/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    serde_yaml_ng::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
-}
-
 fn start_controller(cluster: &TestCluster, cache: &Path, probes: &str) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_plait"))
-        .arg("controller")
-        .arg("--kubeconfig")
-        .arg(cluster.kubeconfig())
-        .arg(format!("--probe-address={probes}"))
-        .env("PLAIT_CACHE_DIR", cache)
-        .env("PLAIT_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap()
+    kube_support::start_controller(cluster.kubeconfig(), cache, probes, Stdio::inherit())
 }
 
 async fn wait_ready(probes: &str) {
@@ -173,14 +117,6 @@ async fn wait_ready(probes: &str) {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-}
-
-fn free_address() -> String {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .to_string()
 }
 
 /// How many of `xrs` are Ready.
@@ -242,14 +178,14 @@ async fn bench() {
     let mut probes = free_address();
     let mut controller = start_controller(cluster, cache.path(), &probes);
     wait_ready(&probes).await;
-    let xrd = fixture("xrd.yaml");
-    let composition = fixture("composition.yaml");
+    let xrd = scale_fixture("xrd.yaml");
+    let composition = scale_fixture("composition.yaml");
     let xrds = resource(
         "apiextensions.crossplane.io/v2",
         "CompositeResourceDefinition",
         "compositeresourcedefinitions",
     );
-    apply(&client, &xrds, &xrd).await;
+    apply(&client, &xrds, &xrd, "bench").await;
     apply(
         &client,
         &resource(
@@ -258,6 +194,7 @@ async fn bench() {
             "compositions",
         ),
         &composition,
+        "bench",
     )
     .await;
     let bench_kind = resource("scale.example.org/v1", "Bench", "benches");
@@ -283,7 +220,7 @@ async fn bench() {
         let _ = controller.kill();
         let _ = controller.wait();
         for i in 0..xr_count {
-            apply(&client, &bench_kind, &create(i)).await;
+            apply(&client, &bench_kind, &create(i), "bench").await;
         }
         let submitted = created.elapsed();
         probes = free_address();
@@ -291,7 +228,7 @@ async fn bench() {
         (submitted, Instant::now())
     } else {
         for i in 0..xr_count {
-            apply(&client, &bench_kind, &create(i)).await;
+            apply(&client, &bench_kind, &create(i), "bench").await;
         }
         (created.elapsed(), created)
     };

@@ -4,20 +4,24 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use common::kube_support::apply;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
-use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams};
+use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use plait_testcluster::TestCluster;
 use serde_json::{Value, json};
 
 const TIMEOUT: Duration = Duration::from_secs(90);
+const FIELD_MANAGER: &str = "test";
 
 fn repo(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -144,21 +148,6 @@ fn app_resource() -> ApiResource {
     }
 }
 
-async fn apply(client: &kube::Client, resource: &ApiResource, object: &Value) {
-    let name = object["metadata"]["name"].as_str().unwrap();
-    let api: Api<DynamicObject> = match object["metadata"]["namespace"].as_str() {
-        Some(namespace) => Api::namespaced_with(client.clone(), namespace, resource),
-        None => Api::all_with(client.clone(), resource),
-    };
-    api.patch(
-        name,
-        &PatchParams::apply("test").force(),
-        &Patch::Apply(object),
-    )
-    .await
-    .unwrap();
-}
-
 fn read_yaml(path: &str) -> Value {
     documents(&std::fs::read_to_string(repo(path)).unwrap()).remove(0)
 }
@@ -211,11 +200,12 @@ async fn two_replicas_elect_one_leader_which_composes_and_hands_over_on_shutdown
     };
     let mut xrd = read_yaml("examples/getting-started/xrd.yaml");
     xrd["apiVersion"] = json!("apiextensions.crossplane.io/v1");
-    apply(&client, &xrd_resource, &xrd).await;
+    apply(&client, &xrd_resource, &xrd, FIELD_MANAGER).await;
     apply(
         &client,
         &composition_resource,
         &read_yaml("examples/getting-started/composition.yaml"),
+        FIELD_MANAGER,
     )
     .await;
     let mut xr = read_yaml("examples/getting-started/xr.yaml");
@@ -225,7 +215,7 @@ async fn two_replicas_elect_one_leader_which_composes_and_hands_over_on_shutdown
         xrs.list(&ListParams::default()).await.ok()
     })
     .await;
-    apply(&client, &app_resource(), &xr).await;
+    apply(&client, &app_resource(), &xr, FIELD_MANAGER).await;
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
     let image_of = async |deployments: &Api<Deployment>| -> Option<String> {
         let list = deployments
@@ -280,7 +270,7 @@ async fn two_replicas_elect_one_leader_which_composes_and_hands_over_on_shutdown
     })
     .await;
     xr["spec"]["image"] = json!("ghcr.io/example/hello:2.0.0");
-    apply(&client, &app_resource(), &xr).await;
+    apply(&client, &app_resource(), &xr, FIELD_MANAGER).await;
     eventually("the new leader follows the XR's update", async || {
         (image_of(&deployments).await?.as_str() == "ghcr.io/example/hello:2.0.0").then_some(())
     })

@@ -5,15 +5,18 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
+use common::kube_support::{
+    apply, free_address, resource, scale_fixture, scrape, start_controller,
+};
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams};
 use plait_testcluster::TestCluster;
 use serde_json::{Value, json};
 
@@ -22,64 +25,9 @@ const XRS: usize = 300;
 const READY_AT_KILL: usize = XRS / 2;
 /// Generous for a busy 2-core machine running a debug build.
 const TIMEOUT: Duration = Duration::from_secs(300);
+const FIELD_MANAGER: &str = "crash-test";
 const COMPOSITE_LABEL: &str = "crossplane.io/composite";
 const RESOURCE_NAME_ANNOTATION: &str = "crossplane.io/composition-resource-name";
-
-fn resource(api_version: &str, kind: &str, plural: &str) -> ApiResource {
-    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    ApiResource {
-        group: group.into(),
-        version: version.into(),
-        api_version: api_version.into(),
-        kind: kind.into(),
-        plural: plural.into(),
-    }
-}
-
-async fn apply(client: &kube::Client, ar: &ApiResource, object: &Value) {
-    let name = object["metadata"]["name"].as_str().unwrap();
-    let api: Api<DynamicObject> = match object["metadata"]["namespace"].as_str() {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, ar),
-        None => Api::all_with(client.clone(), ar),
-    };
-    api.patch(
-        name,
-        &PatchParams::apply("crash-test").force(),
-        &Patch::Apply(object),
-    )
-    .await
-    .unwrap();
-}
-
-/// The scale fixture's `name` (tests/fixtures/scale/).
-fn fixture(name: &str) -> Value {
-    let path = format!(
-        "{}/../../tests/fixtures/scale/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    serde_yaml_ng::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
-}
-
-fn free_address() -> String {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .to_string()
-}
-
-fn scrape(address: &str, path: &str) -> String {
-    let Ok(mut stream) = TcpStream::connect(address) else {
-        return String::new();
-    };
-    let _ = write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: plait\r\nConnection: close\r\n\r\n"
-    );
-    let mut response = String::new();
-    let _ = stream.read_to_string(&mut response);
-    response
-}
 
 /// The last `n` lines of `path`.
 fn tail(path: &Path, n: usize) -> String {
@@ -98,17 +46,8 @@ impl Controller {
     /// Starts `plait controller` as the controller bench does, its stderr in `log`.
     fn start(cluster: &TestCluster, cache: &Path, log: &Path) -> Self {
         let probes = free_address();
-        let child = Command::new(env!("CARGO_BIN_EXE_plait"))
-            .arg("controller")
-            .arg("--kubeconfig")
-            .arg(cluster.kubeconfig())
-            .arg(format!("--probe-address={probes}"))
-            .env("PLAIT_CACHE_DIR", cache)
-            .env("PLAIT_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(log).unwrap())
-            .spawn()
-            .unwrap();
+        let log = std::fs::File::create(log).unwrap();
+        let child = start_controller(cluster.kubeconfig(), cache, &probes, log);
         Controller { child, probes }
     }
 
@@ -194,7 +133,8 @@ async fn a_controller_killed_mid_rollout_leaves_no_orphan_or_duplicate_after_res
             "CompositeResourceDefinition",
             "compositeresourcedefinitions",
         ),
-        &fixture("xrd.yaml"),
+        &scale_fixture("xrd.yaml"),
+        FIELD_MANAGER,
     )
     .await;
     apply(
@@ -204,7 +144,8 @@ async fn a_controller_killed_mid_rollout_leaves_no_orphan_or_duplicate_after_res
             "Composition",
             "compositions",
         ),
-        &fixture("composition.yaml"),
+        &scale_fixture("composition.yaml"),
+        FIELD_MANAGER,
     )
     .await;
     let kind = resource("scale.example.org/v1", "Bench", "benches");
@@ -235,7 +176,7 @@ async fn a_controller_killed_mid_rollout_leaves_no_orphan_or_duplicate_after_res
                     "metadata": {"name": format!("crash-{i:03}"), "namespace": namespace},
                     "spec": {"size": "small"}
                 });
-                apply(&client, &kind, &xr).await;
+                apply(&client, &kind, &xr, FIELD_MANAGER).await;
             }
         })
     };

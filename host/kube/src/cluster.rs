@@ -266,12 +266,18 @@ impl KubeCluster {
 
     /// Whether applying `object` (its status, when `status`) by
     /// `field_manager` is known to change nothing: the last such apply sent
-    /// the same body and left the object at the resourceVersion `object`
-    /// carries, as read.
-    pub fn already_applied(&self, object: &Value, status: bool, field_manager: &str) -> bool {
+    /// the same body and left the object at the resourceVersion `current`
+    /// (the object as last read) carries.
+    pub fn already_applied(
+        &self,
+        object: &Value,
+        status: bool,
+        field_manager: &str,
+        current: &Value,
+    ) -> bool {
         let (Some(reference), Some(version)) = (
             ObjectRef::of(object),
-            object
+            current
                 .pointer("/metadata/resourceVersion")
                 .and_then(Value::as_str),
         ) else {
@@ -587,20 +593,7 @@ impl Cluster for KubeCluster {
     }
 
     fn applied_unchanged(&self, object: &Value, observed: &Value, field_manager: &str) -> bool {
-        let (Some(reference), Some(version)) = (
-            ObjectRef::of(object),
-            observed
-                .pointer("/metadata/resourceVersion")
-                .and_then(Value::as_str),
-        ) else {
-            return false;
-        };
-        self.writes().is_applied(
-            &WrittenObject::of(&reference),
-            &applier(field_manager, false),
-            &body_digest(&applied(object, false)),
-            version,
-        )
+        self.already_applied(object, false, field_manager, observed)
     }
 
     fn delete(&self, object: &ObjectRef, uid: Option<&str>) -> Result<(), ClusterError> {

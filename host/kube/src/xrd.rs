@@ -373,7 +373,6 @@ fn xrd_ref(name: &str) -> ObjectRef {
 /// established; neither when it is established and this controller's last
 /// apply of it sent the same CRD, with nobody changing it since.
 async fn serve_crd(manager: &Manager, crd: &Value, name: &str) -> Result<(), String> {
-    use plait_reconcile::Cluster as _;
     let reference = ObjectRef {
         api_version: "apiextensions.k8s.io/v1".into(),
         kind: "CustomResourceDefinition".into(),
@@ -388,7 +387,7 @@ async fn serve_crd(manager: &Manager, crd: &Value, name: &str) -> Result<(), Str
     let unchanged = current.as_ref().is_some_and(|current| {
         manager
             .cluster
-            .applied_unchanged(crd, current, FIELD_MANAGER)
+            .already_applied(crd, false, FIELD_MANAGER, current)
             && object::condition(current, "Established").is_some_and(|c| c["status"] == "True")
     });
     if unchanged {
@@ -407,7 +406,10 @@ async fn serve_crd(manager: &Manager, crd: &Value, name: &str) -> Result<(), Str
 /// Writes the XRD's status, unless this controller last wrote exactly that
 /// status and the XRD has not changed since.
 async fn write_status(manager: &Manager, xrd: &Value) -> Result<(), XrdError> {
-    if manager.cluster.already_applied(xrd, true, FIELD_MANAGER) {
+    if manager
+        .cluster
+        .already_applied(xrd, true, FIELD_MANAGER, xrd)
+    {
         return Ok(());
     }
     let name = xrd

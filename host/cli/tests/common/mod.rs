@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod kube_support;
+
 /// The repository root.
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
