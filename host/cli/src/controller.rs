@@ -60,9 +60,12 @@ async fn config(kubeconfig: Option<&Path>) -> Result<Config> {
 async fn serve(args: &ControllerArgs) -> Result<()> {
     let config = config(args.kubeconfig.as_deref()).await?;
     let client = Client::try_from(config.clone()).context("cannot create a Kubernetes client")?;
+    // The controller compiles each digest once, in the background of its
+    // reconciles; its peak memory is what a container limit must allow.
     let runtime = Runtime::new(RuntimeConfig {
         cache_dir: plait_oci::compile_cache_dir(),
         memory_budget: args.guest_memory_budget,
+        parallel_compilation: false,
         ..RuntimeConfig::default()
     })?;
     let registry = plait_oci::Client::new(client_config(

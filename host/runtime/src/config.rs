@@ -64,6 +64,11 @@ pub struct RuntimeConfig {
     /// How many components may compile at once (compiling is CPU- and
     /// memory-heavy; calls are cheap).
     pub max_concurrent_compiles: usize,
+    /// Whether one component's functions compile on every core at once:
+    /// about twice as fast on two cores, and a quarter more memory at the
+    /// peak (patch-and-transform: 0.9 s and 102–115 MiB for a whole `plait
+    /// render`, against 2.0 s and 79–82 MiB on one thread).
+    pub parallel_compilation: bool,
     pub pool: PoolConfig,
     /// The most guest memory live calls may hold at once, in bytes: each
     /// call reserves its memory cap (its `CallLimits::memory_bytes`, capped
@@ -80,6 +85,7 @@ impl Default for RuntimeConfig {
         RuntimeConfig {
             cache_dir: None,
             max_concurrent_compiles: 2,
+            parallel_compilation: true,
             pool: PoolConfig::default(),
             memory_budget: DEFAULT_MEMORY_BUDGET,
         }

@@ -14,8 +14,12 @@ use crate::error::RuntimeError;
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 
 /// An engine that interrupts on epochs and instantiates from a pool sized
-/// by `pool`.
-pub(crate) fn new_engine(pool: &PoolConfig) -> Result<Engine, RuntimeError> {
+/// by `pool`, compiling each component's functions on several threads when
+/// `parallel_compilation`.
+pub(crate) fn new_engine(
+    pool: &PoolConfig,
+    parallel_compilation: bool,
+) -> Result<Engine, RuntimeError> {
     let mut allocation = PoolingAllocationConfig::new();
     allocation
         .total_component_instances(pool.total_component_instances)
@@ -33,6 +37,7 @@ pub(crate) fn new_engine(pool: &PoolConfig) -> Result<Engine, RuntimeError> {
         .pagemap_scan(Enabled::Auto);
     let mut config = Config::new();
     config
+        .parallel_compilation(parallel_compilation)
         .epoch_interruption(true)
         .allocation_strategy(InstanceAllocationStrategy::Pooling(allocation));
     Engine::new(&config).map_err(|e| RuntimeError::Engine(e.to_string()))

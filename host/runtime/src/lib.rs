@@ -71,7 +71,7 @@ struct Inner {
 
 impl Runtime {
     pub fn new(config: RuntimeConfig) -> Result<Runtime, RuntimeError> {
-        let engine = engine::new_engine(&config.pool)?;
+        let engine = engine::new_engine(&config.pool, config.parallel_compilation)?;
         let memory_budget = config.memory_budget.min(config.pool.memory_capacity());
         let modules = Modules::new(&engine, config.cache_dir, config.max_concurrent_compiles)?;
         let ticker = Ticker::start(engine.clone())
