@@ -680,7 +680,7 @@ async fn a_manual_xr_keeps_its_revision_until_its_ref_is_edited() {
 }
 
 #[tokio::test]
-async fn revision_selectors_pick_the_newest_matching_revision_or_report_none() {
+async fn revision_selectors_pick_the_newest_matching_revision_or_wait_for_one() {
     let mut stable = saying("stable");
     stable["metadata"]["labels"] = json!({"channel": "stable"});
     let app = App::new("rev-select", stable).await;
@@ -719,6 +719,19 @@ async fn revision_selectors_pick_the_newest_matching_revision_or_report_none() {
         message,
         "cannot fetch Composition: no compatible CompositionRevisions found"
     );
+
+    // It waits for a revision it can use, and the first one composes it.
+    let mut nightly = saying("nightly");
+    nightly["spec"]["compositeTypeRef"]["apiVersion"] = json!(app.xr.api_version);
+    edit_composition(
+        &app,
+        "rev-select",
+        json!({"metadata": {"labels": {"channel": "nightly"}}, "spec": nightly["spec"]}),
+    )
+    .await;
+    revision(&app, "rev-select", 3).await;
+    composes(&app, "on-nothing", "a", "nightly").await;
+    app.condition("on-nothing", "Synced", "True").await;
 }
 
 #[tokio::test]

@@ -298,6 +298,13 @@ async fn compose(
         Err(select::Failure::Synced(message)) => {
             return not_synced(ctx, xr, reference, &message).await;
         }
+        Err(select::Failure::Awaiting(message)) => {
+            let (_, result) = not_synced(ctx, xr, reference, &message).await?;
+            // Not a failure of this XR's: no backoff to grow, and nothing to
+            // retry until a revision of its kind arrives (the poll is the backstop).
+            ctx.backoff.succeeded(reference);
+            return Ok((Action::requeue(ctx.timing.poll_interval), result));
+        }
         Err(select::Failure::Error(e)) => return Err(e),
     };
     // Upstream defaults a v1 XR's connection Secret reference before its

@@ -20,6 +20,10 @@ use crate::revisions;
 pub enum Failure {
     /// The XR cannot be composed as it stands; reported on its `Synced` condition.
     Synced(String),
+    /// The revision the XR needs is not (yet) in the catalog; reported on
+    /// its `Synced` condition. A new revision of the XR's kind wakes the XR
+    /// once the catalog holds it, so it waits for that rather than retrying.
+    Awaiting(String),
     Error(XrError),
 }
 
@@ -137,9 +141,12 @@ pub async fn revision(
     }
     ctx.catalog.ready().await?;
     let fetch = |message: String| Failure::Synced(format!("cannot fetch Composition: {message}"));
+    // The catalog's revision store wakes the XR once it holds a new revision.
+    let awaiting =
+        |message: String| Failure::Awaiting(format!("cannot fetch Composition: {message}"));
     let revision = match (&current, policy) {
         (Some(name), UpdatePolicy::Manual) => ctx.catalog.revision(name).ok_or_else(|| {
-            fetch(format!(
+            awaiting(format!(
                 "cannot get CompositionRevision {name:?}: not found"
             ))
         })?,
@@ -155,7 +162,7 @@ pub async fn revision(
             let candidates = ctx.catalog.revisions(&labels);
             let latest = revisions::latest(&found, &candidates)
                 .cloned()
-                .ok_or_else(|| fetch("no compatible CompositionRevisions found".into()))?;
+                .ok_or_else(|| awaiting("no compatible CompositionRevisions found".into()))?;
             let name = text(&latest, "/metadata/name").unwrap_or_default();
             if current.as_deref() != Some(name) {
                 persist.insert("compositionRevisionRef".into(), json!({"name": name}));
