@@ -105,7 +105,7 @@ fn main() {
 }
 
 fn start_controller(cluster: &TestCluster, cache: &Path, probes: &str) -> Child {
-    kube_support::start_controller(cluster.kubeconfig(), cache, probes, Stdio::inherit())
+    kube_support::start_controller(cluster.kubeconfig(), cache, probes, Stdio::inherit(), &[])
 }
 
 async fn wait_ready(probes: &str) {

@@ -12,7 +12,7 @@ use kube::{Client, Config};
 use plait_functions::CacheLimits;
 use plait_kube::{
     BreakerLimits, DEFAULT_NAMESPACE, Functions, Health, Impersonation, InstalledPackages,
-    LeaderElection, Options, Timing,
+    LeaderElection, Options, Sharding, Timing,
 };
 use plait_oci::Keychain;
 use plait_runtime::{CallLimits, Runtime, RuntimeConfig};
@@ -128,6 +128,10 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
         leader_election: args
             .leader_election
             .then(|| leader_election(args, &namespace)),
+        sharding: args.shards.map(|count| {
+            let election = leader_election(args, &namespace);
+            Sharding::new(count, &election.namespace, &election.identity)
+        }),
         health,
         impersonation: args
             .tenant_service_account

@@ -130,9 +130,14 @@ pub struct ControllerArgs {
     #[arg(long, default_value = "0.0.0.0:8080")]
     pub probe_address: std::net::SocketAddr,
     /// Run only while holding a Lease, so that one of several replicas is active.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "shards")]
     pub leader_election: bool,
-    /// The namespace of the leader Lease; defaults to --namespace.
+    /// Spread XRs and claims over every replica in this many shards, each a
+    /// Lease in --leader-election-namespace: a replica reconciles only the
+    /// objects of the shards it holds, and holds its fair share of them.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub shards: Option<u32>,
+    /// The namespace of the leader Lease (and the shard Leases); defaults to --namespace.
     #[arg(long)]
     pub leader_election_namespace: Option<String>,
     /// This replica's identity in the Lease; defaults to $POD_NAME, else the host name,

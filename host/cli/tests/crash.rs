@@ -8,13 +8,9 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Child;
 use std::time::{Duration, Instant};
 
-use common::kube_support::{
-    apply, free_address, resource, scale_fixture, scrape, start_controller,
-};
+use common::kube_support::{Controller, LogsOnFailure, apply, resource, scale_fixture, tail};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams};
 use plait_testcluster::TestCluster;
@@ -28,69 +24,6 @@ const TIMEOUT: Duration = Duration::from_secs(300);
 const FIELD_MANAGER: &str = "crash-test";
 const COMPOSITE_LABEL: &str = "crossplane.io/composite";
 const RESOURCE_NAME_ANNOTATION: &str = "crossplane.io/composition-resource-name";
-
-/// The last `n` lines of `path`.
-fn tail(path: &Path, n: usize) -> String {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
-}
-
-/// One `plait controller` process, killed when dropped.
-struct Controller {
-    child: Child,
-    probes: String,
-}
-
-impl Controller {
-    /// Starts `plait controller` as the controller bench does, its stderr in `log`.
-    fn start(cluster: &TestCluster, cache: &Path, log: &Path) -> Self {
-        let probes = free_address();
-        let log = std::fs::File::create(log).unwrap();
-        let child = start_controller(cluster.kubeconfig(), cache, &probes, log);
-        Controller { child, probes }
-    }
-
-    async fn wait_ready(&mut self) {
-        let started = Instant::now();
-        while !scrape(&self.probes, "/readyz").starts_with("HTTP/1.1 200") {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                panic!("the controller exited before it was ready: {status}");
-            }
-            assert!(
-                started.elapsed() < TIMEOUT,
-                "the controller never became ready"
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-    }
-
-    /// SIGKILL, as the kernel's OOM killer or a node failure would end it.
-    fn kill(mut self) -> std::process::ExitStatus {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap()
-    }
-}
-
-impl Drop for Controller {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Prints the end of each controller's log if the test fails.
-struct LogsOnFailure(Vec<PathBuf>);
-
-impl Drop for LogsOnFailure {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            for log in &self.0 {
-                eprintln!("--- last lines of {} ---\n{}", log.display(), tail(log, 40));
-            }
-        }
-    }
-}
 
 fn is_ready(xr: &Value) -> bool {
     xr["status"]["conditions"].as_array().is_some_and(|c| {
@@ -124,7 +57,7 @@ async fn a_controller_killed_mid_rollout_leaves_no_orphan_or_duplicate_after_res
     let logs = [dir.path().join("first.log"), dir.path().join("second.log")];
     let _logs = LogsOnFailure(logs.to_vec());
 
-    let mut first = Controller::start(cluster, &cache, &logs[0]);
+    let mut first = Controller::start(cluster.kubeconfig(), &cache, &logs[0], &[]);
     first.wait_ready().await;
     apply(
         &client,
@@ -219,7 +152,7 @@ async fn a_controller_killed_mid_rollout_leaves_no_orphan_or_duplicate_after_res
     creating.await.unwrap();
 
     let restarted = Instant::now();
-    let mut second = Controller::start(cluster, &cache, &logs[1]);
+    let mut second = Controller::start(cluster.kubeconfig(), &cache, &logs[1], &[]);
     second.wait_ready().await;
     let mut ready = 0;
     loop {

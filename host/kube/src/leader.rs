@@ -64,7 +64,7 @@ impl LeaderElection {
         }
     }
 
-    fn check(&self) -> Result<(), LeaderError> {
+    pub(crate) fn check(&self) -> Result<(), LeaderError> {
         if self.renew_deadline >= self.lease_duration || self.retry_period >= self.renew_deadline {
             return Err(LeaderError::Timing {
                 lease_duration: self.lease_duration,
@@ -91,11 +91,7 @@ impl LeaderElection {
         shutdown: impl Future<Output = ()>,
     ) -> Result<Option<Leadership>, LeaderError> {
         self.check()?;
-        let mut elector = Elector {
-            config: self.clone(),
-            api: Api::namespaced(client, &self.namespace),
-            observed: None,
-        };
+        let mut elector = Elector::new(self.clone(), client);
         tokio::pin!(shutdown);
         loop {
             match elector.try_acquire_or_renew().await {
@@ -162,7 +158,8 @@ impl Drop for Leadership {
     }
 }
 
-struct Elector {
+/// One replica's view of one Lease: client-go's elector.
+pub(crate) struct Elector {
     config: LeaderElection,
     api: Api<Lease>,
     /// The holder and renew time last seen, and when we saw them change.
@@ -170,8 +167,16 @@ struct Elector {
 }
 
 impl Elector {
+    pub(crate) fn new(config: LeaderElection, client: Client) -> Elector {
+        Elector {
+            api: Api::namespaced(client, &config.namespace),
+            config,
+            observed: None,
+        }
+    }
+
     /// One client-go `tryAcquireOrRenew`: true when we hold the Lease after it.
-    async fn try_acquire_or_renew(&mut self) -> Result<bool, LeaderError> {
+    pub(crate) async fn try_acquire_or_renew(&mut self) -> Result<bool, LeaderError> {
         let now = MicroTime(Timestamp::now());
         let config = &self.config;
         let lease_seconds = i32::try_from(config.lease_duration.as_secs()).unwrap_or(i32::MAX);
@@ -288,7 +293,7 @@ impl Elector {
     }
 
     /// Empties the holder so the next replica need not wait out the lease.
-    async fn release(&self) {
+    pub(crate) async fn release(&self) {
         let config = &self.config;
         let Ok(Some(mut lease)) = self.api.get_opt(&config.name).await else {
             return;
@@ -305,7 +310,11 @@ impl Elector {
             .replace(&config.name, &PostParams::default(), &lease)
             .await
         {
-            Ok(_) => tracing::info!(identity = config.identity, "released the leader Lease"),
+            Ok(_) => tracing::info!(
+                identity = config.identity,
+                lease = config.name,
+                "released the Lease"
+            ),
             Err(e) => tracing::warn!(error = %e, "cannot release the leader Lease"),
         }
     }

@@ -28,6 +28,7 @@ mod openapi;
 pub mod probes;
 mod reconciler;
 mod revisions;
+mod shards;
 mod timing;
 mod watches;
 mod writes;
@@ -50,6 +51,7 @@ pub use impersonation::Impersonation;
 pub use install::{CRDS, CrdError};
 pub use leader::{LeaderElection, LeaderError};
 pub use probes::Health;
+pub use shards::Sharding;
 pub use timing::{DEFAULT_MAX_CONCURRENT_RECONCILES, Timing};
 
 #[derive(Debug, thiserror::Error)]
@@ -74,6 +76,8 @@ pub struct Options {
     pub health: Arc<Health>,
     /// Act as each tenant's service account for what its XRs compose and read.
     pub impersonation: Option<Impersonation>,
+    /// Reconcile only the XRs and claims of the shards this replica holds.
+    pub sharding: Option<Sharding>,
 }
 
 impl From<Timing> for Options {
@@ -119,6 +123,9 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) -> Result<(), ControllerError> {
     let options = options.into();
+    if let Some(sharding) = &options.sharding {
+        sharding.check()?;
+    }
     let shutdown = shutdown.shared();
     let client = cluster::counted(client);
     install_crds(&client, Duration::from_secs(60)).await?;
@@ -175,12 +182,23 @@ pub async fn run(
             cluster.shared().clone(),
         ))
     });
+    let shards = options
+        .sharding
+        .as_ref()
+        .map(|sharding| Arc::new(shards::Shards::new(sharding.count)));
+    let sharded = match (options.sharding, &shards) {
+        (Some(sharding), Some(shards)) => {
+            shards::run(client.clone(), sharding, shards.clone(), stop.clone()).boxed()
+        }
+        _ => futures::future::ready(Ok(())).boxed(),
+    };
     let manager = Arc::new(xrd::Manager::new(
         cluster.clone(),
         functions,
         catalog,
         timing.clone(),
         tenants,
+        shards,
     ));
     let api: Api<DynamicObject> = Api::all_with(client, &api::xrd_resource());
     tracing::info!("controller started");
@@ -197,14 +215,17 @@ pub async fn run(
                 timing,
                 function_store,
             );
-            futures::join!(
+            let (.., sharded) = futures::join!(
                 revisions,
                 xrds,
-                function::controller::run(Arc::new(context), writer, stop)
+                function::controller::run(Arc::new(context), writer, stop),
+                sharded
             );
+            sharded?;
         }
         None => {
-            futures::join!(revisions, xrds);
+            let (.., sharded) = futures::join!(revisions, xrds, sharded);
+            sharded?;
         }
     }
     manager.shutdown().await;

@@ -58,6 +58,18 @@ pub enum RevisionError {
 }
 
 impl ReconcileFailure for RevisionError {
+    /// Another writer changed the revisions first (with sharded replicas,
+    /// every replica keeps revisions): the next reconcile reads what it made.
+    fn is_conflict(&self) -> bool {
+        match self {
+            RevisionError::Kube { source, .. } => crate::object::is_stale_write(source),
+            RevisionError::Cluster { source, .. } => {
+                matches!(source, ClusterError::Conflict { .. })
+            }
+            RevisionError::Encode { .. } => false,
+        }
+    }
+
     fn metric_label(&self) -> &'static str {
         match self {
             RevisionError::Kube { .. } => "kube",

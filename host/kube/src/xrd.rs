@@ -25,6 +25,7 @@ use crate::install;
 use crate::metrics::{ReconcileResult, Trigger, metrics};
 use crate::object::{self, has_finalizer, is_status};
 use crate::reconciler::{self, Controlled, ReconcileFailure};
+use crate::shards::{self, Shards};
 use crate::timing::{Backoff, Timing, now};
 use crate::watches::{ComposedWatches, Route};
 use crate::writes;
@@ -89,6 +90,8 @@ pub struct Manager {
     resource: ApiResource,
     backoff: Backoff<ObjectRef>,
     conflicts: Backoff<ObjectRef>,
+    /// The shards this replica reconciles, when XRs and claims are sharded.
+    shards: Option<Arc<Shards>>,
 }
 
 impl Controlled for Manager {
@@ -112,12 +115,14 @@ impl Manager {
         catalog: Arc<Catalog>,
         timing: Timing,
         tenants: Option<Arc<TenantClusters>>,
+        shards: Option<Arc<Shards>>,
     ) -> Manager {
         let watches = Arc::new(ComposedWatches::new(cluster.shared().composed.clone()));
         Manager {
             tenants,
             catalog,
-            claims: ClaimControllers::new(cluster.clone(), timing.clone()),
+            claims: ClaimControllers::new(cluster.clone(), timing.clone(), shards.clone()),
+            shards,
             cluster,
             functions,
             watches,
@@ -148,6 +153,7 @@ impl Manager {
                     self.timing.clone(),
                     xrd.clone(),
                     resource.clone(),
+                    self.shards.clone(),
                 ))
             },
             |context, stop| {
@@ -217,7 +223,13 @@ impl Manager {
                         futures::stream::iter(woken)
                     },
                 );
+                let taken = shards::shard_taken(
+                    self.shards.as_deref(),
+                    controller.store(),
+                    resource.clone(),
+                );
                 controller
+                    .reconcile_on(taken)
                     .reconcile_on(revised)
                     .reconcile_on(triggers)
                     .graceful_shutdown_on(stop)

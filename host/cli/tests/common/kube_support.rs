@@ -6,8 +6,12 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a controller may take to install its CRDs and serve /readyz.
+const READY_TIMEOUT: Duration = Duration::from_secs(300);
 
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
 use serde_json::Value;
@@ -75,22 +79,94 @@ pub fn scrape(address: &str, path: &str) -> String {
 }
 
 /// Starts `plait controller` against the cluster of `kubeconfig`, compiling
-/// into `cache`, serving probes on `probes`, logging warnings to `stderr`.
+/// into `cache`, serving probes on `probes`, logging warnings to `stderr`,
+/// with `extra` arguments.
 pub fn start_controller(
     kubeconfig: &Path,
     cache: &Path,
     probes: &str,
     stderr: impl Into<Stdio>,
+    extra: &[String],
 ) -> Child {
     Command::new(env!("CARGO_BIN_EXE_plait"))
         .arg("controller")
         .arg("--kubeconfig")
         .arg(kubeconfig)
         .arg(format!("--probe-address={probes}"))
+        .args(extra)
         .env("PLAIT_CACHE_DIR", cache)
         .env("PLAIT_LOG", "warn")
         .stdout(Stdio::null())
         .stderr(stderr)
         .spawn()
         .unwrap()
+}
+
+/// The last `n` lines of `path`.
+pub fn tail(path: &Path, n: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// One `plait controller` process, killed when dropped.
+pub struct Controller {
+    child: Child,
+    probes: String,
+}
+
+impl Controller {
+    /// Starts `plait controller` as the controller bench does, its stderr
+    /// in `log`, with `extra` arguments.
+    pub fn start(kubeconfig: &Path, cache: &Path, log: &Path, extra: &[String]) -> Self {
+        let probes = free_address();
+        let log = std::fs::File::create(log).unwrap();
+        let child = start_controller(kubeconfig, cache, &probes, log, extra);
+        Controller { child, probes }
+    }
+
+    /// Where it serves its probes and metrics.
+    pub fn probes(&self) -> &str {
+        &self.probes
+    }
+
+    pub async fn wait_ready(&mut self) {
+        let started = Instant::now();
+        while !scrape(&self.probes, "/readyz").starts_with("HTTP/1.1 200") {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                panic!("the controller exited before it was ready: {status}");
+            }
+            assert!(
+                started.elapsed() < READY_TIMEOUT,
+                "the controller never became ready"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// SIGKILL, as the kernel's OOM killer or a node failure would end it.
+    pub fn kill(mut self) -> std::process::ExitStatus {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap()
+    }
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Prints the end of each controller's log if the test fails.
+pub struct LogsOnFailure(pub Vec<PathBuf>);
+
+impl Drop for LogsOnFailure {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            for log in &self.0 {
+                eprintln!("--- last lines of {} ---\n{}", log.display(), tail(log, 40));
+            }
+        }
+    }
 }

@@ -26,6 +26,7 @@ use crate::cluster::{KubeCluster, applied};
 use crate::metrics::ReconcileResult;
 use crate::object::{self, condition, has_finalizer, is_status, put_condition, text};
 use crate::reconciler::{self, Controlled, ReconcileFailure};
+use crate::shards::{Shards, shard_taken};
 use crate::timing::{Backoff, Timing, now};
 
 pub use binding::{claim_from_xr, desired_xr, status_from_xr};
@@ -70,6 +71,8 @@ pub struct ClaimContext {
     pub xr: ApiResource,
     backoff: Backoff<ObjectRef>,
     conflicts: Backoff<ObjectRef>,
+    /// The shards this replica reconciles, when claims are sharded.
+    shards: Option<Arc<Shards>>,
 }
 
 impl ClaimContext {
@@ -108,14 +111,20 @@ impl Controlled for ClaimContext {
 pub struct ClaimControllers {
     cluster: KubeCluster,
     timing: Timing,
+    shards: Option<Arc<Shards>>,
     children: Children<(ApiResource, ApiResource), ClaimContext>,
 }
 
 impl ClaimControllers {
-    pub fn new(cluster: KubeCluster, timing: Timing) -> ClaimControllers {
+    pub fn new(
+        cluster: KubeCluster,
+        timing: Timing,
+        shards: Option<Arc<Shards>>,
+    ) -> ClaimControllers {
         ClaimControllers {
             cluster,
             timing,
+            shards,
             children: Children::new("claim controller"),
         }
     }
@@ -127,7 +136,7 @@ impl ClaimControllers {
     /// Starts the claim controller for `xrd`, or refreshes the XRD it sees
     /// when one already runs for the same kinds.
     pub fn start(&self, xrd: &CompositeResourceDefinition, claim: ApiResource, xr: ApiResource) {
-        let (cluster, timing) = (&self.cluster, &self.timing);
+        let (cluster, timing, shards) = (&self.cluster, &self.timing, &self.shards);
         let (claim_for_context, xr_for_context) = (claim.clone(), xr.clone());
         self.children.ensure(
             xrd.metadata.name(),
@@ -146,6 +155,7 @@ impl ClaimControllers {
                     xr: xr_for_context,
                     backoff: Backoff::of(timing),
                     conflicts: Backoff::conflicts(timing),
+                    shards: shards.clone(),
                 })
             },
             |context, stop| {
@@ -154,7 +164,11 @@ impl ClaimControllers {
                 let xrs: Api<DynamicObject> = Api::all_with(client, &xr);
                 let claim_for_map = claim.clone();
                 // An XR change (readiness, status, deletion) brings its claim back.
-                Controller::new_with(claims, watcher::Config::default(), claim)
+                let controller =
+                    Controller::new_with(claims, watcher::Config::default(), claim.clone());
+                let taken = shard_taken(shards.as_deref(), controller.store(), claim);
+                controller
+                    .reconcile_on(taken)
                     .watches_with(
                         xrs,
                         xr,
@@ -211,6 +225,14 @@ async fn reconcile_claim(
     object: Arc<DynamicObject>,
     ctx: &ClaimContext,
 ) -> Result<(Action, ReconcileResult), ClaimError> {
+    let uid = object.metadata.uid.as_deref().unwrap_or_default();
+    let _reconciling = match &ctx.shards {
+        Some(shards) => match shards.enter(uid) {
+            Some(reconciling) => Some(reconciling),
+            None => return Ok((Action::await_change(), ReconcileResult::Skipped)),
+        },
+        None => None,
+    };
     let mut claim = object::to_value(&object, &ctx.claim).map_err(|source| ClaimError::Encode {
         claim: object.metadata.name.clone().unwrap_or_default(),
         source,

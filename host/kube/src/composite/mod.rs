@@ -31,6 +31,7 @@ use crate::impersonation::TenantClusters;
 use crate::metrics::{CallMetrics, PLATFORM, ReconcileResult, Trigger, metrics};
 use crate::object::{self, has_finalizer, text};
 use crate::reconciler::{self, Controlled, ReconcileFailure};
+use crate::shards::Shards;
 use crate::timing::{Backoff, Timing, now};
 use crate::watches::{ComposedWatches, Kind};
 use crate::writes::WrittenObject;
@@ -102,6 +103,8 @@ pub struct XrContext {
     conflicts: Backoff<ObjectRef>,
     /// The watch circuits of this kind's XRs.
     pub breaker: Arc<CircuitBreaker>,
+    /// The shards this replica reconciles, when XRs are sharded.
+    pub shards: Option<Arc<Shards>>,
     /// Reconciles in a row that created composed resources, per XR.
     creating: Backoff<ObjectRef>,
     latest: latest::LatestStored,
@@ -120,6 +123,7 @@ impl XrContext {
         timing: Timing,
         xrd: CompositeResourceDefinition,
         resource: ApiResource,
+        shards: Option<Arc<Shards>>,
     ) -> XrContext {
         XrContext {
             cluster,
@@ -130,6 +134,7 @@ impl XrContext {
             backoff: Backoff::of(&timing),
             conflicts: Backoff::conflicts(&timing),
             breaker: Arc::new(CircuitBreaker::new(&resource.kind, timing.circuit_breaker)),
+            shards,
             creating: Backoff::new(CREATED_BASE, timing.poll_interval),
             latest: latest::LatestStored::default(),
             timing,
@@ -223,6 +228,14 @@ async fn reconcile_xr(
     object: Arc<DynamicObject>,
     ctx: &XrContext,
 ) -> Result<(Action, ReconcileResult), XrError> {
+    let uid = object.metadata.uid.as_deref().unwrap_or_default();
+    let _reconciling = match &ctx.shards {
+        Some(shards) => match shards.enter(uid) {
+            Some(reconciling) => Some(reconciling),
+            None => return Ok((Action::await_change(), ReconcileResult::Skipped)),
+        },
+        None => None,
+    };
     let mut handed = serde_json::to_value(object.as_ref()).map_err(|source| XrError::Encode {
         object: object.metadata.name.clone().unwrap_or_default(),
         source,
