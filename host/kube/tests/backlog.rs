@@ -84,19 +84,24 @@ async fn a_controller_started_over_existing_xrs_makes_them_all_ready() {
     let started = Instant::now();
     let ready = loop {
         let list = xrs.list(&ListParams::default()).await.unwrap();
-        let ready: Vec<Value> = list
+        let (ready, waiting): (Vec<Value>, Vec<Value>) = list
             .items
             .into_iter()
             .map(|xr| serde_json::to_value(xr).unwrap())
-            .filter(|xr| condition(xr, "Ready").is_some_and(|c| c["status"] == "True"))
-            .collect();
+            .partition(|xr| condition(xr, "Ready").is_some_and(|c| c["status"] == "True"));
         if ready.len() == XRS {
             break ready;
         }
         assert!(
             started.elapsed() < BACKLOG_TIMEOUT,
-            "{} of {XRS} XRs Ready after {BACKLOG_TIMEOUT:?}",
-            ready.len()
+            "{} of {XRS} XRs Ready after {BACKLOG_TIMEOUT:?}; the others: {:#}",
+            ready.len(),
+            Value::Array(
+                waiting
+                    .iter()
+                    .map(|xr| json!({"name": xr["metadata"]["name"], "spec": xr["spec"], "status": xr["status"]}))
+                    .collect()
+            )
         );
         tokio::time::sleep(Duration::from_millis(500)).await;
     };
