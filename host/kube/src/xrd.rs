@@ -228,7 +228,37 @@ impl Manager {
                     controller.store(),
                     resource.clone(),
                 );
+                // Every poll interval, each XR no reconcile has finished for
+                // yet: a trigger lost on the way to the queue must not leave
+                // an XR that has never been reconciled, and so has no poll
+                // of its own, alone for good.
+                let unreconciled = {
+                    let (store, context, resource) =
+                        (controller.store(), context.clone(), resource.clone());
+                    let period = self.timing.poll_interval;
+                    futures::stream::unfold((), move |()| {
+                        let (store, context, resource) =
+                            (store.clone(), context.clone(), resource.clone());
+                        async move {
+                            tokio::time::sleep(period).await;
+                            let xrs: Vec<_> = store
+                                .state()
+                                .iter()
+                                .filter(|xr| context.awaits_first_reconcile(xr))
+                                .map(|xr| {
+                                    kube::runtime::reflector::ObjectRef::from_obj_with(
+                                        xr.as_ref(),
+                                        resource.clone(),
+                                    )
+                                })
+                                .collect();
+                            Some((futures::stream::iter(xrs), ()))
+                        }
+                    })
+                    .flatten()
+                };
                 controller
+                    .reconcile_on(unreconciled)
                     .reconcile_on(taken)
                     .reconcile_on(revised)
                     .reconcile_on(triggers)

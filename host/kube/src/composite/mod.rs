@@ -166,6 +166,27 @@ impl XrContext {
         )
     }
 
+    /// Whether `xr` is this controller's to reconcile and no reconcile of
+    /// it has finished here yet.
+    pub fn awaits_first_reconcile(&self, xr: &DynamicObject) -> bool {
+        let ours = self.shards.as_ref().is_none_or(|shards| {
+            let uid = xr.metadata.uid.as_deref().unwrap_or_default();
+            shards.holds(crate::shards::shard_of(uid, shards.count()))
+        });
+        ours && !self.has_reconciled(xr)
+    }
+
+    /// Whether a reconcile of `xr` has finished in this controller.
+    fn has_reconciled(&self, xr: &DynamicObject) -> bool {
+        let reference = ObjectRef {
+            api_version: self.resource.api_version.clone(),
+            kind: self.resource.kind.clone(),
+            namespace: xr.metadata.namespace.clone(),
+            name: xr.metadata.name.clone().unwrap_or_default(),
+        };
+        self.latest.knows(&reference)
+    }
+
     /// Forgets an XR that is gone.
     fn forget(&self, reference: &ObjectRef) {
         self.backoff.succeeded(reference);
