@@ -10,7 +10,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use common::kube_support::{Controller, LogsOnFailure, apply, resource, scale_fixture, tail};
+use common::kube_support::{Controller, LogsOnFailure, apply, apply_scale_fixture, resource, tail};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams};
 use plait_testcluster::TestCluster;
@@ -59,28 +59,7 @@ async fn a_controller_killed_mid_rollout_leaves_no_orphan_or_duplicate_after_res
 
     let mut first = Controller::start(cluster.kubeconfig(), &cache, &logs[0], &[]);
     first.wait_ready().await;
-    apply(
-        &client,
-        &resource(
-            "apiextensions.crossplane.io/v2",
-            "CompositeResourceDefinition",
-            "compositeresourcedefinitions",
-        ),
-        &scale_fixture("xrd.yaml"),
-        FIELD_MANAGER,
-    )
-    .await;
-    apply(
-        &client,
-        &resource(
-            "apiextensions.crossplane.io/v1",
-            "Composition",
-            "compositions",
-        ),
-        &scale_fixture("composition.yaml"),
-        FIELD_MANAGER,
-    )
-    .await;
+    apply_scale_fixture(&client, FIELD_MANAGER).await;
     let kind = resource("scale.example.org/v1", "Bench", "benches");
     let xrs: Api<DynamicObject> = Api::namespaced_with(client.clone(), &namespace, &kind);
     let config_maps: Api<DynamicObject> = Api::namespaced_with(

@@ -11,7 +11,7 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use common::kube_support::{Controller, LogsOnFailure, apply, resource, scale_fixture};
+use common::kube_support::{Controller, LogsOnFailure, apply, apply_scale_fixture, resource};
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
 use plait_testcluster::TestCluster;
@@ -91,28 +91,7 @@ async fn replicas_share_the_shards_and_a_killed_ones_xrs_keep_converging() {
     for replica in replicas.iter_mut().flatten() {
         replica.wait_ready().await;
     }
-    apply(
-        &client,
-        &resource(
-            "apiextensions.crossplane.io/v2",
-            "CompositeResourceDefinition",
-            "compositeresourcedefinitions",
-        ),
-        &scale_fixture("xrd.yaml"),
-        FIELD_MANAGER,
-    )
-    .await;
-    apply(
-        &client,
-        &resource(
-            "apiextensions.crossplane.io/v1",
-            "Composition",
-            "compositions",
-        ),
-        &scale_fixture("composition.yaml"),
-        FIELD_MANAGER,
-    )
-    .await;
+    apply_scale_fixture(&client, FIELD_MANAGER).await;
     let kind = resource("scale.example.org/v1", "Bench", "benches");
     let xrs: Api<DynamicObject> = Api::namespaced_with(client.clone(), &namespace, &kind);
     let config_maps: Api<DynamicObject> = Api::namespaced_with(

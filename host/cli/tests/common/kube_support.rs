@@ -54,6 +54,23 @@ pub fn scale_fixture(name: &str) -> Value {
     serde_yaml_ng::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }
 
+/// Applies the scale fixture's XRD and Composition as `field_manager`.
+pub async fn apply_scale_fixture(client: &kube::Client, field_manager: &str) {
+    let xrds = resource(
+        "apiextensions.crossplane.io/v2",
+        "CompositeResourceDefinition",
+        "compositeresourcedefinitions",
+    );
+    apply(client, &xrds, &scale_fixture("xrd.yaml"), field_manager).await;
+    let compositions = resource(
+        "apiextensions.crossplane.io/v1",
+        "Composition",
+        "compositions",
+    );
+    let composition = scale_fixture("composition.yaml");
+    apply(client, &compositions, &composition, field_manager).await;
+}
+
 /// A loopback address nothing listens on.
 pub fn free_address() -> String {
     TcpListener::bind("127.0.0.1:0")
