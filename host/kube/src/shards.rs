@@ -121,6 +121,11 @@ impl Shards {
         self.holds(shard).then_some(reconciling)
     }
 
+    /// Whether the shard of the object with `uid` is held here.
+    pub fn holds_object(&self, uid: &str) -> bool {
+        self.holds(shard_of(uid, self.count))
+    }
+
     pub fn holds(&self, shard: u32) -> bool {
         self.held
             .read()
@@ -176,6 +181,29 @@ impl Shards {
         while running.load(Ordering::Acquire) > 0 && Instant::now() < until {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+    }
+}
+
+/// Whether this replica reconciles an object now.
+pub enum Admission<'a> {
+    /// Objects are not sharded.
+    Unsharded,
+    /// Its shard is held here; the shard is not handed back while this lasts.
+    Held { _reconciling: Reconciling<'a> },
+    /// Another replica's shard holds it.
+    Elsewhere,
+}
+
+/// The admission of `object` by `shards` (`None`: objects are not sharded).
+pub fn admit<'a>(shards: Option<&'a Shards>, object: &DynamicObject) -> Admission<'a> {
+    let Some(shards) = shards else {
+        return Admission::Unsharded;
+    };
+    match shards.enter(object.metadata.uid.as_deref().unwrap_or_default()) {
+        Some(reconciling) => Admission::Held {
+            _reconciling: reconciling,
+        },
+        None => Admission::Elsewhere,
     }
 }
 

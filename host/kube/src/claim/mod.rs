@@ -26,7 +26,7 @@ use crate::cluster::{KubeCluster, applied};
 use crate::metrics::ReconcileResult;
 use crate::object::{self, condition, has_finalizer, is_status, put_condition, text};
 use crate::reconciler::{self, Controlled, ReconcileFailure};
-use crate::shards::{Shards, shard_taken};
+use crate::shards::{self, Shards, shard_taken};
 use crate::timing::{Backoff, Timing, now};
 
 pub use binding::{claim_from_xr, desired_xr, status_from_xr};
@@ -225,14 +225,10 @@ async fn reconcile_claim(
     object: Arc<DynamicObject>,
     ctx: &ClaimContext,
 ) -> Result<(Action, ReconcileResult), ClaimError> {
-    let uid = object.metadata.uid.as_deref().unwrap_or_default();
-    let _reconciling = match &ctx.shards {
-        Some(shards) => match shards.enter(uid) {
-            Some(reconciling) => Some(reconciling),
-            None => return Ok((Action::await_change(), ReconcileResult::Skipped)),
-        },
-        None => None,
-    };
+    let admission = shards::admit(ctx.shards.as_deref(), &object);
+    if let shards::Admission::Elsewhere = admission {
+        return Ok((Action::await_change(), ReconcileResult::Skipped));
+    }
     let mut claim = object::to_value(&object, &ctx.claim).map_err(|source| ClaimError::Encode {
         claim: object.metadata.name.clone().unwrap_or_default(),
         source,

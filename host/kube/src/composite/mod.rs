@@ -31,7 +31,7 @@ use crate::impersonation::TenantClusters;
 use crate::metrics::{CallMetrics, PLATFORM, ReconcileResult, Trigger, metrics};
 use crate::object::{self, has_finalizer, text};
 use crate::reconciler::{self, Controlled, ReconcileFailure};
-use crate::shards::Shards;
+use crate::shards::{self, Shards};
 use crate::timing::{Backoff, Timing, now};
 use crate::watches::{ComposedWatches, Kind};
 use crate::writes::WrittenObject;
@@ -170,8 +170,7 @@ impl XrContext {
     /// it has finished here yet.
     pub fn awaits_first_reconcile(&self, xr: &DynamicObject) -> bool {
         let ours = self.shards.as_ref().is_none_or(|shards| {
-            let uid = xr.metadata.uid.as_deref().unwrap_or_default();
-            shards.holds(crate::shards::shard_of(uid, shards.count()))
+            shards.holds_object(xr.metadata.uid.as_deref().unwrap_or_default())
         });
         ours && !self.has_reconciled(xr)
     }
@@ -249,14 +248,10 @@ async fn reconcile_xr(
     object: Arc<DynamicObject>,
     ctx: &XrContext,
 ) -> Result<(Action, ReconcileResult), XrError> {
-    let uid = object.metadata.uid.as_deref().unwrap_or_default();
-    let _reconciling = match &ctx.shards {
-        Some(shards) => match shards.enter(uid) {
-            Some(reconciling) => Some(reconciling),
-            None => return Ok((Action::await_change(), ReconcileResult::Skipped)),
-        },
-        None => None,
-    };
+    let admission = shards::admit(ctx.shards.as_deref(), &object);
+    if let shards::Admission::Elsewhere = admission {
+        return Ok((Action::await_change(), ReconcileResult::Skipped));
+    }
     let mut handed = serde_json::to_value(object.as_ref()).map_err(|source| XrError::Encode {
         object: object.metadata.name.clone().unwrap_or_default(),
         source,
