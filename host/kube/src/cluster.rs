@@ -19,6 +19,7 @@ use plait_reconcile::{Cluster, ClusterError, Event, EventType, ObjectRef};
 use serde_json::{Map, Value, json};
 use tokio::runtime::Handle;
 
+use crate::environment::{AccessReviews, EnvironmentConfigs};
 use crate::openapi::OpenApi;
 use crate::watches::ComposedCache;
 use crate::writes::{OwnWrites, WrittenObject, body_digest};
@@ -63,15 +64,20 @@ struct Inner {
     recorder: Recorder,
     openapi: OpenApi,
     shared: Shared,
+    /// For a tenant's cluster, what the API server said the tenant may read
+    /// from the EnvironmentConfig store; `None` for the controller's own,
+    /// which may read all of it.
+    access: Option<AccessReviews>,
 }
 
 /// What every cluster the controller reads and writes through shares,
-/// tenants' included: what its writes produced, and the composed resources
-/// its watches cache.
+/// tenants' included: what its writes produced, the composed resources its
+/// watches cache, and the EnvironmentConfigs its watch keeps.
 #[derive(Clone, Default)]
 pub struct Shared {
     pub writes: Arc<OwnWrites>,
     pub composed: Arc<ComposedCache>,
+    pub environment: Arc<EnvironmentConfigs>,
 }
 
 impl KubeCluster {
@@ -83,6 +89,21 @@ impl KubeCluster {
     /// A cluster over `client` that shares `shared` with the other clusters
     /// the controller reads and writes through.
     pub fn sharing(client: Client, handle: Handle, shared: Shared) -> KubeCluster {
+        KubeCluster::build(client, handle, shared, None)
+    }
+
+    /// A cluster over `client`, which acts as a tenant: it reads from the
+    /// EnvironmentConfig store only what the API server says the tenant may read.
+    pub fn tenant(client: Client, handle: Handle, shared: Shared) -> KubeCluster {
+        KubeCluster::build(client, handle, shared, Some(AccessReviews::default()))
+    }
+
+    fn build(
+        client: Client,
+        handle: Handle,
+        shared: Shared,
+        access: Option<AccessReviews>,
+    ) -> KubeCluster {
         let recorder = Recorder::new(
             client.clone(),
             Reporter {
@@ -98,6 +119,7 @@ impl KubeCluster {
                 recorder,
                 openapi: OpenApi::default(),
                 shared,
+                access,
             }),
         }
     }
@@ -193,7 +215,25 @@ impl KubeCluster {
         Ok((api, served))
     }
 
+    /// Whether this cluster may answer a `verb` of EnvironmentConfigs from
+    /// the store.
+    async fn may_read_stored_environment(&self, verb: &'static str) -> bool {
+        match &self.inner.access {
+            None => true,
+            Some(reviews) => reviews.may(&self.inner.client, verb).await,
+        }
+    }
+
     pub async fn get_async(&self, object: &ObjectRef) -> Result<Option<Value>, ClusterError> {
+        if let Some(stored) =
+            self.inner
+                .shared
+                .environment
+                .get(&object.api_version, &object.kind, &object.name)
+            && self.may_read_stored_environment("get").await
+        {
+            return Ok(stored);
+        }
         // An unserved kind has no objects.
         if self
             .served_kind(&object.api_version, &object.kind)
@@ -336,6 +376,15 @@ impl KubeCluster {
         namespace: Option<&str>,
         labels: &BTreeMap<String, String>,
     ) -> Result<Vec<Value>, ClusterError> {
+        if let Some(stored) = self
+            .inner
+            .shared
+            .environment
+            .list(api_version, kind, labels)
+            && self.may_read_stored_environment("list").await
+        {
+            return Ok(stored);
+        }
         if self.served_kind(api_version, kind).await?.is_none() {
             return Ok(Vec::new());
         }

@@ -21,7 +21,7 @@ use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::reflector::{ObjectRef as StoreRef, Store};
-use kube::runtime::{WatchStreamExt, reflector, watcher};
+use kube::runtime::{WatchStreamExt, watcher};
 use plait_functions::{FunctionObjects, ResolveError, ResolvedFunctions, Resolver};
 use plait_model::{Composition, Manifest};
 use plait_pipeline::Step;
@@ -380,16 +380,19 @@ impl Catalog {
 }
 
 /// A reflector of every object of `resource` into `writer`'s store,
-/// yielding each object it takes in once the store has it.
-fn reflect(
+/// without `managedFields`, yielding each object it takes in once the
+/// store has it.
+pub(crate) fn reflect(
     client: &Client,
     resource: ApiResource,
     writer: Writer<DynamicObject>,
 ) -> impl futures::Stream<Item = Arc<DynamicObject>> + Send + 'static {
     let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
     let kind = resource.kind.clone();
-    reflector(writer, watcher(api, watcher::Config::default()))
+    watcher(api, watcher::Config::default())
         .default_backoff()
+        .modify(crate::object::trim)
+        .reflect(writer)
         .filter_map(move |event| {
             let object = match event {
                 Ok(watcher::Event::Apply(o) | watcher::Event::InitApply(o)) => Some(Arc::new(o)),
@@ -408,20 +411,25 @@ fn listed(
     resource: &ApiResource,
     labels: &BTreeMap<String, String>,
 ) -> Vec<Value> {
-    store
-        .state()
-        .iter()
-        .filter(|o| {
-            labels.iter().all(|(k, v)| {
-                o.metadata
-                    .labels
-                    .as_ref()
-                    .and_then(|l| l.get(k))
-                    .is_some_and(|found| found == v)
-            })
-        })
-        .filter_map(|o| crate::object::to_value(o, resource).ok())
+    labelled(store, labels)
+        .filter_map(|o| crate::object::to_value(&o, resource).ok())
         .collect()
+}
+
+/// The stored objects whose labels include `labels`.
+pub(crate) fn labelled(
+    store: &Store<DynamicObject>,
+    labels: &BTreeMap<String, String>,
+) -> impl Iterator<Item = Arc<DynamicObject>> {
+    store.state().into_iter().filter(move |o| {
+        labels.iter().all(|(k, v)| {
+            o.metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(k))
+                .is_some_and(|found| found == v)
+        })
+    })
 }
 
 fn text<'a>(value: &'a Value, pointer: &str) -> &'a str {

@@ -67,7 +67,11 @@ impl TenantClusters {
                 self.impersonation.user(namespace)
             ))
         })?;
-        let cluster = KubeCluster::sharing(client, self.handle.clone(), self.shared.clone());
+        let cluster = KubeCluster::tenant(
+            crate::cluster::counted(client),
+            self.handle.clone(),
+            self.shared.clone(),
+        );
         clusters.insert(namespace.to_string(), cluster.clone());
         Ok(cluster)
     }

@@ -17,6 +17,7 @@ mod claim;
 mod cluster;
 mod compiled;
 mod composite;
+mod environment;
 mod function;
 pub mod image_config;
 mod impersonation;
@@ -151,6 +152,7 @@ pub async fn run(
     // The controller wants a Sync trigger; a shared future is one.
     .shared();
     let cluster = KubeCluster::new(client.clone(), tokio::runtime::Handle::current());
+    cluster.shared().environment.start(&client, stop.clone());
     let revisions = revisions::run(
         Arc::new(revisions::RevisionContext::new(
             cluster.clone(),

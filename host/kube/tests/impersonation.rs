@@ -1,7 +1,9 @@
 //! With `--tenant-service-account`, what a tenant's XRs compose and read is
 //! bounded by the tenant's own RBAC: one tenant whose service account may
 //! manage ConfigMaps gets them composed; another, without, gets a `Synced`
-//! condition naming the verb, the kind and its namespace.
+//! condition naming the verb, the kind and its namespace. The same holds
+//! for the EnvironmentConfigs the controller keeps in memory: a tenant
+//! whose RBAC does not let it list them is refused, not served from the store.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -15,8 +17,14 @@ use support::{api, condition, create, eventually, resource, yaml};
 
 const SERVICE_ACCOUNT: &str = "plait-tenant";
 
-/// Runs plait's controller acting as each tenant's `SERVICE_ACCOUNT`.
+/// Runs plait's controller acting as each tenant's `SERVICE_ACCOUNT`, once
+/// for every test of this binary.
 fn start_impersonating_controller(cluster: &'static TestCluster) {
+    static STARTED: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    STARTED.get_or_init(|| start_controller(cluster));
+}
+
+fn start_controller(cluster: &'static TestCluster) {
     let options = Options {
         impersonation: Some(Impersonation {
             config: cluster.config(),
@@ -48,16 +56,63 @@ fn config_map_rbac(namespace: &str) -> [Value; 2] {
     ]
 }
 
+/// The XRD of getting-started, in `group`.
+fn app_xrd(group: &str) -> Value {
+    let mut xrd = yaml("examples/getting-started/xrd.yaml");
+    xrd["metadata"]["name"] = json!(format!("apps.{group}"));
+    xrd["spec"]["group"] = json!(group);
+    xrd
+}
+
+/// Creates an App named `app` in `namespace` and waits for its `Synced`
+/// condition to be `True` (when `synced`) or `False`; returns the XR.
+async fn synced_app(client: &kube::Client, group: &str, namespace: &str, synced: bool) -> Value {
+    let xr_kind = resource(&format!("{group}/v1alpha1"), "App", "apps");
+    let xrs = api(client, &xr_kind, Some(namespace));
+    eventually("the XR kind to be served", || async {
+        xrs.list(&Default::default()).await.ok().map(|_| ())
+    })
+    .await;
+    create(
+        client,
+        &json!({"apiVersion": xr_kind.api_version, "kind": "App",
+                "metadata": {"name": "app", "namespace": namespace},
+                "spec": {"image": "one"}}),
+    )
+    .await;
+    let wanted = if synced { "True" } else { "False" };
+    eventually(&format!("{namespace}: Synced={wanted}"), || async {
+        let xr = support::get(&xrs, "app").await?;
+        (condition(&xr, "Synced")?["status"] == wanted).then_some(xr)
+    })
+    .await
+}
+
+/// The `data` of the ConfigMaps composed in `namespace`.
+async fn composed_data(client: &kube::Client, namespace: &str) -> Vec<Value> {
+    let config_maps = api(
+        client,
+        &resource("v1", "ConfigMap", "configmaps"),
+        Some(namespace),
+    );
+    config_maps
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|c| c.metadata.owner_references.is_some())
+        .map(|c| c.data["data"].clone())
+        .collect()
+}
+
 #[tokio::test]
 async fn a_tenant_composes_only_what_its_own_rbac_allows() {
     let cluster = TestCluster::shared().expect("test cluster");
     start_impersonating_controller(cluster);
     let client = cluster.client().await;
     let group = "impersonation.example.org";
-    let mut xrd = yaml("examples/getting-started/xrd.yaml");
-    xrd["metadata"]["name"] = json!(format!("apps.{group}"));
-    xrd["spec"]["group"] = json!(group);
-    create(&client, &xrd).await;
+    create(&client, &app_xrd(group)).await;
     create(
         &client,
         &json!({
@@ -78,7 +133,6 @@ async fn a_tenant_composes_only_what_its_own_rbac_allows() {
         }),
     )
     .await;
-    let xr_kind = resource(&format!("{group}/v1alpha1"), "App", "apps");
     let allowed = cluster.namespace("tenant-allowed").await;
     let denied = cluster.namespace("tenant-denied").await;
     for object in config_map_rbac(&allowed) {
@@ -95,36 +149,11 @@ async fn a_tenant_composes_only_what_its_own_rbac_allows() {
         ),
     ];
     for (namespace, want) in cases {
-        let xrs = api(&client, &xr_kind, Some(&namespace));
-        eventually("the XR kind to be served", || async {
-            xrs.list(&Default::default()).await.ok().map(|_| ())
-        })
-        .await;
-        create(
-            &client,
-            &json!({"apiVersion": xr_kind.api_version, "kind": "App",
-                    "metadata": {"name": "app", "namespace": namespace},
-                    "spec": {"image": "one"}}),
-        )
-        .await;
-        let wanted = if want.is_ok() { "True" } else { "False" };
-        let xr = eventually(&format!("{namespace}: Synced={wanted}"), || async {
-            let xr = support::get(&xrs, "app").await?;
-            (condition(&xr, "Synced")?["status"] == wanted).then_some(xr)
-        })
-        .await;
-        let config_maps = api(
-            &client,
-            &resource("v1", "ConfigMap", "configmaps"),
-            Some(&namespace),
-        );
-        let composed = config_maps
-            .list(&Default::default())
+        let xr = synced_app(&client, group, &namespace, want.is_ok()).await;
+        let composed = composed_data(&client, &namespace)
             .await
-            .unwrap()
-            .items
             .into_iter()
-            .filter(|c| c.data["data"]["k"] == "v")
+            .filter(|data| data["k"] == "v")
             .count();
         match want {
             Ok(()) => assert_eq!(composed, 1, "{namespace}: composed as the tenant"),
@@ -138,4 +167,106 @@ async fn a_tenant_composes_only_what_its_own_rbac_allows() {
             }
         }
     }
+}
+
+#[tokio::test]
+async fn a_tenant_reads_environment_configs_from_the_store_only_if_its_rbac_lets_it_list_them() {
+    let cluster = TestCluster::shared().expect("test cluster");
+    start_impersonating_controller(cluster);
+    let client = cluster.client().await;
+    let group = "impersonation-environment.example.org";
+    create(&client, &app_xrd(group)).await;
+    create(
+        &client,
+        &json!({
+            "apiVersion": "apiextensions.crossplane.io/v1", "kind": "Composition",
+            "metadata": {"name": "impersonation-environment"},
+            "spec": {
+                "compositeTypeRef": {"apiVersion": format!("{group}/v1alpha1"), "kind": "App"},
+                "mode": "Pipeline",
+                "pipeline": [
+                    {
+                        "step": "environment",
+                        "functionRef": {"name": "function-environment-configs"},
+                        "input": {"apiVersion": "environmentconfigs.fn.crossplane.io/v1beta1", "kind": "Input",
+                                  "spec": {"environmentConfigs": [{"type": "Selector", "selector": {
+                                      "mode": "Multiple",
+                                      "matchLabels": [{"type": "Value", "key": "impersonation", "value": "shared"}],
+                                  }}]}},
+                    },
+                    {
+                        "step": "compose",
+                        "functionRef": {"name": "function-patch-and-transform"},
+                        "input": {"apiVersion": "pt.fn.crossplane.io/v1beta1", "kind": "Resources",
+                                  "resources": [{"name": "settings",
+                                                 "base": {"apiVersion": "v1", "kind": "ConfigMap", "data": {}},
+                                                 "patches": [{"type": "FromEnvironmentFieldPath",
+                                                              "fromFieldPath": "region", "toFieldPath": "data.region"}],
+                                                 "readinessChecks": [{"type": "None"}]}]},
+                    },
+                ],
+            },
+        }),
+    )
+    .await;
+    create(
+        &client,
+        &json!({
+            "apiVersion": "apiextensions.crossplane.io/v1beta1", "kind": "EnvironmentConfig",
+            "metadata": {"name": "impersonation-shared", "labels": {"impersonation": "shared"}},
+            "data": {"region": "eu"},
+        }),
+    )
+    .await;
+    let allowed = cluster.namespace("environment-allowed").await;
+    let denied = cluster.namespace("environment-denied").await;
+    for namespace in [&allowed, &denied] {
+        for object in config_map_rbac(namespace) {
+            create(&client, &object).await;
+        }
+    }
+    for object in environment_config_rbac(&allowed) {
+        create(&client, &object).await;
+    }
+
+    let xr = synced_app(&client, group, &allowed, true).await;
+    assert_eq!(
+        composed_data(&client, &allowed).await,
+        vec![json!({"region": "eu"})],
+        "{allowed}: composed from the EnvironmentConfig: {xr}"
+    );
+
+    let xr = synced_app(&client, group, &denied, false).await;
+    let said = condition(&xr, "Synced").unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let refused = format!(
+        "User \"system:serviceaccount:{denied}:{SERVICE_ACCOUNT}\" cannot list resource \"environmentconfigs\" in API group \"apiextensions.crossplane.io\" at the cluster scope"
+    );
+    assert!(said.contains(&refused), "{denied}: {said}");
+    assert!(
+        composed_data(&client, &denied).await.is_empty(),
+        "{denied}: nothing composed"
+    );
+}
+
+/// A ClusterRole, bound to the tenant's service account in `namespace`,
+/// letting it read EnvironmentConfigs.
+fn environment_config_rbac(namespace: &str) -> [Value; 2] {
+    let name = format!("read-environment-configs-{namespace}");
+    [
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": name},
+            "rules": [{"apiGroups": ["apiextensions.crossplane.io"], "resources": ["environmentconfigs"],
+                       "verbs": ["get", "list", "watch"]}],
+        }),
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+            "subjects": [{"kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": namespace}],
+        }),
+    ]
 }
