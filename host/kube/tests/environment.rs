@@ -9,14 +9,12 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kube::api::{Patch, PatchParams};
-use plait_kube::{Functions, Options, Timing};
-use plait_runtime::{Runtime, RuntimeConfig};
 use plait_testcluster::TestCluster;
 use serde_json::{Value, json};
-use support::{api, create, eventually, resource, yaml};
+use support::{api, create, eventually, metric_sum, resource, yaml};
 
 const XRS: usize = 3;
 const POLL: Duration = Duration::from_secs(2);
@@ -79,23 +77,15 @@ fn environment_config(name: &str, labels: Value, data: Value) -> Value {
     })
 }
 
-fn sum(metrics: &str, name: &str, keep: impl Fn(&str) -> bool) -> f64 {
-    metrics
-        .lines()
-        .filter(|line| line.starts_with(name) && keep(line))
-        .filter_map(|line| line.rsplit_once(' ')?.1.parse::<f64>().ok())
-        .sum()
-}
-
 /// EnvironmentConfig reads (gets and lists) sent to the API server, and
 /// reconciles of the test's XRs, so far.
 fn reads_and_reconciles() -> (f64, f64) {
     let metrics = plait_kube::encoded_metrics();
-    let reads = sum(&metrics, "plait_api_requests_total{", |l| {
+    let reads = metric_sum(&metrics, "plait_api_requests_total{", |l| {
         l.contains("resource=\"environmentconfigs\"")
             && (l.contains("verb=\"get\"") || l.contains("verb=\"list\""))
     });
-    let reconciles = sum(&metrics, "plait_reconciles_total{", |l| {
+    let reconciles = metric_sum(&metrics, "plait_reconciles_total{", |l| {
         l.contains("kind=\"App\"")
     });
     (reads, reconciles)
@@ -125,19 +115,7 @@ async fn environment_configs_are_read_from_the_watch_store_and_their_changes_rea
     let cluster = TestCluster::shared().unwrap();
     let client = cluster.client().await;
     let namespace = cluster.namespace("environment").await;
-    support::start_controller_as_given(
-        cluster,
-        Options::from(Timing {
-            poll_interval: POLL,
-            ..Timing::default()
-        }),
-        |_| async {
-            (
-                Functions::builtins(Runtime::new(RuntimeConfig::default()).unwrap()),
-                (),
-            )
-        },
-    );
+    support::start_builtins_polling(cluster, POLL);
     let mut xrd = yaml("examples/getting-started/xrd.yaml");
     xrd["metadata"]["name"] = json!(format!("apps.{GROUP}"));
     xrd["spec"]["group"] = json!(GROUP);
@@ -182,22 +160,22 @@ async fn environment_configs_are_read_from_the_watch_store_and_their_changes_rea
 
     // Once settled, a window of several polls reconciles every XR, each
     // resolving its EnvironmentConfigs, without reading one from the API server.
-    let window = POLL * 4;
-    let started = Instant::now();
-    let mut windows = Vec::new();
-    loop {
-        let before = reads_and_reconciles();
-        tokio::time::sleep(window).await;
-        let after = reads_and_reconciles();
-        windows.push((before, after));
-        if after.0 == before.0 && after.1 >= before.1 + XRS as f64 {
-            break;
-        }
-        assert!(
-            started.elapsed() < SETTLE_TIMEOUT,
-            "no window of {window:?} without an EnvironmentConfig read from the API server in {SETTLE_TIMEOUT:?}: (reads, reconciles) before and after each: {windows:?}"
-        );
-    }
+    support::quiet_window(
+        POLL * 4,
+        SETTLE_TIMEOUT,
+        reads_and_reconciles,
+        |(reads_before, reconciles_before), (reads_after, reconciles_after)| {
+            match reads_after == reads_before
+                && *reconciles_after >= reconciles_before + XRS as f64
+            {
+                true => Ok(()),
+                false => Err(format!(
+                    "EnvironmentConfig reads {reads_before} -> {reads_after}, reconciles {reconciles_before} -> {reconciles_after}"
+                )),
+            }
+        },
+    )
+    .await;
 
     // What the store holds is current: a changed config reaches every XR's
     // ConfigMap at a poll, and so does a config that stops matching.

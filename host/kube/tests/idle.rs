@@ -8,14 +8,12 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kube::api::{ListParams, PostParams};
-use plait_kube::{Functions, Options, Timing};
-use plait_runtime::{Runtime, RuntimeConfig};
 use plait_testcluster::TestCluster;
 use serde_json::{Value, json};
-use support::{api, condition, create, resource};
+use support::{api, condition, create, metric_sum, resource};
 
 const XRS: usize = 5;
 const POLL: Duration = Duration::from_secs(2);
@@ -33,14 +31,6 @@ struct Done {
     function_calls: f64,
     cache_hits: f64,
     reconciles: f64,
-}
-
-fn sum(metrics: &str, name: &str, keep: impl Fn(&str) -> bool) -> f64 {
-    metrics
-        .lines()
-        .filter(|line| line.starts_with(name) && keep(line))
-        .filter_map(|line| line.rsplit_once(' ')?.1.parse::<f64>().ok())
-        .sum()
 }
 
 /// The request counters that grew between two scrapes, as `series: +n`.
@@ -68,17 +58,17 @@ fn grown_requests(before: &str, after: &str) -> Vec<String> {
 fn done() -> Done {
     let metrics = plait_kube::encoded_metrics();
     Done {
-        writes: sum(&metrics, "plait_api_requests_total{", |l| {
+        writes: metric_sum(&metrics, "plait_api_requests_total{", |l| {
             ["create", "update", "patch", "delete"]
                 .iter()
                 .any(|verb| l.contains(&format!("verb=\"{verb}\"")))
         }),
-        composed_reads: sum(&metrics, "plait_api_requests_total{", |l| {
+        composed_reads: metric_sum(&metrics, "plait_api_requests_total{", |l| {
             l.contains("resource=\"configmaps\"") && !l.contains("verb=\"watch\"")
         }),
-        function_calls: sum(&metrics, "plait_function_calls_total", |_| true),
-        cache_hits: sum(&metrics, "plait_function_cache_hits_total{", |_| true),
-        reconciles: sum(&metrics, "plait_reconciles_total{", |l| {
+        function_calls: metric_sum(&metrics, "plait_function_calls_total", |_| true),
+        cache_hits: metric_sum(&metrics, "plait_function_cache_hits_total{", |_| true),
+        reconciles: metric_sum(&metrics, "plait_reconciles_total{", |l| {
             l.contains("kind=\"Bench\"")
         }),
     }
@@ -89,19 +79,7 @@ async fn polls_of_xrs_in_sync_write_nothing_read_no_composed_resource_and_call_n
     let cluster = TestCluster::shared().unwrap();
     let client = cluster.client().await;
     let namespace = cluster.namespace("idle").await;
-    support::start_controller_as_given(
-        cluster,
-        Options::from(Timing {
-            poll_interval: POLL,
-            ..Timing::default()
-        }),
-        |_| async {
-            (
-                Functions::builtins(Runtime::new(RuntimeConfig::default()).unwrap()),
-                (),
-            )
-        },
-    );
+    support::start_builtins_polling(cluster, POLL);
     create(&client, &support::yaml("tests/fixtures/scale/xrd.yaml")).await;
     create(
         &client,
@@ -138,27 +116,24 @@ async fn polls_of_xrs_in_sync_write_nothing_read_no_composed_resource_and_call_n
 
     // Once settled, a window of several polls shows every XR reconciled
     // again and nothing else done.
-    let window = POLL * 4;
-    let started = Instant::now();
-    let mut windows = Vec::new();
-    loop {
-        let before = done();
-        let scraped = plait_kube::encoded_metrics();
-        tokio::time::sleep(window).await;
-        let after = done();
-        let grown = grown_requests(&scraped, &plait_kube::encoded_metrics());
-        let quiet = after.writes == before.writes
-            && after.composed_reads == before.composed_reads
-            && after.function_calls == before.function_calls
-            && after.reconciles >= before.reconciles + XRS as f64
-            && after.cache_hits > before.cache_hits;
-        windows.push((before, after, grown));
-        if quiet {
-            break;
-        }
-        assert!(
-            started.elapsed() < SETTLE_TIMEOUT,
-            "no window of {window:?} without writes, reads of composed resources or function calls in {SETTLE_TIMEOUT:?}: {windows:#?}"
-        );
-    }
+    support::quiet_window(
+        POLL * 4,
+        SETTLE_TIMEOUT,
+        || (done(), plait_kube::encoded_metrics()),
+        |(before, scraped_before), (after, scraped_after)| {
+            let quiet = after.writes == before.writes
+                && after.composed_reads == before.composed_reads
+                && after.function_calls == before.function_calls
+                && after.reconciles >= before.reconciles + XRS as f64
+                && after.cache_hits > before.cache_hits;
+            match quiet {
+                true => Ok(()),
+                false => Err(format!(
+                    "{before:?} -> {after:?}, requests grown: {:?}",
+                    grown_requests(scraped_before, scraped_after)
+                )),
+            }
+        },
+    )
+    .await;
 }

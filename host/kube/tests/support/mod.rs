@@ -117,6 +117,61 @@ where
         .expect("plait CRDs installed")
 }
 
+/// Runs plait's controller with the built-in functions, polling every XR
+/// every `poll`.
+pub fn start_builtins_polling(cluster: &'static TestCluster, poll: Duration) {
+    start_controller_as_given(
+        cluster,
+        Options::from(Timing {
+            poll_interval: poll,
+            ..Timing::default()
+        }),
+        |_| async {
+            (
+                Functions::builtins(Runtime::new(RuntimeConfig::default()).unwrap()),
+                (),
+            )
+        },
+    );
+}
+
+/// The sum of the series of the metric `name` (a prefix such as
+/// `plait_reconciles_total{`) whose lines `keep` accepts.
+pub fn metric_sum(metrics: &str, name: &str, keep: impl Fn(&str) -> bool) -> f64 {
+    metrics
+        .lines()
+        .filter(|line| line.starts_with(name) && keep(line))
+        .filter_map(|line| line.rsplit_once(' ')?.1.parse::<f64>().ok())
+        .sum()
+}
+
+/// Measures with `measure` at the start and end of windows of `window`
+/// until `quiet(before, after)` accepts one; fails after `timeout` with
+/// what `quiet` said of each window.
+pub async fn quiet_window<M>(
+    window: Duration,
+    timeout: Duration,
+    mut measure: impl FnMut() -> M,
+    quiet: impl Fn(&M, &M) -> Result<(), String>,
+) {
+    let started = std::time::Instant::now();
+    let mut said = Vec::new();
+    loop {
+        let before = measure();
+        tokio::time::sleep(window).await;
+        let after = measure();
+        match quiet(&before, &after) {
+            Ok(()) => return,
+            Err(why) => said.push(why),
+        }
+        assert!(
+            started.elapsed() < timeout,
+            "no quiet window of {window:?} in {timeout:?}:\n{}",
+            said.join("\n")
+        );
+    }
+}
+
 /// Polls `check` until it returns `Some`, failing with `what` after [`TIMEOUT`].
 pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
 where
