@@ -188,30 +188,23 @@ async fn environment_configs_are_read_from_the_watch_store_and_their_changes_rea
         ),
         None,
     );
-    configs
-        .patch(
-            "environment-region",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"data": {"region": "us"}})),
-        )
-        .await
-        .unwrap();
-    configs
-        .patch(
+    let changes = [
+        ("environment-region", json!({"data": {"region": "us"}})),
+        (
             "environment-prod",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"metadata": {"labels": {"stage": "retired"}}})),
-        )
-        .await
-        .unwrap();
-    configs
-        .patch(
+            json!({"metadata": {"labels": {"stage": "retired"}}}),
+        ),
+        (
             "environment-dev",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"metadata": {"labels": {"stage": "prod"}}})),
-        )
-        .await
-        .unwrap();
+            json!({"metadata": {"labels": {"stage": "prod"}}}),
+        ),
+    ];
+    for (name, change) in changes {
+        configs
+            .patch(name, &PatchParams::default(), &Patch::Merge(change))
+            .await
+            .unwrap();
+    }
     let changed = json!({"region": "us", "tier": "bronze"});
     eventually("every XR to compose from the changed configs", || async {
         let data = composed_data(&client, &namespace).await?;
