@@ -8,13 +8,16 @@
 //! that share and hands back the ones above it, so a new replica gets work
 //! and a dead one's shards are taken over once their Leases expire.
 //!
-//! An object is never reconciled by two replicas at once: a replica stops
-//! reconciling a shard's objects before it lets the shard's Lease go, waits
-//! for the reconciles already running, and treats a shard whose Lease it
-//! could not renew within the renew deadline as lost, which is before any
-//! other replica may take it (the lease duration is longer).
+//! An object is never reconciled by two replicas at once: a replica holds a
+//! shard until the renew deadline after its last successful renewal
+//! attempt, which is before any other replica may take it (the lease
+//! duration is longer, and runs from when that replica saw the Lease
+//! change). While the hold lasts the shard's reconciles run; when it ends
+//! (handed back, or not renewed in time) they are cut short and their
+//! writes refused, and a shard handed back is released only once its
+//! reconciles have ended.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
@@ -26,10 +29,15 @@ use futures::stream::BoxStream;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+use kube::runtime::controller::Action;
 use kube::runtime::reflector::{ObjectRef, Store};
+use plait_reconcile::{Cluster, ClusterError, Event};
+use serde_json::Value;
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::leader::{Elector, LeaderElection, LeaderError};
+use crate::metrics::ReconcileResult;
 
 const SHARD_PREFIX: &str = "plait-shard-";
 const MEMBER_PREFIX: &str = "plait-member-";
@@ -74,23 +82,51 @@ pub fn shard_of(uid: &str, count: u32) -> u32 {
     u32::try_from(hash % u64::from(count.max(1))).unwrap_or(0)
 }
 
-/// The shards this replica holds, and the reconciles running in each.
+/// The shards this replica holds, each until when, and the reconciles
+/// running in each.
 pub struct Shards {
     count: u32,
-    held: RwLock<BTreeSet<u32>>,
+    /// Each held shard and the end of its hold: its Lease's last renewal
+    /// attempt plus the renew deadline. The Lease cannot expire for other
+    /// replicas before then (the lease duration is longer), so a hold that
+    /// has ended is no hold, even before the renewing loop notices.
+    held: RwLock<BTreeMap<u32, Instant>>,
     running: Vec<AtomicUsize>,
+    /// Woken whenever a shard is given up.
+    stopped: Notify,
     subscribers: Mutex<Vec<UnboundedSender<u32>>>,
 }
 
 /// A reconcile of an object of a held shard; the shard is not handed back
 /// while it lasts.
 pub struct Reconciling<'a> {
+    shards: &'a Shards,
+    shard: u32,
     running: &'a AtomicUsize,
 }
 
 impl Drop for Reconciling<'_> {
     fn drop(&mut self) {
         self.running.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl Reconciling<'_> {
+    /// Resolves once this replica no longer holds the shard: given up, or
+    /// its hold ended without a renewal.
+    pub async fn lost(&self) {
+        loop {
+            let stopped = self.shards.stopped.notified();
+            match self.shards.held_until(self.shard) {
+                Some(until) if Instant::now() < until => {
+                    tokio::select! {
+                        () = tokio::time::sleep_until(until) => {}
+                        () = stopped => {}
+                    }
+                }
+                _ => return,
+            }
+        }
     }
 }
 
@@ -101,6 +137,7 @@ impl Shards {
             count,
             held: RwLock::default(),
             running: (0..count).map(|_| AtomicUsize::new(0)).collect(),
+            stopped: Notify::new(),
             subscribers: Mutex::default(),
         }
     }
@@ -117,7 +154,11 @@ impl Shards {
         // Counted before the check, so a shard being handed back either
         // sees this reconcile or this reconcile sees it gone.
         running.fetch_add(1, Ordering::AcqRel);
-        let reconciling = Reconciling { running };
+        let reconciling = Reconciling {
+            shards: self,
+            shard,
+            running,
+        };
         self.holds(shard).then_some(reconciling)
     }
 
@@ -127,17 +168,28 @@ impl Shards {
     }
 
     pub fn holds(&self, shard: u32) -> bool {
-        self.held
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(&shard)
+        self.held_until(shard)
+            .is_some_and(|until| Instant::now() < until)
     }
 
-    pub fn held(&self) -> BTreeSet<u32> {
+    fn held_until(&self, shard: u32) -> Option<Instant> {
         self.held
             .read()
             .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+            .get(&shard)
+            .copied()
+    }
+
+    /// The shards held now.
+    pub fn held(&self) -> BTreeSet<u32> {
+        let now = Instant::now();
+        self.held
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter(|(_, until)| now < **until)
+            .map(|(shard, _)| *shard)
+            .collect()
     }
 
     /// Shards as this replica takes them, so their objects are reconciled.
@@ -150,23 +202,31 @@ impl Shards {
         receiver
     }
 
-    fn take(&self, shard: u32) {
-        self.held
+    /// Holds `shard` until `until`: taking it, or renewing the hold.
+    fn hold(&self, shard: u32, until: Instant) {
+        let now = Instant::now();
+        let taken = self
+            .held
             .write()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(shard);
-        self.subscribers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retain(|subscriber| subscriber.unbounded_send(shard).is_ok());
+            .insert(shard, until)
+            .is_none_or(|before| before <= now);
+        if taken {
+            self.subscribers
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .retain(|subscriber| subscriber.unbounded_send(shard).is_ok());
+        }
     }
 
-    /// Stops reconciling `shard`'s objects; reconciles already running go on.
+    /// Stops reconciling `shard`'s objects: reconciles already running stop
+    /// writing, and those waiting on [`Reconciling::lost`] end.
     fn stop(&self, shard: u32) {
         self.held
             .write()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&shard);
+        self.stopped.notify_waiters();
     }
 
     /// Waits until no reconcile of `shard` runs, or `patience` passes.
@@ -184,26 +244,131 @@ impl Shards {
     }
 }
 
-/// Whether this replica reconciles an object now.
-pub enum Admission<'a> {
-    /// Objects are not sharded.
-    Unsharded,
-    /// Its shard is held here; the shard is not handed back while this lasts.
-    Held { _reconciling: Reconciling<'a> },
-    /// Another replica's shard holds it.
-    Elsewhere,
+/// Runs `reconcile` of `object` when this replica reconciles it: always
+/// when objects are not sharded; when its shard is held here, until the
+/// reconcile ends or the shard is lost, whichever comes first (a reconcile
+/// cut short by a lost shard ends `skipped`: the shard's new holder
+/// reconciles the object); `skipped` when another replica holds its shard.
+pub async fn admitted<E>(
+    shards: Option<&Shards>,
+    object: &DynamicObject,
+    reconcile: impl Future<Output = Result<(Action, ReconcileResult), E>>,
+) -> Result<(Action, ReconcileResult), E> {
+    let Some(shards) = shards else {
+        return reconcile.await;
+    };
+    let Some(reconciling) = shards.enter(object.metadata.uid.as_deref().unwrap_or_default()) else {
+        return Ok((Action::await_change(), ReconcileResult::Skipped));
+    };
+    tokio::select! {
+        biased;
+        () = reconciling.lost() => {
+            tracing::warn!(
+                object = object.metadata.name.as_deref().unwrap_or_default(),
+                shard = reconciling.shard,
+                "shard lost during the reconcile: stopped it"
+            );
+            Ok((Action::await_change(), ReconcileResult::Skipped))
+        }
+        reconciled = reconcile => reconciled,
+    }
 }
 
-/// The admission of `object` by `shards` (`None`: objects are not sharded).
-pub fn admit<'a>(shards: Option<&'a Shards>, object: &DynamicObject) -> Admission<'a> {
-    let Some(shards) = shards else {
-        return Admission::Unsharded;
-    };
-    match shards.enter(object.metadata.uid.as_deref().unwrap_or_default()) {
-        Some(reconciling) => Admission::Held {
-            _reconciling: reconciling,
-        },
-        None => Admission::Elsewhere,
+/// What lets a reconcile's writes go ahead: that this replica still holds
+/// the shard of the object being reconciled. A reconcile's pipeline runs on
+/// a blocking thread that outlives the reconcile when [`admitted`] cuts it
+/// short, so its writes check for themselves ([`Fenced`]).
+#[derive(Clone)]
+pub struct ShardFence {
+    shards: Arc<Shards>,
+    shard: u32,
+}
+
+impl ShardFence {
+    /// The fence of the object with `uid`; `None` when objects are not sharded.
+    pub fn of(shards: Option<&Arc<Shards>>, uid: &str) -> Option<ShardFence> {
+        shards.map(|shards| ShardFence {
+            shard: shard_of(uid, shards.count),
+            shards: shards.clone(),
+        })
+    }
+
+    fn check(&self) -> Result<(), ClusterError> {
+        match self.shards.holds(self.shard) {
+            true => Ok(()),
+            false => Err(ClusterError::Other(format!(
+                "shard {} is no longer held by this replica; the write was not sent",
+                self.shard
+            ))),
+        }
+    }
+}
+
+/// A cluster whose writes go ahead only while its fence (if any) holds.
+pub struct Fenced<'a> {
+    pub cluster: &'a dyn Cluster,
+    pub fence: Option<&'a ShardFence>,
+}
+
+impl Fenced<'_> {
+    fn check(&self) -> Result<(), ClusterError> {
+        self.fence.map_or(Ok(()), ShardFence::check)
+    }
+}
+
+impl Cluster for Fenced<'_> {
+    fn get(&self, object: &plait_reconcile::ObjectRef) -> Result<Option<Value>, ClusterError> {
+        self.cluster.get(object)
+    }
+
+    fn list(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<Vec<Value>, ClusterError> {
+        self.cluster.list(api_version, kind, namespace, labels)
+    }
+
+    fn apply(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError> {
+        self.check()?;
+        self.cluster.apply(object, field_manager)
+    }
+
+    fn apply_status(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError> {
+        self.check()?;
+        self.cluster.apply_status(object, field_manager)
+    }
+
+    fn observe(&self, object: &plait_reconcile::ObjectRef) -> Result<Option<Value>, ClusterError> {
+        self.cluster.observe(object)
+    }
+
+    fn applied_unchanged(&self, object: &Value, observed: &Value, field_manager: &str) -> bool {
+        self.cluster
+            .applied_unchanged(object, observed, field_manager)
+    }
+
+    fn delete(
+        &self,
+        object: &plait_reconcile::ObjectRef,
+        uid: Option<&str>,
+    ) -> Result<(), ClusterError> {
+        self.check()?;
+        self.cluster.delete(object, uid)
+    }
+
+    fn is_namespaced(&self, api_version: &str, kind: &str) -> Result<Option<bool>, ClusterError> {
+        self.cluster.is_namespaced(api_version, kind)
+    }
+
+    fn schema(&self, api_version: &str, kind: &str) -> Result<Option<Value>, ClusterError> {
+        self.cluster.schema(api_version, kind)
+    }
+
+    fn record_event(&self, event: Event) {
+        self.cluster.record_event(event);
     }
 }
 
@@ -328,7 +493,6 @@ pub async fn run(
     let mut electors: Vec<Elector> = (0..sharding.count)
         .map(|i| Elector::new(sharding.lease(format!("{SHARD_PREFIX}{i}")), client.clone()))
         .collect();
-    let mut renewed: HashMap<u32, Instant> = HashMap::new();
     let mut members = Members::default();
     let leases: Api<Lease> = Api::namespaced(client, &config.namespace);
     tokio::pin!(stop);
@@ -376,15 +540,14 @@ pub async fn run(
             .any(|(member, n)| member != &config.identity && *n < floor);
 
         for shard in shards.held() {
-            let Some(elector) = electors.get_mut(shard as usize) else {
+            let (Some(elector), Some(deadline)) =
+                (electors.get_mut(shard as usize), shards.held_until(shard))
+            else {
                 continue;
             };
-            let last = renewed.get(&shard).copied().unwrap_or_else(Instant::now);
-            let deadline = last + config.renew_deadline;
+            let attempt = Instant::now();
             match tokio::time::timeout_at(deadline, elector.try_acquire_or_renew()).await {
-                Ok(Ok(true)) => {
-                    renewed.insert(shard, Instant::now());
-                }
+                Ok(Ok(true)) => shards.hold(shard, attempt + config.renew_deadline),
                 outcome => {
                     if Instant::now() >= deadline {
                         tracing::error!(
@@ -393,7 +556,6 @@ pub async fn run(
                             "lost the shard: its Lease could not be renewed within the renew deadline"
                         );
                         shards.stop(shard);
-                        renewed.remove(&shard);
                     }
                 }
             }
@@ -418,7 +580,6 @@ pub async fn run(
             if let Some(elector) = electors.get(shard as usize) {
                 elector.release().await;
             }
-            renewed.remove(&shard);
         }
         // While another replica is below its floor, take no more than ours.
         let target = if starving { floor } else { share };
@@ -432,10 +593,10 @@ pub async fn run(
             let Some(elector) = electors.get_mut(shard as usize) else {
                 continue;
             };
+            let attempt = Instant::now();
             if let Ok(true) = elector.try_acquire_or_renew().await {
                 tracing::info!(shard, share, live = live_count, "took a shard");
-                renewed.insert(shard, Instant::now());
-                shards.take(shard);
+                shards.hold(shard, attempt + config.renew_deadline);
             }
         }
 
@@ -491,21 +652,28 @@ mod tests {
         }
     }
 
-    #[test]
-    fn only_held_shards_admit_reconciles_and_they_are_counted_while_they_run() {
+    /// A UID of an object in `shard` of `count`.
+    fn uid_in(shard: u32, count: u32) -> String {
+        (0..)
+            .map(|i| format!("uid-{i}"))
+            .find(|u| shard_of(u, count) == shard)
+            .unwrap_or_default()
+    }
+
+    fn object(uid: &str) -> DynamicObject {
+        let mut object = DynamicObject::new("xr", &ApiResource::erase::<Lease>(&()));
+        object.metadata.uid = Some(uid.into());
+        object
+    }
+
+    const HOLD: Duration = Duration::from_secs(10);
+
+    #[tokio::test(start_paused = true)]
+    async fn only_held_shards_admit_reconciles_and_they_are_counted_while_they_run() {
         let shards = Shards::new(2);
-        let (a, b) = (
-            (0..)
-                .map(|i| format!("uid-{i}"))
-                .find(|u| shard_of(u, 2) == 0)
-                .unwrap_or_default(),
-            (0..)
-                .map(|i| format!("uid-{i}"))
-                .find(|u| shard_of(u, 2) == 1)
-                .unwrap_or_default(),
-        );
+        let (a, b) = (uid_in(0, 2), uid_in(1, 2));
         assert!(shards.enter(&a).is_none(), "nothing held yet");
-        shards.take(0);
+        shards.hold(0, Instant::now() + HOLD);
         let running = shards.enter(&a);
         assert!(running.is_some());
         assert!(shards.enter(&b).is_none(), "shard 1 is another replica's");
@@ -519,6 +687,98 @@ mod tests {
         );
         shards.stop(0);
         assert!(shards.enter(&a).is_none());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hold_ends_at_its_deadline_unless_renewed() {
+        let shards = Shards::new(1);
+        let uid = uid_in(0, 1);
+        shards.hold(0, Instant::now() + HOLD);
+        tokio::time::advance(HOLD / 2).await;
+        assert!(shards.holds_object(&uid));
+        shards.hold(0, Instant::now() + HOLD);
+        tokio::time::advance(HOLD / 2 + Duration::from_secs(1)).await;
+        assert!(shards.holds_object(&uid), "renewed half-way");
+        tokio::time::advance(HOLD).await;
+        assert!(!shards.holds_object(&uid), "not renewed since");
+        assert!(shards.held().is_empty());
+        assert!(shards.enter(&uid).is_none());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_reconcile_is_cut_short_when_its_shard_is_lost_and_ends_skipped() {
+        // (how long the shard is held, whether it is given up a quarter of
+        // the way through, how the reconcile ends)
+        let cases = [
+            (HOLD, false, ReconcileResult::Success),
+            (HOLD, true, ReconcileResult::Skipped),
+            // The hold ends, unrenewed, before the reconcile does.
+            (HOLD / 4, false, ReconcileResult::Skipped),
+        ];
+        for (hold, given_up, want) in cases {
+            let shards = Shards::new(1);
+            shards.hold(0, Instant::now() + hold);
+            let object = object(&uid_in(0, 1));
+            let reconcile = async {
+                tokio::time::sleep(HOLD / 2).await;
+                Ok::<_, ()>((Action::await_change(), ReconcileResult::Success))
+            };
+            let giving_up = async {
+                if given_up {
+                    tokio::time::sleep(HOLD / 4).await;
+                    shards.stop(0);
+                }
+            };
+            let (admitted, ()) =
+                futures::join!(admitted(Some(&shards), &object, reconcile), giving_up);
+            assert_eq!(
+                admitted.map(|(_, result)| result),
+                Ok(want),
+                "held {hold:?}, given up: {given_up}"
+            );
+            assert_eq!(shards.running[0].load(Ordering::Acquire), 0);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_fenced_cluster_refuses_writes_once_the_shard_is_lost_but_still_reads() {
+        let shards = Arc::new(Shards::new(1));
+        shards.hold(0, Instant::now() + HOLD);
+        let memory = plait_reconcile::MemoryCluster::new();
+        let fence = ShardFence::of(Some(&shards), &uid_in(0, 1));
+        let fenced = Fenced {
+            cluster: &memory,
+            fence: fence.as_ref(),
+        };
+        let config_map = |name: &str| {
+            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+                               "metadata": {"name": name, "namespace": "ns"}})
+        };
+        let reference = |name: &str| plait_reconcile::ObjectRef {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            namespace: Some("ns".into()),
+            name: name.into(),
+        };
+        assert!(fenced.apply(&config_map("held"), "plait").is_ok());
+        shards.stop(0);
+        let refused = fenced.apply(&config_map("lost"), "plait");
+        assert!(
+            refused
+                .as_ref()
+                .is_err_and(|e| e.to_string().contains("shard 0 is no longer held")),
+            "{refused:?}"
+        );
+        assert!(fenced.apply_status(&config_map("held"), "plait").is_err());
+        assert!(fenced.delete(&reference("held"), None).is_err());
+        assert!(matches!(fenced.get(&reference("held")), Ok(Some(_))));
+        assert_eq!(memory.objects().len(), 1, "only the write made while held");
+
+        let unsharded = Fenced {
+            cluster: &memory,
+            fence: None,
+        };
+        assert!(unsharded.apply(&config_map("unsharded"), "plait").is_ok());
     }
 
     #[test]

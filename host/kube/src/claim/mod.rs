@@ -218,17 +218,18 @@ pub async fn reconcile(
     ctx: Arc<ClaimContext>,
 ) -> Result<Action, ClaimError> {
     let target = Arc::clone(&object);
-    reconciler::counted(ctx.as_ref(), &target, reconcile_claim(object, &ctx)).await
+    let admitted = shards::admitted(
+        ctx.shards.as_deref(),
+        &target,
+        reconcile_claim(object, &ctx),
+    );
+    reconciler::counted(ctx.as_ref(), &target, admitted).await
 }
 
 async fn reconcile_claim(
     object: Arc<DynamicObject>,
     ctx: &ClaimContext,
 ) -> Result<(Action, ReconcileResult), ClaimError> {
-    let admission = shards::admit(ctx.shards.as_deref(), &object);
-    if let shards::Admission::Elsewhere = admission {
-        return Ok((Action::await_change(), ReconcileResult::Skipped));
-    }
     let mut claim = object::to_value(&object, &ctx.claim).map_err(|source| ClaimError::Encode {
         claim: object.metadata.name.clone().unwrap_or_default(),
         source,

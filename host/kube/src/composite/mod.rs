@@ -31,7 +31,7 @@ use crate::impersonation::TenantClusters;
 use crate::metrics::{CallMetrics, PLATFORM, ReconcileResult, Trigger, metrics};
 use crate::object::{self, has_finalizer, text};
 use crate::reconciler::{self, Controlled, ReconcileFailure};
-use crate::shards::{self, Shards};
+use crate::shards::{self, Fenced, ShardFence, Shards};
 use crate::timing::{Backoff, Timing, now};
 use crate::watches::{ComposedWatches, Kind};
 use crate::writes::WrittenObject;
@@ -231,7 +231,8 @@ fn kube_error(reference: &ObjectRef) -> impl FnOnce(kube::Error) -> XrError + '_
 /// Reconciles one XR, and counts how it went in the metrics.
 pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<XrContext>) -> Result<Action, XrError> {
     let target = Arc::clone(&object);
-    let reconciled = reconciler::counted(ctx.as_ref(), &target, reconcile_xr(object, &ctx)).await;
+    let admitted = shards::admitted(ctx.shards.as_deref(), &target, reconcile_xr(object, &ctx));
+    let reconciled = reconciler::counted(ctx.as_ref(), &target, admitted).await;
     let next = match &reconciled {
         Ok(action) if *action == Action::await_change() => None,
         Ok(action) if *action == Action::requeue(ctx.timing.poll_interval) => Some(Trigger::Poll),
@@ -248,10 +249,6 @@ async fn reconcile_xr(
     object: Arc<DynamicObject>,
     ctx: &XrContext,
 ) -> Result<(Action, ReconcileResult), XrError> {
-    let admission = shards::admit(ctx.shards.as_deref(), &object);
-    if let shards::Admission::Elsewhere = admission {
-        return Ok((Action::await_change(), ReconcileResult::Skipped));
-    }
     let mut handed = serde_json::to_value(object.as_ref()).map_err(|source| XrError::Encode {
         object: object.metadata.name.clone().unwrap_or_default(),
         source,
@@ -366,10 +363,24 @@ async fn compose(
         .is_open(&(reference.namespace.clone(), reference.name.clone()));
     let xr_for_run = xr.clone();
     let steps = pipeline.clone();
+    let fence = ShardFence::of(
+        ctx.shards.as_ref(),
+        text(xr, "/metadata/uid").unwrap_or_default(),
+    );
     let run = tokio::task::spawn_blocking(move || {
         let grants = functions.read_grants(ReadGrants::tenant_defaults());
-        Reconcile {
+        // Writes stop once the XR's shard is lost, even if this thread
+        // outlives the reconcile that started it.
+        let fenced = Fenced {
             cluster: &cluster,
+            fence: fence.as_ref(),
+        };
+        let fenced_tenant = Fenced {
+            cluster: &composing,
+            fence: fence.as_ref(),
+        };
+        Reconcile {
+            cluster: &fenced,
             runner: &functions,
             xr: xr_for_run,
             scope,
@@ -377,7 +388,7 @@ async fn compose(
             context: json!({}),
             now: now(),
             grants: &grants,
-            as_tenant: Some(&composing),
+            as_tenant: Some(&fenced_tenant),
             circuit_open,
         }
         .run()
