@@ -27,16 +27,7 @@ const XRS: usize = 100;
 const TIMEOUT: Duration = Duration::from_secs(900);
 const LOOP_FUNCTION: &str = "fn-loop";
 
-fn resource(api_version: &str, kind: &str, plural: &str) -> ApiResource {
-    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    ApiResource {
-        group: group.into(),
-        version: version.into(),
-        api_version: api_version.into(),
-        kind: kind.into(),
-        plural: plural.into(),
-    }
-}
+use plait_testcluster::resource;
 
 async fn apply(client: &Client, ar: &ApiResource, object: &Value) {
     let name = object["metadata"]["name"].as_str().unwrap();

@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
-use kube::api::{Api, ObjectMeta, PostParams};
+use kube::api::{Api, ApiResource, ObjectMeta, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
 /// The script that builds (or finds) the server binaries; it prints their directory.
@@ -122,6 +122,20 @@ impl std::fmt::Debug for TestCluster {
 }
 
 static SHARED: OnceLock<Result<TestCluster>> = OnceLock::new();
+
+/// How tests reach a kind the cluster serves, such as an XRD's or a composed
+/// one, for `Api::*_with`: `api_version` is `group/version`, or `v1` for
+/// the core group.
+pub fn resource(api_version: &str, kind: &str, plural: &str) -> ApiResource {
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    ApiResource {
+        group: group.into(),
+        version: version.into(),
+        api_version: api_version.into(),
+        kind: kind.into(),
+        plural: plural.into(),
+    }
+}
 
 impl TestCluster {
     /// Starts etcd, kube-apiserver and kube-controller-manager once per test binary (first

@@ -16,17 +16,7 @@ const READY_TIMEOUT: Duration = Duration::from_secs(300);
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
 use serde_json::Value;
 
-/// The API resource of `kind` in `api_version`, served as `plural`.
-pub fn resource(api_version: &str, kind: &str, plural: &str) -> ApiResource {
-    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    ApiResource {
-        group: group.into(),
-        version: version.into(),
-        api_version: api_version.into(),
-        kind: kind.into(),
-        plural: plural.into(),
-    }
-}
+pub use plait_testcluster::resource;
 
 /// Server-side applies `object` as `field_manager`.
 pub async fn apply(client: &kube::Client, ar: &ApiResource, object: &Value, field_manager: &str) {

@@ -188,16 +188,7 @@ where
     }
 }
 
-pub fn resource(api_version: &str, kind: &str, plural: &str) -> ApiResource {
-    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    ApiResource {
-        group: group.into(),
-        version: version.into(),
-        api_version: api_version.into(),
-        kind: kind.into(),
-        plural: plural.into(),
-    }
-}
+pub use plait_testcluster::resource;
 
 pub fn api(client: &Client, ar: &ApiResource, namespace: Option<&str>) -> Api<DynamicObject> {
     match namespace {
