@@ -20,7 +20,7 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use kube::api::{Api, DynamicObject, ListParams};
-use kube_support::{apply, free_address, resource, scale_fixture, scrape};
+use kube_support::{ScaleApis, apply, free_address, resource, scale_fixture, scrape};
 use plait_testcluster::TestCluster;
 use serde_json::json;
 
@@ -197,16 +197,11 @@ async fn bench() {
         "bench",
     )
     .await;
-    let bench_kind = resource("scale.example.org/v1", "Bench", "benches");
-    let xrs: Api<DynamicObject> = Api::namespaced_with(client.clone(), &namespace, &bench_kind);
-    let started = Instant::now();
-    while xrs.list(&ListParams::default()).await.is_err() {
-        assert!(
-            started.elapsed() < TIMEOUT,
-            "the Bench kind is never served"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let ScaleApis {
+        kind: bench_kind,
+        xrs,
+        ..
+    } = ScaleApis::served(&client, &namespace, TIMEOUT).await;
 
     let create = |i: usize| {
         json!({

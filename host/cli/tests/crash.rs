@@ -10,7 +10,9 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use common::kube_support::{Controller, LogsOnFailure, apply, apply_scale_fixture, resource, tail};
+use common::kube_support::{
+    Controller, LogsOnFailure, ScaleApis, apply, apply_scale_fixture, tail,
+};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams};
 use plait_testcluster::TestCluster;
@@ -60,22 +62,12 @@ async fn a_controller_killed_mid_rollout_leaves_no_orphan_or_duplicate_after_res
     let mut first = Controller::start(cluster.kubeconfig(), &cache, &logs[0], &[]);
     first.wait_ready().await;
     apply_scale_fixture(&client, FIELD_MANAGER).await;
-    let kind = resource("scale.example.org/v1", "Bench", "benches");
-    let xrs: Api<DynamicObject> = Api::namespaced_with(client.clone(), &namespace, &kind);
-    let config_maps: Api<DynamicObject> = Api::namespaced_with(
-        client.clone(),
-        &namespace,
-        &resource("v1", "ConfigMap", "configmaps"),
-    );
+    let ScaleApis {
+        kind,
+        xrs,
+        config_maps,
+    } = ScaleApis::served(&client, &namespace, TIMEOUT).await;
     let composed = ListParams::default().labels(COMPOSITE_LABEL);
-    let started = Instant::now();
-    while xrs.list(&ListParams::default()).await.is_err() {
-        assert!(
-            started.elapsed() < TIMEOUT,
-            "the Bench kind is never served"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 
     // Create the XRs while the controller runs; kill it once half are Ready,
     // whether or not every XR exists yet.

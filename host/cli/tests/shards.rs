@@ -11,7 +11,7 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use common::kube_support::{Controller, LogsOnFailure, apply, apply_scale_fixture, resource};
+use common::kube_support::{Controller, LogsOnFailure, ScaleApis, apply, apply_scale_fixture};
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
 use plait_testcluster::TestCluster;
@@ -92,18 +92,12 @@ async fn replicas_share_the_shards_and_a_killed_ones_xrs_keep_converging() {
         replica.wait_ready().await;
     }
     apply_scale_fixture(&client, FIELD_MANAGER).await;
-    let kind = resource("scale.example.org/v1", "Bench", "benches");
-    let xrs: Api<DynamicObject> = Api::namespaced_with(client.clone(), &namespace, &kind);
-    let config_maps: Api<DynamicObject> = Api::namespaced_with(
-        client.clone(),
-        &namespace,
-        &resource("v1", "ConfigMap", "configmaps"),
-    );
+    let ScaleApis {
+        kind,
+        xrs,
+        config_maps,
+    } = ScaleApis::served(&client, &namespace, TIMEOUT).await;
     let leases: Api<Lease> = Api::namespaced(client.clone(), &namespace);
-    eventually("the Bench kind to be served", || async {
-        xrs.list(&ListParams::default()).await.ok().map(|_| ())
-    })
-    .await;
     for i in 0..XRS {
         let xr = json!({
             "apiVersion": "scale.example.org/v1", "kind": "Bench",

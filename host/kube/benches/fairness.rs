@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kube::Client;
-use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams};
+use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use plait_functions::Resolver;
 use plait_kube::{Functions, Timing};
 use plait_runtime::{Runtime, RuntimeConfig};
@@ -27,22 +27,10 @@ const XRS: usize = 100;
 const TIMEOUT: Duration = Duration::from_secs(900);
 const LOOP_FUNCTION: &str = "fn-loop";
 
-use plait_testcluster::resource;
+use plait_testcluster::{apply, resource};
 
-async fn apply(client: &Client, ar: &ApiResource, object: &Value) {
-    let name = object["metadata"]["name"].as_str().unwrap();
-    let api: Api<DynamicObject> = match object["metadata"]["namespace"].as_str() {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, ar),
-        None => Api::all_with(client.clone(), ar),
-    };
-    api.patch(
-        name,
-        &PatchParams::apply("bench").force(),
-        &Patch::Apply(object),
-    )
-    .await
-    .unwrap();
-}
+/// The field manager of what the bench applies.
+const FIELD_MANAGER: &str = "bench";
 
 /// A namespaced XRD `<kind>` in group `<group>` and its Composition running `pipeline`.
 async fn api(client: &Client, group: &str, kind: &str, pipeline: Value) -> ApiResource {
@@ -81,6 +69,7 @@ async fn api(client: &Client, group: &str, kind: &str, pipeline: Value) -> ApiRe
             "compositeresourcedefinitions",
         ),
         &xrd,
+        FIELD_MANAGER,
     )
     .await;
     apply(
@@ -91,6 +80,7 @@ async fn api(client: &Client, group: &str, kind: &str, pipeline: Value) -> ApiRe
             "compositions",
         ),
         &composition,
+        FIELD_MANAGER,
     )
     .await;
     let xr = resource(&format!("{group}/v1"), kind, &plural);
@@ -122,7 +112,7 @@ async fn create_and_time(client: &Client, kind: &ApiResource, namespace: &str) -
             "metadata": {"name": name, "namespace": namespace},
             "spec": {"size": "small"},
         });
-        apply(client, kind, &xr).await;
+        apply(client, kind, &xr, FIELD_MANAGER).await;
         created.insert(name, Instant::now());
     }
     let mut ready: BTreeMap<String, Duration> = BTreeMap::new();
@@ -212,6 +202,7 @@ async fn bench() {
             "metadata": {"name": LOOP_FUNCTION, "annotations": {"limits.plait.dev/deadline": "1s"}},
             "spec": {"package": "registry.example.com/fns/loop:v1"},
         }),
+        FIELD_MANAGER,
     )
     .await;
     let config_map = |name: &str| {
@@ -252,7 +243,7 @@ async fn bench() {
             "metadata": {"name": format!("loop{i:04}"), "namespace": a_ns},
             "spec": {"size": "small"},
         });
-        apply(&client, &looping, &xr).await;
+        apply(&client, &looping, &xr, FIELD_MANAGER).await;
     }
     // Let A's loops fill the call slots before B arrives.
     tokio::time::sleep(Duration::from_secs(3)).await;

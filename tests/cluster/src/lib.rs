@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
-use kube::api::{Api, ApiResource, ObjectMeta, PostParams};
+use kube::api::{Api, ApiResource, DynamicObject, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
 /// The script that builds (or finds) the server binaries; it prints their directory.
@@ -122,6 +122,29 @@ impl std::fmt::Debug for TestCluster {
 }
 
 static SHARED: OnceLock<Result<TestCluster>> = OnceLock::new();
+
+/// Server-side applies `object`, of the kind `resource` names, as
+/// `field_manager`, taking over any field another manager owns; panics,
+/// naming the object, if the API server refuses it.
+pub async fn apply(
+    client: &kube::Client,
+    resource: &ApiResource,
+    object: &serde_json::Value,
+    field_manager: &str,
+) {
+    let name = object["metadata"]["name"].as_str().unwrap_or_default();
+    let api: Api<DynamicObject> = match object["metadata"]["namespace"].as_str() {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, resource),
+        None => Api::all_with(client.clone(), resource),
+    };
+    api.patch(
+        name,
+        &PatchParams::apply(field_manager).force(),
+        &Patch::Apply(object),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("apply {} {name}: {e}", resource.kind));
+}
 
 /// How tests reach a kind the cluster serves, such as an XRD's or a composed
 /// one, for `Api::*_with`: `api_version` is `group/version`, or `v1` for

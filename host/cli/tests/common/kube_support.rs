@@ -13,26 +13,10 @@ use std::time::{Duration, Instant};
 /// How long a controller may take to install its CRDs and serve /readyz.
 const READY_TIMEOUT: Duration = Duration::from_secs(300);
 
-use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
+use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use serde_json::Value;
 
-pub use plait_testcluster::resource;
-
-/// Server-side applies `object` as `field_manager`.
-pub async fn apply(client: &kube::Client, ar: &ApiResource, object: &Value, field_manager: &str) {
-    let name = object["metadata"]["name"].as_str().unwrap();
-    let api: Api<DynamicObject> = match object["metadata"]["namespace"].as_str() {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, ar),
-        None => Api::all_with(client.clone(), ar),
-    };
-    api.patch(
-        name,
-        &PatchParams::apply(field_manager).force(),
-        &Patch::Apply(object),
-    )
-    .await
-    .unwrap();
-}
+pub use plait_testcluster::{apply, resource};
 
 /// The scale fixture's `name` (`tests/fixtures/scale/`): an XRD and a
 /// Composition of three ConfigMaps, patch-and-transform then auto-ready.
@@ -59,6 +43,39 @@ pub async fn apply_scale_fixture(client: &kube::Client, field_manager: &str) {
     );
     let composition = scale_fixture("composition.yaml");
     apply(client, &compositions, &composition, field_manager).await;
+}
+
+/// The scale fixture's XR kind, its XRs and the ConfigMaps they compose, in one namespace.
+pub struct ScaleApis {
+    pub kind: ApiResource,
+    pub xrs: Api<DynamicObject>,
+    pub config_maps: Api<DynamicObject>,
+}
+
+impl ScaleApis {
+    /// The APIs in `namespace`, once the XR kind is served (its XRD is
+    /// applied first); panics after `timeout`.
+    pub async fn served(client: &kube::Client, namespace: &str, timeout: Duration) -> ScaleApis {
+        let kind = resource("scale.example.org/v1", "Bench", "benches");
+        let apis = ScaleApis {
+            xrs: Api::namespaced_with(client.clone(), namespace, &kind),
+            config_maps: Api::namespaced_with(
+                client.clone(),
+                namespace,
+                &resource("v1", "ConfigMap", "configmaps"),
+            ),
+            kind,
+        };
+        let started = Instant::now();
+        while apis.xrs.list(&ListParams::default()).await.is_err() {
+            assert!(
+                started.elapsed() < timeout,
+                "the Bench kind is never served"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        apis
+    }
 }
 
 /// A loopback address nothing listens on.
