@@ -215,9 +215,18 @@ impl KubeCluster {
         Ok((api, served))
     }
 
-    /// Whether this cluster may answer a `verb` of EnvironmentConfigs from
-    /// the store.
-    async fn may_read_stored_environment(&self, verb: &'static str) -> bool {
+    /// Whether this cluster answers a `verb` of `api_version`/`kind` from
+    /// the EnvironmentConfig store: the store can, and this cluster's
+    /// identity may read it there.
+    async fn reads_stored_environment(
+        &self,
+        api_version: &str,
+        kind: &str,
+        verb: &'static str,
+    ) -> bool {
+        if !self.inner.shared.environment.answers(api_version, kind) {
+            return false;
+        }
         match &self.inner.access {
             None => true,
             Some(reviews) => reviews.may(&self.inner.client, verb).await,
@@ -225,12 +234,14 @@ impl KubeCluster {
     }
 
     pub async fn get_async(&self, object: &ObjectRef) -> Result<Option<Value>, ClusterError> {
-        if let Some(stored) =
-            self.inner
-                .shared
-                .environment
-                .get(&object.api_version, &object.kind, &object.name)
-            && self.may_read_stored_environment("get").await
+        if self
+            .reads_stored_environment(&object.api_version, &object.kind, "get")
+            .await
+            && let Some(stored) =
+                self.inner
+                    .shared
+                    .environment
+                    .get(&object.api_version, &object.kind, &object.name)
         {
             return Ok(stored);
         }
@@ -376,12 +387,14 @@ impl KubeCluster {
         namespace: Option<&str>,
         labels: &BTreeMap<String, String>,
     ) -> Result<Vec<Value>, ClusterError> {
-        if let Some(stored) = self
-            .inner
-            .shared
-            .environment
-            .list(api_version, kind, labels)
-            && self.may_read_stored_environment("list").await
+        if self
+            .reads_stored_environment(api_version, kind, "list")
+            .await
+            && let Some(stored) = self
+                .inner
+                .shared
+                .environment
+                .list(api_version, kind, labels)
         {
             return Ok(stored);
         }

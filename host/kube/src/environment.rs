@@ -104,6 +104,12 @@ impl EnvironmentConfigs {
         configs
     }
 
+    /// Whether reads of `api_version`/`kind` can be answered here: they
+    /// are of EnvironmentConfigs at a served version, and the store has listed.
+    pub fn answers(&self, api_version: &str, kind: &str) -> bool {
+        self.store(api_version, kind).is_some()
+    }
+
     fn store(&self, api_version: &str, kind: &str) -> Option<&Store<DynamicObject>> {
         if !is_environment_config(api_version, kind) {
             return None;
@@ -262,7 +268,9 @@ mod tests {
                 answered,
                 "{kind}.{api_version}"
             );
+            assert_eq!(listed.answers(api_version, kind), answered);
             assert!(unlisted.get(api_version, kind, "a").is_none());
+            assert!(!unlisted.answers(api_version, kind));
         }
     }
 
