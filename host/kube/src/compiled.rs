@@ -16,7 +16,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::StreamExt;
-use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
+use futures::channel::mpsc::UnboundedReceiver;
 use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::runtime::reflector::store::Writer;
@@ -29,6 +29,7 @@ use plait_reconcile::{ObjectRef, PrepareError};
 use serde_json::{Value, json};
 
 use crate::api::{composition_resource, function_resource, revision_resource};
+use crate::broadcast::Broadcast;
 use crate::object::condition;
 use crate::revisions;
 
@@ -144,7 +145,7 @@ pub struct Catalog {
     revisions: Store<DynamicObject>,
     functions: Store<DynamicObject>,
     /// XR controllers told of every revision the store takes in.
-    revision_subscribers: Mutex<Vec<UnboundedSender<Arc<DynamicObject>>>>,
+    revisions_seen: Broadcast<Arc<DynamicObject>>,
     pipelines: Mutex<Pipelines>,
     capacity: usize,
 }
@@ -162,7 +163,7 @@ impl Catalog {
             compositions,
             revisions,
             functions,
-            revision_subscribers: Mutex::new(Vec::new()),
+            revisions_seen: Broadcast::default(),
             pipelines: Mutex::new(Pipelines::default()),
             capacity,
         }
@@ -196,7 +197,7 @@ impl Catalog {
             reflect(client, revision_resource(), revisions)
                 .take_until(shutdown.clone())
                 .for_each(move |revision| {
-                    told.revision_seen(revision);
+                    told.revisions_seen.send(&revision);
                     futures::future::ready(())
                 }),
         );
@@ -223,19 +224,7 @@ impl Catalog {
 
     /// Every revision the store takes in, after the store has it.
     pub fn subscribe_revisions(&self) -> UnboundedReceiver<Arc<DynamicObject>> {
-        let (sender, receiver) = unbounded();
-        self.revision_subscribers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(sender);
-        receiver
-    }
-
-    fn revision_seen(&self, revision: Arc<DynamicObject>) {
-        self.revision_subscribers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retain(|subscriber| subscriber.unbounded_send(revision.clone()).is_ok());
+        self.revisions_seen.subscribe()
     }
 
     /// Compositions whose labels include `labels`, as JSON.

@@ -12,6 +12,7 @@
 
 mod api;
 mod breaker;
+mod broadcast;
 mod children;
 mod claim;
 mod cluster;

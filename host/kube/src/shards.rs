@@ -20,11 +20,11 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use futures::StreamExt;
-use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
+use futures::channel::mpsc::UnboundedReceiver;
 use futures::stream::BoxStream;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Client;
@@ -36,6 +36,7 @@ use serde_json::Value;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use crate::broadcast::Broadcast;
 use crate::leader::{Elector, LeaderElection, LeaderError};
 use crate::metrics::ReconcileResult;
 
@@ -94,7 +95,8 @@ pub struct Shards {
     running: Vec<AtomicUsize>,
     /// Woken whenever a shard is given up.
     stopped: Notify,
-    subscribers: Mutex<Vec<UnboundedSender<u32>>>,
+    /// Told of each shard this replica takes.
+    taken: Broadcast<u32>,
 }
 
 /// A reconcile of an object of a held shard; the shard is not handed back
@@ -138,7 +140,7 @@ impl Shards {
             held: RwLock::default(),
             running: (0..count).map(|_| AtomicUsize::new(0)).collect(),
             stopped: Notify::new(),
-            subscribers: Mutex::default(),
+            taken: Broadcast::default(),
         }
     }
 
@@ -194,12 +196,7 @@ impl Shards {
 
     /// Shards as this replica takes them, so their objects are reconciled.
     pub fn subscribe(&self) -> UnboundedReceiver<u32> {
-        let (sender, receiver) = unbounded();
-        self.subscribers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(sender);
-        receiver
+        self.taken.subscribe()
     }
 
     /// Holds `shard` until `until`: taking it, or renewing the hold.
@@ -212,10 +209,7 @@ impl Shards {
             .insert(shard, until)
             .is_none_or(|before| before <= now);
         if taken {
-            self.subscribers
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .retain(|subscriber| subscriber.unbounded_send(shard).is_ok());
+            self.taken.send(&shard);
         }
     }
 
