@@ -135,6 +135,7 @@ bench: setup build-deps test-deps test-cluster-binaries
 	$(CARGO) bench -p plait-runtime --bench patch_and_transform
 	$(CARGO) bench -p plait-oci --bench distribution
 	$(CARGO) bench -p plait --bench controller
+	$(CARGO) bench -p plait --bench fairness
 
 # Builds every example function from source.
 functions: toolchains

@@ -91,6 +91,9 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
     let timing = Timing {
         poll_interval: args.poll_interval,
         max_concurrent_reconciles: args.max_concurrent_reconciles,
+        tenant_max_reconciles: args
+            .tenant_max_reconciles
+            .unwrap_or(args.max_concurrent_reconciles),
         circuit_breaker: BreakerLimits {
             burst: f64::from(args.circuit_breaker_burst),
             refill_per_second: args.circuit_breaker_refill_rate,
@@ -147,9 +150,10 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
         ..CallLimits::default()
     };
     let mut functions = Functions::packages_within(Arc::new(packages), maximum);
-    if let Some(slots) = args.concurrent_function_calls {
-        functions = functions.with_slots(slots);
-    }
+    let per_tenant = args
+        .tenant_max_calls
+        .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+    functions = functions.with_call_slots(args.concurrent_function_calls, per_tenant);
     let cache = (!args.no_function_cache).then(|| CacheLimits {
         max_ttl: args.function_cache_ttl_max,
         max_bytes: args.function_cache_size,

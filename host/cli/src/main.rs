@@ -74,12 +74,21 @@ pub struct ControllerArgs {
     /// Reconcile every composite resource at least this often, e.g. 60s, 5m.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub poll_interval: Duration,
-    /// XRs of one kind reconciled at once; the others wait their turn, in the
-    /// order they were queued. Bounds the load a backlog (a first start over
-    /// thousands of XRs) puts on the API server.
+    /// XR and claim reconciles working at once, over every kind; the others
+    /// wait their turn in a queue fair between tenants. A reconcile waiting
+    /// for a function-call slot does not count. Bounds the load a backlog
+    /// (a first start over thousands of XRs) puts on the API server.
     #[arg(long = "max-concurrent-reconciles", default_value_t = plait_kube::DEFAULT_MAX_CONCURRENT_RECONCILES,
           value_parser = clap::value_parser!(u16).range(1..))]
     pub max_concurrent_reconciles: u16,
+    /// Reconciles of one tenant (a namespace; cluster-scoped XRs are the
+    /// platform's) admitted at once, working or waiting for a function-call
+    /// slot [default: --max-concurrent-reconciles].
+    #[arg(long = "tenant-max-reconciles", value_parser = clap::value_parser!(u16).range(1..))]
+    pub tenant_max_reconciles: Option<u16>,
+    /// Function calls of one tenant running at once [default: every slot].
+    #[arg(long = "tenant-max-calls", value_parser = clap::value_parser!(u64).range(1..))]
+    pub tenant_max_calls: Option<u64>,
     /// Watch events one XR may have in a burst before its circuit opens
     /// (`Responsive=False`, `WatchCircuitOpen`) and its events are dropped
     /// but for one every 30 s, until the cooldown ends.

@@ -183,7 +183,7 @@ pub fn run(args: &RenderArgs) -> Result<String> {
         scope,
         steps: &steps,
         context: context(args)?,
-        now: RENDER_TIME.into(),
+        clock: &|| RENDER_TIME.into(),
         grants: &grants,
         as_tenant: None,
         circuit_open: false,

@@ -1,74 +1,205 @@
 //! Sharing the function-call slots fairly between tenants.
 //!
 //! At most `slots` calls run at once. When a slot frees, it goes to the
-//! waiting tenant that has used the least guest time so far, so a tenant
-//! whose functions loop until their deadline, or who has ten times more XRs,
-//! gets no more than its share of the time while others wait. A tenant that
-//! was idle starts from the least usage among the tenants now active (as a
-//! fair scheduler's virtual time), so past idleness earns no burst and past
-//! heavy use no starvation.
+//! waiting tenant that has used the least guest time (weighted by its
+//! throttle), so a tenant whose functions loop until their deadline, or who
+//! has ten times more XRs, gets no more than its share of the time while
+//! others wait. A tenant that was idle starts from the least usage among the
+//! tenants now active (as a fair scheduler's virtual time), so past idleness
+//! earns no burst and past heavy use no starvation.
+//!
+//! Three rules keep pipelines moving:
+//! - Within a tenant, calls are served in the order they asked: no call
+//!   waits behind a later one of its own tenant.
+//! - A pipeline that has already made a call is not sent to the back: its
+//!   next call waits ahead of every tenant's first calls
+//!   ([`Rank::Continuing`]), and the slot its call just left stays its own
+//!   for a short grace ([`Turn::park`]) while it moves on to its next step,
+//!   so a freed slot does not go to another tenant's long call in the moment
+//!   between two steps.
+//! - A tenant whose calls keep reaching their deadline is charged more for
+//!   the time it uses: its throttle doubles with each such call (up to
+//!   [`MAX_THROTTLE`]) and halves with each call that ends in time, so its
+//!   share shrinks while it fails.
 
-use std::collections::HashMap;
-use std::sync::{Condvar, Mutex, PoisonError};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
+
+/// How much more a failing tenant's time can count than an ordinary one's.
+pub const MAX_THROTTLE: u32 = 16;
+
+/// How many calls run at once, overall and per tenant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShareLimits {
+    /// Calls at once over every tenant (at least one).
+    pub slots: usize,
+    /// Calls at once of one tenant; `None`: as many as there are slots.
+    pub per_tenant: Option<usize>,
+}
+
+/// Where a call waits among the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Rank {
+    /// A later call of a pipeline that has already made one: served before
+    /// any first call.
+    Continuing,
+    /// The first call of a pipeline.
+    First,
+}
+
+/// Told when a call has to wait for a slot and when it stops waiting, so
+/// whatever the caller holds that others need can be lent out meanwhile.
+pub trait WaitNotice: Send + Sync {
+    /// The call found no slot free for it and waits.
+    fn waiting(&self);
+    /// The call stopped waiting: it has a slot, or gave up.
+    fn resumed(&self);
+}
 
 /// The slots and what each tenant has used.
 pub struct FairShare {
-    slots: usize,
+    limits: ShareLimits,
     state: Mutex<State>,
     freed: Condvar,
 }
 
 #[derive(Default)]
 struct State {
-    running: usize,
-    /// Guest time used, by tenant, while the tenant was active.
-    used: HashMap<String, Duration>,
-    /// Calls waiting for a slot, by tenant.
-    waiting: HashMap<String, usize>,
-    /// When each running call started, by tenant: a call's time counts
-    /// while it runs, so a long call does not look free until it ends.
-    active: HashMap<String, Vec<Instant>>,
+    /// Slots taken: running calls and parked ones.
+    taken: usize,
+    next_ticket: u64,
+    tenants: HashMap<String, Tenant>,
+    /// Throttles above 1, by tenant; kept while the tenant is idle.
+    throttles: HashMap<String, u32>,
+}
+
+#[derive(Default)]
+struct Tenant {
+    /// Weighted time used while the tenant was active.
+    used: Duration,
+    /// Waiting calls, served in (rank, ticket) order.
+    waiting: BTreeSet<(Rank, u64)>,
+    /// Slots held, by ticket: when the holder started, and until when it is
+    /// parked (`None` while its call runs).
+    holding: HashMap<u64, Held>,
+}
+
+#[derive(Clone, Copy)]
+struct Held {
+    since: Instant,
+    parked_until: Option<Instant>,
+}
+
+impl Tenant {
+    fn is_active(&self) -> bool {
+        !self.waiting.is_empty() || !self.holding.is_empty()
+    }
 }
 
 impl State {
-    /// What `tenant` has used, its running calls included.
-    fn usage(&self, tenant: &str, now: Instant) -> Duration {
-        let running: Duration = self
-            .active
-            .get(tenant)
-            .into_iter()
-            .flatten()
-            .map(|started| now.saturating_duration_since(*started))
-            .sum();
-        self.used.get(tenant).copied().unwrap_or_default() + running
+    fn throttle(&self, tenant: &str) -> u32 {
+        self.throttles.get(tenant).copied().unwrap_or(1)
     }
 
-    /// The least usage among tenants that wait or run: where a newly
-    /// active tenant starts.
+    /// What `tenant` has used, its held slots included, weighted by its throttle.
+    fn usage(&self, name: &str, tenant: &Tenant, now: Instant) -> Duration {
+        let holding: Duration = tenant
+            .holding
+            .values()
+            .map(|held| now.saturating_duration_since(held.since))
+            .sum();
+        tenant.used + holding.saturating_mul(self.throttle(name))
+    }
+
+    /// The least usage among active tenants: where a newly active tenant starts.
     fn floor(&self, now: Instant) -> Duration {
-        self.waiting
-            .keys()
-            .chain(self.active.keys())
-            .map(|t| self.usage(t, now))
+        self.tenants
+            .iter()
+            .filter(|(_, t)| t.is_active())
+            .map(|(name, t)| self.usage(name, t, now))
             .min()
             .unwrap_or_default()
     }
 
-    /// Whether `tenant` is the waiting tenant with the least usage.
-    fn is_next(&self, tenant: &str, now: Instant) -> bool {
-        let mine = self.usage(tenant, now);
-        self.waiting
-            .keys()
-            .all(|other| other == tenant || self.usage(other, now) >= mine)
+    /// The waiting call to serve next: the first of the tenant whose first
+    /// waiting call has the best rank, then the least usage, then the
+    /// earliest ticket; tenants at their own limit are passed over.
+    fn next(&self, limits: ShareLimits, now: Instant) -> Option<(String, u64)> {
+        self.tenants
+            .iter()
+            .filter(|(_, t)| limits.per_tenant.is_none_or(|cap| t.holding.len() < cap))
+            .filter_map(|(name, t)| {
+                let (rank, ticket) = *t.waiting.first()?;
+                Some(((rank, self.usage(name, t, now), ticket), name))
+            })
+            .min_by_key(|(key, _)| *key)
+            .map(|((_, _, ticket), name)| (name.clone(), ticket))
+    }
+
+    /// Frees the slots whose parking grace ran out; returns the earliest
+    /// grace still running.
+    fn reap(&mut self, now: Instant) -> Option<Instant> {
+        let mut earliest: Option<Instant> = None;
+        let mut freed = 0;
+        let mut charges = Vec::new();
+        for (name, tenant) in &mut self.tenants {
+            tenant.holding.retain(|_, held| match held.parked_until {
+                Some(until) if until <= now => {
+                    charges.push((name.clone(), until.saturating_duration_since(held.since)));
+                    freed += 1;
+                    false
+                }
+                Some(until) => {
+                    earliest = Some(earliest.map_or(until, |e| e.min(until)));
+                    true
+                }
+                None => true,
+            });
+        }
+        for (name, held) in charges {
+            self.charge(&name, held);
+        }
+        self.taken = self.taken.saturating_sub(freed);
+        earliest
+    }
+
+    /// Counts `held` against `tenant`, weighted, and forgets an idle tenant's usage.
+    fn charge(&mut self, name: &str, held: Duration) {
+        let weighted = held.saturating_mul(self.throttle(name));
+        if let Some(tenant) = self.tenants.get_mut(name) {
+            tenant.used += weighted;
+            if !tenant.is_active() {
+                self.tenants.remove(name);
+            }
+        }
+    }
+}
+
+/// A slot taken by one tenant's call; dropping it frees the slot and
+/// counts the time it was held against the tenant.
+struct Slot {
+    share: Arc<FairShare>,
+    tenant: String,
+    ticket: u64,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.share.release(&self.tenant, self.ticket);
     }
 }
 
 /// A held slot; dropping it counts the time it was held against its tenant.
-pub struct Turn<'a> {
-    share: &'a FairShare,
-    tenant: String,
-    started: Instant,
+#[must_use = "the slot is held until the turn is dropped or parked"]
+pub struct Turn {
+    slot: Slot,
+}
+
+/// A slot kept for a pipeline between two of its calls, until its grace
+/// runs out: [`Parked::resume`] takes it back, dropping it frees it at once.
+pub struct Parked {
+    slot: Slot,
 }
 
 /// How long a call waited for a slot before its deadline passed.
@@ -82,107 +213,232 @@ pub struct NoTurn {
 }
 
 impl FairShare {
-    /// At most `slots` calls at once (at least one).
+    /// At most `slots` calls at once (at least one), any number per tenant.
     pub fn new(slots: usize) -> FairShare {
+        FairShare::with_limits(ShareLimits {
+            slots,
+            per_tenant: None,
+        })
+    }
+
+    pub fn with_limits(limits: ShareLimits) -> FairShare {
         FairShare {
-            slots: slots.max(1),
+            limits: ShareLimits {
+                slots: limits.slots.max(1),
+                per_tenant: limits.per_tenant.map(|n| n.max(1)),
+            },
             state: Mutex::new(State::default()),
             freed: Condvar::new(),
         }
     }
 
     pub fn slots(&self) -> usize {
-        self.slots
+        self.limits.slots
     }
 
-    /// Waits for a slot for `tenant` until `deadline`.
-    pub fn turn(&self, tenant: &str, deadline: Instant) -> Result<Turn<'_>, NoTurn> {
-        let started = Instant::now();
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        if !state.waiting.contains_key(tenant) && !state.active.contains_key(tenant) {
-            let floor = state.floor(started);
-            let used = state.used.entry(tenant.to_string()).or_default();
-            *used = (*used).max(floor);
+    pub fn limits(&self) -> ShareLimits {
+        self.limits
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// How much more `tenant`'s time counts because its calls reached their deadline.
+    pub fn throttle(&self, tenant: &str) -> u32 {
+        self.lock().throttle(tenant)
+    }
+
+    /// Records how a call of `tenant` ended; returns the tenant's new
+    /// throttle when this changed it.
+    pub fn record(&self, tenant: &str, reached_deadline: bool) -> Option<u32> {
+        let mut state = self.lock();
+        let was = state.throttle(tenant);
+        let now = if reached_deadline {
+            (was * 2).min(MAX_THROTTLE)
+        } else {
+            (was / 2).max(1)
+        };
+        if now == 1 {
+            state.throttles.remove(tenant);
+        } else {
+            state.throttles.insert(tenant.to_string(), now);
         }
-        *state.waiting.entry(tenant.to_string()).or_default() += 1;
+        (now != was).then_some(now)
+    }
+
+    /// Waits for a slot for `tenant` until `deadline`, as a pipeline's first call.
+    pub fn turn(self: &Arc<Self>, tenant: &str, deadline: Instant) -> Result<Turn, NoTurn> {
+        self.turn_ranked(tenant, deadline, Rank::First, None)
+    }
+
+    /// Waits for a slot for `tenant` until `deadline`, in `rank`; `notice`
+    /// hears when the call has to wait and when it stops.
+    pub fn turn_ranked(
+        self: &Arc<Self>,
+        tenant: &str,
+        deadline: Instant,
+        rank: Rank,
+        notice: Option<&dyn WaitNotice>,
+    ) -> Result<Turn, NoTurn> {
+        let started = Instant::now();
+        let mut state = self.lock();
+        let ticket = state.next_ticket;
+        state.next_ticket += 1;
+        let floor = state.floor(started);
+        let entry = state.tenants.entry(tenant.to_string()).or_default();
+        if !entry.is_active() {
+            entry.used = entry.used.max(floor);
+        }
+        entry.waiting.insert((rank, ticket));
+        let mut told_waiting = false;
         loop {
-            if state.running < self.slots && state.is_next(tenant, Instant::now()) {
+            let now = Instant::now();
+            let grace_ends = state.reap(now);
+            if state.taken < self.limits.slots
+                && state
+                    .next(self.limits, now)
+                    .is_some_and(|(t, k)| k == ticket && t == tenant)
+            {
                 break;
             }
-            let now = Instant::now();
             if now >= deadline {
-                leave(&mut state.waiting, tenant);
+                if let Some(t) = state.tenants.get_mut(tenant) {
+                    t.waiting.remove(&(rank, ticket));
+                    if !t.is_active() {
+                        state.tenants.remove(tenant);
+                    }
+                }
+                drop(state);
                 // Another waiter may be next now that this one left.
                 self.freed.notify_all();
+                if told_waiting && let Some(notice) = notice {
+                    notice.resumed();
+                }
                 return Err(NoTurn {
                     waited: started.elapsed(),
-                    slots: self.slots,
+                    slots: self.limits.slots,
                 });
             }
+            if !told_waiting && let Some(notice) = notice {
+                told_waiting = true;
+                // Told without the lock: the notice may wake other work.
+                drop(state);
+                notice.waiting();
+                state = self.lock();
+                continue;
+            }
+            let until = grace_ends.map_or(deadline, |g| g.min(deadline));
             state = self
                 .freed
-                .wait_timeout(state, deadline - now)
+                .wait_timeout(state, until.saturating_duration_since(now))
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }
-        leave(&mut state.waiting, tenant);
-        state.running += 1;
-        let now = Instant::now();
-        state
-            .active
-            .entry(tenant.to_string())
-            .or_default()
-            .push(now);
-        Ok(Turn {
-            share: self,
-            tenant: tenant.to_string(),
-            started: now,
-        })
-    }
-}
-
-fn leave(counts: &mut HashMap<String, usize>, tenant: &str) {
-    if let Some(n) = counts.get_mut(tenant) {
-        *n = n.saturating_sub(1);
-        if *n == 0 {
-            counts.remove(tenant);
-        }
-    }
-}
-
-impl Drop for Turn<'_> {
-    fn drop(&mut self) {
-        let mut state = self
-            .share
-            .state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        state.running = state.running.saturating_sub(1);
-        if let Some(starts) = state.active.get_mut(&self.tenant) {
-            if let Some(at) = starts.iter().position(|s| *s == self.started) {
-                starts.swap_remove(at);
-            }
-            if starts.is_empty() {
-                state.active.remove(&self.tenant);
-            }
-        }
-        *state.used.entry(self.tenant.clone()).or_default() += self.started.elapsed();
-        // Idle tenants are forgotten: they restart from the floor anyway.
-        if !state.waiting.contains_key(&self.tenant) && !state.active.contains_key(&self.tenant) {
-            state.used.remove(&self.tenant);
+        state.taken += 1;
+        if let Some(t) = state.tenants.get_mut(tenant) {
+            t.waiting.remove(&(rank, ticket));
+            t.holding.insert(
+                ticket,
+                Held {
+                    since: Instant::now(),
+                    parked_until: None,
+                },
+            );
         }
         drop(state);
-        self.share.freed.notify_all();
+        // The next waiter in line may be able to go too.
+        self.freed.notify_all();
+        if told_waiting && let Some(notice) = notice {
+            notice.resumed();
+        }
+        Ok(Turn {
+            slot: Slot {
+                share: self.clone(),
+                tenant: tenant.to_string(),
+                ticket,
+            },
+        })
+    }
+
+    /// Frees the slot `ticket` of `tenant` holds, charging its time.
+    fn release(&self, tenant: &str, ticket: u64) {
+        let mut state = self.lock();
+        let held = state
+            .tenants
+            .get_mut(tenant)
+            .and_then(|t| t.holding.remove(&ticket));
+        if let Some(held) = held {
+            state.taken = state.taken.saturating_sub(1);
+            state.charge(tenant, held.since.elapsed());
+        }
+        drop(state);
+        self.freed.notify_all();
+    }
+}
+
+impl Turn {
+    pub fn tenant(&self) -> &str {
+        &self.slot.tenant
+    }
+
+    /// Keeps the slot for this turn's pipeline for `grace`, for its next call.
+    pub fn park(self, grace: Duration) -> Parked {
+        let slot = self.slot;
+        {
+            let mut state = slot.share.lock();
+            if let Some(held) = state
+                .tenants
+                .get_mut(&slot.tenant)
+                .and_then(|t| t.holding.get_mut(&slot.ticket))
+            {
+                held.parked_until = Some(Instant::now() + grace);
+            }
+        }
+        // Waiters sleep until the earliest grace ends.
+        slot.share.freed.notify_all();
+        Parked { slot }
+    }
+}
+
+impl Parked {
+    /// The slot again, if its grace has not run out; else it is freed.
+    pub fn resume(self) -> Option<Turn> {
+        let slot = self.slot;
+        let resumed = {
+            let mut state = slot.share.lock();
+            match state
+                .tenants
+                .get_mut(&slot.tenant)
+                .and_then(|t| t.holding.get_mut(&slot.ticket))
+            {
+                Some(held)
+                    if held
+                        .parked_until
+                        .is_some_and(|until| until > Instant::now()) =>
+                {
+                    held.parked_until = None;
+                    true
+                }
+                _ => false,
+            }
+        };
+        // Dropping the slot frees it, unless the grace already did.
+        resumed.then_some(Turn { slot })
     }
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::mpsc;
 
     use super::*;
+
+    fn far() -> Instant {
+        Instant::now() + Duration::from_secs(30)
+    }
 
     /// Runs `calls` calls of `each` for every tenant at once over `slots`
     /// slots; returns, per tenant, when its last call finished.
@@ -196,9 +452,7 @@ mod tests {
                 let (share, running) = (share.clone(), running.clone());
                 let (tenant, each) = (tenant.to_string(), *each);
                 threads.push(std::thread::spawn(move || {
-                    let turn = share
-                        .turn(&tenant, start + Duration::from_secs(30))
-                        .unwrap();
+                    let turn = share.turn(&tenant, far()).unwrap();
                     let now = running.fetch_add(1, Ordering::SeqCst) + 1;
                     assert!(now <= share.slots(), "never more than the slots at once");
                     std::thread::sleep(each);
@@ -215,6 +469,49 @@ mod tests {
             *last = (*last).max(at);
         }
         done
+    }
+
+    /// Waits until `share` has `n` calls waiting.
+    fn until_waiting(share: &FairShare, n: usize) {
+        let started = Instant::now();
+        while share
+            .lock()
+            .tenants
+            .values()
+            .map(|t| t.waiting.len())
+            .sum::<usize>()
+            < n
+        {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "never {n} waiting"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Starts a thread that waits for a turn of `tenant` in `rank` and
+    /// reports `label` on `order` once it has it, holding it for `hold`.
+    fn waiter(
+        share: &Arc<FairShare>,
+        tenant: &str,
+        rank: Rank,
+        label: &str,
+        hold: Duration,
+        order: &mpsc::Sender<String>,
+    ) -> std::thread::JoinHandle<()> {
+        let (share, tenant, label, order) = (
+            share.clone(),
+            tenant.to_string(),
+            label.to_string(),
+            order.clone(),
+        );
+        std::thread::spawn(move || {
+            let turn = share.turn_ranked(&tenant, far(), rank, None).unwrap();
+            order.send(label).unwrap();
+            std::thread::sleep(hold);
+            drop(turn);
+        })
     }
 
     #[test]
@@ -235,10 +532,8 @@ mod tests {
 
     #[test]
     fn a_turn_not_given_before_the_deadline_says_how_long_it_waited() {
-        let share = FairShare::new(1);
-        let held = share
-            .turn("a", Instant::now() + Duration::from_secs(5))
-            .unwrap();
+        let share = Arc::new(FairShare::new(1));
+        let held = share.turn("a", far()).unwrap();
         let refused = share
             .turn("b", Instant::now() + Duration::from_millis(50))
             .err()
@@ -251,5 +546,184 @@ mod tests {
                 .turn("b", Instant::now() + Duration::from_millis(50))
                 .is_ok()
         );
+    }
+
+    #[test]
+    fn calls_of_one_tenant_are_served_in_the_order_they_asked() {
+        let share = Arc::new(FairShare::new(1));
+        let held = share.turn("a", far()).unwrap();
+        let (order, served) = mpsc::channel();
+        let mut threads = Vec::new();
+        for i in 0..8 {
+            threads.push(waiter(
+                &share,
+                "a",
+                Rank::First,
+                &i.to_string(),
+                Duration::ZERO,
+                &order,
+            ));
+            until_waiting(&share, i + 1);
+        }
+        drop(held);
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        let served: Vec<String> = served.try_iter().collect();
+        assert_eq!(served, ["0", "1", "2", "3", "4", "5", "6", "7"]);
+    }
+
+    #[test]
+    fn a_continuing_pipeline_goes_before_first_calls_of_every_tenant() {
+        let share = Arc::new(FairShare::new(1));
+        let held = share.turn("b", far()).unwrap();
+        let (order, served) = mpsc::channel();
+        // A asked first and has used nothing; B's continuing call still goes first.
+        let first = waiter(&share, "a", Rank::First, "a first", Duration::ZERO, &order);
+        until_waiting(&share, 1);
+        let continuing = waiter(
+            &share,
+            "b",
+            Rank::Continuing,
+            "b continuing",
+            Duration::ZERO,
+            &order,
+        );
+        until_waiting(&share, 2);
+        drop(held);
+        first.join().unwrap();
+        continuing.join().unwrap();
+        let served: Vec<String> = served.try_iter().collect();
+        assert_eq!(served, ["b continuing", "a first"]);
+    }
+
+    #[test]
+    fn a_parked_slot_waits_for_its_pipeline_until_its_grace_ends() {
+        // (grace, the pipeline comes back after, gets its slot back, A's
+        // waiting call ran in between)
+        let cases = [
+            (Duration::from_millis(500), Duration::from_millis(20), true),
+            (Duration::from_millis(20), Duration::from_millis(300), false),
+        ];
+        for (grace, back_after, resumed) in cases {
+            let share = Arc::new(FairShare::new(1));
+            let turn = share.turn("b", far()).unwrap();
+            let (order, served) = mpsc::channel();
+            let a = waiter(&share, "a", Rank::First, "a", Duration::ZERO, &order);
+            until_waiting(&share, 1);
+            let parked = turn.park(grace);
+            std::thread::sleep(back_after);
+            let again = parked.resume();
+            assert_eq!(again.is_some(), resumed, "{grace:?} {back_after:?}");
+            let a_ran_meanwhile = served.try_recv().is_ok();
+            assert_eq!(a_ran_meanwhile, !resumed, "{grace:?} {back_after:?}");
+            drop(again);
+            a.join().unwrap();
+        }
+    }
+
+    #[test]
+    fn a_tenant_at_its_own_limit_leaves_free_slots_to_others() {
+        let share = Arc::new(FairShare::with_limits(ShareLimits {
+            slots: 3,
+            per_tenant: Some(1),
+        }));
+        let held = share.turn("a", far()).unwrap();
+        let refused = share.turn("a", Instant::now() + Duration::from_millis(50));
+        assert!(refused.is_err(), "a second call of a waits for its first");
+        let b = share.turn("b", Instant::now() + Duration::from_millis(50));
+        assert!(b.is_ok(), "b takes a free slot beside a");
+        drop(held);
+    }
+
+    #[test]
+    fn the_throttle_doubles_per_deadline_reached_and_halves_per_call_in_time() {
+        let share = FairShare::new(1);
+        // (reached the deadline, the throttle after, reported as changed)
+        let steps = [
+            (true, 2, true),
+            (true, 4, true),
+            (true, 8, true),
+            (true, 16, true),
+            (true, 16, false),
+            (false, 8, true),
+            (false, 4, true),
+            (false, 2, true),
+            (false, 1, true),
+            (false, 1, false),
+        ];
+        for (i, (deadline, want, changed)) in steps.into_iter().enumerate() {
+            let reported = share.record("a", deadline);
+            assert_eq!(share.throttle("a"), want, "step {i}");
+            assert_eq!(reported, changed.then_some(want), "step {i}");
+        }
+        assert_eq!(share.throttle("b"), 1, "other tenants are not throttled");
+    }
+
+    #[test]
+    fn a_throttled_tenant_gets_a_smaller_share_of_the_slots() {
+        // Both tenants ask for 20 ms calls all the time; A's time counts 4×.
+        let share = Arc::new(FairShare::new(1));
+        share.record("a", true);
+        share.record("a", true);
+        let stop = far();
+        let counts: Arc<Mutex<HashMap<&str, usize>>> = Arc::default();
+        let mut threads = Vec::new();
+        for tenant in ["a", "a", "b", "b"] {
+            let (share, counts) = (share.clone(), counts.clone());
+            threads.push(std::thread::spawn(move || {
+                let started = Instant::now();
+                while started.elapsed() < Duration::from_millis(800) {
+                    let turn = share.turn(tenant, stop).unwrap();
+                    std::thread::sleep(Duration::from_millis(20));
+                    drop(turn);
+                    *counts.lock().unwrap().entry(tenant).or_default() += 1;
+                }
+            }));
+        }
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        let counts = counts.lock().unwrap();
+        assert!(counts["b"] >= 2 * counts["a"], "{counts:?}");
+        assert!(counts["a"] >= 1, "a still makes progress: {counts:?}");
+    }
+
+    /// Counts notices.
+    #[derive(Default)]
+    struct Notices(Mutex<Vec<&'static str>>);
+
+    impl WaitNotice for Notices {
+        fn waiting(&self) {
+            self.0.lock().unwrap().push("waiting");
+        }
+        fn resumed(&self) {
+            self.0.lock().unwrap().push("resumed");
+        }
+    }
+
+    #[test]
+    fn only_a_call_that_has_to_wait_is_noticed() {
+        let share = Arc::new(FairShare::new(1));
+        let quiet = Notices::default();
+        let held = share
+            .turn_ranked("a", far(), Rank::First, Some(&quiet))
+            .unwrap();
+        assert!(quiet.0.lock().unwrap().is_empty());
+        let noticed = Arc::new(Notices::default());
+        let thread = {
+            let (share, noticed) = (share.clone(), noticed.clone());
+            std::thread::spawn(move || {
+                let notice: &dyn WaitNotice = noticed.as_ref();
+                share
+                    .turn_ranked("b", far(), Rank::First, Some(notice))
+                    .map(drop)
+                    .unwrap();
+            })
+        };
+        until_waiting(&share, 1);
+        drop(held);
+        thread.join().unwrap();
+        assert_eq!(*noticed.0.lock().unwrap(), ["waiting", "resumed"]);
     }
 }

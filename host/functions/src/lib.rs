@@ -18,7 +18,7 @@ mod resolve;
 mod runner;
 
 pub use cache::{CacheLimits, CacheScope, Call, Evicted, ResponseCache};
-pub use fair::{FairShare, NoTurn};
+pub use fair::{FairShare, MAX_THROTTLE, NoTurn, Rank, ShareLimits, WaitNotice};
 pub use policy::{
     DEADLINE_ANNOTATION, FunctionPolicy, MEMORY_ANNOTATION, OUTPUT_ANNOTATION, PolicyError,
 };

@@ -1,7 +1,8 @@
 //! Calling one pipeline's resolved functions.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use plait_pipeline::{FunctionRunner, ReadGrants, RunnerError, Step};
@@ -9,7 +10,7 @@ use plait_runtime::{Builtin, CallLimits, Module, Runtime};
 use plait_sdk::{Request, Response};
 
 use crate::cache::{CacheScope, Call, ResponseCache};
-use crate::fair::FairShare;
+use crate::fair::{FairShare, Parked, Rank, WaitNotice};
 use crate::policy::FunctionPolicy;
 use crate::resolve::{FunctionObjects, ResolveError, Resolver};
 
@@ -25,6 +26,23 @@ pub trait CallObserver: Send + Sync {
     fn cache_missed(&self, _function: &str) {}
     /// A cached response of `tenant`'s `function` made room for another.
     fn cache_evicted(&self, _tenant: &str, _function: &str) {}
+    /// A call of `function` changed how much the tenant's time counts in
+    /// the share of call slots (1: as anyone's; more after calls that
+    /// reached their deadline).
+    fn throttled(&self, _function: &str, _throttle: u32) {}
+}
+
+/// How long the slot a pipeline's call leaves stays its own for its next
+/// step: longer than the host's work between two steps, short enough
+/// that a slot a pipeline does not come back for is soon free.
+pub const STEP_GRACE: Duration = Duration::from_millis(25);
+
+/// The shared call slots these calls take, and whose they are.
+struct Sharing {
+    share: Arc<FairShare>,
+    tenant: String,
+    /// Told while a call waits for a slot.
+    notice: Option<Arc<dyn WaitNotice>>,
 }
 
 /// Observes nothing.
@@ -106,9 +124,15 @@ pub struct PipelineFunctions {
     deadline: Instant,
     observer: Arc<dyn CallObserver>,
     /// The shared call slots, and the tenant these calls are counted against.
-    share: Option<(Arc<FairShare>, String)>,
+    share: Option<Sharing>,
     /// Earlier responses, and the XR these calls are made for.
     cache: Option<(Arc<ResponseCache>, CacheScope)>,
+    /// The pipeline's last step: after it no call follows, so its slot is not kept.
+    last_step: Option<String>,
+    /// The slot the previous call left, kept for the next step.
+    parked: Mutex<Option<Parked>>,
+    /// Whether a call has been made: later calls continue the pipeline.
+    called: AtomicBool,
 }
 
 impl PipelineFunctions {
@@ -132,6 +156,9 @@ impl PipelineFunctions {
             observer: Arc::new(Unobserved),
             share: None,
             cache: None,
+            last_step: None,
+            parked: Mutex::new(None),
+            called: AtomicBool::new(false),
         }
     }
 
@@ -147,8 +174,39 @@ impl PipelineFunctions {
         share: Arc<FairShare>,
         tenant: impl Into<String>,
     ) -> PipelineFunctions {
-        self.share = Some((share, tenant.into()));
+        self.share = Some(Sharing {
+            share,
+            tenant: tenant.into(),
+            notice: None,
+        });
         self
+    }
+
+    /// Tells `notice` whenever a call waits for a slot of the share, and when it stops.
+    pub fn noticing(mut self, notice: Arc<dyn WaitNotice>) -> PipelineFunctions {
+        if let Some(sharing) = &mut self.share {
+            sharing.notice = Some(notice);
+        }
+        self
+    }
+
+    /// The pipeline's steps end with `step`: the slot of every other
+    /// step's call is kept for the next step for [`STEP_GRACE`].
+    pub fn ending_with(mut self, step: impl Into<String>) -> PipelineFunctions {
+        self.last_step = Some(step.into());
+        self
+    }
+
+    fn is_last(&self, step: &str) -> bool {
+        self.last_step.as_deref() == Some(step)
+    }
+
+    /// The slot the previous step left, if it is still kept.
+    fn take_parked(&self) -> Option<Parked> {
+        self.parked
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
     }
 
     /// Answers a call from `cache` when an earlier call for the same XR
@@ -165,16 +223,32 @@ impl PipelineFunctions {
         self.functions.read_grants(defaults)
     }
 
-    fn call(&self, function: &str, request: &Request) -> Result<Response, RunnerError> {
+    fn call(&self, step: &str, function: &str, request: &Request) -> Result<Response, RunnerError> {
         let resolved = self
             .functions
             .functions
             .get(function)
             .ok_or_else(|| format!("function {function:?} is not resolved"))?;
-        let _turn = match &self.share {
-            Some((share, tenant)) => Some(share.turn(tenant, self.deadline)?),
+        let turn = match &self.share {
+            Some(sharing) => match self.take_parked().and_then(Parked::resume) {
+                Some(turn) => Some(turn),
+                None => {
+                    let rank = if self.called.load(Ordering::Relaxed) {
+                        Rank::Continuing
+                    } else {
+                        Rank::First
+                    };
+                    Some(sharing.share.turn_ranked(
+                        &sharing.tenant,
+                        self.deadline,
+                        rank,
+                        sharing.notice.as_deref(),
+                    )?)
+                }
+            },
             None => None,
         };
+        self.called.store(true, Ordering::Relaxed);
         let remaining = self.deadline.saturating_duration_since(Instant::now());
         if remaining.is_zero() {
             return Err(
@@ -185,11 +259,23 @@ impl PipelineFunctions {
             deadline: resolved.policy.limits.deadline.min(remaining),
             ..resolved.policy.limits.clone()
         };
-        let output = self
+        let called = self
             .functions
             .runtime
-            .call(&resolved.module, request, &limits)
-            .inspect_err(|e| self.observer.failed(function, e.kind()))?;
+            .call(&resolved.module, request, &limits);
+        if let Some(sharing) = &self.share {
+            let reached_deadline = matches!(&called, Err(e) if e.kind() == "deadline");
+            if let Some(throttle) = sharing.share.record(&sharing.tenant, reached_deadline) {
+                self.observer.throttled(function, throttle);
+            }
+        }
+        if let Some(turn) = turn
+            && !self.is_last(step)
+        {
+            *self.parked.lock().unwrap_or_else(PoisonError::into_inner) =
+                Some(turn.park(STEP_GRACE));
+        }
+        let output = called.inspect_err(|e| self.observer.failed(function, e.kind()))?;
         self.observer.called(function, output.duration);
         for line in &output.logs {
             tracing::info!(function, level = ?line.level, "{}", line.message);
@@ -203,7 +289,7 @@ impl FunctionRunner for PipelineFunctions {
         let (Some((cache, scope)), Some(resolved)) =
             (&self.cache, self.functions.functions.get(function))
         else {
-            return self.call(function, request);
+            return self.call(step, function, request);
         };
         let call = Call {
             step,
@@ -214,10 +300,13 @@ impl FunctionRunner for PipelineFunctions {
         };
         if let Some(response) = cache.lookup(scope, &call) {
             self.observer.cache_hit(function);
+            if self.is_last(step) {
+                drop(self.take_parked());
+            }
             return Ok(response);
         }
         self.observer.cache_missed(function);
-        let response = self.call(function, request)?;
+        let response = self.call(step, function, request)?;
         for evicted in cache.store(scope, &call, &response) {
             self.observer
                 .cache_evicted(&evicted.tenant, &evicted.function);

@@ -10,6 +10,7 @@
 //! With a [`PackageResolver`], the Function controller installs Functions'
 //! OCI packages alongside.
 
+mod admission;
 mod api;
 mod breaker;
 mod broadcast;
@@ -46,6 +47,7 @@ use kube::api::{Api, DynamicObject};
 use kube::runtime::{Controller, watcher};
 use serde_json::Value;
 
+pub use admission::{Admission, AdmissionCounts, AdmissionLimits, MAX_DEBT};
 pub use breaker::BreakerLimits;
 pub use cluster::{KubeCluster, ServedKind, Shared};
 pub use function::{DEFAULT_NAMESPACE, Functions, InstalledPackages};

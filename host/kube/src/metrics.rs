@@ -13,7 +13,7 @@ use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
@@ -120,6 +120,11 @@ struct FunctionLabels {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TenantLabels {
+    tenant: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ApiRequestLabels {
     verb: String,
     resource: String,
@@ -155,6 +160,8 @@ pub struct Metrics {
     circuit_events: Family<CircuitEventLabels, Counter>,
     circuit_opens: Family<KindLabels, Counter>,
     circuit_closes: Family<KindLabels, Counter>,
+    admission_wait_seconds: HistogramFamily<TenantLabels>,
+    call_throttle: Family<TenantLabels, Gauge>,
     runtimes: Arc<RuntimeCollector>,
 }
 
@@ -269,6 +276,19 @@ impl Metrics {
             "XR circuits closed again after their cooldown, by XR kind",
             circuit_closes.clone(),
         );
+        let admission_wait_seconds: HistogramFamily<TenantLabels> =
+            Family::new_with_constructor(reconcile_histogram);
+        registry.register(
+            "admission_wait_seconds",
+            "How long XR and claim reconciles waited for their turn in the fair queue, by tenant (a namespace, or \"platform\")",
+            admission_wait_seconds.clone(),
+        );
+        let call_throttle = Family::<TenantLabels, Gauge>::default();
+        registry.register(
+            "tenant_call_throttle",
+            "How many times a tenant's time counts in the share of function-call slots: 1, doubled per call that reached its deadline (up to 16), halved per call that did not",
+            call_throttle.clone(),
+        );
         let runtimes = Arc::new(RuntimeCollector::default());
         registry.register_collector(Box::new(runtimes.clone()));
         Metrics {
@@ -287,8 +307,28 @@ impl Metrics {
             circuit_events,
             circuit_opens,
             circuit_closes,
+            admission_wait_seconds,
+            call_throttle,
             runtimes,
         }
+    }
+
+    /// Records how long a reconcile of `tenant` waited for its turn.
+    pub fn admitted(&self, tenant: &str, waited: Duration) {
+        self.admission_wait_seconds
+            .get_or_create(&TenantLabels {
+                tenant: tenant.into(),
+            })
+            .observe(waited.as_secs_f64());
+    }
+
+    /// Sets how many times `tenant`'s time counts in the call slots' share.
+    pub fn call_throttle(&self, tenant: &str, throttle: u32) {
+        self.call_throttle
+            .get_or_create(&TenantLabels {
+                tenant: tenant.into(),
+            })
+            .set(i64::from(throttle));
     }
 
     /// Counts a watch event for an XR of `kind` by what its circuit made of it.
@@ -428,7 +468,12 @@ pub enum CacheEvent {
 /// Reports the function calls of one tenant's XR pipelines to [`metrics`].
 pub struct CallMetrics {
     pub tenant: String,
+    /// Told when a call changed the tenant's throttle.
+    pub on_throttle: Option<ThrottleListener>,
 }
+
+/// Told the function whose call changed its tenant's throttle, and the throttle.
+pub type ThrottleListener = Box<dyn Fn(&str, u32) + Send + Sync>;
 
 impl plait_functions::CallObserver for CallMetrics {
     fn called(&self, function: &str, took: Duration) {
@@ -449,6 +494,13 @@ impl plait_functions::CallObserver for CallMetrics {
 
     fn cache_evicted(&self, tenant: &str, function: &str) {
         metrics().function_cache(tenant, function, CacheEvent::Eviction);
+    }
+
+    fn throttled(&self, function: &str, throttle: u32) {
+        metrics().call_throttle(&self.tenant, throttle);
+        if let Some(tell) = &self.on_throttle {
+            tell(function, throttle);
+        }
     }
 }
 

@@ -6,6 +6,7 @@ use std::hash::{BuildHasher, Hash};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
+use crate::admission::AdmissionLimits;
 use crate::breaker::BreakerLimits;
 
 /// How often and how patiently XRs are reconciled.
@@ -17,9 +18,13 @@ pub struct Timing {
     pub reconcile_timeout: Duration,
     /// The first retry after an error; doubled per failure up to the poll interval.
     pub backoff_base: Duration,
-    /// How many XRs of one kind are reconciled at once; the others wait
-    /// their turn in the order they were queued.
+    /// How many XR and claim reconciles work at once, over every kind; the
+    /// others wait their turn in the fair admission queue. A reconcile
+    /// waiting for a function-call slot does not count.
     pub max_concurrent_reconciles: u16,
+    /// How many reconciles of one tenant are admitted and unfinished at
+    /// once, working or waiting for a function-call slot.
+    pub tenant_max_reconciles: u16,
     /// How many watch events may wake one XR, before its circuit opens.
     pub circuit_breaker: BreakerLimits,
 }
@@ -31,7 +36,18 @@ impl Default for Timing {
             reconcile_timeout: Duration::from_secs(120),
             backoff_base: Duration::from_secs(1),
             max_concurrent_reconciles: DEFAULT_MAX_CONCURRENT_RECONCILES,
+            tenant_max_reconciles: DEFAULT_MAX_CONCURRENT_RECONCILES,
             circuit_breaker: BreakerLimits::default(),
+        }
+    }
+}
+
+impl Timing {
+    /// The admission queue's limits.
+    pub fn admission_limits(&self) -> AdmissionLimits {
+        AdmissionLimits {
+            working: usize::from(self.max_concurrent_reconciles),
+            per_tenant: usize::from(self.tenant_max_reconciles),
         }
     }
 }

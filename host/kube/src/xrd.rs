@@ -13,6 +13,7 @@ use plait_model::{CompositeResourceDefinition, Manifest};
 use plait_reconcile::{ClusterError, ObjectRef, set_condition};
 use serde_json::{Value, json};
 
+use crate::admission::Admission;
 use crate::api::{FIELD_MANAGER, XRD_KIND, defined_resource, xrd_resource};
 use crate::children::Children;
 use crate::claim::{ClaimControllers, OfferError, Offered, offer};
@@ -92,6 +93,8 @@ pub struct Manager {
     conflicts: Backoff<ObjectRef>,
     /// The shards this replica reconciles, when XRs and claims are sharded.
     shards: Option<Arc<Shards>>,
+    /// The fair queue every XR and claim reconcile waits in.
+    admission: Arc<Admission>,
 }
 
 impl Controlled for Manager {
@@ -118,10 +121,17 @@ impl Manager {
         shards: Option<Arc<Shards>>,
     ) -> Manager {
         let watches = Arc::new(ComposedWatches::new(cluster.shared().composed.clone()));
+        let admission = Admission::new(timing.admission_limits());
         Manager {
             tenants,
             catalog,
-            claims: ClaimControllers::new(cluster.clone(), timing.clone(), shards.clone()),
+            claims: ClaimControllers::new(
+                cluster.clone(),
+                timing.clone(),
+                shards.clone(),
+                admission.clone(),
+            ),
+            admission,
             shards,
             cluster,
             functions,
@@ -154,6 +164,7 @@ impl Manager {
                     xrd.clone(),
                     resource.clone(),
                     self.shards.clone(),
+                    self.admission.clone(),
                 ))
             },
             |context, stop| {
@@ -193,11 +204,12 @@ impl Manager {
                     futures::future::ready(breaker.event(&key).is_allowed())
                 })
                 .inspect_ok(move |_| metrics().triggered(&changed_kind, Trigger::Changed, 1));
+                context.watch_with(store.clone());
+                // Every XR that is due goes to its reconcile at once, which
+                // waits its turn in the fair admission queue: the
+                // controller's own limit would pick in hash order.
                 let controller = Controller::for_stream_with(xrs, store.clone(), resource.clone())
-                    .with_config(
-                        controller::Config::default()
-                            .concurrency(self.timing.max_concurrent_reconciles),
-                    );
+                    .with_config(controller::Config::default().concurrency(0));
                 let (api_version, kind) = (resource.api_version.clone(), resource.kind.clone());
                 let xr_resource = resource.clone();
                 // A new or renumbered CompositionRevision re-runs every XR of the

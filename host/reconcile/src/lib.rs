@@ -92,8 +92,10 @@ pub struct Reconcile<'a> {
     pub steps: &'a [Step],
     /// The pipeline context to start from.
     pub context: Value,
-    /// RFC 3339 time stamped on conditions that change.
-    pub now: String,
+    /// The time, RFC 3339, stamped on conditions that change: asked when
+    /// each is set, so a condition set after the pipeline carries the time
+    /// the pipeline ended, not the time the reconcile began.
+    pub clock: &'a dyn Fn() -> String,
     /// What the platform lets functions read for a tenant's XR.
     pub grants: &'a ReadGrants,
     /// The cluster as the XR's tenant sees it: composed and required
@@ -171,7 +173,7 @@ impl<'a> Reconcile<'a> {
         // As upstream's reconciler does first, before anything can fail;
         // functions observe the XR with it.
         let mut xr = self.xr.clone();
-        conditions::set_responsive(&mut xr, self.circuit_open, &self.now);
+        conditions::set_responsive(&mut xr, self.circuit_open, &(self.clock)());
         let observed = self.observed_state(&xr, &xr_uid)?;
         let namespace = match self.scope {
             CompositeScope::Namespaced => xr_ref.namespace.clone(),
@@ -224,7 +226,7 @@ impl<'a> Reconcile<'a> {
                 reason: reason_for(&error).into(),
                 message: message.clone(),
             });
-            conditions::set_fatal(&mut xr, &output.conditions, &message, &self.now);
+            conditions::set_fatal(&mut xr, &output.conditions, &message, &(self.clock)());
             if let PipelineError::Refused { refused, .. } = &error {
                 outcome.refused = Some((**refused).clone());
             }
@@ -304,7 +306,7 @@ impl<'a> Reconcile<'a> {
             &unready,
             &output.conditions,
             synced_error.as_deref(),
-            &self.now,
+            &(self.clock)(),
         );
         outcome.error = synced_error;
         outcome.xr = self.write_status(&xr, Some(&plan.refs))?;

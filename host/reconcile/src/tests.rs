@@ -84,7 +84,7 @@ fn reconcile_with(
         xr,
         steps: &steps,
         context: json!({}),
-        now: "2024-01-01T00:00:00Z".into(),
+        clock: &|| "2024-01-01T00:00:00Z".into(),
         grants: &ReadGrants::tenant_defaults(),
         as_tenant,
         circuit_open,
@@ -351,7 +351,7 @@ fn observed_resource_without_resource_name_annotation_is_an_error() {
         xr: x,
         steps: &[],
         context: json!({}),
-        now: "t".into(),
+        clock: &|| "t".into(),
         grants: &ReadGrants::tenant_defaults(),
         as_tenant: None,
         circuit_open: false,
@@ -509,7 +509,7 @@ fn xrs_are_responsive_and_functions_observe_it_as_upstream_sets_it_first() {
         xr,
         steps: &steps,
         context: json!({}),
-        now: "2024-01-01T00:00:00Z".into(),
+        clock: &|| "2024-01-01T00:00:00Z".into(),
         grants: &ReadGrants::tenant_defaults(),
         as_tenant: None,
         circuit_open: false,
@@ -526,4 +526,79 @@ fn xrs_are_responsive_and_functions_observe_it_as_upstream_sets_it_first() {
         .filter_map(|c| c["type"].as_str())
         .collect();
     assert_eq!(types, ["Responsive", "Synced", "Ready"]);
+}
+
+#[test]
+fn conditions_set_after_the_pipeline_carry_the_time_it_ended() {
+    // The clock reads "before" until the function runs, "after" from then on.
+    struct Ticking<'a>(&'a Cell<bool>, Want);
+    impl FunctionRunner for Ticking<'_> {
+        fn run(
+            &self,
+            step: &str,
+            function: &str,
+            request: &Request,
+        ) -> Result<Response, RunnerError> {
+            self.0.set(true);
+            self.1.run(step, function, request)
+        }
+    }
+    // (the XR's spec, the conditions stamped "after")
+    let cases = [
+        (
+            json!({"want": ["a"], "ready": ["a"]}),
+            vec!["Synced", "Ready"],
+        ),
+        (json!({"fatal": "broken"}), vec!["Synced"]),
+    ];
+    for (spec, stamped_after) in cases {
+        let cluster = MemoryCluster::default();
+        let mut xr = xr(Some("team-a"), &[]);
+        for (k, v) in spec.as_object().into_iter().flatten() {
+            xr["spec"][k] = v.clone();
+        }
+        cluster.seed([xr.clone()]).expect("seed XR");
+        let ran = Cell::new(false);
+        let runner = Ticking(&ran, Want(Cell::new(0)));
+        let clock = || if ran.get() { "after" } else { "before" }.to_string();
+        let steps = [Step {
+            name: "compose".into(),
+            function: "want".into(),
+            ..Step::default()
+        }];
+        let outcome = Reconcile {
+            cluster: &cluster,
+            runner: &runner,
+            scope: CompositeScope::Namespaced,
+            xr,
+            steps: &steps,
+            context: json!({}),
+            clock: &clock,
+            grants: &ReadGrants::tenant_defaults(),
+            as_tenant: None,
+            circuit_open: false,
+        }
+        .run()
+        .expect("reconcile runs");
+        let conditions = outcome.xr["status"]["conditions"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        for wanted in &stamped_after {
+            let condition = conditions
+                .iter()
+                .find(|c| c["type"] == *wanted)
+                .unwrap_or_else(|| panic!("no {wanted} in {conditions:?}"));
+            assert_eq!(
+                condition["lastTransitionTime"], "after",
+                "{wanted}: {condition}"
+            );
+        }
+        let responsive = conditions.iter().find(|c| c["type"] == "Responsive");
+        assert_eq!(
+            responsive.map(|c| c["lastTransitionTime"].clone()),
+            Some(json!("before")),
+            "Responsive is set before functions observe the XR"
+        );
+    }
 }

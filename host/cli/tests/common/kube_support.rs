@@ -149,6 +149,11 @@ impl Controller {
         Controller { child, probes }
     }
 
+    /// Its process ID.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Where it serves its probes and metrics.
     pub fn probes(&self) -> &str {
         &self.probes

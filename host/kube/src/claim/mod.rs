@@ -9,21 +9,23 @@ mod binding;
 mod connection;
 pub mod offer;
 
-use std::sync::{Arc, RwLock};
-use std::time::Duration;
+use std::sync::{Arc, OnceLock, RwLock};
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
 use kube::runtime::controller::Action;
-use kube::runtime::{Controller, watcher};
+use kube::runtime::reflector::Store;
+use kube::runtime::{Controller, controller, watcher};
 use plait_model::CompositeResourceDefinition;
 use plait_reconcile::{ClusterError, Event, EventType, ObjectRef, set_condition};
 use serde_json::{Value, json};
 
+use crate::admission::Admission;
 use crate::api::{ANNOTATION_PAUSED, RECONCILE_PAUSED};
 use crate::children::Children;
 use crate::cluster::{KubeCluster, applied};
-use crate::metrics::ReconcileResult;
+use crate::metrics::{ReconcileResult, metrics};
 use crate::object::{self, condition, has_finalizer, is_status, put_condition, text};
 use crate::reconciler::{self, Controlled, ReconcileFailure};
 use crate::shards::{self, Shards, shard_taken};
@@ -73,9 +75,25 @@ pub struct ClaimContext {
     conflicts: Backoff<ObjectRef>,
     /// The shards this replica reconciles, when claims are sharded.
     shards: Option<Arc<Shards>>,
+    /// The queue every XR and claim reconcile waits in for its turn.
+    admission: Arc<Admission>,
+    /// The claims as the controller's watch last saw them, once it runs.
+    store: OnceLock<Store<DynamicObject>>,
 }
 
 impl ClaimContext {
+    /// `claim` as the watch has it now: it may have changed, or gone,
+    /// while its reconcile waited for its turn.
+    fn current(&self, claim: Arc<DynamicObject>) -> Option<Arc<DynamicObject>> {
+        let Some(store) = self.store.get() else {
+            return Some(claim);
+        };
+        store.get(&kube::runtime::reflector::ObjectRef::from_obj_with(
+            claim.as_ref(),
+            self.claim.clone(),
+        ))
+    }
+
     fn claim_value(&self, object: &DynamicObject) -> Result<Value, ClaimError> {
         self.value(object, &self.claim)
     }
@@ -89,6 +107,14 @@ impl ClaimContext {
             claim: object.metadata.name.clone().unwrap_or_default(),
             source,
         })
+    }
+}
+
+impl ClaimContext {
+    /// Reads claims from `store`, the controller's watch cache, from now on.
+    fn watch_with(&self, store: Store<DynamicObject>) {
+        // Set once, when the controller starts.
+        let _ = self.store.set(store);
     }
 }
 
@@ -112,6 +138,7 @@ pub struct ClaimControllers {
     cluster: KubeCluster,
     timing: Timing,
     shards: Option<Arc<Shards>>,
+    admission: Arc<Admission>,
     children: Children<(ApiResource, ApiResource), ClaimContext>,
 }
 
@@ -120,11 +147,13 @@ impl ClaimControllers {
         cluster: KubeCluster,
         timing: Timing,
         shards: Option<Arc<Shards>>,
+        admission: Arc<Admission>,
     ) -> ClaimControllers {
         ClaimControllers {
             cluster,
             timing,
             shards,
+            admission,
             children: Children::new("claim controller"),
         }
     }
@@ -136,7 +165,8 @@ impl ClaimControllers {
     /// Starts the claim controller for `xrd`, or refreshes the XRD it sees
     /// when one already runs for the same kinds.
     pub fn start(&self, xrd: &CompositeResourceDefinition, claim: ApiResource, xr: ApiResource) {
-        let (cluster, timing, shards) = (&self.cluster, &self.timing, &self.shards);
+        let (cluster, timing, shards, admission) =
+            (&self.cluster, &self.timing, &self.shards, &self.admission);
         let (claim_for_context, xr_for_context) = (claim.clone(), xr.clone());
         self.children.ensure(
             xrd.metadata.name(),
@@ -156,6 +186,8 @@ impl ClaimControllers {
                     backoff: Backoff::of(timing),
                     conflicts: Backoff::conflicts(timing),
                     shards: shards.clone(),
+                    admission: admission.clone(),
+                    store: OnceLock::new(),
                 })
             },
             |context, stop| {
@@ -164,8 +196,12 @@ impl ClaimControllers {
                 let xrs: Api<DynamicObject> = Api::all_with(client, &xr);
                 let claim_for_map = claim.clone();
                 // An XR change (readiness, status, deletion) brings its claim back.
+                // Every claim that is due goes to its reconcile at once,
+                // which waits its turn in the fair admission queue.
                 let controller =
-                    Controller::new_with(claims, watcher::Config::default(), claim.clone());
+                    Controller::new_with(claims, watcher::Config::default(), claim.clone())
+                        .with_config(controller::Config::default().concurrency(0));
+                context.watch_with(controller.store());
                 let taken = shard_taken(shards.as_deref(), controller.store(), claim);
                 controller
                     .reconcile_on(taken)
@@ -212,11 +248,19 @@ impl ClaimControllers {
     }
 }
 
-/// Reconciles one claim.
+/// Reconciles one claim once it is its turn; its tenant is its namespace.
 pub async fn reconcile(
     object: Arc<DynamicObject>,
     ctx: Arc<ClaimContext>,
 ) -> Result<Action, ClaimError> {
+    let tenant = object.metadata.namespace.clone().unwrap_or_default();
+    let asked = Instant::now();
+    let _permit = ctx.admission.admit(&tenant).await;
+    metrics().admitted(&tenant, asked.elapsed());
+    let Some(object) = ctx.current(object) else {
+        // Gone while it waited: nothing to do.
+        return Ok(Action::await_change());
+    };
     let target = Arc::clone(&object);
     let admitted = shards::admitted(
         ctx.shards.as_deref(),

@@ -8,11 +8,12 @@ mod latest;
 mod select;
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, RwLock};
-use std::time::Duration;
+use std::sync::{Arc, OnceLock, RwLock};
+use std::time::{Duration, Instant};
 
 use kube::api::{ApiResource, DynamicObject};
 use kube::runtime::controller::Action;
+use kube::runtime::reflector::Store;
 use plait_functions::{CacheScope, PipelineFunctions};
 use plait_model::CompositeResourceDefinition;
 use plait_pipeline::ReadGrants;
@@ -22,6 +23,7 @@ use plait_reconcile::{
 };
 use serde_json::{Value, json};
 
+use crate::admission::{Admission, Permit, thread_cpu};
 use crate::api::{ANNOTATION_PAUSED, RECONCILE_PAUSED};
 use crate::breaker::CircuitBreaker;
 use crate::cluster::KubeCluster;
@@ -108,6 +110,10 @@ pub struct XrContext {
     /// Reconciles in a row that created composed resources, per XR.
     creating: Backoff<ObjectRef>,
     latest: latest::LatestStored,
+    /// The queue every XR and claim reconcile waits in for its turn.
+    admission: Arc<Admission>,
+    /// The XRs as the controller's watch last saw them, once it runs.
+    store: OnceLock<Store<DynamicObject>>,
 }
 
 impl XrContext {
@@ -124,6 +130,7 @@ impl XrContext {
         xrd: CompositeResourceDefinition,
         resource: ApiResource,
         shards: Option<Arc<Shards>>,
+        admission: Arc<Admission>,
     ) -> XrContext {
         XrContext {
             cluster,
@@ -137,6 +144,8 @@ impl XrContext {
             shards,
             creating: Backoff::new(CREATED_BASE, timing.poll_interval),
             latest: latest::LatestStored::default(),
+            admission,
+            store: OnceLock::new(),
             timing,
             xrd: RwLock::new(xrd),
             resource,
@@ -164,6 +173,40 @@ impl XrContext {
             &self.resource,
             reference.namespace.as_deref(),
         )
+    }
+
+    /// Reads XRs from `store`, the controller's watch cache, from now on.
+    pub fn watch_with(&self, store: Store<DynamicObject>) {
+        // Set once, when the controller starts.
+        let _ = self.store.set(store);
+    }
+
+    /// The tenant an XR's reconcile waits as: its namespace, its claim's, or the platform.
+    fn tenant(&self, xr: &DynamicObject) -> String {
+        let scope = self
+            .xrd()
+            .map_or(CompositeScope::Namespaced, |xrd| CompositeScope::of(&xrd));
+        let namespace = match scope {
+            CompositeScope::Namespaced => xr.metadata.namespace.as_deref(),
+            CompositeScope::LegacyCluster => xr.data["spec"]["claimRef"]["namespace"].as_str(),
+            CompositeScope::Cluster => None,
+        };
+        namespace
+            .filter(|ns| !ns.is_empty())
+            .unwrap_or(PLATFORM)
+            .to_string()
+    }
+
+    /// `xr` as the watch has it now: it may have changed, or gone, while
+    /// its reconcile waited for its turn.
+    fn current(&self, xr: Arc<DynamicObject>) -> Option<Arc<DynamicObject>> {
+        let Some(store) = self.store.get() else {
+            return Some(xr);
+        };
+        store.get(&kube::runtime::reflector::ObjectRef::from_obj_with(
+            xr.as_ref(),
+            self.resource.clone(),
+        ))
     }
 
     /// Whether `xr` is this controller's to reconcile and no reconcile of
@@ -228,10 +271,22 @@ fn kube_error(reference: &ObjectRef) -> impl FnOnce(kube::Error) -> XrError + '_
     }
 }
 
-/// Reconciles one XR, and counts how it went in the metrics.
+/// Reconciles one XR once it is its turn, and counts how it went in the metrics.
 pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<XrContext>) -> Result<Action, XrError> {
+    let tenant = ctx.tenant(&object);
+    let asked = Instant::now();
+    let permit = ctx.admission.admit(&tenant).await;
+    metrics().admitted(&tenant, asked.elapsed());
+    let Some(object) = ctx.current(object) else {
+        // Gone while it waited: nothing to do.
+        return Ok(Action::await_change());
+    };
     let target = Arc::clone(&object);
-    let admitted = shards::admitted(ctx.shards.as_deref(), &target, reconcile_xr(object, &ctx));
+    let admitted = shards::admitted(
+        ctx.shards.as_deref(),
+        &target,
+        reconcile_xr(object, &ctx, &permit),
+    );
     let reconciled = reconciler::counted(ctx.as_ref(), &target, admitted).await;
     let next = match &reconciled {
         Ok(action) if *action == Action::await_change() => None,
@@ -248,6 +303,7 @@ pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<XrContext>) -> Resul
 async fn reconcile_xr(
     object: Arc<DynamicObject>,
     ctx: &XrContext,
+    permit: &Permit,
 ) -> Result<(Action, ReconcileResult), XrError> {
     let mut handed = serde_json::to_value(object.as_ref()).map_err(|source| XrError::Encode {
         object: object.metadata.name.clone().unwrap_or_default(),
@@ -267,7 +323,7 @@ async fn reconcile_xr(
     // `xr` is, throughout, the XR as last stored: each write replaces it
     // with what the API server returned.
     let mut xr = ctx.latest.newest(&reference, handed.clone());
-    let reconciled = compose(&mut xr, &reference, &xrd, scope, ctx).await;
+    let reconciled = compose(&mut xr, &reference, &xrd, scope, ctx, permit).await;
     if reconciled
         .as_ref()
         .is_ok_and(|(_, result)| *result != ReconcileResult::Deleting)
@@ -284,6 +340,7 @@ async fn compose(
     xrd: &CompositeResourceDefinition,
     scope: CompositeScope,
     ctx: &XrContext,
+    permit: &Permit,
 ) -> Result<(Action, ReconcileResult), XrError> {
     if text(
         xr,
@@ -357,7 +414,7 @@ async fn compose(
         Ok(composing) => composing,
         Err(e) => return not_synced(ctx, xr, reference, &e.to_string()).await,
     };
-    let functions = calls(ctx, &pipeline, reference, xr, tenant.as_deref());
+    let functions = calls(ctx, &pipeline, reference, xr, tenant.as_deref(), permit);
     let circuit_open = ctx
         .breaker
         .is_open(&(reference.namespace.clone(), reference.name.clone()));
@@ -367,7 +424,9 @@ async fn compose(
         ctx.shards.as_ref(),
         text(xr, "/metadata/uid").unwrap_or_default(),
     );
+    let cpu = permit.clone();
     let run = tokio::task::spawn_blocking(move || {
+        let started = thread_cpu();
         let grants = functions.read_grants(ReadGrants::tenant_defaults());
         // Writes stop once the XR's shard is lost, even if this thread
         // outlives the reconcile that started it.
@@ -379,19 +438,21 @@ async fn compose(
             cluster: &composing,
             fence: fence.as_ref(),
         };
-        Reconcile {
+        let ran = Reconcile {
             cluster: &fenced,
             runner: &functions,
             xr: xr_for_run,
             scope,
             steps: &steps.steps,
             context: json!({}),
-            now: now(),
+            clock: &now,
             grants: &grants,
             as_tenant: Some(&fenced_tenant),
             circuit_open,
         }
-        .run()
+        .run();
+        cpu.add_cpu(thread_cpu().saturating_sub(started));
+        ran
     })
     .await
     .map_err(|source| XrError::Join {
@@ -466,7 +527,8 @@ async fn compose(
 }
 
 /// One reconcile's calls of `pipeline`'s functions for the XR: observed in
-/// the metrics, in the tenant's share of call slots, answered from the
+/// the metrics, in the tenant's share of call slots (lending the
+/// reconcile's working slot while a call waits for one), answered from the
 /// response cache when it is on.
 fn calls(
     ctx: &XrContext,
@@ -474,14 +536,26 @@ fn calls(
     reference: &ObjectRef,
     xr: &Value,
     tenant: Option<&str>,
+    permit: &Permit,
 ) -> PipelineFunctions {
     let label = tenant.unwrap_or(PLATFORM).to_string();
-    let functions =
+    let throttled = {
+        let (cluster, reference, tenant) = (ctx.cluster.clone(), reference.clone(), label.clone());
+        move |function: &str, throttle: u32| {
+            throttle_event(&cluster, &reference, &tenant, function, throttle)
+        }
+    };
+    let mut functions =
         PipelineFunctions::new(pipeline.functions.clone(), ctx.timing.reconcile_timeout)
             .observed_by(Arc::new(CallMetrics {
                 tenant: label.clone(),
+                on_throttle: Some(Box::new(throttled)),
             }))
-            .sharing(ctx.functions.share.clone(), label.clone());
+            .sharing(ctx.functions.share.clone(), label.clone())
+            .noticing(permit.notice());
+    if let Some(last) = pipeline.steps.last() {
+        functions = functions.ending_with(last.name.clone());
+    }
     match &ctx.functions.response_cache {
         Some(cache) => {
             let uid = text(xr, "/metadata/uid").unwrap_or_default();
@@ -493,6 +567,41 @@ fn calls(
         }
         None => functions,
     }
+}
+
+/// Tells, on the XR whose call changed it, how much its tenant's time now
+/// counts in the share of call slots.
+fn throttle_event(
+    cluster: &KubeCluster,
+    reference: &ObjectRef,
+    tenant: &str,
+    function: &str,
+    throttle: u32,
+) {
+    let (event_type, reason, message) = if throttle > 1 {
+        (
+            EventType::Warning,
+            "CallsThrottled",
+            format!(
+                "calls of function {function:?} reach their deadline: tenant {tenant:?}'s time now counts {throttle}× in the share of function-call slots, until its calls end in time again"
+            ),
+        )
+    } else {
+        (
+            EventType::Normal,
+            "CallsUnthrottled",
+            format!(
+                "calls of function {function:?} end in time again: tenant {tenant:?}'s time counts as anyone's in the share of function-call slots"
+            ),
+        )
+    };
+    tracing::info!(composite = %reference, tenant, function, throttle, "{message}");
+    cluster.publish(Event {
+        regarding: reference.clone(),
+        event_type,
+        reason: reason.into(),
+        message,
+    });
 }
 
 /// Reports an XR that cannot be composed as it stands on its `Synced`

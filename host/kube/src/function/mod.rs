@@ -7,7 +7,7 @@ mod packages;
 
 use std::sync::Arc;
 
-use plait_functions::{CacheLimits, FairShare, Resolver, ResponseCache};
+use plait_functions::{CacheLimits, FairShare, Resolver, ResponseCache, ShareLimits};
 use plait_runtime::{CallLimits, Runtime};
 
 pub use packages::InstalledPackages;
@@ -66,9 +66,13 @@ impl Functions {
         }
     }
 
-    /// At most `slots` function calls at once, shared fairly between tenants.
-    pub fn with_slots(mut self, slots: usize) -> Functions {
-        self.share = Arc::new(FairShare::new(slots));
+    /// At most `slots` function calls at once (default: one per CPU),
+    /// shared fairly between tenants, and at most `per_tenant` of one tenant.
+    pub fn with_call_slots(mut self, slots: Option<usize>, per_tenant: Option<usize>) -> Functions {
+        self.share = Arc::new(FairShare::with_limits(ShareLimits {
+            slots: slots.unwrap_or_else(default_slots),
+            per_tenant,
+        }));
         self
     }
 
