@@ -155,44 +155,46 @@ impl Admission {
     /// Waits for `tenant`'s turn to reconcile. Dropped while waiting, the
     /// reconcile leaves the queue.
     pub async fn admit(self: &Arc<Self>, tenant: &str) -> Permit {
-        let (sender, receiver) = oneshot::channel();
-        let ticket = {
-            let mut state = self.lock();
-            let ticket = state.next_ticket;
-            state.next_ticket += 1;
-            let floor = state.floor();
-            let entry = state
-                .tenants
-                .entry(tenant.to_string())
-                .or_insert_with(|| Tenant {
-                    estimate: FIRST_ESTIMATE.as_secs_f64(),
-                    ..Tenant::default()
-                });
-            if !entry.is_active()
-                && let Some(floor) = floor
-            {
-                entry.virtual_time = entry.virtual_time.max(floor);
-            }
-            entry.queue.push_back(Waiter {
+        loop {
+            let (sender, receiver) = oneshot::channel();
+            let ticket = self.enqueue(tenant, sender);
+            let mut leave = Leave {
+                admission: self,
+                tenant,
                 ticket,
-                grant: sender,
+                waiting: true,
+            };
+            self.dispatch();
+            let granted = receiver.await;
+            leave.waiting = false;
+            // A waiter's sender is only dropped unsent by `Leave`, when
+            // this future is dropped; should it ever be, queue again.
+            if let Ok(grant) = granted {
+                return Permit(Arc::new(grant));
+            }
+        }
+    }
+
+    /// Puts a waiter of `tenant` at the back of its tenant's line.
+    fn enqueue(&self, tenant: &str, grant: oneshot::Sender<Grant>) -> u64 {
+        let mut state = self.lock();
+        let ticket = state.next_ticket;
+        state.next_ticket += 1;
+        let floor = state.floor();
+        let entry = state
+            .tenants
+            .entry(tenant.to_string())
+            .or_insert_with(|| Tenant {
+                estimate: FIRST_ESTIMATE.as_secs_f64(),
+                ..Tenant::default()
             });
-            ticket
-        };
-        let mut leave = Leave {
-            admission: self,
-            tenant,
-            ticket,
-            waiting: true,
-        };
-        self.dispatch();
-        // The sender is dropped unsent only by `Leave`, which runs when this
-        // future is dropped, so the grant always arrives.
-        let grant = receiver.await;
-        leave.waiting = false;
-        Permit(Arc::new(
-            grant.unwrap_or_else(|_| self.grant_beyond_queue(tenant)),
-        ))
+        if !entry.is_active()
+            && let Some(floor) = floor
+        {
+            entry.virtual_time = entry.virtual_time.max(floor);
+        }
+        entry.queue.push_back(Waiter { ticket, grant });
+        ticket
     }
 
     /// Admits waiters while there is room.
@@ -257,28 +259,6 @@ impl Admission {
             }
         }
         self.dispatch();
-    }
-
-    /// A grant counted like any other, for a waiter whose place was lost.
-    fn grant_beyond_queue(self: &Arc<Self>, tenant: &str) -> Grant {
-        tracing::warn!(
-            tenant,
-            "a reconcile lost its place in the admission queue; admitted"
-        );
-        let mut state = self.lock();
-        state.working += 1;
-        state
-            .tenants
-            .entry(tenant.to_string())
-            .or_default()
-            .in_flight += 1;
-        Grant {
-            admission: self.clone(),
-            tenant: tenant.to_string(),
-            charged: 0.0,
-            cpu: AtomicU64::new(0),
-            lent: AtomicBool::new(false),
-        }
     }
 
     /// Reconciles waiting, admitted and working, for metrics and tests.
