@@ -29,6 +29,21 @@ use std::time::{Duration, Instant};
 /// How much more a failing tenant's time can count than an ordinary one's.
 pub const MAX_THROTTLE: u32 = 16;
 
+/// How far behind the least-served active tenant a tenant returning from
+/// a pause may start: what it saved by using less is kept up to this, so a
+/// light tenant whose calls come in bursts stays ahead of a heavy one, and
+/// no tenant earns more than this by being idle.
+pub const MAX_LEAD: Duration = Duration::from_secs(1);
+
+/// How long a slot freed by a lighter tenant waits for that tenant's next
+/// call before it goes to a heavier tenant's: the lighter tenant's
+/// reconciles call in quick succession, the heavier tenant's call may hold
+/// the slot for a whole deadline.
+pub const TENANT_GRACE: Duration = Duration::from_millis(50);
+
+/// How long an idle tenant's usage is remembered.
+const FORGET_AFTER: Duration = Duration::from_secs(60);
+
 /// How many calls run at once, overall and per tenant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ShareLimits {
@@ -66,18 +81,22 @@ pub struct FairShare {
 
 #[derive(Default)]
 struct State {
-    /// Slots taken: running calls and parked ones.
+    /// Slots taken: running calls, parked ones and kept ones.
     taken: usize,
     next_ticket: u64,
     tenants: HashMap<String, Tenant>,
     /// Throttles above 1, by tenant; kept while the tenant is idle.
     throttles: HashMap<String, u32>,
+    /// Slots a lighter tenant freed, kept for its next call until their grace ends.
+    kept: Vec<(String, Instant)>,
 }
 
 #[derive(Default)]
 struct Tenant {
-    /// Weighted time used while the tenant was active.
+    /// Weighted time used.
     used: Duration,
+    /// Since when the tenant has had no call waiting or running.
+    idle_since: Option<Instant>,
     /// Waiting calls, served in (rank, ticket) order.
     waiting: BTreeSet<(Rank, u64)>,
     /// Slots held, by ticket: when the holder started, and until when it is
@@ -94,6 +113,13 @@ struct Held {
 impl Tenant {
     fn is_active(&self) -> bool {
         !self.waiting.is_empty() || !self.holding.is_empty()
+    }
+
+    /// Notes when the tenant has nothing waiting or running any more.
+    fn went_idle(&mut self, now: Instant) {
+        if !self.is_active() && self.idle_since.is_none() {
+            self.idle_since = Some(now);
+        }
     }
 }
 
@@ -158,20 +184,43 @@ impl State {
             });
         }
         for (name, held) in charges {
-            self.charge(&name, held);
+            self.charge(&name, held, now);
+        }
+        let kept = self.kept.len();
+        self.kept.retain(|(_, until)| *until > now);
+        freed += kept - self.kept.len();
+        if let Some(until) = self.kept.iter().map(|(_, until)| *until).min() {
+            earliest = Some(earliest.map_or(until, |e| e.min(until)));
         }
         self.taken = self.taken.saturating_sub(freed);
+        self.tenants.retain(|_, t| {
+            t.idle_since
+                .is_none_or(|idle| now.saturating_duration_since(idle) < FORGET_AFTER)
+        });
         earliest
     }
 
-    /// Counts `held` against `tenant`, weighted, and forgets an idle tenant's usage.
-    fn charge(&mut self, name: &str, held: Duration) {
+    /// Whether a slot `tenant` frees now would go to a heavier tenant's call
+    /// while `tenant` has none waiting: then it is kept for `tenant` a moment.
+    fn passes_to_heavier(&self, tenant: &str, limits: ShareLimits, now: Instant) -> bool {
+        let Some(mine) = self.tenants.get(tenant) else {
+            return false;
+        };
+        match self.next(limits, now) {
+            Some((next, _)) if next != tenant => self
+                .tenants
+                .get(&next)
+                .is_some_and(|t| self.usage(&next, t, now) > self.usage(tenant, mine, now)),
+            _ => false,
+        }
+    }
+
+    /// Counts `held` against `tenant`, weighted.
+    fn charge(&mut self, name: &str, held: Duration, now: Instant) {
         let weighted = held.saturating_mul(self.throttle(name));
         if let Some(tenant) = self.tenants.get_mut(name) {
             tenant.used += weighted;
-            if !tenant.is_active() {
-                self.tenants.remove(name);
-            }
+            tenant.went_idle(now);
         }
     }
 }
@@ -288,13 +337,23 @@ impl FairShare {
         let floor = state.floor(started);
         let entry = state.tenants.entry(tenant.to_string()).or_default();
         if !entry.is_active() {
-            entry.used = entry.used.max(floor);
+            entry.used = entry.used.max(floor.saturating_sub(MAX_LEAD));
+            entry.idle_since = None;
         }
         entry.waiting.insert((rank, ticket));
         let mut told_waiting = false;
+        let mut took_kept = false;
         loop {
             let now = Instant::now();
             let grace_ends = state.reap(now);
+            let first_of_tenant =
+                state.tenants.get(tenant).and_then(|t| t.waiting.first()) == Some(&(rank, ticket));
+            if first_of_tenant && let Some(at) = state.kept.iter().position(|(t, _)| t == tenant) {
+                // The slot kept for this tenant passes to this call.
+                state.kept.swap_remove(at);
+                took_kept = true;
+                break;
+            }
             if state.taken < self.limits.slots
                 && state
                     .next(self.limits, now)
@@ -305,9 +364,7 @@ impl FairShare {
             if now >= deadline {
                 if let Some(t) = state.tenants.get_mut(tenant) {
                     t.waiting.remove(&(rank, ticket));
-                    if !t.is_active() {
-                        state.tenants.remove(tenant);
-                    }
+                    t.went_idle(now);
                 }
                 drop(state);
                 // Another waiter may be next now that this one left.
@@ -335,7 +392,9 @@ impl FairShare {
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }
-        state.taken += 1;
+        if !took_kept {
+            state.taken += 1;
+        }
         if let Some(t) = state.tenants.get_mut(tenant) {
             t.waiting.remove(&(rank, ticket));
             t.holding.insert(
@@ -369,8 +428,13 @@ impl FairShare {
             .get_mut(tenant)
             .and_then(|t| t.holding.remove(&ticket));
         if let Some(held) = held {
+            let now = Instant::now();
             state.taken = state.taken.saturating_sub(1);
-            state.charge(tenant, held.since.elapsed());
+            state.charge(tenant, now.saturating_duration_since(held.since), now);
+            if state.passes_to_heavier(tenant, self.limits, now) {
+                state.taken += 1;
+                state.kept.push((tenant.to_string(), now + TENANT_GRACE));
+            }
         }
         drop(state);
         self.freed.notify_all();
@@ -620,6 +684,58 @@ mod tests {
             drop(again);
             a.join().unwrap();
         }
+    }
+
+    #[test]
+    fn a_slot_a_lighter_tenant_frees_waits_a_moment_for_its_next_call() {
+        // (B comes back after, B gets the slot before A's waiting call)
+        let cases = [(Duration::from_millis(5), true), (TENANT_GRACE * 4, false)];
+        for (back_after, b_first) in cases {
+            let share = Arc::new(FairShare::new(1));
+            // A has used more than B.
+            let a_before = share.turn("a", far()).unwrap();
+            std::thread::sleep(Duration::from_millis(30));
+            drop(a_before);
+            let b = share.turn("b", far()).unwrap();
+            let (order, served) = mpsc::channel();
+            let a = waiter(
+                &share,
+                "a",
+                Rank::First,
+                "a",
+                Duration::from_millis(100),
+                &order,
+            );
+            until_waiting(&share, 1);
+            drop(b);
+            std::thread::sleep(back_after);
+            let again = share.turn("b", far()).unwrap();
+            order.send("b".into()).unwrap();
+            drop(again);
+            a.join().unwrap();
+            let served: Vec<String> = served.try_iter().collect();
+            assert_eq!(served[0] == "b", b_first, "{back_after:?}: {served:?}");
+        }
+    }
+
+    #[test]
+    fn a_tenant_back_from_a_pause_keeps_what_it_saved_up_to_the_lead() {
+        let share = Arc::new(FairShare::new(1));
+        // A holds the slot a long time; B used little and paused.
+        drop(share.turn("b", far()).unwrap());
+        let a = share.turn("a", far()).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        let (order, served) = mpsc::channel();
+        let a2 = waiter(&share, "a", Rank::First, "a", Duration::ZERO, &order);
+        until_waiting(&share, 1);
+        // B returns after A's second call asked: it still goes first.
+        let b = waiter(&share, "b", Rank::First, "b", Duration::ZERO, &order);
+        until_waiting(&share, 2);
+        drop(a);
+        a2.join().unwrap();
+        b.join().unwrap();
+        let served: Vec<String> = served.try_iter().collect();
+        assert_eq!(served, ["b", "a"]);
     }
 
     #[test]
