@@ -35,11 +35,15 @@ pub const MAX_THROTTLE: u32 = 16;
 /// no tenant earns more than this by being idle.
 pub const MAX_LEAD: Duration = Duration::from_secs(1);
 
-/// How long a slot freed by a lighter tenant waits for that tenant's next
-/// call before it goes to a heavier tenant's: the lighter tenant's
-/// reconciles call in quick succession, the heavier tenant's call may hold
-/// the slot for a whole deadline.
+/// How long a slot freed by a lighter tenant waits at least for that
+/// tenant's next call before it goes to a heavier tenant's: the lighter
+/// tenant's reconciles call in quick succession, the heavier tenant's call
+/// may hold the slot for a whole deadline. The wait grows to a fifth of the
+/// heavier tenant's recent calls ([`MAX_TENANT_GRACE`] at most), so what
+/// the heavier tenant loses stays a small part of what it would take.
 pub const TENANT_GRACE: Duration = Duration::from_millis(50);
+/// The longest a freed slot waits for a lighter tenant's next call.
+pub const MAX_TENANT_GRACE: Duration = Duration::from_secs(1);
 
 /// How long an idle tenant's usage is remembered.
 const FORGET_AFTER: Duration = Duration::from_secs(60);
@@ -95,6 +99,8 @@ struct State {
 struct Tenant {
     /// Weighted time used.
     used: Duration,
+    /// How long its recent calls held a slot (a moving average).
+    recent_call: Duration,
     /// Since when the tenant has had no call waiting or running.
     idle_since: Option<Instant>,
     /// Waiting calls, served in (rank, ticket) order.
@@ -200,19 +206,15 @@ impl State {
         earliest
     }
 
-    /// Whether a slot `tenant` frees now would go to a heavier tenant's call
-    /// while `tenant` has none waiting: then it is kept for `tenant` a moment.
-    fn passes_to_heavier(&self, tenant: &str, limits: ShareLimits, now: Instant) -> bool {
-        let Some(mine) = self.tenants.get(tenant) else {
-            return false;
-        };
-        match self.next(limits, now) {
-            Some((next, _)) if next != tenant => self
-                .tenants
-                .get(&next)
-                .is_some_and(|t| self.usage(&next, t, now) > self.usage(tenant, mine, now)),
-            _ => false,
-        }
+    /// How long a slot `tenant` frees now is kept for its next call: only
+    /// when it would go to a heavier tenant's call, for a fifth of that
+    /// tenant's recent calls, within [TENANT_GRACE, MAX_TENANT_GRACE].
+    fn keep_for(&self, tenant: &str, limits: ShareLimits, now: Instant) -> Option<Duration> {
+        let mine = self.tenants.get(tenant)?;
+        let (next, _) = self.next(limits, now)?;
+        let heavier = self.tenants.get(&next)?;
+        (next != tenant && self.usage(&next, heavier, now) > self.usage(tenant, mine, now))
+            .then(|| (heavier.recent_call / 5).clamp(TENANT_GRACE, MAX_TENANT_GRACE))
     }
 
     /// Counts `held` against `tenant`, weighted.
@@ -220,6 +222,7 @@ impl State {
         let weighted = held.saturating_mul(self.throttle(name));
         if let Some(tenant) = self.tenants.get_mut(name) {
             tenant.used += weighted;
+            tenant.recent_call = (tenant.recent_call + held) / 2;
             tenant.went_idle(now);
         }
     }
@@ -431,9 +434,9 @@ impl FairShare {
             let now = Instant::now();
             state.taken = state.taken.saturating_sub(1);
             state.charge(tenant, now.saturating_duration_since(held.since), now);
-            if state.passes_to_heavier(tenant, self.limits, now) {
+            if let Some(grace) = state.keep_for(tenant, self.limits, now) {
                 state.taken += 1;
-                state.kept.push((tenant.to_string(), now + TENANT_GRACE));
+                state.kept.push((tenant.to_string(), now + grace));
             }
         }
         drop(state);
