@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::metrics::metrics;
+use crate::vocabulary::metrics::metrics;
 
 /// How each XR's bucket fills and how long an open circuit stays open.
 #[derive(Debug, Clone, Copy, PartialEq)]

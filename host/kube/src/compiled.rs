@@ -28,10 +28,10 @@ use plait_pipeline::Step;
 use plait_reconcile::{ObjectRef, PrepareError};
 use serde_json::{Value, json};
 
-use crate::api::{composition_resource, function_resource, revision_resource};
-use crate::broadcast::Broadcast;
-use crate::object::condition;
 use crate::revisions;
+use crate::vocabulary::api::{composition_resource, function_resource, revision_resource};
+use crate::vocabulary::broadcast::Broadcast;
+use crate::vocabulary::object::condition;
 
 /// How many compiled pipelines are kept when no more specific bound is given.
 pub const DEFAULT_CAPACITY: usize = 256;
@@ -238,7 +238,7 @@ impl Catalog {
         let found = self
             .compositions
             .get(&StoreRef::new_with(name, resource.clone()))?;
-        crate::object::to_value(&found, &resource).ok()
+        crate::vocabulary::object::to_value(&found, &resource).ok()
     }
 
     /// CompositionRevisions whose labels include `labels`, as JSON.
@@ -252,7 +252,7 @@ impl Catalog {
         let found = self
             .revisions
             .get(&StoreRef::new_with(name, resource.clone()))?;
-        crate::object::to_value(&found, &resource).ok()
+        crate::vocabulary::object::to_value(&found, &resource).ok()
     }
 
     /// The pipeline of `revision` for XRs like `xr`: the one compiled
@@ -380,7 +380,7 @@ pub(crate) fn reflect(
     let kind = resource.kind.clone();
     watcher(api, watcher::Config::default())
         .default_backoff()
-        .modify(crate::object::trim)
+        .modify(crate::vocabulary::object::trim)
         .reflect(writer)
         .filter_map(move |event| {
             let object = match event {
@@ -401,7 +401,7 @@ fn listed(
     labels: &BTreeMap<String, String>,
 ) -> Vec<Value> {
     labelled(store, labels)
-        .filter_map(|o| crate::object::to_value(&o, resource).ok())
+        .filter_map(|o| crate::vocabulary::object::to_value(&o, resource).ok())
         .collect()
 }
 
@@ -485,7 +485,7 @@ mod tests {
     use plait_runtime::{Runtime, RuntimeConfig};
 
     use super::*;
-    use crate::api::COMPOSITION_API_VERSION;
+    use crate::vocabulary::api::COMPOSITION_API_VERSION;
 
     struct Stores {
         compositions: Writer<DynamicObject>,

@@ -24,7 +24,7 @@ use kube::runtime::reflector::store::Writer;
 use kube::runtime::reflector::{ObjectRef as StoreRef, Store};
 use serde_json::Value;
 
-use crate::api::APIEXTENSIONS_GROUP;
+use crate::vocabulary::api::APIEXTENSIONS_GROUP;
 
 pub const ENVIRONMENT_CONFIG_KIND: &str = "EnvironmentConfig";
 /// The versions plait's EnvironmentConfig CRD serves. They share one
@@ -153,7 +153,7 @@ fn name_of(object: &Value) -> &str {
 
 /// The object as a read at `api_version` returns it.
 fn as_read_at(object: &DynamicObject, resource: &ApiResource, api_version: &str) -> Option<Value> {
-    let mut value = crate::object::to_value(object, resource).ok()?;
+    let mut value = crate::vocabulary::object::to_value(object, resource).ok()?;
     value["apiVersion"] = Value::String(api_version.to_string());
     Some(value)
 }

@@ -10,10 +10,9 @@
 //! With a [`PackageResolver`], the Function controller installs Functions'
 //! OCI packages alongside.
 
+mod access;
 mod admission;
-mod api;
 mod breaker;
-mod broadcast;
 mod children;
 mod claim;
 mod cluster;
@@ -22,20 +21,19 @@ mod composite;
 mod environment;
 mod function;
 pub mod image_config;
-mod impersonation;
-mod install;
 mod leader;
-mod metrics;
-mod object;
-mod openapi;
 pub mod probes;
 mod reconciler;
 mod revisions;
 mod shards;
+mod tenants;
 mod timing;
+mod vocabulary;
 mod watches;
-mod writes;
 mod xrd;
+
+use access::install;
+use vocabulary::{api, metrics};
 
 use std::future::Future;
 use std::sync::Arc;
@@ -47,12 +45,13 @@ use kube::api::{Api, DynamicObject};
 use kube::runtime::{Controller, watcher};
 use serde_json::Value;
 
+pub use access::client::{KubeApi, ServedKind};
+pub use access::impersonation::Impersonation;
+pub use access::install::{CRDS, CrdError};
 pub use admission::{Admission, AdmissionCounts, AdmissionLimits, MAX_DEBT};
 pub use breaker::BreakerLimits;
-pub use cluster::{KubeCluster, ServedKind, Shared};
+pub use cluster::{KubeCluster, Shared};
 pub use function::{DEFAULT_NAMESPACE, Functions, InstalledPackages};
-pub use impersonation::Impersonation;
-pub use install::{CRDS, CrdError};
 pub use leader::{LeaderElection, LeaderError};
 pub use probes::Health;
 pub use shards::Sharding;
@@ -131,7 +130,7 @@ pub async fn run(
         sharding.check()?;
     }
     let shutdown = shutdown.shared();
-    let client = cluster::counted(client);
+    let client = access::client::counted(client);
     install_crds(&client, Duration::from_secs(60)).await?;
     options.health.set_ready(true);
     metrics::metrics().watch_runtime(functions.runtime().clone());
@@ -181,7 +180,7 @@ pub async fn run(
     );
     let timing = options.timing;
     let tenants = options.impersonation.map(|impersonation| {
-        Arc::new(impersonation::TenantClusters::new(
+        Arc::new(tenants::TenantClusters::new(
             impersonation,
             tokio::runtime::Handle::current(),
             cluster.shared().clone(),

@@ -16,7 +16,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
-use crate::metrics::{CONTENT_TYPE, metrics};
+use crate::vocabulary::metrics::{CONTENT_TYPE, metrics};
 
 /// Readiness shared by the controller and the `/readyz` endpoint.
 #[derive(Debug, Default)]

@@ -11,8 +11,8 @@ use kube::api::{ApiResource, DynamicObject};
 use kube::runtime::controller::Action;
 use plait_reconcile::ObjectRef;
 
-use crate::metrics::{ReconcileResult, metrics};
 use crate::timing::Backoff;
+use crate::vocabulary::metrics::{ReconcileResult, metrics};
 
 /// What a controller's context tells the shared machinery.
 pub trait Controlled: Send + Sync + 'static {

@@ -18,15 +18,15 @@ use plait_reconcile::{ClusterError, Event, EventType, ObjectRef};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::api::{
+use crate::cluster::KubeCluster;
+use crate::reconciler::{self, Controlled, ReconcileFailure};
+use crate::timing::Backoff;
+use crate::vocabulary::api::{
     COMPOSITION_API_VERSION, COMPOSITION_KIND, REVISION_KIND, XRD_API_VERSION, XRD_KIND,
     composition_resource, group_of, revision_resource,
 };
-use crate::cluster::KubeCluster;
-use crate::metrics::ReconcileResult;
-use crate::object::{is_status, text};
-use crate::reconciler::{self, Controlled, ReconcileFailure};
-use crate::timing::Backoff;
+use crate::vocabulary::metrics::ReconcileResult;
+use crate::vocabulary::object::{is_status, text};
 
 pub const LABEL_COMPOSITION_NAME: &str = "crossplane.io/composition-name";
 pub const LABEL_COMPOSITION_HASH: &str = "crossplane.io/composition-hash";
@@ -62,7 +62,7 @@ impl ReconcileFailure for RevisionError {
     /// every replica keeps revisions): the next reconcile reads what it made.
     fn is_conflict(&self) -> bool {
         match self {
-            RevisionError::Kube { source, .. } => crate::object::is_stale_write(source),
+            RevisionError::Kube { source, .. } => crate::vocabulary::object::is_stale_write(source),
             RevisionError::Cluster { source, .. } => {
                 matches!(source, ClusterError::Conflict { .. })
             }
@@ -404,12 +404,13 @@ async fn reconcile_composition(
         // Revisions go with the Composition through their owner references.
         return Ok((Action::await_change(), ReconcileResult::Deleting));
     }
-    let composition = crate::object::to_value(&object, &ctx.resource).map_err(|source| {
-        RevisionError::Encode {
-            composition: name.clone(),
-            source,
-        }
-    })?;
+    let composition =
+        crate::vocabulary::object::to_value(&object, &ctx.resource).map_err(|source| {
+            RevisionError::Encode {
+                composition: name.clone(),
+                source,
+            }
+        })?;
     let api: Api<DynamicObject> = Api::all_with(ctx.cluster.client().clone(), &revision_resource());
     let labelled = BTreeMap::from([(LABEL_COMPOSITION_NAME.to_string(), name.clone())]);
     let mut revisions = ctx

@@ -36,9 +36,9 @@ use serde_json::Value;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::broadcast::Broadcast;
 use crate::leader::{Elector, LeaderElection, LeaderError};
-use crate::metrics::ReconcileResult;
+use crate::vocabulary::broadcast::Broadcast;
+use crate::vocabulary::metrics::ReconcileResult;
 
 const SHARD_PREFIX: &str = "plait-shard-";
 const MEMBER_PREFIX: &str = "plait-member-";

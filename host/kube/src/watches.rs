@@ -17,12 +17,12 @@ use plait_reconcile::LABEL_COMPOSITE;
 use serde_json::Value;
 use tokio::task::JoinHandle;
 
-use crate::api::group_of;
+use crate::access::writes;
 use crate::breaker::CircuitBreaker;
 use crate::cluster::KubeCluster;
-use crate::metrics::{Trigger, metrics};
-use crate::object;
-use crate::writes;
+use crate::vocabulary::api::group_of;
+use crate::vocabulary::metrics::{Trigger, metrics};
+use crate::vocabulary::object;
 
 /// Where an XR kind's controller takes reconcile requests.
 #[derive(Clone)]

@@ -13,23 +13,23 @@ use plait_model::{CompositeResourceDefinition, Manifest};
 use plait_reconcile::{ClusterError, ObjectRef, set_condition};
 use serde_json::{Value, json};
 
+use crate::access::install;
+use crate::access::writes;
 use crate::admission::Admission;
-use crate::api::{FIELD_MANAGER, XRD_KIND, defined_resource, xrd_resource};
 use crate::children::Children;
 use crate::claim::{ClaimControllers, OfferError, Offered, offer};
 use crate::cluster::KubeCluster;
 use crate::compiled::Catalog;
 use crate::composite::{self, XrContext};
 use crate::function::Functions;
-use crate::impersonation::TenantClusters;
-use crate::install;
-use crate::metrics::{ReconcileResult, Trigger, metrics};
-use crate::object::{self, has_finalizer, is_status};
 use crate::reconciler::{self, Controlled, ReconcileFailure};
 use crate::shards::{self, Shards};
+use crate::tenants::TenantClusters;
 use crate::timing::{Backoff, Timing, now};
+use crate::vocabulary::api::{FIELD_MANAGER, XRD_KIND, defined_resource, xrd_resource};
+use crate::vocabulary::metrics::{ReconcileResult, Trigger, metrics};
+use crate::vocabulary::object::{self, has_finalizer, is_status};
 use crate::watches::{ComposedWatches, Route};
-use crate::writes;
 use plait_model::crd::{composite_crd, validate_claim_names};
 
 pub const FINALIZER: &str = "defined.apiextensions.crossplane.io";
@@ -359,9 +359,14 @@ async fn reconcile_xrd(
     let gvk = xrd.composite_gvk();
 
     if !has_finalizer(&value, FINALIZER) {
-        object::add_finalizer(&xrds, &crate::api::xrd_resource(), &value, FINALIZER)
-            .await
-            .map_err(kube_error(&name, "cannot add finalizer"))?;
+        object::add_finalizer(
+            &xrds,
+            &crate::vocabulary::api::xrd_resource(),
+            &value,
+            FINALIZER,
+        )
+        .await
+        .map_err(kube_error(&name, "cannot add finalizer"))?;
     }
 
     let crd = match composite_crd(&xrd) {

@@ -7,8 +7,8 @@ use plait_reconcile::compose::deterministic_name;
 use plait_reconcile::{LABEL_CLAIM_NAME, LABEL_CLAIM_NAMESPACE};
 use serde_json::{Map, Value, json};
 
-use crate::api::ANNOTATION_EXTERNAL_NAME;
-use crate::object::text;
+use crate::vocabulary::api::ANNOTATION_EXTERNAL_NAME;
+use crate::vocabulary::object::text;
 
 /// Claim spec fields that stay on the claim; the rest of its spec is the XR's.
 const CLAIM_ONLY_FIELDS: &[&str] = &[

@@ -7,8 +7,8 @@ use kube::api::{Api, Patch, PatchParams};
 use serde_json::{Value, json};
 
 use super::{CLAIM_FIELD_MANAGER, ClaimContext};
-use crate::api::CONNECTION_SECRET_TYPE;
-use crate::object::text;
+use crate::vocabulary::api::CONNECTION_SECRET_TYPE;
+use crate::vocabulary::object::text;
 
 /// Copies the XR's connection Secret into the claim's, in the claim's
 /// namespace. True when the claim's Secret changed.

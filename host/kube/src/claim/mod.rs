@@ -21,15 +21,16 @@ use plait_model::CompositeResourceDefinition;
 use plait_reconcile::{ClusterError, Event, EventType, ObjectRef, set_condition};
 use serde_json::{Value, json};
 
+use crate::access::client::applied;
 use crate::admission::Admission;
-use crate::api::{ANNOTATION_PAUSED, RECONCILE_PAUSED};
 use crate::children::Children;
-use crate::cluster::{KubeCluster, applied};
-use crate::metrics::{ReconcileResult, metrics};
-use crate::object::{self, condition, has_finalizer, is_status, put_condition, text};
+use crate::cluster::KubeCluster;
 use crate::reconciler::{self, Controlled, ReconcileFailure};
 use crate::shards::{self, Shards, shard_taken};
 use crate::timing::{Backoff, Timing, now};
+use crate::vocabulary::api::{ANNOTATION_PAUSED, RECONCILE_PAUSED};
+use crate::vocabulary::metrics::{ReconcileResult, metrics};
+use crate::vocabulary::object::{self, condition, has_finalizer, is_status, put_condition, text};
 
 pub use binding::{claim_from_xr, desired_xr, status_from_xr};
 use binding::{claim_ref, xr_name};

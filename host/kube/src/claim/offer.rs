@@ -8,9 +8,9 @@ use plait_reconcile::set_condition;
 use serde_json::{Value, json};
 
 use super::ClaimControllers;
-use crate::api::defined_resource;
-use crate::install::{self, CrdError};
-use crate::object::{is_status, text};
+use crate::access::install::{self, CrdError};
+use crate::vocabulary::api::defined_resource;
+use crate::vocabulary::object::{is_status, text};
 use plait_model::crd::{claim_crd, claim_crd_name};
 
 /// What the XRD's `Offered` condition says.
@@ -248,7 +248,7 @@ pub fn terminating(xrd_value: &mut Value, now: &str) {
 mod tests {
     use super::super::tests::resources;
     use super::*;
-    use crate::object::condition;
+    use crate::vocabulary::object::condition;
 
     #[test]
     fn offered_status_follows_what_offer_found() {

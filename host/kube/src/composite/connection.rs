@@ -11,10 +11,10 @@ use plait_model::{CompositeResourceDefinition, Composition};
 use plait_reconcile::{COMPOSITE_FIELD_MANAGER, ClusterError};
 use serde_json::{Value, json};
 
-use crate::api::CONNECTION_SECRET_TYPE;
 use crate::cluster::KubeCluster;
-use crate::object::text;
 use crate::timing::now;
+use crate::vocabulary::api::CONNECTION_SECRET_TYPE;
+use crate::vocabulary::object::text;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PublishError {

@@ -15,7 +15,7 @@ use std::sync::{Mutex, PoisonError};
 use plait_reconcile::ObjectRef;
 use serde_json::Value;
 
-use crate::object::text;
+use crate::vocabulary::object::text;
 
 const VERSION: &str = "/metadata/resourceVersion";
 

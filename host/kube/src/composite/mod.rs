@@ -23,20 +23,20 @@ use plait_reconcile::{
 };
 use serde_json::{Value, json};
 
+use crate::access::writes::WrittenObject;
 use crate::admission::{Admission, Permit, thread_cpu};
-use crate::api::{ANNOTATION_PAUSED, RECONCILE_PAUSED};
 use crate::breaker::CircuitBreaker;
 use crate::cluster::KubeCluster;
 use crate::compiled::{Catalog, CompiledPipeline};
 use crate::function::Functions;
-use crate::impersonation::TenantClusters;
-use crate::metrics::{CallMetrics, PLATFORM, ReconcileResult, Trigger, metrics};
-use crate::object::{self, has_finalizer, text};
 use crate::reconciler::{self, Controlled, ReconcileFailure};
 use crate::shards::{self, Fenced, ShardFence, Shards};
+use crate::tenants::TenantClusters;
 use crate::timing::{Backoff, Timing, now};
+use crate::vocabulary::api::{ANNOTATION_PAUSED, RECONCILE_PAUSED};
+use crate::vocabulary::metrics::{CallMetrics, PLATFORM, ReconcileResult, Trigger, metrics};
+use crate::vocabulary::object::{self, has_finalizer, text};
 use crate::watches::{ComposedWatches, Kind};
-use crate::writes::WrittenObject;
 
 pub const FINALIZER: &str = "composite.apiextensions.crossplane.io";
 

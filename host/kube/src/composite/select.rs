@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 
 use super::{XrContext, XrError, kube_error};
 use crate::compiled::{CompileError, CompiledPipeline};
-use crate::object::text;
 use crate::revisions;
+use crate::vocabulary::object::text;
 
 /// Where a reconcile stopped short of running the pipeline.
 pub enum Failure {

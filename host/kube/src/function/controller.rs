@@ -29,19 +29,19 @@ use plait_runtime::Builtin;
 use serde_json::{Value, json};
 
 use super::packages::{Installed, InstalledPackages};
-use crate::api::{
-    COMPOSITION_API_VERSION, COMPOSITION_KIND, FIELD_MANAGER, REVISION_KIND, function_resource,
-    group_of,
-};
 use crate::cluster::KubeCluster;
 use crate::image_config::{
     self, Applied, DOCKER_CONFIG_KEY, SecretData, image_config_of, image_config_resource,
     secrets_needed,
 };
-use crate::metrics::ReconcileResult;
-use crate::object::text;
 use crate::reconciler::{self, Controlled, ReconcileFailure};
 use crate::timing::{Backoff, Timing, now};
+use crate::vocabulary::api::{
+    COMPOSITION_API_VERSION, COMPOSITION_KIND, FIELD_MANAGER, REVISION_KIND, function_resource,
+    group_of,
+};
+use crate::vocabulary::metrics::ReconcileResult;
+use crate::vocabulary::object::text;
 use crate::watches::ComposedWatches;
 
 /// How long a changed Function's XRs wait for the Function store to catch
@@ -814,7 +814,7 @@ pub async fn run(
 mod tests {
     use super::super::tests::{function, packages};
     use super::*;
-    use crate::object::condition;
+    use crate::vocabulary::object::condition;
 
     #[test]
     fn status_reports_both_conditions_and_the_digest_it_resolved() {

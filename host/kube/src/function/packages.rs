@@ -9,7 +9,7 @@ use plait_oci::Keychain;
 use plait_runtime::{Builtin, Module, Runtime};
 use serde_json::Value;
 
-use crate::object::{condition, text};
+use crate::vocabulary::object::{condition, text};
 
 /// What a Function was last installed as, by this controller.
 #[derive(Debug, Clone, PartialEq, Eq)]

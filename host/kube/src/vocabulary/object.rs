@@ -4,7 +4,7 @@
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
 use serde_json::{Value, json};
 
-use crate::api::FINALIZER_MANAGER;
+use crate::vocabulary::api::FINALIZER_MANAGER;
 
 /// A non-empty string at `pointer`.
 pub fn text<'a>(value: &'a Value, pointer: &str) -> Option<&'a str> {

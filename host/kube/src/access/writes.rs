@@ -37,7 +37,7 @@ pub struct WrittenObject {
 impl WrittenObject {
     pub fn new(api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> Self {
         WrittenObject {
-            group: crate::api::group_of(api_version).to_string(),
+            group: crate::vocabulary::api::group_of(api_version).to_string(),
             kind: kind.to_string(),
             namespace: namespace.map(str::to_string),
             name: name.to_string(),

@@ -9,7 +9,7 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::wait::{await_condition, conditions};
 use serde_json::Value;
 
-use crate::api::FIELD_MANAGER;
+use crate::vocabulary::api::FIELD_MANAGER;
 
 /// plait's own CRDs (XRD, Composition, CompositionRevision, EnvironmentConfig, Function,
 /// ImageConfig).
