@@ -20,8 +20,8 @@ use tokio::runtime::Handle;
 
 use crate::access::client::{KubeApi, object_error};
 use crate::access::writes::OwnWrites;
-use crate::environment::{AccessReviews, EnvironmentConfigs};
-use crate::watches::ComposedCache;
+use crate::stores::composed::ComposedCache;
+use crate::stores::environment::{AccessReviews, EnvironmentConfigs};
 
 /// The component name events are reported under.
 pub const REPORTER: &str = "plait";

@@ -16,9 +16,7 @@ mod breaker;
 mod children;
 mod claim;
 mod cluster;
-mod compiled;
 mod composite;
-mod environment;
 mod function;
 pub mod image_config;
 mod leader;
@@ -26,6 +24,7 @@ pub mod probes;
 mod reconciler;
 mod revisions;
 mod shards;
+mod stores;
 mod tenants;
 mod timing;
 mod vocabulary;
@@ -171,11 +170,11 @@ pub async fn run(
         Some(_) => (None, Some(function_writer)),
         None => (Some(function_writer), None),
     };
-    let catalog = compiled::Catalog::start(
+    let catalog = stores::catalog::Catalog::start(
         &client,
         function_store.clone(),
         catalog_writer,
-        compiled::DEFAULT_CAPACITY,
+        stores::catalog::DEFAULT_CAPACITY,
         stop.clone(),
     );
     let timing = options.timing;

@@ -568,30 +568,10 @@ fn publish(ctx: &RevisionContext, composition: &str, reason: &str, message: Stri
     });
 }
 
-/// The Composition a revision was made from, as the pipeline reads it.
-pub fn composition_of(revision: &Value) -> Value {
-    let mut spec = revision
-        .get("spec")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
-    spec.remove("revision");
-    let name = revision
-        .pointer("/metadata/labels/crossplane.io~1composition-name")
-        .or_else(|| revision.pointer("/metadata/name"))
-        .cloned()
-        .unwrap_or(Value::Null);
-    json!({
-        "apiVersion": COMPOSITION_API_VERSION,
-        "kind": COMPOSITION_KIND,
-        "metadata": {"name": name},
-        "spec": spec,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stores::catalog::composition_of;
 
     fn composition(spec: Value) -> Value {
         json!({

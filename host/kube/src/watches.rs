@@ -6,23 +6,24 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 use futures::channel::mpsc::UnboundedSender;
-use kube::api::{Api, ApiResource, DynamicObject};
-use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::api::{ApiResource, DynamicObject};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::reflector::store::Writer;
+use kube::runtime::watcher;
 use plait_reconcile::LABEL_COMPOSITE;
-use serde_json::Value;
 use tokio::task::JoinHandle;
 
 use crate::access::writes;
 use crate::breaker::CircuitBreaker;
 use crate::cluster::KubeCluster;
+use crate::stores::composed::{CachedKind, ComposedCache, Kind};
+use crate::stores::reflect::reflector;
 use crate::vocabulary::api::group_of;
 use crate::vocabulary::metrics::{Trigger, metrics};
-use crate::vocabulary::object;
 
 /// Where an XR kind's controller takes reconcile requests.
 #[derive(Clone)]
@@ -33,9 +34,6 @@ pub struct Route {
     /// The circuits of that kind's XRs, which composed-resource events pass.
     pub breaker: Arc<CircuitBreaker>,
 }
-
-/// A composed kind: apiVersion and kind.
-pub type Kind = (String, String);
 
 /// Which XRs compose which kinds.
 #[derive(Debug, Default)]
@@ -93,68 +91,6 @@ impl ComposedWatches {
         watch.live.store(false, Ordering::Release);
         self.cache.remove(kind);
         watch.task.abort();
-    }
-}
-
-/// The composed resources of every watched kind (those labelled with their
-/// composite), as the watches last saw them, without `managedFields`: a
-/// reconcile reads what its XR composed from here rather than from the API
-/// server. A kind is here only once its watch has listed it.
-#[derive(Default)]
-pub struct ComposedCache {
-    stores: RwLock<HashMap<Kind, CachedKind>>,
-}
-
-struct CachedKind {
-    store: Store<DynamicObject>,
-    resource: ApiResource,
-    /// Cleared when the watch filling the store stops: a store nobody
-    /// updates any more is never read, even if it was listed as it stopped.
-    live: Arc<AtomicBool>,
-}
-
-impl ComposedCache {
-    fn insert(&self, kind: Kind, cached: CachedKind) {
-        self.stores
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(kind, cached);
-    }
-
-    fn remove(&self, kind: &Kind) {
-        self.stores
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(kind);
-    }
-
-    /// The object as its kind's watch last saw it; `None` when the kind is
-    /// not cached or the watch has not seen the object (yet): ask the API server.
-    pub fn get(&self, reference: &plait_reconcile::ObjectRef) -> Option<Value> {
-        let stores = self.stores.read().unwrap_or_else(PoisonError::into_inner);
-        let cached = stores.get(&(reference.api_version.clone(), reference.kind.clone()))?;
-        if !cached.live.load(Ordering::Acquire) {
-            return None;
-        }
-        let mut key = ObjectRef::new_with(&reference.name, cached.resource.clone());
-        if let Some(namespace) = &reference.namespace {
-            key = key.within(namespace);
-        }
-        let object = cached.store.get(&key)?;
-        let mut value = serde_json::to_value(object.as_ref()).ok()?;
-        value["apiVersion"] = Value::String(reference.api_version.clone());
-        value["kind"] = Value::String(reference.kind.clone());
-        Some(value)
-    }
-
-    /// How many objects are cached, over every kind.
-    pub fn len(&self) -> usize {
-        self.stores
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .values()
-            .map(|cached| cached.store.len())
-            .sum()
     }
 }
 
@@ -242,12 +178,10 @@ impl ComposedWatches {
                 return;
             }
         };
-        // Full objects, trimmed: reconciles observe composed resources from them.
-        let api: Api<DynamicObject> = Api::all_with(cluster.client().clone(), &served.resource);
         let routes = self.routes.clone();
         let config = watcher::Config::default().labels(LABEL_COMPOSITE);
         let writes = cluster.writes().clone();
-        let writer = reflector::store::Writer::new(served.resource.clone());
+        let writer = Writer::new(served.resource.clone());
         let cache = self.cache.clone();
         let live = Arc::new(AtomicBool::new(true));
         let cached = CachedKind {
@@ -261,19 +195,13 @@ impl ComposedWatches {
                 cache.insert(cached_key, cached);
             }
         };
+        // Full objects, trimmed: reconciles observe composed resources from them.
+        let events = reflector(cluster.client(), &served.resource, config, writer);
         let task = tokio::spawn(async move {
             // A composed resource's own apply does not bring its XR back:
             // the reconcile that applied it already knows the result.
-            let mut events = writes::changes_by_others(
-                watcher(api, config)
-                    .default_backoff()
-                    .modify(object::trim)
-                    .reflect(writer),
-                writes,
-                served.resource,
-                true,
-            )
-            .boxed();
+            let mut events =
+                writes::changes_by_others(events, writes, served.resource, true).boxed();
             let routing = async move {
                 while let Some(event) = events.next().await {
                     let object = match event {

@@ -8,7 +8,7 @@ use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams};
 use kube::runtime::controller::Action;
-use kube::runtime::{Controller, WatchStreamExt, controller, reflector, watcher};
+use kube::runtime::{Controller, controller, reflector, watcher};
 use plait_model::{CompositeResourceDefinition, Manifest};
 use plait_reconcile::{ClusterError, ObjectRef, set_condition};
 use serde_json::{Value, json};
@@ -19,11 +19,12 @@ use crate::admission::Admission;
 use crate::children::Children;
 use crate::claim::{ClaimControllers, OfferError, Offered, offer};
 use crate::cluster::KubeCluster;
-use crate::compiled::Catalog;
 use crate::composite::{self, XrContext};
 use crate::function::Functions;
 use crate::reconciler::{self, Controlled, ReconcileFailure};
 use crate::shards::{self, Shards};
+use crate::stores::catalog::Catalog;
+use crate::stores::reflect;
 use crate::tenants::TenantClusters;
 use crate::timing::{Backoff, Timing, now};
 use crate::vocabulary::api::{FIELD_MANAGER, XRD_KIND, defined_resource, xrd_resource};
@@ -179,14 +180,14 @@ impl Manager {
                         breaker: context.breaker.clone(),
                     },
                 );
-                let api: Api<DynamicObject> =
-                    Api::all_with(self.cluster.client().clone(), &resource);
                 let writer = reflector::store::Writer::new(resource.clone());
                 let store = writer.as_reader();
-                let events = watcher(api, watcher::Config::default())
-                    .default_backoff()
-                    .modify(object::trim)
-                    .reflect(writer);
+                let events = reflect::reflector(
+                    self.cluster.client(),
+                    &resource,
+                    watcher::Config::default(),
+                    writer,
+                );
                 // The XR's own status and reference writes do not bring it back.
                 let changed_kind = resource.kind.clone();
                 let breaker = context.breaker.clone();

@@ -27,16 +27,17 @@ use crate::access::writes::WrittenObject;
 use crate::admission::{Admission, Permit, thread_cpu};
 use crate::breaker::CircuitBreaker;
 use crate::cluster::KubeCluster;
-use crate::compiled::{Catalog, CompiledPipeline};
 use crate::function::Functions;
 use crate::reconciler::{self, Controlled, ReconcileFailure};
 use crate::shards::{self, Fenced, ShardFence, Shards};
+use crate::stores::catalog::{Catalog, CompiledPipeline};
+use crate::stores::composed::Kind;
 use crate::tenants::TenantClusters;
 use crate::timing::{Backoff, Timing, now};
 use crate::vocabulary::api::{ANNOTATION_PAUSED, RECONCILE_PAUSED};
 use crate::vocabulary::metrics::{CallMetrics, PLATFORM, ReconcileResult, Trigger, metrics};
 use crate::vocabulary::object::{self, has_finalizer, text};
-use crate::watches::{ComposedWatches, Kind};
+use crate::watches::ComposedWatches;
 
 pub const FINALIZER: &str = "composite.apiextensions.crossplane.io";
 

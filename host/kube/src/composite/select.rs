@@ -12,8 +12,8 @@ use plait_reconcile::{ClusterError, CompositeScope, Event, EventType, ObjectRef,
 use serde_json::{Value, json};
 
 use super::{XrContext, XrError, kube_error};
-use crate::compiled::{CompileError, CompiledPipeline};
 use crate::revisions;
+use crate::stores::catalog::{CompileError, CompiledPipeline};
 use crate::vocabulary::object::text;
 
 /// Where a reconcile stopped short of running the pipeline.

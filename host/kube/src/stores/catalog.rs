@@ -18,18 +18,20 @@ use std::sync::{Arc, Mutex, PoisonError};
 use futures::StreamExt;
 use futures::channel::mpsc::UnboundedReceiver;
 use kube::Client;
-use kube::api::{Api, ApiResource, DynamicObject};
+use kube::api::DynamicObject;
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::reflector::{ObjectRef as StoreRef, Store};
-use kube::runtime::{WatchStreamExt, watcher};
 use plait_functions::{FunctionObjects, ResolveError, ResolvedFunctions, Resolver};
 use plait_model::{Composition, Manifest};
 use plait_pipeline::Step;
 use plait_reconcile::{ObjectRef, PrepareError};
 use serde_json::{Value, json};
 
-use crate::revisions;
-use crate::vocabulary::api::{composition_resource, function_resource, revision_resource};
+use crate::stores::reflect::{listed, reflect};
+use crate::vocabulary::api::{
+    COMPOSITION_API_VERSION, COMPOSITION_KIND, composition_resource, function_resource,
+    revision_resource,
+};
 use crate::vocabulary::broadcast::Broadcast;
 use crate::vocabulary::object::condition;
 
@@ -368,59 +370,6 @@ impl Catalog {
     }
 }
 
-/// A reflector of every object of `resource` into `writer`'s store,
-/// without `managedFields`, yielding each object it takes in once the
-/// store has it.
-pub(crate) fn reflect(
-    client: &Client,
-    resource: ApiResource,
-    writer: Writer<DynamicObject>,
-) -> impl futures::Stream<Item = Arc<DynamicObject>> + Send + 'static {
-    let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
-    let kind = resource.kind.clone();
-    watcher(api, watcher::Config::default())
-        .default_backoff()
-        .modify(crate::vocabulary::object::trim)
-        .reflect(writer)
-        .filter_map(move |event| {
-            let object = match event {
-                Ok(watcher::Event::Apply(o) | watcher::Event::InitApply(o)) => Some(Arc::new(o)),
-                Ok(_) => None,
-                Err(error) => {
-                    tracing::debug!(kind, %error, "watch failed; retrying");
-                    None
-                }
-            };
-            futures::future::ready(object)
-        })
-}
-
-fn listed(
-    store: &Store<DynamicObject>,
-    resource: &ApiResource,
-    labels: &BTreeMap<String, String>,
-) -> Vec<Value> {
-    labelled(store, labels)
-        .filter_map(|o| crate::vocabulary::object::to_value(&o, resource).ok())
-        .collect()
-}
-
-/// The stored objects whose labels include `labels`.
-pub(crate) fn labelled(
-    store: &Store<DynamicObject>,
-    labels: &BTreeMap<String, String>,
-) -> impl Iterator<Item = Arc<DynamicObject>> {
-    store.state().into_iter().filter(move |o| {
-        labels.iter().all(|(k, v)| {
-            o.metadata
-                .labels
-                .as_ref()
-                .and_then(|l| l.get(k))
-                .is_some_and(|found| found == v)
-        })
-    })
-}
-
 fn text<'a>(value: &'a Value, pointer: &str) -> &'a str {
     value
         .pointer(pointer)
@@ -447,13 +396,12 @@ fn compile(
     functions: &StoredFunctions<'_>,
 ) -> Result<(CompiledPipeline, BTreeMap<String, Option<String>>), CompileError> {
     let name = text(revision, "/metadata/name").to_string();
-    let composition =
-        Composition::from_value(revisions::composition_of(revision)).map_err(|source| {
-            CompileError::Invalid {
-                revision: name.clone(),
-                source: Box::new(source),
-            }
-        })?;
+    let composition = Composition::from_value(composition_of(revision)).map_err(|source| {
+        CompileError::Invalid {
+            revision: name.clone(),
+            source: Box::new(source),
+        }
+    })?;
     let steps =
         plait_reconcile::prepare(&composition, xr).map_err(|source| CompileError::Prepare {
             revision: name.clone(),
@@ -475,6 +423,27 @@ fn compile(
         },
         fingerprints,
     ))
+}
+
+/// The Composition a revision was made from, as the pipeline reads it.
+pub fn composition_of(revision: &Value) -> Value {
+    let mut spec = revision
+        .get("spec")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    spec.remove("revision");
+    let name = revision
+        .pointer("/metadata/labels/crossplane.io~1composition-name")
+        .or_else(|| revision.pointer("/metadata/name"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    json!({
+        "apiVersion": COMPOSITION_API_VERSION,
+        "kind": COMPOSITION_KIND,
+        "metadata": {"name": name},
+        "spec": spec,
+    })
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ use kube::runtime::reflector::store::Writer;
 use kube::runtime::reflector::{ObjectRef as StoreRef, Store};
 use serde_json::Value;
 
+use crate::stores::reflect::{labelled, reflect};
 use crate::vocabulary::api::APIEXTENSIONS_GROUP;
 
 pub const ENVIRONMENT_CONFIG_KIND: &str = "EnvironmentConfig";
@@ -84,7 +85,7 @@ impl EnvironmentConfigs {
             }
         });
         tokio::spawn(
-            crate::compiled::reflect(client, environment_config_resource(), writer)
+            reflect(client, environment_config_resource(), writer)
                 .take_until(shutdown)
                 .for_each(|_| futures::future::ready(())),
         );
@@ -136,7 +137,7 @@ impl EnvironmentConfigs {
     ) -> Option<Vec<Value>> {
         let store = self.store(api_version, kind)?;
         let resource = environment_config_resource();
-        let mut items: Vec<Value> = crate::compiled::labelled(store, labels)
+        let mut items: Vec<Value> = labelled(store, labels)
             .filter_map(|object| as_read_at(&object, &resource, api_version))
             .collect();
         items.sort_by(|a, b| name_of(a).cmp(name_of(b)));
