@@ -11,11 +11,11 @@
 //! OCI packages alongside.
 
 mod access;
+mod adapter;
 mod admission;
 mod breaker;
 mod children;
 mod claim;
-mod cluster;
 mod composite;
 mod function;
 pub mod image_config;
@@ -25,7 +25,6 @@ mod reconciler;
 mod revisions;
 mod shards;
 mod stores;
-mod tenants;
 mod timing;
 mod vocabulary;
 mod watches;
@@ -47,9 +46,9 @@ use serde_json::Value;
 pub use access::client::{KubeApi, ServedKind};
 pub use access::impersonation::Impersonation;
 pub use access::install::{CRDS, CrdError};
+pub use adapter::cluster::{KubeCluster, Shared};
 pub use admission::{Admission, AdmissionCounts, AdmissionLimits, MAX_DEBT};
 pub use breaker::BreakerLimits;
-pub use cluster::{KubeCluster, Shared};
 pub use function::{DEFAULT_NAMESPACE, Functions, InstalledPackages};
 pub use leader::{LeaderElection, LeaderError};
 pub use probes::Health;
@@ -179,7 +178,7 @@ pub async fn run(
     );
     let timing = options.timing;
     let tenants = options.impersonation.map(|impersonation| {
-        Arc::new(tenants::TenantClusters::new(
+        Arc::new(adapter::tenants::TenantClusters::new(
             impersonation,
             tokio::runtime::Handle::current(),
             cluster.shared().clone(),
@@ -188,7 +187,7 @@ pub async fn run(
     let shards = options
         .sharding
         .as_ref()
-        .map(|sharding| Arc::new(shards::Shards::new(sharding.count)));
+        .map(|sharding| Arc::new(adapter::fence::Shards::new(sharding.count)));
     let sharded = match (options.sharding, &shards) {
         (Some(sharding), Some(shards)) => {
             shards::run(client.clone(), sharding, shards.clone(), stop.clone()).boxed()

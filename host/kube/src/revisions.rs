@@ -18,7 +18,7 @@ use plait_reconcile::{ClusterError, Event, EventType, ObjectRef};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::cluster::KubeCluster;
+use crate::adapter::cluster::KubeCluster;
 use crate::reconciler::{self, Controlled, ReconcileFailure};
 use crate::timing::Backoff;
 use crate::vocabulary::api::{

@@ -18,8 +18,8 @@ use plait_reconcile::LABEL_COMPOSITE;
 use tokio::task::JoinHandle;
 
 use crate::access::writes;
+use crate::adapter::cluster::KubeCluster;
 use crate::breaker::CircuitBreaker;
-use crate::cluster::KubeCluster;
 use crate::stores::composed::{CachedKind, ComposedCache, Kind};
 use crate::stores::reflect::reflector;
 use crate::vocabulary::api::group_of;

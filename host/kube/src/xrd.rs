@@ -15,17 +15,17 @@ use serde_json::{Value, json};
 
 use crate::access::install;
 use crate::access::writes;
+use crate::adapter::cluster::KubeCluster;
+use crate::adapter::fence::{self, Shards};
+use crate::adapter::tenants::TenantClusters;
 use crate::admission::Admission;
 use crate::children::Children;
 use crate::claim::{ClaimControllers, OfferError, Offered, offer};
-use crate::cluster::KubeCluster;
 use crate::composite::{self, XrContext};
 use crate::function::Functions;
 use crate::reconciler::{self, Controlled, ReconcileFailure};
-use crate::shards::{self, Shards};
 use crate::stores::catalog::Catalog;
 use crate::stores::reflect;
-use crate::tenants::TenantClusters;
 use crate::timing::{Backoff, Timing, now};
 use crate::vocabulary::api::{FIELD_MANAGER, XRD_KIND, defined_resource, xrd_resource};
 use crate::vocabulary::metrics::{ReconcileResult, Trigger, metrics};
@@ -236,7 +236,7 @@ impl Manager {
                         futures::stream::iter(woken)
                     },
                 );
-                let taken = shards::shard_taken(
+                let taken = fence::shard_taken(
                     self.shards.as_deref(),
                     controller.store(),
                     resource.clone(),

@@ -22,11 +22,11 @@ use plait_reconcile::{ClusterError, Event, EventType, ObjectRef, set_condition};
 use serde_json::{Value, json};
 
 use crate::access::client::applied;
+use crate::adapter::cluster::KubeCluster;
+use crate::adapter::fence::{self, Shards, shard_taken};
 use crate::admission::Admission;
 use crate::children::Children;
-use crate::cluster::KubeCluster;
 use crate::reconciler::{self, Controlled, ReconcileFailure};
-use crate::shards::{self, Shards, shard_taken};
 use crate::timing::{Backoff, Timing, now};
 use crate::vocabulary::api::{ANNOTATION_PAUSED, RECONCILE_PAUSED};
 use crate::vocabulary::metrics::{ReconcileResult, metrics};
@@ -263,7 +263,7 @@ pub async fn reconcile(
         return Ok(Action::await_change());
     };
     let target = Arc::clone(&object);
-    let admitted = shards::admitted(
+    let admitted = fence::admitted(
         ctx.shards.as_deref(),
         &target,
         reconcile_claim(object, &ctx),

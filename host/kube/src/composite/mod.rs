@@ -24,15 +24,15 @@ use plait_reconcile::{
 use serde_json::{Value, json};
 
 use crate::access::writes::WrittenObject;
+use crate::adapter::cluster::KubeCluster;
+use crate::adapter::fence::{self, Fenced, ShardFence, Shards};
+use crate::adapter::tenants::TenantClusters;
 use crate::admission::{Admission, Permit, thread_cpu};
 use crate::breaker::CircuitBreaker;
-use crate::cluster::KubeCluster;
 use crate::function::Functions;
 use crate::reconciler::{self, Controlled, ReconcileFailure};
-use crate::shards::{self, Fenced, ShardFence, Shards};
 use crate::stores::catalog::{Catalog, CompiledPipeline};
 use crate::stores::composed::Kind;
-use crate::tenants::TenantClusters;
 use crate::timing::{Backoff, Timing, now};
 use crate::vocabulary::api::{ANNOTATION_PAUSED, RECONCILE_PAUSED};
 use crate::vocabulary::metrics::{CallMetrics, PLATFORM, ReconcileResult, Trigger, metrics};
@@ -283,7 +283,7 @@ pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<XrContext>) -> Resul
         return Ok(Action::await_change());
     };
     let target = Arc::clone(&object);
-    let admitted = shards::admitted(
+    let admitted = fence::admitted(
         ctx.shards.as_deref(),
         &target,
         reconcile_xr(object, &ctx, &permit),
