@@ -12,25 +12,15 @@
 
 mod access;
 mod adapter;
-mod admission;
-mod breaker;
-mod children;
-mod claim;
-mod composite;
-mod function;
-pub mod image_config;
+mod controllers;
 mod leader;
 pub mod probes;
-mod reconciler;
-mod revisions;
 mod shards;
 mod stores;
-mod timing;
 mod vocabulary;
-mod watches;
-mod xrd;
 
 use access::install;
+use controllers::{function, reconciler, revisions, xrd};
 use vocabulary::{api, metrics};
 
 use std::future::Future;
@@ -47,13 +37,14 @@ pub use access::client::{KubeApi, ServedKind};
 pub use access::impersonation::Impersonation;
 pub use access::install::{CRDS, CrdError};
 pub use adapter::cluster::{KubeCluster, Shared};
-pub use admission::{Admission, AdmissionCounts, AdmissionLimits, MAX_DEBT};
-pub use breaker::BreakerLimits;
-pub use function::{DEFAULT_NAMESPACE, Functions, InstalledPackages};
+pub use controllers::admission::{Admission, AdmissionCounts, AdmissionLimits, MAX_DEBT};
+pub use controllers::breaker::BreakerLimits;
+pub use controllers::function::image_config;
+pub use controllers::function::{DEFAULT_NAMESPACE, Functions, InstalledPackages};
+pub use controllers::timing::{DEFAULT_MAX_CONCURRENT_RECONCILES, Timing};
 pub use leader::{LeaderElection, LeaderError};
 pub use probes::Health;
 pub use shards::Sharding;
-pub use timing::{DEFAULT_MAX_CONCURRENT_RECONCILES, Timing};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ControllerError {

@@ -30,19 +30,19 @@ use serde_json::{Value, json};
 
 use super::packages::{Installed, InstalledPackages};
 use crate::adapter::cluster::KubeCluster;
-use crate::image_config::{
+use crate::controllers::function::image_config::{
     self, Applied, DOCKER_CONFIG_KEY, SecretData, image_config_of, image_config_resource,
     secrets_needed,
 };
-use crate::reconciler::{self, Controlled, ReconcileFailure};
-use crate::timing::{Backoff, Timing, now};
+use crate::controllers::reconciler::{self, Controlled, ReconcileFailure};
+use crate::controllers::timing::{Backoff, Timing, now};
+use crate::controllers::watches::ComposedWatches;
 use crate::vocabulary::api::{
     COMPOSITION_API_VERSION, COMPOSITION_KIND, FIELD_MANAGER, REVISION_KIND, function_resource,
     group_of,
 };
 use crate::vocabulary::metrics::ReconcileResult;
 use crate::vocabulary::object::text;
-use crate::watches::ComposedWatches;
 
 /// How long a changed Function's XRs wait for the Function store to catch
 /// up with the status just written (a watch event, usually milliseconds).

@@ -19,7 +19,7 @@ use tokio::task::JoinHandle;
 
 use crate::access::writes;
 use crate::adapter::cluster::KubeCluster;
-use crate::breaker::CircuitBreaker;
+use crate::controllers::breaker::CircuitBreaker;
 use crate::stores::composed::{CachedKind, ComposedCache, Kind};
 use crate::stores::reflect::reflector;
 use crate::vocabulary::api::group_of;

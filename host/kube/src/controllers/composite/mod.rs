@@ -27,17 +27,17 @@ use crate::access::writes::WrittenObject;
 use crate::adapter::cluster::KubeCluster;
 use crate::adapter::fence::{self, Fenced, ShardFence, Shards};
 use crate::adapter::tenants::TenantClusters;
-use crate::admission::{Admission, Permit, thread_cpu};
-use crate::breaker::CircuitBreaker;
-use crate::function::Functions;
-use crate::reconciler::{self, Controlled, ReconcileFailure};
+use crate::controllers::admission::{Admission, Permit, thread_cpu};
+use crate::controllers::breaker::CircuitBreaker;
+use crate::controllers::function::Functions;
+use crate::controllers::reconciler::{self, Controlled, ReconcileFailure};
+use crate::controllers::timing::{Backoff, Timing, now};
+use crate::controllers::watches::ComposedWatches;
 use crate::stores::catalog::{Catalog, CompiledPipeline};
 use crate::stores::composed::Kind;
-use crate::timing::{Backoff, Timing, now};
 use crate::vocabulary::api::{ANNOTATION_PAUSED, RECONCILE_PAUSED};
 use crate::vocabulary::metrics::{CallMetrics, PLATFORM, ReconcileResult, Trigger, metrics};
 use crate::vocabulary::object::{self, has_finalizer, text};
-use crate::watches::ComposedWatches;
 
 pub const FINALIZER: &str = "composite.apiextensions.crossplane.io";
 

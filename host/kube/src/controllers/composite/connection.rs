@@ -12,7 +12,7 @@ use plait_reconcile::{COMPOSITE_FIELD_MANAGER, ClusterError};
 use serde_json::{Value, json};
 
 use crate::adapter::cluster::KubeCluster;
-use crate::timing::now;
+use crate::controllers::timing::now;
 use crate::vocabulary::api::CONNECTION_SECRET_TYPE;
 use crate::vocabulary::object::text;
 

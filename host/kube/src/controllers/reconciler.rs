@@ -11,7 +11,7 @@ use kube::api::{ApiResource, DynamicObject};
 use kube::runtime::controller::Action;
 use plait_reconcile::ObjectRef;
 
-use crate::timing::Backoff;
+use crate::controllers::timing::Backoff;
 use crate::vocabulary::metrics::{ReconcileResult, metrics};
 
 /// What a controller's context tells the shared machinery.

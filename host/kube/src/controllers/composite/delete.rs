@@ -8,7 +8,7 @@ use plait_reconcile::{COMPOSITE_FIELD_MANAGER, CompositeScope, ObjectRef, compos
 use serde_json::Value;
 
 use super::{FINALIZER, XrContext, XrError, kube_error};
-use crate::timing::now;
+use crate::controllers::timing::now;
 use crate::vocabulary::object::{self, has_finalizer, is_status, text};
 
 /// Deletes what the XR composed and lets it go once all of it is gone.

@@ -6,8 +6,8 @@ use std::hash::{BuildHasher, Hash};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use crate::admission::AdmissionLimits;
-use crate::breaker::BreakerLimits;
+use crate::controllers::admission::AdmissionLimits;
+use crate::controllers::breaker::BreakerLimits;
 
 /// How often and how patiently XRs are reconciled.
 #[derive(Debug, Clone)]

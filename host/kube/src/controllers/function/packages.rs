@@ -20,7 +20,7 @@ pub(super) enum Installed {
         pinned: String,
         digest: String,
         /// What the ImageConfigs made of the package when it was installed
-        /// ([`crate::image_config::Applied::fingerprint`]).
+        /// ([`crate::controllers::function::image_config::Applied::fingerprint`]).
         policy: String,
     },
     Failed {

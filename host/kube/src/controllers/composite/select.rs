@@ -12,7 +12,7 @@ use plait_reconcile::{ClusterError, CompositeScope, Event, EventType, ObjectRef,
 use serde_json::{Value, json};
 
 use super::{XrContext, XrError, kube_error};
-use crate::revisions;
+use crate::controllers::revisions;
 use crate::stores::catalog::{CompileError, CompiledPipeline};
 use crate::vocabulary::object::text;
 

@@ -19,8 +19,8 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::adapter::cluster::KubeCluster;
-use crate::reconciler::{self, Controlled, ReconcileFailure};
-use crate::timing::Backoff;
+use crate::controllers::reconciler::{self, Controlled, ReconcileFailure};
+use crate::controllers::timing::Backoff;
 use crate::vocabulary::api::{
     COMPOSITION_API_VERSION, COMPOSITION_KIND, REVISION_KIND, XRD_API_VERSION, XRD_KIND,
     composition_resource, group_of, revision_resource,
@@ -320,7 +320,10 @@ pub struct RevisionContext {
 }
 
 impl RevisionContext {
-    pub fn new(cluster: KubeCluster, timing: &crate::Timing) -> RevisionContext {
+    pub fn new(
+        cluster: KubeCluster,
+        timing: &crate::controllers::timing::Timing,
+    ) -> RevisionContext {
         RevisionContext {
             cluster,
             poll_interval: timing.poll_interval,
@@ -493,7 +496,10 @@ async fn reconcile_composition(
 
     collect_garbage(ctx, &composition, &revisions, &api).await?;
     ctx.backoff
-        .succeeded(&crate::reconciler::reference(&object, &ctx.resource));
+        .succeeded(&crate::controllers::reconciler::reference(
+            &object,
+            &ctx.resource,
+        ));
     Ok((Action::requeue(ctx.poll_interval), ReconcileResult::Success))
 }
 

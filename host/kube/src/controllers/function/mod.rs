@@ -3,6 +3,7 @@
 //! what the XR controllers run pipelines with.
 
 pub mod controller;
+pub mod image_config;
 mod packages;
 
 use std::sync::Arc;
