@@ -28,7 +28,7 @@ use kube::api::{Api, ListParams};
 use tokio::time::Instant;
 
 use crate::adapter::fence::Shards;
-use crate::leader::{Elector, LeaderElection, LeaderError};
+use crate::running::leader::{Elector, LeaderElection, LeaderError};
 
 const SHARD_PREFIX: &str = "plait-shard-";
 const MEMBER_PREFIX: &str = "plait-member-";
