@@ -17,8 +17,7 @@ use futures::stream::BoxStream;
 use kube::api::{ApiResource, DynamicObject};
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::{ObjectRef, Store};
-use plait_reconcile::{Cluster, ClusterError, Event};
-use serde_json::Value;
+use plait_reconcile::{Cluster, ClusterError, Forwarding};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -255,65 +254,13 @@ pub struct Fenced<'a> {
     pub fence: Option<&'a ShardFence>,
 }
 
-impl Fenced<'_> {
-    fn check(&self) -> Result<(), ClusterError> {
-        self.fence.map_or(Ok(()), ShardFence::check)
-    }
-}
-
-impl Cluster for Fenced<'_> {
-    fn get(&self, object: &plait_reconcile::ObjectRef) -> Result<Option<Value>, ClusterError> {
-        self.cluster.get(object)
-    }
-
-    fn list(
-        &self,
-        api_version: &str,
-        kind: &str,
-        namespace: Option<&str>,
-        labels: &BTreeMap<String, String>,
-    ) -> Result<Vec<Value>, ClusterError> {
-        self.cluster.list(api_version, kind, namespace, labels)
-    }
-
-    fn apply(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError> {
-        self.check()?;
-        self.cluster.apply(object, field_manager)
-    }
-
-    fn apply_status(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError> {
-        self.check()?;
-        self.cluster.apply_status(object, field_manager)
-    }
-
-    fn observe(&self, object: &plait_reconcile::ObjectRef) -> Result<Option<Value>, ClusterError> {
-        self.cluster.observe(object)
-    }
-
-    fn applied_unchanged(&self, object: &Value, observed: &Value, field_manager: &str) -> bool {
+impl Forwarding for Fenced<'_> {
+    fn inner(&self) -> &dyn Cluster {
         self.cluster
-            .applied_unchanged(object, observed, field_manager)
     }
 
-    fn delete(
-        &self,
-        object: &plait_reconcile::ObjectRef,
-        uid: Option<&str>,
-    ) -> Result<(), ClusterError> {
-        self.check()?;
-        self.cluster.delete(object, uid)
-    }
-
-    fn is_namespaced(&self, api_version: &str, kind: &str) -> Result<Option<bool>, ClusterError> {
-        self.cluster.is_namespaced(api_version, kind)
-    }
-
-    fn schema(&self, api_version: &str, kind: &str) -> Result<Option<Value>, ClusterError> {
-        self.cluster.schema(api_version, kind)
-    }
-
-    fn record_event(&self, event: Event) {
-        self.cluster.record_event(event);
+    fn before_write(&self) -> Result<(), ClusterError> {
+        self.fence.map_or(Ok(()), ShardFence::check)
     }
 }
 
