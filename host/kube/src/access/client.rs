@@ -406,7 +406,7 @@ fn applier(field_manager: &str, status: bool) -> String {
 
 /// The object as JSON, without `managedFields`: nothing the controller or
 /// a function reads is in them, and they are often bigger than the rest.
-pub(crate) fn to_value(object: &DynamicObject) -> Result<Value, ClusterError> {
+fn to_value(object: &DynamicObject) -> Result<Value, ClusterError> {
     let mut value = serde_json::to_value(object).map_err(|e| {
         ClusterError::Other(format!(
             "cannot encode {}: {e}",
