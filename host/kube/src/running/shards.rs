@@ -14,7 +14,7 @@
 //! duration is longer, and runs from when that replica saw the Lease
 //! change). While the hold lasts the shard's reconciles run; when it ends
 //! (handed back, or not renewed in time) they are cut short and their
-//! writes refused, and a shard handed back is released only once its
+//! writes refused (`adapter/fence.rs`), and a shard handed back is released only once its
 //! reconciles have ended.
 
 use std::collections::{BTreeSet, HashMap};
