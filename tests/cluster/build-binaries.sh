@@ -14,40 +14,16 @@ STAGING_VERSION="v0.${KUBE_VERSION#v1.}"
 
 CACHE_ROOT="${PLAIT_CACHE_DIR:-$HOME/.cache/plait}"
 DEST="$CACHE_ROOT/kube-${KUBE_VERSION#v}-etcd-${ETCD_VERSION#v}"
-BIN="$DEST/bin"
+SCRIPT=build-binaries.sh
+WHAT="the test cluster"
+BIN_DIR="$DEST/bin"
 BINARIES=(etcd kube-apiserver kube-controller-manager)
+PRINTED="$BIN_DIR"
+PRINT_FLAG=--bin-dir
 
-if [ "${1:-}" = "--bin-dir" ]; then
-    echo "$BIN"
-    exit 0
-fi
-
-have_all() {
-    for b in "${BINARIES[@]}"; do
-        [ -x "$BIN/$b" ] || return 1
-    done
-}
-
-if have_all; then
-    echo "$BIN"
-    exit 0
-fi
-
-command -v go >/dev/null || { echo "build-binaries.sh: go is required to build the test cluster" >&2; exit 1; }
-
-# Two builders (e.g. two test binaries) must not race on the same output.
-mkdir -p "$DEST"
-exec 9>"$DEST/.build.lock"
-flock 9
-if have_all; then
-    echo "$BIN"
-    exit 0
-fi
-
-WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
-start=$(date +%s)
-echo "build-binaries.sh: building kube ${KUBE_VERSION} and etcd ${ETCD_VERSION} into $BIN (cold build takes a while)" >&2
+. "$(dirname "${BASH_SOURCE[0]}")/../go-build.sh"
+go_build_prepare "$@"
+echo "build-binaries.sh: building kube ${KUBE_VERSION} and etcd ${ETCD_VERSION} into $BIN_DIR (cold build takes a while)" >&2
 
 cd "$WORK"
 cat >go.mod <<MOD
@@ -74,16 +50,8 @@ go get "k8s.io/kubernetes/cmd/kube-apiserver@${KUBE_VERSION}" \
     "go.etcd.io/etcd/server/v3@${ETCD_VERSION}" >&2
 
 export CGO_ENABLED=0
-OUT="$WORK/out"
-mkdir -p "$OUT"
 go build -trimpath -ldflags="-s -w" -o "$OUT/etcd" go.etcd.io/etcd/server/v3 >&2
 go build -trimpath -ldflags="-s -w" -o "$OUT/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver >&2
 go build -trimpath -ldflags="-s -w" -o "$OUT/kube-controller-manager" k8s.io/kubernetes/cmd/kube-controller-manager >&2
 
-mkdir -p "$BIN"
-for b in "${BINARIES[@]}"; do
-    mv "$OUT/$b" "$BIN/$b.tmp"
-    mv "$BIN/$b.tmp" "$BIN/$b"
-done
-echo "build-binaries.sh: built in $(( $(date +%s) - start ))s" >&2
-echo "$BIN"
+go_build_install

@@ -19,39 +19,16 @@ AUTO_READY_VERSION="${PLAIT_FUNCTION_AUTO_READY_VERSION:-v0.7.0}"
 
 CACHE_ROOT="${PLAIT_CACHE_DIR:-$HOME/.cache/plait}"
 DEST="$CACHE_ROOT/crossplane-${CORE_VERSION#v}-cli-${CLI_VERSION#v}-pt-${PT_VERSION#v}-ar-${AUTO_READY_VERSION#v}"
-BIN="$DEST/bin"
+SCRIPT=build-upstream.sh
+WHAT="upstream Crossplane"
+BIN_DIR="$DEST/bin"
 BINARIES=(crossplane crossplane-core function-patch-and-transform function-auto-ready)
+PRINTED="$BIN_DIR"
+PRINT_FLAG=--bin-dir
 
-if [ "${1:-}" = "--bin-dir" ]; then
-    echo "$BIN"
-    exit 0
-fi
-
-have_all() {
-    for b in "${BINARIES[@]}"; do
-        [ -x "$BIN/$b" ] || return 1
-    done
-}
-
-if have_all; then
-    echo "$BIN"
-    exit 0
-fi
-
-command -v go >/dev/null || { echo "build-upstream.sh: go is required to build upstream Crossplane" >&2; exit 1; }
-
-mkdir -p "$DEST"
-exec 9>"$DEST/.build.lock"
-flock 9
-if have_all; then
-    echo "$BIN"
-    exit 0
-fi
-
-WORK="$(mktemp -d)"
-trap 'chmod -R u+w "$WORK" 2>/dev/null; rm -rf "$WORK"' EXIT
-start=$(date +%s)
-echo "build-upstream.sh: building crossplane ${CORE_VERSION}, cli ${CLI_VERSION}, function-patch-and-transform ${PT_VERSION}, function-auto-ready ${AUTO_READY_VERSION} into $BIN (cold build takes a while)" >&2
+. "$(dirname "${BASH_SOURCE[0]}")/../go-build.sh"
+go_build_prepare "$@"
+echo "build-upstream.sh: building crossplane ${CORE_VERSION}, cli ${CLI_VERSION}, function-patch-and-transform ${PT_VERSION}, function-auto-ready ${AUTO_READY_VERSION} into $BIN_DIR (cold build takes a while)" >&2
 
 export GOFLAGS="-mod=mod"
 export CGO_ENABLED=0
@@ -66,8 +43,6 @@ fetch() {
     chmod -R u+w "$into"
 }
 
-OUT="$WORK/out"
-mkdir -p "$OUT"
 cat >"$WORK/go.mod" <<MOD
 module plait.test/upstream-fetch
 
@@ -93,10 +68,4 @@ fetch github.com/crossplane-contrib/function-patch-and-transform "$PT_VERSION" "
 fetch github.com/crossplane-contrib/function-auto-ready "$AUTO_READY_VERSION" "$WORK/auto-ready"
 (cd "$WORK/auto-ready" && go build -trimpath -ldflags="-s -w" -o "$OUT/function-auto-ready" .) >&2
 
-mkdir -p "$BIN"
-for b in "${BINARIES[@]}"; do
-    mv "$OUT/$b" "$BIN/$b.tmp"
-    mv "$BIN/$b.tmp" "$BIN/$b"
-done
-echo "build-upstream.sh: built in $(( $(date +%s) - start ))s" >&2
-echo "$BIN"
+go_build_install

@@ -21,7 +21,10 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use kube::api::{Api, DynamicObject, ListParams};
-use kube_support::{ScaleApis, apply, free_address, resource, scale_fixture, scrape};
+use kube_support::{
+    ScaleApis, apply, free_address, is_ready, peak_rss_mib, resource, run_bench, scale_fixture,
+    scrape,
+};
 use plait_testcluster::TestCluster;
 use serde_json::json;
 
@@ -83,26 +86,8 @@ fn api_requests(metrics: &str, labels: &str) -> f64 {
     total(metrics, "plait_api_requests_total", labels)
 }
 
-fn peak_rss_mib(child: &Child) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
-    let kib: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap();
-    kib / 1024.0
-}
-
 fn main() {
-    // `cargo bench` passes --bench; a plain test run (`cargo test --benches`) does not.
-    if !std::env::args().any(|a| a == "--bench") {
-        return;
-    }
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    tokio.block_on(bench());
+    run_bench(bench());
 }
 
 fn start_controller(cluster: &TestCluster, cache: &Path, probes: &str) -> Child {
@@ -123,17 +108,7 @@ async fn wait_ready(probes: &str) {
 /// How many of `xrs` are Ready.
 async fn count_ready(xrs: &Api<DynamicObject>) -> Option<usize> {
     let list = xrs.list(&ListParams::default()).await.ok()?;
-    Some(
-        list.items
-            .iter()
-            .filter(|xr| {
-                xr.data["status"]["conditions"].as_array().is_some_and(|c| {
-                    c.iter()
-                        .any(|c| c["type"] == "Ready" && c["status"] == "True")
-                })
-            })
-            .count(),
-    )
+    Some(list.items.iter().filter(|xr| is_ready(xr)).count())
 }
 
 /// Waits until all `n` XRs are Ready; returns when, and the longest time the
@@ -244,7 +219,7 @@ async fn bench() {
         (String::new(), String::new())
     };
     let idle = |f: &dyn Fn(&str) -> f64| (f(&after) - f(&before)) / IDLE_WINDOW.as_secs_f64();
-    let rss = peak_rss_mib(&controller);
+    let rss = peak_rss_mib(controller.id()).unwrap();
     let _ = controller.kill();
     let _ = controller.wait();
 

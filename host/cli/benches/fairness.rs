@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use kube::Client;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, PostParams};
-use kube_support::{Controller, apply, resource};
+use kube_support::{Controller, apply, is_ready, peak_rss_mib, resource, run_bench};
 use plait_testcluster::TestCluster;
 use plait_testregistry::Registry;
 use serde_json::{Value, json};
@@ -39,15 +39,7 @@ const GROUP: &str = "fairness.bench.example.org";
 const FIELD_MANAGER: &str = "bench";
 
 fn main() {
-    // `cargo bench` passes --bench; a plain test run (`cargo test --benches`) does not.
-    if !std::env::args().any(|a| a == "--bench") {
-        return;
-    }
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    tokio.block_on(bench());
+    run_bench(bench());
 }
 
 /// Where tenant A's looping XRs live.
@@ -157,10 +149,6 @@ fn conditions(xr: &DynamicObject, type_: &str) -> Option<Value> {
         .iter()
         .find(|c| c["type"] == type_)
         .cloned()
-}
-
-fn is_ready(xr: &DynamicObject) -> bool {
-    conditions(xr, "Ready").is_some_and(|c| c["status"] == "True")
 }
 
 /// Creates `n` XRs of `kind` in `namespace` composed by `composition`;
@@ -397,7 +385,7 @@ async fn bench() {
                 delete_namespace(&client, &b_ns).await;
             }
         }
-        let rss = controller_peak_rss(&controller);
+        let rss = peak_rss_mib(controller.pid()).unwrap_or(0.0);
         println!("controller with {slots} call slots: peak RSS {rss:.0} MiB");
         drop(controller);
     }
@@ -449,14 +437,4 @@ async fn delete_namespace(client: &Client, namespace: &str) {
     let _ = namespaces
         .delete(namespace, &DeleteParams::background())
         .await;
-}
-
-fn controller_peak_rss(controller: &Controller) -> f64 {
-    let status =
-        std::fs::read_to_string(format!("/proc/{}/status", controller.pid())).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(0.0, |kib| kib / 1024.0)
 }

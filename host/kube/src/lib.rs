@@ -7,240 +7,31 @@
 //! starts a controller for each XR kind (and, for XRDs that offer claims, a
 //! claim CRD and claim controller); the XR controllers compose from
 //! revisions with the same [`plait_reconcile::Reconcile`] as `plait render`.
-//! With a [`PackageResolver`], the Function controller installs Functions'
-//! OCI packages alongside.
+//! When [`Functions`] serves packages, the Function controller installs
+//! Functions' OCI packages alongside.
+//!
+//! The crate is in layers, each a module tree that imports only the layers
+//! below it (`tests/layers.rs` checks): `vocabulary` (names, JSON helpers,
+//! metrics) → `access` (API access) → `stores` (watch-fed caches) →
+//! `adapter` (`KubeCluster`, the shard fence) → `controllers` → `running`.
 
-mod admission;
-mod api;
-mod breaker;
-mod broadcast;
-mod children;
-mod claim;
-mod cluster;
-mod compiled;
-mod composite;
-mod environment;
-mod function;
-pub mod image_config;
-mod impersonation;
-mod install;
-mod leader;
-mod metrics;
-mod object;
-mod openapi;
-pub mod probes;
-mod reconciler;
-mod revisions;
-mod shards;
-mod timing;
-mod watches;
-mod writes;
-mod xrd;
+mod access;
+mod adapter;
+mod controllers;
+mod running;
+mod stores;
+mod vocabulary;
 
-use std::future::Future;
-use std::sync::Arc;
-use std::time::Duration;
-
-use futures::{FutureExt, StreamExt};
-use kube::Client;
-use kube::api::{Api, DynamicObject};
-use kube::runtime::{Controller, watcher};
-use serde_json::Value;
-
-pub use admission::{Admission, AdmissionCounts, AdmissionLimits, MAX_DEBT};
-pub use breaker::BreakerLimits;
-pub use cluster::{KubeCluster, ServedKind, Shared};
-pub use function::{DEFAULT_NAMESPACE, Functions, InstalledPackages};
-pub use impersonation::Impersonation;
-pub use install::{CRDS, CrdError};
-pub use leader::{LeaderElection, LeaderError};
-pub use probes::Health;
-pub use shards::Sharding;
-pub use timing::{DEFAULT_MAX_CONCURRENT_RECONCILES, Timing};
-
-#[derive(Debug, thiserror::Error)]
-pub enum ControllerError {
-    #[error("plait CRDs: {0}")]
-    Parse(#[source] plait_model::ModelError),
-    #[error(transparent)]
-    Install(#[from] CrdError),
-    #[error(transparent)]
-    Leader(#[from] LeaderError),
-    #[error("lost the leader Lease; stopped so a replica that holds it can take over")]
-    LeadershipLost,
-}
-
-/// How the controllers run.
-#[derive(Debug, Clone, Default)]
-pub struct Options {
-    pub timing: Timing,
-    /// Run only while holding this Lease; `None` runs unconditionally.
-    pub leader_election: Option<LeaderElection>,
-    /// Marked ready once plait's CRDs are installed.
-    pub health: Arc<Health>,
-    /// Act as each tenant's service account for what its XRs compose and read.
-    pub impersonation: Option<Impersonation>,
-    /// Reconcile only the XRs and claims of the shards this replica holds.
-    pub sharding: Option<Sharding>,
-}
-
-impl From<Timing> for Options {
-    fn from(timing: Timing) -> Options {
-        Options {
-            timing,
-            ..Options::default()
-        }
-    }
-}
-
-/// The controller's metrics, as `/metrics` serves them.
-pub fn encoded_metrics() -> String {
-    metrics::metrics().encode()
-}
-
-/// The CRDs in [`CRDS`], as objects.
-pub fn crds() -> Result<Vec<Value>, ControllerError> {
-    plait_model::parse_documents(CRDS, "crds").map_err(ControllerError::Parse)
-}
-
-/// Server-side applies plait's CRDs and waits until each is established.
-pub async fn install_crds(client: &Client, timeout: Duration) -> Result<(), ControllerError> {
-    let mut names = Vec::new();
-    for crd in crds()? {
-        names.push(install::apply(client, &crd).await?);
-    }
-    for name in names {
-        install::established(client, &name, timeout).await?;
-    }
-    Ok(())
-}
-
-/// Installs the CRDs and runs the controllers until `shutdown` resolves;
-/// then lets running reconciles finish and stops. With leader election the
-/// controllers start only once this replica holds the Lease, and stop with
-/// [`ControllerError::LeadershipLost`] if it is lost. The Function controller
-/// runs when `functions` serves packages ([`Functions::packages`]).
-pub async fn run(
-    client: Client,
-    functions: Functions,
-    options: impl Into<Options>,
-    shutdown: impl Future<Output = ()> + Send + Sync + 'static,
-) -> Result<(), ControllerError> {
-    let options = options.into();
-    if let Some(sharding) = &options.sharding {
-        sharding.check()?;
-    }
-    let shutdown = shutdown.shared();
-    let client = cluster::counted(client);
-    install_crds(&client, Duration::from_secs(60)).await?;
-    options.health.set_ready(true);
-    metrics::metrics().watch_runtime(functions.runtime().clone());
-    let leadership = match &options.leader_election {
-        Some(election) => match election.acquire(client.clone(), shutdown.clone()).await? {
-            Some(leadership) => Some(leadership),
-            None => return Ok(()),
-        },
-        None => None,
-    };
-    let lost = leadership.as_ref().map(leader::Leadership::lost);
-    let stop = async move {
-        match lost {
-            Some(lost) => {
-                futures::future::select(shutdown, Box::pin(lost)).await;
-            }
-            None => shutdown.await,
-        }
-    }
-    .boxed()
-    // The controller wants a Sync trigger; a shared future is one.
-    .shared();
-    let cluster = KubeCluster::new(client.clone(), tokio::runtime::Handle::current());
-    cluster.shared().environment.start(&client, stop.clone());
-    let revisions = revisions::run(
-        Arc::new(revisions::RevisionContext::new(
-            cluster.clone(),
-            &options.timing,
-        )),
-        stop.clone(),
-    );
-    let packages = functions.packages.clone();
-    // One Function store: the Function controller fills it when it runs,
-    // else the catalog watches Functions itself.
-    let function_writer = kube::runtime::reflector::store::Writer::new(api::function_resource());
-    let function_store = function_writer.as_reader();
-    let (catalog_writer, controller_writer) = match packages {
-        Some(_) => (None, Some(function_writer)),
-        None => (Some(function_writer), None),
-    };
-    let catalog = compiled::Catalog::start(
-        &client,
-        function_store.clone(),
-        catalog_writer,
-        compiled::DEFAULT_CAPACITY,
-        stop.clone(),
-    );
-    let timing = options.timing;
-    let tenants = options.impersonation.map(|impersonation| {
-        Arc::new(impersonation::TenantClusters::new(
-            impersonation,
-            tokio::runtime::Handle::current(),
-            cluster.shared().clone(),
-        ))
-    });
-    let shards = options
-        .sharding
-        .as_ref()
-        .map(|sharding| Arc::new(shards::Shards::new(sharding.count)));
-    let sharded = match (options.sharding, &shards) {
-        (Some(sharding), Some(shards)) => {
-            shards::run(client.clone(), sharding, shards.clone(), stop.clone()).boxed()
-        }
-        _ => futures::future::ready(Ok(())).boxed(),
-    };
-    let manager = Arc::new(xrd::Manager::new(
-        cluster.clone(),
-        functions,
-        catalog,
-        timing.clone(),
-        tenants,
-        shards,
-    ));
-    let api: Api<DynamicObject> = Api::all_with(client, &api::xrd_resource());
-    tracing::info!("controller started");
-    let xrds = Controller::new_with(api, watcher::Config::default(), api::xrd_resource())
-        .graceful_shutdown_on(stop.clone())
-        .run(xrd::reconcile, reconciler::error_policy, manager.clone())
-        .for_each(|_| futures::future::ready(()));
-    match packages.zip(controller_writer) {
-        Some((packages, writer)) => {
-            let context = function::controller::FunctionContext::new(
-                packages,
-                cluster,
-                manager.watches.clone(),
-                timing,
-                function_store,
-            );
-            let (.., sharded) = futures::join!(
-                revisions,
-                xrds,
-                function::controller::run(Arc::new(context), writer, stop),
-                sharded
-            );
-            sharded?;
-        }
-        None => {
-            let (.., sharded) = futures::join!(revisions, xrds, sharded);
-            sharded?;
-        }
-    }
-    manager.shutdown().await;
-    tracing::info!("controller stopped");
-    match leadership {
-        Some(leadership) if leadership.is_lost() => Err(ControllerError::LeadershipLost),
-        Some(leadership) => {
-            leadership.release().await;
-            Ok(())
-        }
-        None => Ok(()),
-    }
-}
+pub use access::client::{KubeApi, ServedKind};
+pub use access::impersonation::Impersonation;
+pub use access::install::{CRDS, CrdError};
+pub use adapter::cluster::{KubeCluster, Shared};
+pub use controllers::admission::{Admission, AdmissionCounts, AdmissionLimits, MAX_DEBT};
+pub use controllers::breaker::BreakerLimits;
+pub use controllers::function::image_config;
+pub use controllers::function::{DEFAULT_NAMESPACE, Functions, InstalledPackages};
+pub use controllers::timing::{DEFAULT_MAX_CONCURRENT_RECONCILES, Timing};
+pub use running::leader::{LeaderElection, LeaderError};
+pub use running::probes::{self, Health};
+pub use running::shards::Sharding;
+pub use running::{ControllerError, Options, crds, encoded_metrics, install_crds, run};

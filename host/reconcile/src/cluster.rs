@@ -106,6 +106,77 @@ pub trait Cluster {
     fn record_event(&self, event: Event);
 }
 
+/// A cluster that answers through another and changes only some answers:
+/// one implements [`Forwarding::inner`] and overrides what differs, and
+/// every [`Cluster`] operation it leaves alone is forwarded.
+pub trait Forwarding {
+    /// The cluster that answers.
+    fn inner(&self) -> &dyn Cluster;
+
+    /// Runs before every apply, status apply and delete; an error stops the
+    /// write before it reaches the inner cluster.
+    fn before_write(&self) -> Result<(), ClusterError> {
+        Ok(())
+    }
+
+    /// As [`Cluster::applied_unchanged`].
+    fn applied_unchanged(&self, object: &Value, observed: &Value, field_manager: &str) -> bool {
+        self.inner()
+            .applied_unchanged(object, observed, field_manager)
+    }
+}
+
+impl<F: Forwarding> Cluster for F {
+    fn get(&self, object: &ObjectRef) -> Result<Option<Value>, ClusterError> {
+        self.inner().get(object)
+    }
+
+    fn list(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<Vec<Value>, ClusterError> {
+        self.inner().list(api_version, kind, namespace, labels)
+    }
+
+    fn apply(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError> {
+        self.before_write()?;
+        self.inner().apply(object, field_manager)
+    }
+
+    fn apply_status(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError> {
+        self.before_write()?;
+        self.inner().apply_status(object, field_manager)
+    }
+
+    fn observe(&self, object: &ObjectRef) -> Result<Option<Value>, ClusterError> {
+        self.inner().observe(object)
+    }
+
+    fn applied_unchanged(&self, object: &Value, observed: &Value, field_manager: &str) -> bool {
+        Forwarding::applied_unchanged(self, object, observed, field_manager)
+    }
+
+    fn delete(&self, object: &ObjectRef, uid: Option<&str>) -> Result<(), ClusterError> {
+        self.before_write()?;
+        self.inner().delete(object, uid)
+    }
+
+    fn is_namespaced(&self, api_version: &str, kind: &str) -> Result<Option<bool>, ClusterError> {
+        self.inner().is_namespaced(api_version, kind)
+    }
+
+    fn schema(&self, api_version: &str, kind: &str) -> Result<Option<Value>, ClusterError> {
+        self.inner().schema(api_version, kind)
+    }
+
+    fn record_event(&self, event: Event) {
+        self.inner().record_event(event);
+    }
+}
+
 /// A cluster held in memory. Applies behave like server-side apply with
 /// one owner per field manager: an apply merges its fields into the object
 /// and drops the fields that manager applied last time but no longer sends,

@@ -24,7 +24,9 @@ use plait_pipeline::{
 use plait_sdk::{Condition, ResourceMatch, ResourceSelector, SchemaSelector, Severity, State};
 use serde_json::{Value, json};
 
-pub use cluster::{Cluster, ClusterError, Event, EventType, MemoryCluster, ObjectRef, stable_uid};
+pub use cluster::{
+    Cluster, ClusterError, Event, EventType, Forwarding, MemoryCluster, ObjectRef, stable_uid,
+};
 pub use conditions::{set_condition, unready_message};
 pub use steps::{PrepareError, pipeline_steps, prepare};
 

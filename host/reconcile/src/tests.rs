@@ -99,39 +99,12 @@ struct KnownApplied<'a> {
     unchanged: bool,
 }
 
-impl Cluster for KnownApplied<'_> {
-    fn get(&self, object: &ObjectRef) -> Result<Option<Value>, ClusterError> {
-        self.memory.get(object)
-    }
-    fn list(
-        &self,
-        api_version: &str,
-        kind: &str,
-        namespace: Option<&str>,
-        labels: &BTreeMap<String, String>,
-    ) -> Result<Vec<Value>, ClusterError> {
-        self.memory.list(api_version, kind, namespace, labels)
-    }
-    fn apply(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError> {
-        self.memory.apply(object, field_manager)
-    }
-    fn apply_status(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError> {
-        self.memory.apply_status(object, field_manager)
+impl Forwarding for KnownApplied<'_> {
+    fn inner(&self) -> &dyn Cluster {
+        self.memory
     }
     fn applied_unchanged(&self, _: &Value, _: &Value, _: &str) -> bool {
         self.unchanged
-    }
-    fn delete(&self, object: &ObjectRef, uid: Option<&str>) -> Result<(), ClusterError> {
-        self.memory.delete(object, uid)
-    }
-    fn is_namespaced(&self, api_version: &str, kind: &str) -> Result<Option<bool>, ClusterError> {
-        self.memory.is_namespaced(api_version, kind)
-    }
-    fn schema(&self, api_version: &str, kind: &str) -> Result<Option<Value>, ClusterError> {
-        self.memory.schema(api_version, kind)
-    }
-    fn record_event(&self, event: Event) {
-        self.memory.record_event(event)
     }
 }
 

@@ -1,6 +1,7 @@
 //! What the tests and benchmarks that run `plait controller` against the
-//! test cluster share: objects by server-side apply, the scale fixture, and
-//! the controller's probe address and endpoints.
+//! test cluster share: objects by server-side apply, the scale fixture,
+//! the controller's probe address and endpoints, whether an XR is Ready,
+//! the controller's peak memory, and how a benchmark binary runs.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
@@ -198,4 +199,37 @@ impl Drop for LogsOnFailure {
             }
         }
     }
+}
+
+/// Whether `xr` says it is Ready.
+pub fn is_ready(xr: &DynamicObject) -> bool {
+    xr.data["status"]["conditions"]
+        .as_array()
+        .and_then(|conditions| conditions.iter().find(|c| c["type"] == "Ready"))
+        .is_some_and(|c| c["status"] == "True")
+}
+
+/// The peak resident memory of process `pid` in MiB (`VmHWM`); `None` when
+/// the process is gone.
+pub fn peak_rss_mib(pid: u32) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map(|kib| kib / 1024.0)
+}
+
+/// Runs `bench` on a multi-threaded runtime when `cargo bench` runs the
+/// binary: it passes --bench, a plain test run (`cargo test --benches`)
+/// does not, and then nothing runs.
+pub fn run_bench(bench: impl std::future::Future<Output = ()>) {
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    tokio.block_on(bench);
 }

@@ -1,0 +1,351 @@
+//! The resourceVersions the controller's own writes produced, so a watch
+//! event caused by its own write is told apart from a change made by
+//! someone else, and a read the watch cache has not caught up with is told
+//! apart from a current one.
+//!
+//! A reconcile writes its XR (finalizer, resource references, status) and
+//! its composed resources; each write comes back as a watch event a moment
+//! later. Reconciling the XR again for those events redoes work whose
+//! result is already known, and under load (when the watch lags) starts
+//! from a version the reconcile itself has replaced, so its next guarded
+//! write conflicts: the self-inflicted load that made conflicts multiply.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures::{Stream, StreamExt, future};
+use kube::Resource;
+use kube::api::ApiResource;
+use kube::runtime::watcher;
+use plait_reconcile::ObjectRef;
+
+/// How many recent versions are kept per object: a first reconcile writes
+/// its XR up to five times (finalizer, Composition and revision references,
+/// resource references, status).
+const VERSIONS_PER_OBJECT: usize = 8;
+
+/// An object, independent of the API version it was written or watched at:
+/// resourceVersions are shared by every version of a kind.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct WrittenObject {
+    group: String,
+    kind: String,
+    namespace: Option<String>,
+    name: String,
+}
+
+impl WrittenObject {
+    pub fn new(api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> Self {
+        WrittenObject {
+            group: crate::vocabulary::api::group_of(api_version).to_string(),
+            kind: kind.to_string(),
+            namespace: namespace.map(str::to_string),
+            name: name.to_string(),
+        }
+    }
+
+    pub fn of(reference: &ObjectRef) -> Self {
+        WrittenObject::new(
+            &reference.api_version,
+            &reference.kind,
+            reference.namespace.as_deref(),
+            &reference.name,
+        )
+    }
+}
+
+/// The resourceVersions recent writes by this controller produced, per
+/// object, and what its last server-side apply of each object sent.
+#[derive(Debug, Default)]
+pub struct OwnWrites {
+    versions: Mutex<HashMap<WrittenObject, VecDeque<String>>>,
+    /// By object and field manager (with `/status` for the status subresource).
+    applied: Mutex<HashMap<(WrittenObject, String), LastApply>>,
+}
+
+/// One field manager's last apply of an object: the SHA-256 of the body it
+/// sent and the resourceVersion the object had afterwards.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct LastApply {
+    body: [u8; 32],
+    resource_version: String,
+}
+
+/// The digest an applied body is remembered by: of its JSON, whose object
+/// keys serde_json keeps sorted, so equal bodies always digest alike.
+pub fn body_digest(body: &serde_json::Value) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(body.to_string().as_bytes()).into()
+}
+
+impl OwnWrites {
+    /// Records that a write of `object` produced `resource_version`.
+    pub fn wrote(&self, object: WrittenObject, resource_version: &str) {
+        let mut versions = self.versions.lock().unwrap_or_else(PoisonError::into_inner);
+        let recent = versions.entry(object).or_default();
+        if recent.iter().any(|v| v == resource_version) {
+            return;
+        }
+        if recent.len() == VERSIONS_PER_OBJECT {
+            recent.pop_front();
+        }
+        recent.push_back(resource_version.to_string());
+    }
+
+    /// Whether `resource_version` of `object` is one this controller wrote.
+    pub fn is_own(&self, object: &WrittenObject, resource_version: &str) -> bool {
+        self.versions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(object)
+            .is_some_and(|recent| recent.iter().any(|v| v == resource_version))
+    }
+
+    /// The versions this controller's recent writes of `object` produced, oldest first.
+    pub fn recent(&self, object: &WrittenObject) -> Vec<String> {
+        self.versions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(object)
+            .map(|recent| recent.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Records that `field_manager` applied `body` to `object`, which then
+    /// stood at `resource_version`.
+    pub fn applied(
+        &self,
+        object: WrittenObject,
+        field_manager: &str,
+        body: [u8; 32],
+        resource_version: &str,
+    ) {
+        self.applied
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(
+                (object, field_manager.to_string()),
+                LastApply {
+                    body,
+                    resource_version: resource_version.to_string(),
+                },
+            );
+    }
+
+    /// Whether `field_manager`'s last apply of `object` sent `body` and left
+    /// it at `resource_version`: applying `body` again to that version would
+    /// change nothing, since server-side apply of an unchanged body is a no-op.
+    pub fn is_applied(
+        &self,
+        object: &WrittenObject,
+        field_manager: &str,
+        body: &[u8; 32],
+        resource_version: &str,
+    ) -> bool {
+        self.applied
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&(object.clone(), field_manager.to_string()))
+            .is_some_and(|last| &last.body == body && last.resource_version == resource_version)
+    }
+
+    /// Forgets an object that is gone.
+    pub fn forget(&self, object: &WrittenObject) {
+        self.versions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(object);
+        self.applied
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|(applied, _), _| applied != object);
+    }
+
+    /// How many objects are remembered.
+    pub fn len(&self) -> usize {
+        self.versions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+}
+
+/// Which events of a watch of `resource` bring an object to reconcile:
+/// changes made by others, and whatever a (re)list shows (a change made
+/// while the watch was down is in it, even when a later write of this
+/// controller's is what the list shows). Deletions come through when `deletes`.
+pub fn changes_by_others<K, S>(
+    events: S,
+    writes: Arc<OwnWrites>,
+    resource: ApiResource,
+    deletes: bool,
+) -> impl Stream<Item = Result<K, watcher::Error>> + Send + 'static
+where
+    K: Resource + Send + 'static,
+    S: Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static,
+{
+    events.filter_map(move |event| {
+        let wanted = match event {
+            Ok(watcher::Event::Apply(object)) => {
+                let meta = object.meta();
+                let own = match (&meta.name, &meta.resource_version) {
+                    (Some(name), Some(version)) => writes.is_own(
+                        &WrittenObject::new(
+                            &resource.api_version,
+                            &resource.kind,
+                            meta.namespace.as_deref(),
+                            name,
+                        ),
+                        version,
+                    ),
+                    _ => false,
+                };
+                (!own).then_some(Ok(object))
+            }
+            Ok(watcher::Event::InitApply(object)) => Some(Ok(object)),
+            Ok(watcher::Event::Delete(object)) => deletes.then_some(Ok(object)),
+            Ok(watcher::Event::Init | watcher::Event::InitDone) => None,
+            Err(e) => Some(Err(e)),
+        };
+        future::ready(wanted)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(api_version: &str, name: &str) -> WrittenObject {
+        WrittenObject::new(api_version, "Widget", Some("ns"), name)
+    }
+
+    #[test]
+    fn a_version_is_own_while_it_is_among_the_recent_writes() {
+        let writes = OwnWrites::default();
+        // (object, version written; versions then own; versions then not own)
+        let steps: &[(&str, &str, &[&str], &[&str])] = &[
+            ("a", "1", &["1"], &["2"]),
+            ("a", "2", &["1", "2"], &["3"]),
+            ("a", "3", &["1", "2", "3"], &[]),
+            ("a", "4", &["1", "4"], &["5"]),
+            ("a", "5", &["1", "5"], &["6"]),
+            ("a", "6", &["1", "6"], &[]),
+            ("a", "7", &["1", "7"], &[]),
+            ("a", "8", &["1", "8"], &["9"]),
+            ("a", "9", &["2", "9"], &["1"]),
+            ("b", "10", &["2", "9"], &["10"]),
+            ("a", "9", &["2", "3", "4", "9"], &["1"]),
+        ];
+        for (i, (name, version, own, not_own)) in steps.iter().enumerate() {
+            writes.wrote(object("example.org/v1", name), version);
+            for v in *own {
+                assert!(
+                    writes.is_own(&object("example.org/v1", "a"), v),
+                    "step {i}: {v}"
+                );
+            }
+            for v in *not_own {
+                assert!(
+                    !writes.is_own(&object("example.org/v1", "a"), v),
+                    "step {i}: {v}"
+                );
+            }
+        }
+        assert_eq!(
+            writes.recent(&object("example.org/v1", "a")),
+            ["2", "3", "4", "5", "6", "7", "8", "9"]
+        );
+        assert_eq!(writes.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn only_changes_by_others_and_relists_come_through_a_watch() {
+        use kube::api::DynamicObject;
+
+        let resource = ApiResource {
+            group: "example.org".into(),
+            version: "v1".into(),
+            api_version: "example.org/v1".into(),
+            kind: "Widget".into(),
+            plural: "widgets".into(),
+        };
+        let widget = |name: &str, version: &str| {
+            let mut object = DynamicObject::new(name, &resource).within("ns");
+            object.metadata.resource_version = Some(version.into());
+            object
+        };
+        let writes = Arc::new(OwnWrites::default());
+        writes.wrote(object("example.org/v1", "a"), "2");
+        // (event, whether deletes are wanted, the version that comes through)
+        let cases = [
+            (watcher::Event::Apply(widget("a", "1")), false, Some("1")),
+            (watcher::Event::Apply(widget("a", "2")), false, None),
+            (watcher::Event::Apply(widget("b", "2")), false, Some("2")),
+            (
+                watcher::Event::InitApply(widget("a", "2")),
+                false,
+                Some("2"),
+            ),
+            (watcher::Event::Delete(widget("a", "3")), false, None),
+            (watcher::Event::Delete(widget("a", "3")), true, Some("3")),
+            (watcher::Event::Init, true, None),
+            (watcher::Event::InitDone, true, None),
+        ];
+        for (i, (event, deletes, want)) in cases.into_iter().enumerate() {
+            let events = futures::stream::iter([Ok(event)]);
+            let through: Vec<DynamicObject> =
+                changes_by_others(events, writes.clone(), resource.clone(), deletes)
+                    .filter_map(|r| future::ready(r.ok()))
+                    .collect()
+                    .await;
+            let versions: Vec<_> = through
+                .iter()
+                .filter_map(|o| o.metadata.resource_version.as_deref())
+                .collect();
+            assert_eq!(versions, want.into_iter().collect::<Vec<_>>(), "case {i}");
+        }
+    }
+
+    #[test]
+    fn an_apply_is_known_unchanged_only_for_the_same_manager_body_and_version() {
+        let writes = OwnWrites::default();
+        let body = body_digest(&serde_json::json!({"data": {"a": "1"}, "kind": "ConfigMap"}));
+        let same_body = body_digest(&serde_json::json!({"kind": "ConfigMap", "data": {"a": "1"}}));
+        let other_body = body_digest(&serde_json::json!({"kind": "ConfigMap", "data": {"a": "2"}}));
+        assert_eq!(body, same_body, "key order does not change a body's digest");
+        let a = object("example.org/v1", "a");
+        assert!(
+            !writes.is_applied(&a, "m", &body, "5"),
+            "nothing applied yet"
+        );
+        writes.applied(a.clone(), "m", body, "5");
+        // (object, manager, body, version, known unchanged)
+        let cases = [
+            ("a", "m", body, "5", true),
+            ("a", "m", body, "6", false),
+            ("a", "m", other_body, "5", false),
+            ("a", "other-manager", body, "5", false),
+            ("b", "m", body, "5", false),
+        ];
+        for (name, manager, digest, version, want) in cases {
+            assert_eq!(
+                writes.is_applied(&object("example.org/v2", name), manager, &digest, version),
+                want,
+                "{name} {manager} {version}"
+            );
+        }
+        writes.forget(&a);
+        assert!(!writes.is_applied(&a, "m", &body, "5"), "forgotten");
+    }
+
+    #[test]
+    fn versions_are_shared_by_every_api_version_of_a_kind() {
+        let writes = OwnWrites::default();
+        writes.wrote(object("example.org/v1", "a"), "7");
+        assert!(writes.is_own(&object("example.org/v2", "a"), "7"));
+        assert!(!writes.is_own(&object("other.org/v1", "a"), "7"));
+        writes.forget(&object("example.org/v2", "a"));
+        assert!(!writes.is_own(&object("example.org/v1", "a"), "7"));
+        assert_eq!(writes.len(), 0);
+    }
+}

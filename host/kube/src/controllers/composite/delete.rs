@@ -1,0 +1,97 @@
+//! Deleting an XR: what it composed goes first, then its finalizer.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use kube::runtime::controller::Action;
+use plait_reconcile::{COMPOSITE_FIELD_MANAGER, CompositeScope, ObjectRef, compose, set_condition};
+use serde_json::Value;
+
+use super::{FINALIZER, XrContext, XrError, kube_error};
+use crate::controllers::timing::now;
+use crate::vocabulary::object::{self, has_finalizer, is_status, text};
+
+/// Deletes what the XR composed and lets it go once all of it is gone.
+/// Composed resources carry a controller reference to the XR, so Kubernetes'
+/// garbage collector would remove them too; deleting them here means the XR
+/// outlives them whatever propagation policy it was deleted with.
+pub async fn delete(
+    mut xr: Value,
+    reference: ObjectRef,
+    scope: CompositeScope,
+    ctx: &XrContext,
+) -> Result<Action, XrError> {
+    if !has_finalizer(&xr, FINALIZER) {
+        return Ok(Action::await_change());
+    }
+    let uid = text(&xr, "/metadata/uid").unwrap_or_default().to_string();
+    let refs = xr
+        .pointer(&format!("{}/resourceRefs", scope.machinery_pointer()))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let composing = ctx.composing_cluster(plait_reconcile::tenant_of(&xr, scope).as_deref())?;
+    let mut remaining = Vec::new();
+    let mut kinds = BTreeSet::new();
+    for r in refs {
+        let (Some(api_version), Some(kind), Some(name)) = (
+            text(&r, "/apiVersion"),
+            text(&r, "/kind"),
+            text(&r, "/name"),
+        ) else {
+            continue;
+        };
+        let namespace = match scope {
+            CompositeScope::Namespaced => reference.namespace.clone(),
+            _ => text(&r, "/namespace").map(str::to_string),
+        };
+        let composed = ObjectRef {
+            api_version: api_version.into(),
+            kind: kind.into(),
+            namespace,
+            name: name.into(),
+        };
+        let Some(object) = composing.get_async(&composed).await? else {
+            continue;
+        };
+        if compose::controller_uid(&object) != Some(uid.as_str()) {
+            continue;
+        }
+        if object.pointer("/metadata/deletionTimestamp").is_none() {
+            composing
+                .delete_async(&composed, text(&object, "/metadata/uid"))
+                .await?;
+        }
+        kinds.insert((api_version.to_string(), kind.to_string()));
+        remaining.push(composed.to_string());
+    }
+    ctx.watches.track(&ctx.cluster, &reference, kinds).await;
+    if !remaining.is_empty() {
+        set_condition(
+            &mut xr,
+            "Ready",
+            "False",
+            "Deleting",
+            Some(&format!(
+                "Waiting for composed resources to be deleted: {}",
+                remaining.join(", ")
+            )),
+            &now(),
+        );
+        ctx.cluster
+            .apply_async(&xr, COMPOSITE_FIELD_MANAGER, true)
+            .await?;
+        // The composed watches bring the XR back as each one goes; the
+        // requeue covers a watch that is still starting.
+        return Ok(Action::requeue(
+            ctx.timing.poll_interval.min(Duration::from_secs(10)),
+        ));
+    }
+    match object::remove_finalizer(&ctx.api(&reference), &xr, FINALIZER).await {
+        Ok(_) => {}
+        Err(e) if is_status(&e, 404) => {}
+        Err(e) => return Err(kube_error(&reference)(e)),
+    }
+    ctx.forget(&reference);
+    Ok(Action::await_change())
+}

@@ -1,0 +1,243 @@
+//! Which Composition, and which revision of it, an XR composes from, as
+//! upstream selects them; each choice is persisted on the XR. Compositions
+//! and revisions are read from the catalog's watch-fed stores, and the
+//! revision's pipeline comes compiled from the catalog.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use kube::api::{Patch, PatchParams};
+use plait_model::{CompositeResourceDefinition, UpdatePolicy};
+use plait_reconcile::{ClusterError, CompositeScope, Event, EventType, ObjectRef, PrepareError};
+use serde_json::{Value, json};
+
+use super::{XrContext, XrError, kube_error};
+use crate::controllers::revisions;
+use crate::stores::catalog::{CompileError, CompiledPipeline};
+use crate::vocabulary::object::text;
+
+/// Where a reconcile stopped short of running the pipeline.
+pub enum Failure {
+    /// The XR cannot be composed as it stands; reported on its `Synced` condition.
+    Synced(String),
+    /// The revision the XR needs is not (yet) in the catalog; reported on
+    /// its `Synced` condition. A new revision of the XR's kind wakes the XR
+    /// once the catalog holds it, so it waits for that rather than retrying.
+    Awaiting(String),
+    Error(XrError),
+}
+
+impl From<ClusterError> for Failure {
+    fn from(e: ClusterError) -> Self {
+        Failure::Error(e.into())
+    }
+}
+
+impl From<XrError> for Failure {
+    fn from(e: XrError) -> Self {
+        Failure::Error(e)
+    }
+}
+
+/// Picks the XR's Composition as upstream does, persisting the choice.
+pub async fn composition(
+    ctx: &XrContext,
+    xrd: &CompositeResourceDefinition,
+    xr: &mut Value,
+    reference: &ObjectRef,
+    scope: CompositeScope,
+) -> Result<String, Failure> {
+    let machinery = scope.machinery_pointer();
+    let current = text(xr, &format!("{machinery}/compositionRef/name")).map(str::to_string);
+    let selector = xr
+        .pointer(&format!("{machinery}/compositionSelector/matchLabels"))
+        .and_then(Value::as_object)
+        .cloned();
+    let (chosen, message) = if let Some(enforced) = &xrd.spec.enforced_composition_ref {
+        (
+            enforced.name.clone(),
+            "Enforced composition has been selected".to_string(),
+        )
+    } else if let Some(name) = &current {
+        (name.clone(), String::new())
+    } else if let (None, Some(default)) = (&selector, &xrd.spec.default_composition_ref) {
+        (
+            default.name.clone(),
+            "Default composition has been selected".to_string(),
+        )
+    } else {
+        let labels: BTreeMap<String, String> = selector
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| (k, v.as_str().unwrap_or_default().to_string()))
+            .collect();
+        ctx.catalog.ready().await?;
+        let mut candidates: Vec<String> = ctx
+            .catalog
+            .compositions(&labels)
+            .into_iter()
+            .filter(|c| {
+                text(c, "/spec/compositeTypeRef/apiVersion") == Some(reference.api_version.as_str())
+                    && text(c, "/spec/compositeTypeRef/kind") == Some(reference.kind.as_str())
+            })
+            .filter_map(|c| text(&c, "/metadata/name").map(str::to_string))
+            .collect();
+        // Upstream picks at random; the first by name is as valid and repeatable.
+        candidates.sort();
+        let Some(first) = candidates.into_iter().next() else {
+            return Err(Failure::Synced(
+                "cannot select Composition: no compatible Compositions found".into(),
+            ));
+        };
+        let message = format!("Successfully selected composition: {first}");
+        (first, message)
+    };
+    if current.as_deref() != Some(chosen.as_str()) {
+        let patch = scope.wrap_machinery(json!({"compositionRef": {"name": chosen}}));
+        *xr = merge_patch(ctx, reference, &patch).await?;
+        ctx.cluster.publish(Event {
+            regarding: reference.clone(),
+            event_type: EventType::Normal,
+            reason: "SelectComposition".into(),
+            message,
+        });
+    }
+    Ok(chosen)
+}
+
+/// Picks the revision of `composition` the XR composes from, as upstream
+/// does, persisting the choice and any defaulted revision selector; returns
+/// the revision's pipeline, compiled once for every XR of this kind.
+pub async fn revision(
+    ctx: &XrContext,
+    xrd: &CompositeResourceDefinition,
+    xr: &mut Value,
+    reference: &ObjectRef,
+    scope: CompositeScope,
+    composition: &str,
+) -> Result<Arc<CompiledPipeline>, Failure> {
+    let machinery = scope.machinery_pointer();
+    let policy = match text(xr, &format!("{machinery}/compositionUpdatePolicy")) {
+        Some("Manual") => UpdatePolicy::Manual,
+        Some(_) => UpdatePolicy::Automatic,
+        None => xrd.default_composition_update_policy(),
+    };
+    let current = text(xr, &format!("{machinery}/compositionRevisionRef/name")).map(str::to_string);
+    let mut selector =
+        revisions::match_labels(xr.pointer(&format!("{machinery}/compositionRevisionSelector")));
+    let mut persist = serde_json::Map::new();
+    if selector.is_none()
+        && current.is_none()
+        && let Some(default) = xrd.spec.extra.get("defaultCompositionRevisionSelector")
+    {
+        selector = revisions::match_labels(Some(default));
+        persist.insert("compositionRevisionSelector".into(), default.clone());
+        ctx.cluster.publish(Event {
+            regarding: reference.clone(),
+            event_type: EventType::Normal,
+            reason: "SelectComposition".into(),
+            message: "Default revision selector has been selected".into(),
+        });
+    }
+    ctx.catalog.ready().await?;
+    let fetch = |message: String| Failure::Synced(format!("cannot fetch Composition: {message}"));
+    // The catalog's revision store wakes the XR once it holds a new revision.
+    let awaiting =
+        |message: String| Failure::Awaiting(format!("cannot fetch Composition: {message}"));
+    let revision = match (&current, policy) {
+        (Some(name), UpdatePolicy::Manual) => ctx.catalog.revision(name).ok_or_else(|| {
+            awaiting(format!(
+                "cannot get CompositionRevision {name:?}: not found"
+            ))
+        })?,
+        _ => {
+            let found = ctx.catalog.composition(composition).ok_or_else(|| {
+                fetch(format!("cannot get Composition {composition:?}: not found"))
+            })?;
+            let mut labels = match policy {
+                UpdatePolicy::Automatic => selector.unwrap_or_default(),
+                UpdatePolicy::Manual => BTreeMap::new(),
+            };
+            labels.insert(revisions::LABEL_COMPOSITION_NAME.into(), composition.into());
+            let candidates = ctx.catalog.revisions(&labels);
+            let latest = revisions::latest(&found, &candidates)
+                .cloned()
+                .ok_or_else(|| awaiting("no compatible CompositionRevisions found".into()))?;
+            let name = text(&latest, "/metadata/name").unwrap_or_default();
+            if current.as_deref() != Some(name) {
+                persist.insert("compositionRevisionRef".into(), json!({"name": name}));
+            }
+            latest
+        }
+    };
+    if !persist.is_empty() {
+        let patch = scope.wrap_machinery(Value::Object(persist));
+        *xr = merge_patch(ctx, reference, &patch).await?;
+    }
+    let compiled = ctx
+        .catalog
+        .pipeline(&revision, reference, &ctx.functions.resolver)
+        .await;
+    match compiled {
+        Ok(pipeline) => Ok(pipeline),
+        Err(CompileError::Prepare {
+            revision,
+            source: e @ PrepareError::Invalid(_),
+        }) => Err(Failure::Synced(format!(
+            "CompositionRevision {revision:?} is invalid: {e}"
+        ))),
+        Err(CompileError::Prepare {
+            source: PrepareError::Incompatible { .. },
+            ..
+        }) => Err(Failure::Synced(
+            "referenced composition is not compatible with this composite resource".into(),
+        )),
+        Err(CompileError::Prepare { source, .. }) => Err(Failure::Synced(source.to_string())),
+        Err(e) => Err(Failure::Synced(e.to_string())),
+    }
+}
+
+/// Merge-patches the XR, returning it as stored.
+async fn merge_patch(
+    ctx: &XrContext,
+    reference: &ObjectRef,
+    patch: &Value,
+) -> Result<Value, XrError> {
+    let patched = ctx
+        .api(reference)
+        .patch(
+            &reference.name,
+            &PatchParams::default(),
+            &Patch::Merge(patch),
+        )
+        .await
+        .map_err(kube_error(reference))?;
+    ctx.stored(&patched, reference)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn composition_ref_goes_where_the_scope_keeps_machinery() {
+        let fields = json!({"compositionRef": {"name": "c"}});
+        let cases = [
+            (
+                CompositeScope::Namespaced,
+                json!({"spec": {"crossplane": {"compositionRef": {"name": "c"}}}}),
+            ),
+            (
+                CompositeScope::Cluster,
+                json!({"spec": {"crossplane": {"compositionRef": {"name": "c"}}}}),
+            ),
+            (
+                CompositeScope::LegacyCluster,
+                json!({"spec": {"compositionRef": {"name": "c"}}}),
+            ),
+        ];
+        for (scope, want) in cases {
+            assert_eq!(scope.wrap_machinery(fields.clone()), want, "{scope:?}");
+        }
+    }
+}

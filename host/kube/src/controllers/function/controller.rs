@@ -1,0 +1,989 @@
+//! The Function controller: installs each Function's package and reports
+//! how it went.
+//!
+//! Each `pkg.crossplane.io/v1` Function names a package: a function built
+//! into plait (Healthy at once, nothing pulled) or an OCI reference, which
+//! the controller resolves to a digest with plait-oci, verifies, compiles
+//! once and records in `status.resolvedDigest`, with `Installed` and
+//! `Healthy` conditions whose reasons are plait-oci's stable reasons. When
+//! what a Function resolves to changes, or the Function is deleted, the XRs
+//! whose Compositions use it are reconciled at once.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+use kube::runtime::controller::Action;
+use kube::runtime::reflector::Store;
+use kube::runtime::reflector::store::Writer;
+use kube::runtime::{Controller, WatchStreamExt, predicates, watcher};
+use plait_functions::{FUNCTION_API_VERSION, FUNCTION_KIND, package_of};
+use plait_model::ImagePolicy;
+use plait_oci::Keychain;
+use plait_reconcile::{ClusterError, ObjectRef, set_condition};
+use plait_runtime::Builtin;
+use serde_json::{Value, json};
+
+use super::packages::{Installed, InstalledPackages};
+use crate::adapter::cluster::KubeCluster;
+use crate::controllers::function::image_config::{
+    self, Applied, DOCKER_CONFIG_KEY, SecretData, image_config_of, image_config_resource,
+    secrets_needed,
+};
+use crate::controllers::reconciler::{self, Controlled, ReconcileFailure};
+use crate::controllers::timing::{Backoff, Timing, now};
+use crate::controllers::watches::ComposedWatches;
+use crate::vocabulary::api::{
+    COMPOSITION_API_VERSION, COMPOSITION_KIND, FIELD_MANAGER, REVISION_KIND, function_resource,
+    group_of,
+};
+use crate::vocabulary::metrics::ReconcileResult;
+use crate::vocabulary::object::text;
+
+/// How long a changed Function's XRs wait for the Function store to catch
+/// up with the status just written (a watch event, usually milliseconds).
+const STORE_WAIT: Duration = Duration::from_secs(5);
+
+/// Upstream's reasons for an installed, healthy package.
+pub const REASON_ACTIVE: &str = "ActivePackageRevision";
+pub const REASON_HEALTHY: &str = "HealthyPackageRevision";
+
+#[derive(Debug, thiserror::Error)]
+pub enum FunctionError {
+    #[error("Function {function:?}: {what}: {source}")]
+    Kube {
+        function: String,
+        what: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("Function {function:?}: cannot be encoded: {source}")]
+    Encode {
+        function: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
+    #[error("Function {function:?}: compiling its package did not finish: {source}")]
+    Join {
+        function: String,
+        #[source]
+        source: tokio::task::JoinError,
+    },
+}
+
+impl ReconcileFailure for FunctionError {
+    fn metric_label(&self) -> &'static str {
+        match self {
+            FunctionError::Kube { .. } => "kube",
+            FunctionError::Encode { .. } => "encode",
+            FunctionError::Cluster(_) => "cluster",
+            FunctionError::Join { .. } => "join",
+        }
+    }
+}
+
+/// How one attempt to install a Function's package ended.
+#[derive(Debug)]
+enum Outcome {
+    Builtin(Builtin),
+    Healthy {
+        pinned: String,
+        digest: String,
+    },
+    /// Not resolved or not verified: nothing is installed.
+    NotInstalled(plait_oci::Error),
+    /// Resolved, but its signature does not satisfy the ImageConfig that
+    /// asks for one: nothing is installed.
+    Unverified {
+        config: String,
+        error: plait_oci::Error,
+        /// The digest installed before, when the package now resolves to
+        /// another (a moved tag).
+        previous: Option<String>,
+    },
+    /// Pulled and verified, but it does not compile or link.
+    Unhealthy {
+        pinned: String,
+        digest: String,
+        error: plait_oci::Error,
+    },
+}
+
+impl Outcome {
+    fn installed(&self, package: &str, policy: &str) -> Installed {
+        match self {
+            Outcome::Builtin(builtin) => Installed::Builtin(*builtin),
+            Outcome::Healthy { pinned, digest } => Installed::Package {
+                package: package.into(),
+                pinned: pinned.clone(),
+                digest: digest.clone(),
+                policy: policy.into(),
+            },
+            Outcome::NotInstalled(error)
+            | Outcome::Unhealthy { error, .. }
+            | Outcome::Unverified { error, .. } => Installed::Failed {
+                package: package.into(),
+                reason: error.reason().as_str(),
+            },
+        }
+    }
+
+    fn healthy(&self) -> bool {
+        matches!(self, Outcome::Builtin(_) | Outcome::Healthy { .. })
+    }
+}
+
+/// The status apply for `function` after `outcome`: the conditions, the
+/// resolved digest and the ImageConfigs applied (`(name, reason)`), and
+/// nothing this controller does not own.
+fn status(function: &Value, outcome: &Outcome, applied: &[(String, &str)], now: &str) -> Value {
+    let package = package_of(function);
+    let mut updated = function.clone();
+    let (installed, healthy, resolved) = match outcome {
+        Outcome::Builtin(builtin) => {
+            let message = format!(
+                "package {package} is built into plait as {}",
+                builtin.name()
+            );
+            (
+                ("True", REASON_ACTIVE, message.clone()),
+                ("True", REASON_HEALTHY, message),
+                None,
+            )
+        }
+        Outcome::Healthy { pinned, digest } => (
+            (
+                "True",
+                REASON_ACTIVE,
+                format!("package {package} resolved to {pinned}"),
+            ),
+            (
+                "True",
+                REASON_HEALTHY,
+                format!("{pinned} is compiled and ready"),
+            ),
+            Some((pinned, digest)),
+        ),
+        Outcome::NotInstalled(error) => {
+            let message = format!("cannot install package {package}: {error}");
+            let reason = error.reason().as_str();
+            (
+                ("False", reason, message.clone()),
+                ("False", reason, message),
+                None,
+            )
+        }
+        Outcome::Unverified {
+            config,
+            error,
+            previous,
+        } => {
+            let moved = previous
+                .as_ref()
+                .map(|p| format!(" (the package was at {p} when last installed)"))
+                .unwrap_or_default();
+            let message = format!(
+                "package {package} is not verified by ImageConfig {config:?}: {error}{moved}"
+            );
+            let reason = error.reason().as_str();
+            (
+                ("False", reason, message.clone()),
+                ("False", reason, message),
+                None,
+            )
+        }
+        Outcome::Unhealthy {
+            pinned,
+            digest,
+            error,
+        } => (
+            (
+                "True",
+                REASON_ACTIVE,
+                format!("package {package} resolved to {pinned}"),
+            ),
+            ("False", error.reason().as_str(), error.to_string()),
+            Some((pinned, digest)),
+        ),
+    };
+    for (type_, (status, reason, message)) in [("Installed", installed), ("Healthy", healthy)] {
+        set_condition(&mut updated, type_, status, reason, Some(&message), now);
+    }
+    let conditions: Vec<Value> = updated["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["type"] == "Installed" || c["type"] == "Healthy")
+        .cloned()
+        .collect();
+    let applied: Vec<Value> = applied
+        .iter()
+        .map(|(name, reason)| json!({"name": name, "reason": reason}))
+        .collect();
+    let mut status = json!({"conditions": conditions, "appliedImageConfigRefs": applied});
+    if let Some((pinned, digest)) = resolved {
+        status["resolvedDigest"] = json!(digest);
+        status["resolvedPackage"] = json!(pinned);
+    }
+    json!({
+        "apiVersion": FUNCTION_API_VERSION,
+        "kind": FUNCTION_KIND,
+        "metadata": {"name": function.pointer("/metadata/name")},
+        "status": status,
+    })
+}
+
+/// Whether a Function's package, or the reference it was last pulled from,
+/// starts with one of an ImageConfig's `prefixes`.
+fn matches_any(function: &DynamicObject, prefixes: &[String]) -> bool {
+    let package = function
+        .data
+        .pointer("/spec/package")
+        .and_then(Value::as_str);
+    let pulled = function
+        .data
+        .pointer("/status/resolvedPackage")
+        .and_then(Value::as_str);
+    [package, pulled]
+        .into_iter()
+        .flatten()
+        .any(|reference| prefixes.iter().any(|p| reference.starts_with(p.as_str())))
+}
+
+/// Whether a Composition's (or CompositionRevision's) pipeline runs `function`.
+fn uses(composition: &Value, function: &str) -> bool {
+    composition
+        .pointer("/spec/pipeline")
+        .and_then(Value::as_array)
+        .is_some_and(|steps| steps.iter().any(|s| s["functionRef"]["name"] == function))
+}
+
+/// What the Function controller shares across reconciles.
+pub struct FunctionContext {
+    packages: Arc<InstalledPackages>,
+    cluster: KubeCluster,
+    watches: Arc<ComposedWatches>,
+    timing: Timing,
+    resource: ApiResource,
+    backoff: Backoff<ObjectRef>,
+    conflicts: Backoff<ObjectRef>,
+    /// The Function store this controller fills, which XR reconciles read.
+    store: Store<DynamicObject>,
+}
+
+impl Controlled for FunctionContext {
+    fn resource(&self) -> &ApiResource {
+        &self.resource
+    }
+
+    fn backoff(&self) -> &Backoff<ObjectRef> {
+        &self.backoff
+    }
+
+    fn conflicts(&self) -> &Backoff<ObjectRef> {
+        &self.conflicts
+    }
+}
+
+impl FunctionContext {
+    pub fn new(
+        packages: Arc<InstalledPackages>,
+        cluster: KubeCluster,
+        watches: Arc<ComposedWatches>,
+        timing: Timing,
+        store: Store<DynamicObject>,
+    ) -> FunctionContext {
+        FunctionContext {
+            store,
+            packages,
+            cluster,
+            watches,
+            backoff: Backoff::of(&timing),
+            conflicts: Backoff::conflicts(&timing),
+            timing,
+            resource: function_resource(),
+        }
+    }
+
+    fn reference(&self, function: &str) -> ObjectRef {
+        ObjectRef {
+            api_version: FUNCTION_API_VERSION.into(),
+            kind: FUNCTION_KIND.into(),
+            namespace: None,
+            name: function.into(),
+        }
+    }
+
+    /// The credentials in the Function's `packagePullSecrets`, read from
+    /// plait's namespace. A missing or malformed Secret is the Function's
+    /// problem (reported on its conditions); an API failure is retried.
+    async fn keychain(
+        &self,
+        name: &str,
+        function: &Value,
+        mut keychain: Keychain,
+    ) -> Result<Result<Keychain, plait_oci::Error>, FunctionError> {
+        let namespace = self.packages.namespace();
+        let secrets: Api<Secret> = Api::namespaced(self.cluster.client().clone(), namespace);
+        let references = function
+            .pointer("/spec/packagePullSecrets")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten();
+        for reference in references {
+            let secret_name = text(reference, "/name").unwrap_or_default();
+            let source = format!("pull secret {namespace}/{secret_name}");
+            let configuration = |message: String| plait_oci::Error::Configuration {
+                source_name: source.clone(),
+                message,
+            };
+            let secret = secrets
+                .get_opt(secret_name)
+                .await
+                .map_err(|e| FunctionError::Kube {
+                    function: name.into(),
+                    what: format!("cannot read {source}"),
+                    source: e,
+                })?;
+            let Some(secret) = secret else {
+                return Ok(Err(configuration("not found".into())));
+            };
+            let Some(config) = secret.data.as_ref().and_then(|d| d.get(DOCKER_CONFIG_KEY)) else {
+                return Ok(Err(configuration(format!(
+                    "has no {DOCKER_CONFIG_KEY} key (a kubernetes.io/dockerconfigjson Secret has one)"
+                ))));
+            };
+            match Keychain::from_docker_config(&source, &config.0) {
+                Ok(found) => keychain = keychain.merge(found),
+                Err(e) => return Ok(Err(e)),
+            }
+        }
+        Ok(Ok(keychain))
+    }
+
+    /// What the ImageConfigs make of `package`, with the Secrets they name
+    /// read from plait's namespace. A config plait cannot apply, or a
+    /// Secret it lacks, is the Function's problem (reported on its
+    /// conditions); an API failure is retried.
+    async fn image_policy(
+        &self,
+        name: &str,
+        package: &str,
+    ) -> Result<Result<Applied, plait_oci::Error>, FunctionError> {
+        let kube_error = |what: String| {
+            move |source| FunctionError::Kube {
+                function: name.into(),
+                what,
+                source,
+            }
+        };
+        let configs: Api<DynamicObject> =
+            Api::all_with(self.cluster.client().clone(), &image_config_resource());
+        let list = configs
+            .list(&ListParams::default())
+            .await
+            .map_err(kube_error("cannot list ImageConfigs".into()))?;
+        let mut parsed = Vec::new();
+        for object in &list.items {
+            match image_config_of(object) {
+                Ok(config) => parsed.push(config),
+                Err(e) => {
+                    return Ok(Err(plait_oci::Error::Configuration {
+                        source_name: format!(
+                            "ImageConfig {:?}",
+                            object.metadata.name.as_deref().unwrap_or_default()
+                        ),
+                        message: e.to_string(),
+                    }));
+                }
+            }
+        }
+        let policy = match ImagePolicy::for_package(&parsed, package) {
+            Ok(policy) => policy,
+            Err(e) => {
+                return Ok(Err(plait_oci::Error::Configuration {
+                    source_name: format!("ImageConfig {:?}", e.config),
+                    message: format!("{}: {}", e.field, e.message),
+                }));
+            }
+        };
+        let namespace = self.packages.namespace();
+        let secrets: Api<Secret> = Api::namespaced(self.cluster.client().clone(), namespace);
+        let mut data = SecretData::new();
+        for secret_name in secrets_needed(&policy) {
+            let secret = secrets
+                .get_opt(&secret_name)
+                .await
+                .map_err(kube_error(format!(
+                    "cannot read Secret {namespace}/{secret_name}"
+                )))?;
+            if let Some(secret) = secret {
+                let values = secret.data.unwrap_or_default();
+                data.insert(
+                    secret_name,
+                    values.into_iter().map(|(k, v)| (k, v.0)).collect(),
+                );
+            }
+        }
+        Ok(image_config::apply(&policy, package, &data, namespace))
+    }
+
+    /// Resolves, verifies and compiles the Function's package, unless it is
+    /// built in or already installed from the same package under the same
+    /// ImageConfigs (a tag is resolved again only under
+    /// `packagePullPolicy: Always`). Also returns what the ImageConfigs
+    /// made of the package.
+    async fn install(
+        &self,
+        name: &str,
+        function: &Value,
+    ) -> Result<(Outcome, Option<Applied>), FunctionError> {
+        let package = package_of(function);
+        if let Some(builtin) = Builtin::from_package(package) {
+            return Ok((Outcome::Builtin(builtin), None));
+        }
+        let applied = match self.image_policy(name, package).await? {
+            Ok(applied) => applied,
+            Err(error) => return Ok((Outcome::NotInstalled(error), None)),
+        };
+        let policy = applied.fingerprint();
+        let previous = self.packages.installed(name);
+        let always = text(function, "/spec/packagePullPolicy") == Some("Always");
+        if !always
+            && let Some(Installed::Package {
+                package: installed,
+                pinned,
+                digest,
+                policy: installed_policy,
+            }) = &previous
+            && installed == package
+            && *installed_policy == policy
+            && self.packages.module(digest).is_some()
+        {
+            let outcome = Outcome::Healthy {
+                pinned: pinned.clone(),
+                digest: digest.clone(),
+            };
+            return Ok((outcome, Some(applied)));
+        }
+        let base = self
+            .packages
+            .keychain
+            .clone()
+            .merge(applied.keychain.clone());
+        let keychain = match self.keychain(name, function, base).await? {
+            Ok(keychain) => keychain,
+            Err(error) => return Ok((Outcome::NotInstalled(error), Some(applied))),
+        };
+        let started = Instant::now();
+        let client = &self.packages.client;
+        let reference = applied.reference.as_str();
+        let resolved = if always {
+            client.resolve_latest(reference, &keychain).await
+        } else {
+            client.resolve(reference, &keychain).await
+        };
+        let resolved = match resolved {
+            Ok(resolved) => resolved,
+            Err(error) => return Ok((Outcome::NotInstalled(error), Some(applied))),
+        };
+        let pulled = started.elapsed();
+        let started = Instant::now();
+        if let Some(verification) = &applied.verification {
+            let verified = client
+                .verify_signature(
+                    &resolved.pinned,
+                    &resolved.digest,
+                    &verification.authorities,
+                    &keychain,
+                )
+                .await;
+            match verified {
+                Ok(verified) => tracing::info!(
+                    function = name,
+                    package = resolved.pinned,
+                    image_config = verification.config,
+                    authority = verified.authority,
+                    remembered = verified.remembered,
+                    elapsed = ?started.elapsed(),
+                    "verified function package signature"
+                ),
+                Err(error) => {
+                    let previous = match previous {
+                        Some(Installed::Package { digest, .. }) if digest != resolved.digest => {
+                            Some(digest)
+                        }
+                        _ => None,
+                    };
+                    let outcome = Outcome::Unverified {
+                        config: verification.config.clone(),
+                        error,
+                        previous,
+                    };
+                    return Ok((outcome, Some(applied)));
+                }
+            }
+        }
+        let verified = started.elapsed();
+        let runtime = self.packages.runtime().clone();
+        let started = Instant::now();
+        let (resolved, loaded) = tokio::task::spawn_blocking(move || {
+            let loaded = plait_oci::load(&runtime, &resolved);
+            (resolved, loaded)
+        })
+        .await
+        .map_err(|source| FunctionError::Join {
+            function: name.into(),
+            source,
+        })?;
+        let compiled = started.elapsed();
+        let module = match loaded {
+            Ok(module) => module,
+            Err(error) => {
+                let outcome = Outcome::Unhealthy {
+                    pinned: resolved.pinned,
+                    digest: resolved.digest,
+                    error,
+                };
+                return Ok((outcome, Some(applied)));
+            }
+        };
+        self.packages.keep(&resolved.digest, module);
+        tracing::info!(
+            function = name,
+            package = resolved.pinned,
+            bytes = resolved.wasm.len(),
+            ?pulled,
+            ?verified,
+            ?compiled,
+            "installed function package"
+        );
+        let outcome = Outcome::Healthy {
+            pinned: resolved.pinned,
+            digest: resolved.digest,
+        };
+        Ok((outcome, Some(applied)))
+    }
+
+    /// Waits (briefly) until the Function store holds `function` as written
+    /// at `resource_version`, so the XRs requeued next resolve it as it is now.
+    async fn stored(&self, function: &str, resource_version: Option<&str>) {
+        let reference =
+            kube::runtime::reflector::ObjectRef::new_with(function, function_resource());
+        let deadline = Instant::now() + STORE_WAIT;
+        while Instant::now() < deadline {
+            let seen = self.store.get(&reference);
+            if seen
+                .as_ref()
+                .and_then(|f| f.metadata.resource_version.as_deref())
+                == resource_version
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        tracing::debug!(
+            function,
+            "the Function store has not caught up; requeuing anyway"
+        );
+    }
+
+    /// Requeues every XR of a kind some Composition or CompositionRevision
+    /// runs `function` for; each XR's reconcile resolves it afresh.
+    async fn roll(&self, function: &str) -> Result<usize, FunctionError> {
+        let mut kinds = BTreeSet::new();
+        for kind in [COMPOSITION_KIND, REVISION_KIND] {
+            let compositions = self
+                .cluster
+                .list_async(COMPOSITION_API_VERSION, kind, None, &BTreeMap::new())
+                .await?;
+            for composition in compositions.iter().filter(|c| uses(c, function)) {
+                let api_version = text(composition, "/spec/compositeTypeRef/apiVersion");
+                kinds.insert((
+                    group_of(api_version.unwrap_or_default()).to_string(),
+                    text(composition, "/spec/compositeTypeRef/kind")
+                        .unwrap_or_default()
+                        .to_string(),
+                ));
+            }
+        }
+        let mut requeued = 0;
+        for (group, kind) in kinds {
+            let Some(route) = self.watches.route_of(&group, &kind) else {
+                continue;
+            };
+            let xrs: Api<DynamicObject> =
+                Api::all_with(self.cluster.client().clone(), &route.resource);
+            let list = xrs
+                .list_metadata(&ListParams::default())
+                .await
+                .map_err(|e| FunctionError::Kube {
+                    function: function.into(),
+                    what: format!("cannot list {kind}.{group} to roll"),
+                    source: e,
+                })?;
+            for xr in list.items {
+                let Some(xr_name) = xr.metadata.name.as_deref() else {
+                    continue;
+                };
+                let mut reference =
+                    kube::runtime::reflector::ObjectRef::new_with(xr_name, route.resource.clone());
+                if route.namespaced
+                    && let Some(namespace) = &xr.metadata.namespace
+                {
+                    reference = reference.within(namespace);
+                }
+                // A closed channel means that kind's controller stopped.
+                if route.sender.unbounded_send(reference).is_ok() {
+                    requeued += 1;
+                }
+            }
+        }
+        Ok(requeued)
+    }
+}
+
+impl FunctionContext {
+    /// A Function was deleted: the XRs that ran it fail at once, naming it,
+    /// instead of at their next poll.
+    async fn forget(&self, function: &str) {
+        if !self.packages.forget(function) {
+            return;
+        }
+        match self.roll(function).await {
+            Ok(requeued) => {
+                tracing::info!(function, requeued, "function deleted; reconciling its XRs")
+            }
+            Err(error) => {
+                tracing::warn!(function, %error, "function deleted; cannot requeue its XRs")
+            }
+        }
+    }
+}
+
+/// Installs one Function's package and reports how it went.
+pub async fn reconcile(
+    object: Arc<DynamicObject>,
+    ctx: Arc<FunctionContext>,
+) -> Result<Action, FunctionError> {
+    let target = Arc::clone(&object);
+    reconciler::counted(ctx.as_ref(), &target, install(object, &ctx)).await
+}
+
+async fn install(
+    object: Arc<DynamicObject>,
+    ctx: &FunctionContext,
+) -> Result<(Action, ReconcileResult), FunctionError> {
+    let name = object.metadata.name.clone().unwrap_or_default();
+    let mut function =
+        serde_json::to_value(object.as_ref()).map_err(|source| FunctionError::Encode {
+            function: name.clone(),
+            source,
+        })?;
+    function["apiVersion"] = json!(FUNCTION_API_VERSION);
+    function["kind"] = json!(FUNCTION_KIND);
+    let (outcome, applied) = ctx.install(&name, &function).await?;
+    if let Outcome::NotInstalled(error)
+    | Outcome::Unhealthy { error, .. }
+    | Outcome::Unverified { error, .. } = &outcome
+    {
+        tracing::warn!(function = name, %error, "cannot install function package");
+    }
+    let refs = applied
+        .as_ref()
+        .map(|a| a.refs.as_slice())
+        .unwrap_or_default();
+    let written = ctx
+        .cluster
+        .apply_async(
+            &status(&function, &outcome, refs, &now()),
+            FIELD_MANAGER,
+            true,
+        )
+        .await?;
+    let policy = applied.map(|a| a.fingerprint()).unwrap_or_default();
+    if ctx
+        .packages
+        .record(&name, outcome.installed(package_of(&function), &policy))
+    {
+        ctx.stored(&name, text(&written, "/metadata/resourceVersion"))
+            .await;
+        let requeued = ctx.roll(&name).await?;
+        tracing::info!(
+            function = name,
+            requeued,
+            "function changed; reconciling its XRs"
+        );
+    }
+    let reference = ctx.reference(&name);
+    if outcome.healthy() {
+        ctx.backoff.succeeded(&reference);
+        Ok((
+            Action::requeue(ctx.timing.poll_interval),
+            ReconcileResult::Success,
+        ))
+    } else {
+        Ok((
+            Action::requeue(ctx.backoff.failed(&reference)),
+            ReconcileResult::NotSynced,
+        ))
+    }
+}
+
+/// Runs the Function controller until `shutdown` resolves, filling the
+/// Function store `writer` writes (which XR reconciles read Functions from).
+pub async fn run(
+    ctx: Arc<FunctionContext>,
+    writer: Writer<DynamicObject>,
+    shutdown: impl Future<Output = ()> + Send + Sync + 'static,
+) {
+    let resource = function_resource();
+    let api: Api<DynamicObject> = Api::all_with(ctx.cluster.client().clone(), &resource);
+    let reader = writer.as_reader();
+    // Only a new generation (a spec change) starts a reconcile: the status
+    // this controller writes does not, and polls re-check the rest.
+    let on_delete = ctx.clone();
+    let trigger = watcher(api, watcher::Config::default())
+        .default_backoff()
+        .reflect(writer)
+        .inspect(move |event| {
+            if let Ok(watcher::Event::Delete(function)) = event
+                && let Some(name) = function.metadata.name.clone()
+            {
+                let ctx = on_delete.clone();
+                tokio::spawn(async move { ctx.forget(&name).await });
+            }
+        })
+        .applied_objects()
+        .predicate_filter(predicates::generation, Default::default());
+    tracing::info!(
+        namespace = ctx.packages.namespace(),
+        "Function controller started"
+    );
+    let image_configs = image_config_resource();
+    let image_config_api: Api<DynamicObject> =
+        Api::all_with(ctx.cluster.client().clone(), &image_configs);
+    let functions = reader.clone();
+    let function_resource = resource.clone();
+    // Each ImageConfig's prefixes as last seen: a change re-resolves the
+    // Functions its old prefixes matched as well as its new ones.
+    let seen = std::sync::Mutex::new(BTreeMap::<String, Vec<String>>::new());
+    let matched_functions = move |config: DynamicObject| {
+        let name = config.metadata.name.clone().unwrap_or_default();
+        let mut prefixes: Vec<String> = image_config_of(&config)
+            .map(|c| c.spec.match_images.into_iter().map(|m| m.prefix).collect())
+            .unwrap_or_default();
+        let previous = seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(name, prefixes.clone());
+        prefixes.extend(previous.into_iter().flatten());
+        functions
+            .state()
+            .into_iter()
+            .filter(|function| matches_any(function, &prefixes))
+            .map(|function| {
+                kube::runtime::reflector::ObjectRef::from_obj_with(
+                    function.as_ref(),
+                    function_resource.clone(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    Controller::for_stream_with(trigger, reader, resource)
+        .watches_with(
+            image_config_api,
+            image_configs,
+            watcher::Config::default(),
+            matched_functions,
+        )
+        .graceful_shutdown_on(shutdown)
+        .run(reconcile, reconciler::error_policy, ctx)
+        .for_each(|_| futures::future::ready(()))
+        .await;
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::super::tests::{function, packages};
+    use super::*;
+    use crate::vocabulary::object::condition;
+
+    #[test]
+    fn status_reports_both_conditions_and_the_digest_it_resolved() {
+        let digest = format!("sha256:{}", "a".repeat(64));
+        let pinned = format!("r.io/fn:v1@{digest}");
+        let not_found = || plait_oci::Error::NotFound {
+            reference: "r.io/fn:v1".into(),
+            message: "manifest unknown".into(),
+        };
+        let cases = [
+            (
+                Outcome::Builtin(Builtin::PatchAndTransform),
+                ("True", REASON_ACTIVE),
+                ("True", REASON_HEALTHY),
+                None,
+            ),
+            (
+                Outcome::Healthy {
+                    pinned: pinned.clone(),
+                    digest: digest.clone(),
+                },
+                ("True", REASON_ACTIVE),
+                ("True", REASON_HEALTHY),
+                Some(&digest),
+            ),
+            (
+                Outcome::NotInstalled(not_found()),
+                ("False", "NotFound"),
+                ("False", "NotFound"),
+                None,
+            ),
+            (
+                Outcome::Unhealthy {
+                    pinned: pinned.clone(),
+                    digest: digest.clone(),
+                    error: plait_oci::Error::Compile {
+                        reference: pinned.clone(),
+                        message: "bad".into(),
+                    },
+                },
+                ("True", REASON_ACTIVE),
+                ("False", "CompileError"),
+                Some(&digest),
+            ),
+            (
+                Outcome::Unverified {
+                    config: "signed".into(),
+                    error: plait_oci::Error::Signature {
+                        reference: pinned.clone(),
+                        refusal: plait_oci::Refusal::NoSignature {
+                            tag: "r.io/fn:sha256-a.sig".into(),
+                        },
+                    },
+                    previous: None,
+                },
+                ("False", "SignatureVerificationFailed"),
+                ("False", "SignatureVerificationFailed"),
+                None,
+            ),
+        ];
+        let object = function(
+            "r.io/fn:v1",
+            json!({"conditions": [{"type": "Other", "status": "True", "reason": "X"}]}),
+        );
+        for (outcome, installed, healthy, want_digest) in cases {
+            let applied = status(&object, &outcome, &[], "2025-01-01T00:00:00Z");
+            for (type_, (want_status, want_reason)) in
+                [("Installed", installed), ("Healthy", healthy)]
+            {
+                let c = condition(&applied, type_).unwrap();
+                assert_eq!(
+                    (c["status"].as_str(), c["reason"].as_str()),
+                    (Some(want_status), Some(want_reason)),
+                    "{outcome:?} {type_}"
+                );
+                assert_eq!(c["observedGeneration"], 2);
+                assert!(
+                    text(c, "/message").is_some_and(|m| m.contains("r.io/fn")),
+                    "{outcome:?}: {c}"
+                );
+            }
+            assert!(
+                condition(&applied, "Other").is_none(),
+                "only owned conditions are applied"
+            );
+            assert_eq!(
+                applied
+                    .pointer("/status/resolvedDigest")
+                    .and_then(Value::as_str),
+                want_digest.map(String::as_str),
+                "{outcome:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn image_configs_requeue_the_functions_their_prefixes_match() {
+        let function = |package: &str, pulled: Option<&str>| -> DynamicObject {
+            let mut object = function(package, json!({}));
+            if let Some(pulled) = pulled {
+                object["status"]["resolvedPackage"] = json!(pulled);
+            }
+            serde_json::from_value(object).unwrap()
+        };
+        let prefixes = ["r.io/team/".to_string(), "mirror.io/".to_string()];
+        let cases = [
+            (function("r.io/team/fn:v1", None), true),
+            (function("r.io/other/fn:v1", None), false),
+            (
+                function("upstream.io/fn:v1", Some("mirror.io/fn:v1@sha256:a")),
+                true,
+            ),
+            (function("r.io/teammate/fn:v1", None), false),
+        ];
+        for (object, want) in cases {
+            assert_eq!(matches_any(&object, &prefixes), want, "{object:?}");
+        }
+    }
+
+    #[test]
+    fn compositions_use_the_functions_their_pipelines_name() {
+        let composition = json!({"spec": {"pipeline": [
+            {"step": "a", "functionRef": {"name": "function-patch-and-transform"}},
+            {"step": "b", "functionRef": {"name": "fn-x"}},
+        ]}});
+        let cases = [
+            (&composition, "fn-x", true),
+            (&composition, "function-patch-and-transform", true),
+            (&composition, "fn-y", false),
+            (&json!({"spec": {"resources": []}}), "fn-x", false),
+        ];
+        for (composition, function, want) in cases {
+            assert_eq!(uses(composition, function), want, "{function}");
+        }
+    }
+
+    #[test]
+    fn a_function_changes_only_when_what_it_is_installed_as_does() {
+        let packages = packages();
+        let healthy = Installed::Package {
+            package: "r.io/fn:v1".into(),
+            pinned: "r.io/fn:v1@sha256:a".into(),
+            digest: "sha256:a".into(),
+            policy: String::new(),
+        };
+        let moved = Installed::Package {
+            package: "r.io/fn:v1".into(),
+            pinned: "r.io/fn:v1@sha256:b".into(),
+            digest: "sha256:b".into(),
+            policy: String::new(),
+        };
+        let steps = [
+            (healthy.clone(), true),
+            (healthy, false),
+            (moved, true),
+            (
+                Installed::Failed {
+                    package: "r.io/fn:v1".into(),
+                    reason: "NotFound",
+                },
+                true,
+            ),
+        ];
+        for (installed, want) in steps {
+            assert_eq!(
+                packages.record("fn", installed.clone()),
+                want,
+                "{installed:?}"
+            );
+        }
+    }
+}

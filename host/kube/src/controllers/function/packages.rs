@@ -1,0 +1,196 @@
+//! The Function packages the Function controller installed, and how XR
+//! pipelines are served from them.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use plait_functions::{PackageSource, ResolveError, package_of};
+use plait_oci::Keychain;
+use plait_runtime::{Builtin, Module, Runtime};
+use serde_json::Value;
+
+use crate::vocabulary::object::{condition, text};
+
+/// What a Function was last installed as, by this controller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Installed {
+    Builtin(Builtin),
+    Package {
+        package: String,
+        pinned: String,
+        digest: String,
+        /// What the ImageConfigs made of the package when it was installed
+        /// ([`crate::controllers::function::image_config::Applied::fingerprint`]).
+        policy: String,
+    },
+    Failed {
+        package: String,
+        reason: &'static str,
+    },
+}
+
+/// The Function packages installed so far: a registry client, the runtime
+/// that compiles them, and the modules by manifest digest. The Function
+/// controller fills it; as a [`PackageSource`] it serves XR pipelines.
+pub struct InstalledPackages {
+    pub(super) client: plait_oci::Client,
+    pub(super) runtime: Runtime,
+    namespace: String,
+    /// Credentials for every Function, under those of its pull secrets.
+    pub(super) keychain: Keychain,
+    modules: Mutex<HashMap<String, Arc<Module>>>,
+    installed: Mutex<HashMap<String, Installed>>,
+}
+
+impl InstalledPackages {
+    /// Packages pulled with `client`, compiled by `runtime`, with pull
+    /// secrets read from `namespace`.
+    pub fn new(client: plait_oci::Client, runtime: Runtime, namespace: impl Into<String>) -> Self {
+        InstalledPackages {
+            client,
+            runtime,
+            namespace: namespace.into(),
+            keychain: Keychain::anonymous(),
+            modules: Mutex::new(HashMap::new()),
+            installed: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Credentials used for every Function; a Function's pull secrets
+    /// take precedence for the registries they name.
+    pub fn with_keychain(mut self, keychain: Keychain) -> InstalledPackages {
+        self.keychain = keychain;
+        self
+    }
+
+    /// The namespace pull secrets are read from.
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    /// The runtime packages are compiled by.
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// Keeps `module`, compiled from the artifact with manifest digest `digest`.
+    pub(super) fn keep(&self, digest: &str, module: Arc<Module>) {
+        self.modules
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(digest.to_string(), module);
+    }
+
+    /// The compiled module of the artifact with manifest digest `digest`.
+    pub fn module(&self, digest: &str) -> Option<Arc<Module>> {
+        self.modules
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(digest)
+            .cloned()
+    }
+
+    pub(super) fn installed(&self, function: &str) -> Option<Installed> {
+        self.installed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(function)
+            .cloned()
+    }
+
+    /// Forgets a deleted `function`; true when it had been installed.
+    pub(super) fn forget(&self, function: &str) -> bool {
+        self.installed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(function)
+            .is_some()
+    }
+
+    /// Records what `function` is installed as; true when that changed.
+    pub(super) fn record(&self, function: &str, installed: Installed) -> bool {
+        let previous = self
+            .installed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(function.to_string(), installed.clone());
+        previous != Some(installed)
+    }
+}
+
+impl PackageSource for InstalledPackages {
+    /// The module at a Healthy Function's resolved digest; a Function that
+    /// is not Healthy is refused by name with its reason.
+    fn module(&self, function: &str, object: &Value) -> Result<Arc<Module>, ResolveError> {
+        let package = package_of(object);
+        let not_installed = || ResolveError::NotInstalled {
+            function: function.into(),
+            package: package.into(),
+        };
+        let healthy = condition(object, "Healthy").ok_or_else(not_installed)?;
+        if healthy["status"] != "True" {
+            return Err(ResolveError::Unhealthy {
+                function: function.into(),
+                reason: text(healthy, "/reason").unwrap_or_default().into(),
+                message: text(healthy, "/message").unwrap_or_default().into(),
+            });
+        }
+        // The digest, not the tag: the module is the one the status names,
+        // compiled when the controller installed it.
+        let digest = text(object, "/status/resolvedDigest").unwrap_or_default();
+        self.module(digest).ok_or_else(not_installed)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use plait_functions::{ClusterFunctions, Resolver};
+    use plait_reconcile::MemoryCluster;
+    use serde_json::json;
+
+    use super::super::controller::REASON_HEALTHY;
+    use super::super::tests::{function, packages};
+    use super::*;
+
+    #[test]
+    fn functions_not_healthy_are_refused_by_name_with_the_reason() {
+        let packages = packages();
+        let resolver = Resolver::builtins(packages.runtime().clone()).with_packages(packages);
+        let digest = format!("sha256:{}", "0".repeat(64));
+        let cases = [
+            (
+                function("r.io/fn:v1", json!({})),
+                "Function \"fn\": package \"r.io/fn:v1\" is not installed yet",
+            ),
+            (
+                function(
+                    "r.io/fn:v1",
+                    json!({"conditions": [{"type": "Healthy", "status": "False", "reason": "NotFound", "message": "cannot install package r.io/fn:v1: gone"}]}),
+                ),
+                "Function \"fn\" is not healthy (NotFound): cannot install package r.io/fn:v1: gone",
+            ),
+            (
+                function(
+                    "r.io/fn:v1",
+                    json!({"resolvedDigest": digest, "conditions": [{"type": "Healthy", "status": "True", "reason": REASON_HEALTHY}]}),
+                ),
+                "Function \"fn\": package \"r.io/fn:v1\" is not installed yet",
+            ),
+        ];
+        for (object, want) in cases {
+            let cluster = MemoryCluster::new();
+            cluster.seed([object]).unwrap();
+            let error = resolver
+                .resolve("fn", &ClusterFunctions(&cluster))
+                .err()
+                .unwrap();
+            assert_eq!(error.to_string(), want);
+        }
+        let error = resolver
+            .resolve("missing", &ClusterFunctions(&MemoryCluster::new()))
+            .err()
+            .unwrap();
+        assert!(matches!(error, ResolveError::Unknown { .. }), "{error}");
+    }
+}

@@ -1,0 +1,225 @@
+//! How often and how patiently objects are reconciled, and the per-object
+//! backoff every controller shares.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hash};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use crate::controllers::admission::AdmissionLimits;
+use crate::controllers::breaker::BreakerLimits;
+
+/// How often and how patiently XRs are reconciled.
+#[derive(Debug, Clone)]
+pub struct Timing {
+    /// Reconcile every XR at least this often, whatever the watches say.
+    pub poll_interval: Duration,
+    /// How long one pipeline run may take.
+    pub reconcile_timeout: Duration,
+    /// The first retry after an error; doubled per failure up to the poll interval.
+    pub backoff_base: Duration,
+    /// How many XR and claim reconciles work at once, over every kind; the
+    /// others wait their turn in the fair admission queue. A reconcile
+    /// waiting for a function-call slot does not count.
+    pub max_concurrent_reconciles: u16,
+    /// How many reconciles of one tenant are admitted and unfinished at
+    /// once, working or waiting for a function-call slot.
+    pub tenant_max_reconciles: u16,
+    /// How many watch events may wake one XR, before its circuit opens.
+    pub circuit_breaker: BreakerLimits,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            poll_interval: Duration::from_secs(60),
+            reconcile_timeout: Duration::from_secs(120),
+            backoff_base: Duration::from_secs(1),
+            max_concurrent_reconciles: DEFAULT_MAX_CONCURRENT_RECONCILES,
+            tenant_max_reconciles: DEFAULT_MAX_CONCURRENT_RECONCILES,
+            circuit_breaker: BreakerLimits::default(),
+        }
+    }
+}
+
+impl Timing {
+    /// The admission queue's limits.
+    pub fn admission_limits(&self) -> AdmissionLimits {
+        AdmissionLimits {
+            working: usize::from(self.max_concurrent_reconciles),
+            per_tenant: usize::from(self.tenant_max_reconciles),
+        }
+    }
+}
+
+/// The first retry after an object changed under a write (a conflict);
+/// doubled per conflict in a row.
+const CONFLICT_BASE: Duration = Duration::from_millis(100);
+/// The longest wait after conflicts in a row.
+const CONFLICT_CAP: Duration = Duration::from_secs(10);
+
+/// Enough to keep a few cores busy with function calls while other
+/// reconciles wait on the API server; few enough that a backlog of thousands
+/// of XRs does not become thousands of requests at once.
+pub const DEFAULT_MAX_CONCURRENT_RECONCILES: u16 = 16;
+
+/// Consecutive failures per object, and the requeue they earn:
+/// `base * 2^(failures-1)`, capped, and spread by jitter when many objects
+/// fail together.
+pub struct Backoff<K> {
+    base: Duration,
+    cap: Duration,
+    jitter: bool,
+    failures: Mutex<HashMap<K, u32>>,
+}
+
+impl<K: Eq + Hash + Clone> Backoff<K> {
+    pub fn new(base: Duration, cap: Duration) -> Backoff<K> {
+        Backoff {
+            base,
+            cap,
+            jitter: false,
+            failures: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The backoff after conflicts: short, because the object is fine and
+    /// only changed, and jittered, because objects conflict in bursts (a
+    /// busy API server delays many watches at once) and retries in step
+    /// would conflict together again.
+    pub fn conflicts(timing: &Timing) -> Backoff<K> {
+        Backoff {
+            jitter: true,
+            ..Backoff::new(CONFLICT_BASE, CONFLICT_CAP.min(timing.poll_interval))
+        }
+    }
+
+    /// The backoff of `timing`: from its base up to its poll interval.
+    pub fn of(timing: &Timing) -> Backoff<K> {
+        Backoff::new(timing.backoff_base, timing.poll_interval)
+    }
+
+    /// Counts one more failure of `key` and returns how long to wait.
+    pub fn failed(&self, key: &K) -> Duration {
+        let mut failures = self.failures.lock().unwrap_or_else(PoisonError::into_inner);
+        let n = failures.entry(key.clone()).or_insert(0);
+        *n = n.saturating_add(1);
+        let wait = delay(self.base, self.cap, *n);
+        if self.jitter {
+            jittered(wait, random_fraction())
+        } else {
+            wait
+        }
+    }
+
+    /// Forgets the failures of `key` after it succeeded.
+    pub fn succeeded(&self, key: &K) {
+        self.failures
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(key);
+    }
+}
+
+fn delay(base: Duration, cap: Duration, failures: u32) -> Duration {
+    let factor = 2u32.saturating_pow(failures.saturating_sub(1).min(16));
+    base.saturating_mul(factor).min(cap)
+}
+
+/// `wait` spread over [wait/2, wait*3/2) by `fraction` in [0, 1).
+fn jittered(wait: Duration, fraction: f64) -> Duration {
+    wait.mul_f64(0.5 + fraction.clamp(0.0, 1.0))
+}
+
+/// A number in [0, 1): each `RandomState` is freshly seeded, which is random
+/// enough to spread retries.
+fn random_fraction() -> f64 {
+    let bits = std::collections::hash_map::RandomState::new().hash_one(0u8);
+    (bits >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// Now, to the second, as Kubernetes writes condition times.
+pub fn now() -> String {
+    k8s_openapi::jiff::Timestamp::now()
+        .round(k8s_openapi::jiff::Unit::Second)
+        .map(|t| t.to_string())
+        .unwrap_or_else(|_| k8s_openapi::jiff::Timestamp::now().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_per_failure_up_to_the_cap() {
+        let backoff = Backoff::<&str>::new(Duration::from_secs(1), Duration::from_secs(60));
+        let cases = [(1, 1), (2, 2), (3, 4), (6, 32), (7, 60), (1000, 60)];
+        for (failures, want) in cases {
+            assert_eq!(
+                delay(backoff.base, backoff.cap, failures),
+                Duration::from_secs(want),
+                "{failures}"
+            );
+        }
+    }
+
+    #[test]
+    fn jitter_spreads_a_wait_around_itself() {
+        // (fraction, wait in ms after jitter of 1000 ms)
+        let cases = [(0.0, 500), (0.5, 1000), (0.999, 1499), (2.0, 1500)];
+        for (fraction, want) in cases {
+            assert_eq!(
+                jittered(Duration::from_secs(1), fraction).as_millis(),
+                want,
+                "{fraction}"
+            );
+        }
+    }
+
+    #[test]
+    fn conflict_backoff_is_short_jittered_and_grows_per_conflict_in_a_row() {
+        let backoff = Backoff::<&str>::conflicts(&Timing::default());
+        let mut waits = Vec::new();
+        for _ in 0..10 {
+            waits.push(backoff.failed(&"a"));
+        }
+        // (conflicts in a row, the unjittered wait)
+        for (n, wait) in waits.iter().enumerate() {
+            let unjittered = delay(CONFLICT_BASE, CONFLICT_CAP, n as u32 + 1);
+            assert!(
+                *wait >= unjittered / 2 && *wait < unjittered.mul_f64(1.5),
+                "conflict {}: {wait:?} against {unjittered:?}",
+                n + 1
+            );
+        }
+        assert!(waits[0] < Duration::from_millis(150));
+        backoff.succeeded(&"a");
+        assert!(backoff.failed(&"a") < Duration::from_millis(150));
+        let spread: std::collections::BTreeSet<_> = (0..20)
+            .map(|_| jittered(Duration::from_secs(1), random_fraction()))
+            .collect();
+        assert!(spread.len() > 10, "jitter does not spread: {spread:?}");
+    }
+
+    #[test]
+    fn backoff_counts_per_key_and_resets_on_success() {
+        let backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(60));
+        // (key, failed (true) or succeeded (false), the delay a failure earns)
+        let steps = [
+            ("a", true, 1),
+            ("a", true, 2),
+            ("b", true, 1),
+            ("a", true, 4),
+            ("a", false, 0),
+            ("a", true, 1),
+            ("b", true, 2),
+        ];
+        for (i, (key, failed, want)) in steps.into_iter().enumerate() {
+            if failed {
+                assert_eq!(backoff.failed(&key), Duration::from_secs(want), "step {i}");
+            } else {
+                backoff.succeeded(&key);
+            }
+        }
+    }
+}

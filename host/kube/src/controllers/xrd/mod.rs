@@ -1,0 +1,619 @@
+//! The XRD controller: turns each XRD into a CRD and runs a controller for
+//! the XR kind it defines, for as long as the XRD exists.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams};
+use kube::runtime::controller::Action;
+use kube::runtime::{Controller, controller, reflector, watcher};
+use plait_model::{CompositeResourceDefinition, Manifest};
+use plait_reconcile::{ClusterError, ObjectRef, set_condition};
+use serde_json::{Value, json};
+
+use crate::access::install;
+use crate::access::writes;
+use crate::adapter::cluster::KubeCluster;
+use crate::adapter::fence::{self, Shards};
+use crate::adapter::tenants::TenantClusters;
+use crate::controllers::admission::Admission;
+use crate::controllers::children::Children;
+use crate::controllers::claim::{ClaimControllers, OfferError, Offered, offer};
+use crate::controllers::composite::{self, XrContext};
+use crate::controllers::function::Functions;
+use crate::controllers::reconciler::{self, Controlled, ReconcileFailure};
+use crate::controllers::timing::{Backoff, Timing, now};
+use crate::controllers::watches::{ComposedWatches, Route};
+use crate::stores::catalog::Catalog;
+use crate::stores::reflect;
+use crate::vocabulary::api::{FIELD_MANAGER, XRD_KIND, defined_resource, xrd_resource};
+use crate::vocabulary::metrics::{ReconcileResult, Trigger, metrics};
+use crate::vocabulary::object::{self, has_finalizer, is_status};
+use plait_model::crd::{composite_crd, validate_claim_names};
+
+pub const FINALIZER: &str = "defined.apiextensions.crossplane.io";
+
+#[derive(Debug, thiserror::Error)]
+pub enum XrdError {
+    #[error("XRD {xrd:?}: {what}: {source}")]
+    Kube {
+        xrd: String,
+        what: &'static str,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("XRD {xrd:?}: {source}")]
+    Cluster {
+        xrd: String,
+        #[source]
+        source: ClusterError,
+    },
+    #[error("XRD {xrd:?}: cannot be encoded: {source}")]
+    Encode {
+        xrd: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("XRD {xrd:?}: {source}")]
+    Offer {
+        xrd: String,
+        #[source]
+        source: OfferError,
+    },
+}
+
+impl ReconcileFailure for XrdError {
+    fn metric_label(&self) -> &'static str {
+        match self {
+            XrdError::Kube { .. } => "kube",
+            XrdError::Cluster { .. } => "cluster",
+            XrdError::Encode { .. } => "encode",
+            XrdError::Offer { .. } => "offer",
+        }
+    }
+}
+
+/// What the XRD controller shares with the XR controllers it starts.
+pub struct Manager {
+    pub cluster: KubeCluster,
+    pub functions: Functions,
+    /// What XR reconciles compose from, shared by every XR kind.
+    pub catalog: Arc<Catalog>,
+    pub watches: Arc<ComposedWatches>,
+    pub timing: Timing,
+    /// Each tenant's view of the cluster, when pipelines act as tenants.
+    tenants: Option<Arc<TenantClusters>>,
+    /// The claim controllers of XRDs that offer claims.
+    pub claims: ClaimControllers,
+    /// The XR controllers, one per XRD, each serving its XR kind.
+    xrs: Children<ApiResource, XrContext>,
+    resource: ApiResource,
+    backoff: Backoff<ObjectRef>,
+    conflicts: Backoff<ObjectRef>,
+    /// The shards this replica reconciles, when XRs and claims are sharded.
+    shards: Option<Arc<Shards>>,
+    /// The fair queue every XR and claim reconcile waits in.
+    admission: Arc<Admission>,
+}
+
+impl Controlled for Manager {
+    fn resource(&self) -> &ApiResource {
+        &self.resource
+    }
+
+    fn backoff(&self) -> &Backoff<ObjectRef> {
+        &self.backoff
+    }
+
+    fn conflicts(&self) -> &Backoff<ObjectRef> {
+        &self.conflicts
+    }
+}
+
+impl Manager {
+    pub fn new(
+        cluster: KubeCluster,
+        functions: Functions,
+        catalog: Arc<Catalog>,
+        timing: Timing,
+        tenants: Option<Arc<TenantClusters>>,
+        shards: Option<Arc<Shards>>,
+    ) -> Manager {
+        let watches = Arc::new(ComposedWatches::new(cluster.shared().composed.clone()));
+        let admission = Admission::new(timing.admission_limits());
+        Manager {
+            tenants,
+            catalog,
+            claims: ClaimControllers::new(
+                cluster.clone(),
+                timing.clone(),
+                shards.clone(),
+                admission.clone(),
+            ),
+            admission,
+            shards,
+            cluster,
+            functions,
+            watches,
+            backoff: Backoff::of(&timing),
+            conflicts: Backoff::conflicts(&timing),
+            timing,
+            xrs: Children::new("XR controller"),
+            resource: xrd_resource(),
+        }
+    }
+
+    fn start(&self, xrd: &CompositeResourceDefinition, resource: ApiResource, namespaced: bool) {
+        let replaced = self.xrs.ensure(
+            xrd.metadata.name(),
+            resource.clone(),
+            |running| {
+                if let Ok(mut x) = running.xrd.write() {
+                    *x = xrd.clone();
+                }
+            },
+            || {
+                Arc::new(XrContext::new(
+                    self.cluster.clone(),
+                    self.tenants.clone(),
+                    self.functions.clone(),
+                    self.catalog.clone(),
+                    self.watches.clone(),
+                    self.timing.clone(),
+                    xrd.clone(),
+                    resource.clone(),
+                    self.shards.clone(),
+                    self.admission.clone(),
+                ))
+            },
+            |context, stop| {
+                let (sender, triggers) = futures::channel::mpsc::unbounded();
+                self.watches.route(
+                    &resource.group,
+                    &resource.kind,
+                    Route {
+                        sender,
+                        resource: resource.clone(),
+                        namespaced,
+                        breaker: context.breaker.clone(),
+                    },
+                );
+                let writer = reflector::store::Writer::new(resource.clone());
+                let store = writer.as_reader();
+                let events = reflect::reflector(
+                    self.cluster.client(),
+                    &resource,
+                    watcher::Config::default(),
+                    writer,
+                );
+                // The XR's own status and reference writes do not bring it back.
+                let changed_kind = resource.kind.clone();
+                let breaker = context.breaker.clone();
+                let xrs = writes::changes_by_others(
+                    events,
+                    self.cluster.writes().clone(),
+                    resource.clone(),
+                    false,
+                )
+                .try_filter(move |xr| {
+                    let key = (
+                        xr.metadata.namespace.clone(),
+                        xr.metadata.name.clone().unwrap_or_default(),
+                    );
+                    futures::future::ready(breaker.event(&key).is_allowed())
+                })
+                .inspect_ok(move |_| metrics().triggered(&changed_kind, Trigger::Changed, 1));
+                context.watch_with(store.clone());
+                // Every XR that is due goes to its reconcile at once, which
+                // waits its turn in the fair admission queue: the
+                // controller's own limit would pick in hash order.
+                let controller = Controller::for_stream_with(xrs, store.clone(), resource.clone())
+                    .with_config(controller::Config::default().concurrency(0));
+                let (api_version, kind) = (resource.api_version.clone(), resource.kind.clone());
+                let xr_resource = resource.clone();
+                // A new or renumbered CompositionRevision re-runs every XR of the
+                // kind it composes; each XR's reconcile decides whether the change
+                // concerns it. The revisions come from the catalog, once its
+                // store has them, so the reconcile reads what woke it.
+                let revised = self.catalog.subscribe_revisions().flat_map(
+                    move |revision: Arc<DynamicObject>| {
+                        let type_ref = &revision.data["spec"]["compositeTypeRef"];
+                        let ours = type_ref["apiVersion"] == api_version.as_str()
+                            && type_ref["kind"] == kind.as_str();
+                        let xrs = if ours { store.state() } else { Vec::new() };
+                        metrics().triggered(&kind, Trigger::Revision, xrs.len());
+                        let woken: Vec<_> = xrs
+                            .iter()
+                            .map(|xr| {
+                                kube::runtime::reflector::ObjectRef::from_obj_with(
+                                    xr.as_ref(),
+                                    xr_resource.clone(),
+                                )
+                            })
+                            .collect();
+                        futures::stream::iter(woken)
+                    },
+                );
+                let taken = fence::shard_taken(
+                    self.shards.as_deref(),
+                    controller.store(),
+                    resource.clone(),
+                );
+                // Every poll interval, each XR no reconcile has finished for
+                // yet: a trigger lost on the way to the queue must not leave
+                // an XR that has never been reconciled, and so has no poll
+                // of its own, alone for good.
+                let unreconciled = {
+                    let (store, context, resource) =
+                        (controller.store(), context.clone(), resource.clone());
+                    let period = self.timing.poll_interval;
+                    futures::stream::unfold((), move |()| {
+                        let (store, context, resource) =
+                            (store.clone(), context.clone(), resource.clone());
+                        async move {
+                            tokio::time::sleep(period).await;
+                            let xrs: Vec<_> = store
+                                .state()
+                                .iter()
+                                .filter(|xr| context.awaits_first_reconcile(xr))
+                                .map(|xr| {
+                                    kube::runtime::reflector::ObjectRef::from_obj_with(
+                                        xr.as_ref(),
+                                        resource.clone(),
+                                    )
+                                })
+                                .collect();
+                            Some((futures::stream::iter(xrs), ()))
+                        }
+                    })
+                    .flatten()
+                };
+                controller
+                    .reconcile_on(unreconciled)
+                    .reconcile_on(taken)
+                    .reconcile_on(revised)
+                    .reconcile_on(triggers)
+                    .graceful_shutdown_on(stop)
+                    .run(composite::reconcile, reconciler::error_policy, context)
+                    .for_each(|_| futures::future::ready(()))
+            },
+        );
+        // The previous controller served another version or kind: its
+        // route goes, unless the new controller took the same one over.
+        if let Some(previous) = replaced
+            && (previous.group != resource.group || previous.kind != resource.kind)
+        {
+            self.watches.unroute(&previous.group, &previous.kind);
+        }
+    }
+
+    fn stop_controller(&self, xrd: &str) {
+        if let Some(resource) = self.xrs.stop(xrd) {
+            self.watches.unroute(&resource.group, &resource.kind);
+        }
+    }
+
+    /// Stops every XR controller and watch, letting running reconciles finish.
+    pub async fn shutdown(&self) {
+        self.claims.shutdown().await;
+        for resource in self.xrs.shutdown().await {
+            self.watches.unroute(&resource.group, &resource.kind);
+        }
+        self.watches.stop();
+    }
+}
+
+fn kube_error<'a>(xrd: &'a str, what: &'static str) -> impl FnOnce(kube::Error) -> XrdError + 'a {
+    move |source| XrdError::Kube {
+        xrd: xrd.into(),
+        what,
+        source,
+    }
+}
+
+/// Reconciles one XRD.
+pub async fn reconcile(
+    object: Arc<DynamicObject>,
+    manager: Arc<Manager>,
+) -> Result<Action, XrdError> {
+    let target = Arc::clone(&object);
+    reconciler::counted(manager.as_ref(), &target, reconcile_xrd(object, &manager)).await
+}
+
+async fn reconcile_xrd(
+    object: Arc<DynamicObject>,
+    manager: &Manager,
+) -> Result<(Action, ReconcileResult), XrdError> {
+    let name = object.metadata.name.clone().unwrap_or_default();
+    let mut value =
+        object::to_value(&object, &manager.resource).map_err(|source| XrdError::Encode {
+            xrd: name.clone(),
+            source,
+        })?;
+    let client = manager.cluster.client().clone();
+    let xrds: Api<DynamicObject> = Api::all_with(client.clone(), &xrd_resource());
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+
+    if value.pointer("/metadata/deletionTimestamp").is_some() {
+        let action = delete(manager, &name, value, &xrds, &crds).await?;
+        return Ok((action, ReconcileResult::Deleting));
+    }
+
+    let xrd = match CompositeResourceDefinition::from_value(value.clone()) {
+        Ok(xrd) => xrd,
+        Err(e) => return invalid(manager, &name, value, &e.to_string()).await,
+    };
+    // Checked ahead of validation to report it as upstream does.
+    if xrd.spec.claim_names.is_some()
+        && let Err(e) = validate_claim_names(&xrd)
+    {
+        let message =
+            format!("cannot render composite resource claim CustomResourceDefinition: {e}");
+        return invalid(manager, &name, value, &message).await;
+    }
+    if let Err(errors) = xrd.validate() {
+        let message = format!("invalid XRD: {}", plait_model::render_errors(&errors));
+        return invalid(manager, &name, value, &message).await;
+    }
+    let gvk = xrd.composite_gvk();
+
+    if !has_finalizer(&value, FINALIZER) {
+        object::add_finalizer(
+            &xrds,
+            &crate::vocabulary::api::xrd_resource(),
+            &value,
+            FINALIZER,
+        )
+        .await
+        .map_err(kube_error(&name, "cannot add finalizer"))?;
+    }
+
+    let crd = match composite_crd(&xrd) {
+        Ok(crd) => crd,
+        Err(e) => return invalid(manager, &name, value, &e.to_string()).await,
+    };
+    if let Err(message) = serve_crd(manager, &crd, &name).await {
+        return invalid(manager, &name, value, &message).await;
+    }
+    manager.cluster.forget_kind(&gvk.api_version(), &gvk.kind);
+    let resource = defined_resource(&gvk, &xrd.spec.names.plural);
+    manager.start(&xrd, resource.clone(), xrd.is_namespaced());
+    let offered = match offer::offer(&manager.claims, &xrd, &value, resource).await {
+        Ok(offered) => offered,
+        Err(OfferError::Invalid(message)) => {
+            return invalid(manager, &name, value, &message).await;
+        }
+        Err(source) => return Err(XrdError::Offer { xrd: name, source }),
+    };
+
+    let now = now();
+    set_condition(&mut value, "Synced", "True", "ReconcileSuccess", None, &now);
+    set_condition(
+        &mut value,
+        "Established",
+        "True",
+        "WatchingCompositeResource",
+        None,
+        &now,
+    );
+    if !value["status"]["controllers"].is_object() {
+        value["status"]["controllers"] = json!({});
+    }
+    value["status"]["controllers"]["compositeResourceType"] =
+        json!({"apiVersion": gvk.api_version(), "kind": gvk.kind});
+    offer::offered_status(&mut value, &offered, &now);
+    write_status(manager, &value).await?;
+    manager
+        .backoff
+        .succeeded(&ObjectRef::of(&value).unwrap_or_else(|| xrd_ref(&name)));
+    if offered == Offered::Withdrawing {
+        return Ok((
+            Action::requeue(Duration::from_secs(2)),
+            ReconcileResult::Success,
+        ));
+    }
+    Ok((
+        Action::requeue(manager.timing.poll_interval),
+        ReconcileResult::Success,
+    ))
+}
+
+fn xrd_ref(name: &str) -> ObjectRef {
+    ObjectRef {
+        api_version: xrd_resource().api_version,
+        kind: XRD_KIND.into(),
+        namespace: None,
+        name: name.into(),
+    }
+}
+
+/// Applies the CRD that serves the XRD's kind and waits until it is
+/// established; neither when it is established and this controller's last
+/// apply of it sent the same CRD, with nobody changing it since.
+async fn serve_crd(manager: &Manager, crd: &Value, name: &str) -> Result<(), String> {
+    let reference = ObjectRef {
+        api_version: "apiextensions.k8s.io/v1".into(),
+        kind: "CustomResourceDefinition".into(),
+        namespace: None,
+        name: name.into(),
+    };
+    let current = manager
+        .cluster
+        .get_async(&reference)
+        .await
+        .map_err(|e| format!("cannot read CustomResourceDefinition: {e}"))?;
+    let unchanged = current.as_ref().is_some_and(|current| {
+        manager
+            .cluster
+            .already_applied(crd, false, FIELD_MANAGER, current)
+            && object::condition(current, "Established").is_some_and(|c| c["status"] == "True")
+    });
+    if unchanged {
+        return Ok(());
+    }
+    manager
+        .cluster
+        .apply_async(crd, FIELD_MANAGER, false)
+        .await
+        .map_err(|e| format!("cannot apply CustomResourceDefinition: {e}"))?;
+    install::established(manager.cluster.client(), name, install::ESTABLISH_TIMEOUT)
+        .await
+        .map_err(|_| "waiting for the CustomResourceDefinition to be established".to_string())
+}
+
+/// Writes the XRD's status, unless this controller last wrote exactly that
+/// status and the XRD has not changed since.
+async fn write_status(manager: &Manager, xrd: &Value) -> Result<(), XrdError> {
+    if manager
+        .cluster
+        .already_applied(xrd, true, FIELD_MANAGER, xrd)
+    {
+        return Ok(());
+    }
+    let name = xrd
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    manager
+        .cluster
+        .apply_async(xrd, FIELD_MANAGER, true)
+        .await
+        .map_err(|source| XrdError::Cluster {
+            xrd: name.into(),
+            source,
+        })?;
+    Ok(())
+}
+
+/// Reports an XRD that cannot be served as it stands, naming what is wrong.
+async fn invalid(
+    manager: &Manager,
+    name: &str,
+    mut value: Value,
+    message: &str,
+) -> Result<(Action, ReconcileResult), XrdError> {
+    tracing::warn!(xrd = name, message, "XRD not established");
+    manager.cluster.publish(plait_reconcile::Event {
+        regarding: xrd_ref(name),
+        event_type: plait_reconcile::EventType::Warning,
+        reason: "ReconcileError".into(),
+        message: message.into(),
+    });
+    set_condition(
+        &mut value,
+        "Synced",
+        "False",
+        "ReconcileError",
+        Some(message),
+        &now(),
+    );
+    write_status(manager, &value).await?;
+    Ok((
+        Action::requeue(manager.timing.poll_interval.min(Duration::from_secs(30))),
+        ReconcileResult::NotSynced,
+    ))
+}
+
+/// Deletes every XR of the kind, then stops its controller, removes the CRD
+/// and releases the XRD.
+async fn delete(
+    manager: &Manager,
+    name: &str,
+    mut value: Value,
+    xrds: &Api<DynamicObject>,
+    crds: &Api<CustomResourceDefinition>,
+) -> Result<Action, XrdError> {
+    if !has_finalizer(&value, FINALIZER) {
+        return Ok(Action::await_change());
+    }
+    set_condition(
+        &mut value,
+        "Established",
+        "False",
+        "TerminatingCompositeResource",
+        None,
+        &now(),
+    );
+    offer::terminating(&mut value, &now());
+    write_status(manager, &value).await?;
+
+    // Claims go first: deleting them deletes their XRs.
+    let claims_gone = match CompositeResourceDefinition::from_value(value.clone()) {
+        Ok(xrd) => offer::withdraw(&manager.claims, &xrd, &value)
+            .await
+            .map_err(|source| XrdError::Offer {
+                xrd: name.into(),
+                source,
+            })?,
+        Err(_) => {
+            manager.claims.stop(name);
+            true
+        }
+    };
+    if !claims_gone {
+        return Ok(Action::requeue(Duration::from_secs(2)));
+    }
+
+    if let Some(crd) = crds
+        .get_opt(name)
+        .await
+        .map_err(kube_error(name, "cannot get its CustomResourceDefinition"))?
+    {
+        let served = crd.spec.versions.iter().find(|v| v.storage);
+        if let Some(version) = served {
+            let resource = ApiResource {
+                group: crd.spec.group.clone(),
+                version: version.name.clone(),
+                api_version: format!("{}/{}", crd.spec.group, version.name),
+                kind: crd.spec.names.kind.clone(),
+                plural: crd.spec.names.plural.clone(),
+            };
+            let xrs: Api<DynamicObject> =
+                Api::all_with(manager.cluster.client().clone(), &resource);
+            let list = xrs
+                .list_metadata(&ListParams::default())
+                .await
+                .map_err(kube_error(name, "cannot list its composite resources"))?;
+            if !list.items.is_empty() {
+                for item in &list.items {
+                    let (Some(xr_name), ns) = (
+                        item.metadata.name.as_deref(),
+                        item.metadata.namespace.as_deref(),
+                    ) else {
+                        continue;
+                    };
+                    if item.metadata.deletion_timestamp.is_some() {
+                        continue;
+                    }
+                    let api = object::api_for(manager.cluster.client(), &resource, ns);
+                    match api.delete(xr_name, &DeleteParams::background()).await {
+                        Ok(_) => {}
+                        Err(e) if is_status(&e, 404) => {}
+                        Err(e) => {
+                            return Err(kube_error(name, "cannot delete a composite resource")(e));
+                        }
+                    }
+                }
+                // The XR controller keeps running to release them.
+                return Ok(Action::requeue(Duration::from_secs(2)));
+            }
+        }
+        manager.stop_controller(name);
+        crds.delete(name, &DeleteParams::background())
+            .await
+            .map_err(kube_error(
+                name,
+                "cannot delete its CustomResourceDefinition",
+            ))?;
+        return Ok(Action::requeue(Duration::from_secs(1)));
+    }
+    manager.stop_controller(name);
+    match object::remove_finalizer(xrds, &value, FINALIZER).await {
+        Ok(_) => {}
+        Err(e) if is_status(&e, 404) => {}
+        Err(e) => return Err(kube_error(name, "cannot remove finalizer")(e)),
+    }
+    Ok(Action::await_change())
+}

@@ -1,0 +1,219 @@
+//! Running the controllers: `run` installs plait's CRDs, takes the leader
+//! Lease or the shard Leases, starts the stores and the controllers, and
+//! stops them; the probes and `/metrics` are served from here. The top
+//! layer: it may import every layer below.
+
+pub mod leader;
+pub mod probes;
+pub mod shards;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{FutureExt, StreamExt};
+use kube::Client;
+use kube::api::{Api, DynamicObject};
+use kube::runtime::{Controller, watcher};
+use serde_json::Value;
+
+use crate::access;
+use crate::access::impersonation::Impersonation;
+use crate::access::install::{self, CRDS, CrdError};
+use crate::adapter;
+use crate::adapter::cluster::KubeCluster;
+use crate::controllers::function::{self, Functions};
+use crate::controllers::timing::Timing;
+use crate::controllers::{reconciler, revisions, xrd};
+use crate::stores;
+use crate::vocabulary::{api, metrics};
+use leader::{LeaderElection, LeaderError};
+use probes::Health;
+use shards::Sharding;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ControllerError {
+    #[error("plait CRDs: {0}")]
+    Parse(#[source] plait_model::ModelError),
+    #[error(transparent)]
+    Install(#[from] CrdError),
+    #[error(transparent)]
+    Leader(#[from] LeaderError),
+    #[error("lost the leader Lease; stopped so a replica that holds it can take over")]
+    LeadershipLost,
+}
+
+/// How the controllers run.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub timing: Timing,
+    /// Run only while holding this Lease; `None` runs unconditionally.
+    pub leader_election: Option<LeaderElection>,
+    /// Marked ready once plait's CRDs are installed.
+    pub health: Arc<Health>,
+    /// Act as each tenant's service account for what its XRs compose and read.
+    pub impersonation: Option<Impersonation>,
+    /// Reconcile only the XRs and claims of the shards this replica holds.
+    pub sharding: Option<Sharding>,
+}
+
+impl From<Timing> for Options {
+    fn from(timing: Timing) -> Options {
+        Options {
+            timing,
+            ..Options::default()
+        }
+    }
+}
+
+/// The controller's metrics, as `/metrics` serves them.
+pub fn encoded_metrics() -> String {
+    metrics::metrics().encode()
+}
+
+/// The CRDs in [`CRDS`], as objects.
+pub fn crds() -> Result<Vec<Value>, ControllerError> {
+    plait_model::parse_documents(CRDS, "crds").map_err(ControllerError::Parse)
+}
+
+/// Server-side applies plait's CRDs and waits until each is established.
+pub async fn install_crds(client: &Client, timeout: Duration) -> Result<(), ControllerError> {
+    let mut names = Vec::new();
+    for crd in crds()? {
+        names.push(install::apply(client, &crd).await?);
+    }
+    for name in names {
+        install::established(client, &name, timeout).await?;
+    }
+    Ok(())
+}
+
+/// Installs the CRDs and runs the controllers until `shutdown` resolves;
+/// then lets running reconciles finish and stops. With leader election the
+/// controllers start only once this replica holds the Lease, and stop with
+/// [`ControllerError::LeadershipLost`] if it is lost. The Function controller
+/// runs when `functions` serves packages ([`Functions::packages`]).
+pub async fn run(
+    client: Client,
+    functions: Functions,
+    options: impl Into<Options>,
+    shutdown: impl Future<Output = ()> + Send + Sync + 'static,
+) -> Result<(), ControllerError> {
+    let options = options.into();
+    if let Some(sharding) = &options.sharding {
+        sharding.check()?;
+    }
+    let shutdown = shutdown.shared();
+    let client = access::client::counted(client);
+    install_crds(&client, Duration::from_secs(60)).await?;
+    options.health.set_ready(true);
+    metrics::metrics().watch_runtime(functions.runtime().clone());
+    let leadership = match &options.leader_election {
+        Some(election) => match election.acquire(client.clone(), shutdown.clone()).await? {
+            Some(leadership) => Some(leadership),
+            None => return Ok(()),
+        },
+        None => None,
+    };
+    let lost = leadership.as_ref().map(leader::Leadership::lost);
+    let stop = async move {
+        match lost {
+            Some(lost) => {
+                futures::future::select(shutdown, Box::pin(lost)).await;
+            }
+            None => shutdown.await,
+        }
+    }
+    .boxed()
+    // The controller wants a Sync trigger; a shared future is one.
+    .shared();
+    let cluster = KubeCluster::new(client.clone(), tokio::runtime::Handle::current());
+    cluster.shared().environment.start(&client, stop.clone());
+    let revisions = revisions::run(
+        Arc::new(revisions::RevisionContext::new(
+            cluster.clone(),
+            &options.timing,
+        )),
+        stop.clone(),
+    );
+    let packages = functions.packages.clone();
+    // One Function store: the Function controller fills it when it runs,
+    // else the catalog watches Functions itself.
+    let function_writer = kube::runtime::reflector::store::Writer::new(api::function_resource());
+    let function_store = function_writer.as_reader();
+    let (catalog_writer, controller_writer) = match packages {
+        Some(_) => (None, Some(function_writer)),
+        None => (Some(function_writer), None),
+    };
+    let catalog = stores::catalog::Catalog::start(
+        &client,
+        function_store.clone(),
+        catalog_writer,
+        stores::catalog::DEFAULT_CAPACITY,
+        stop.clone(),
+    );
+    let timing = options.timing;
+    let tenants = options.impersonation.map(|impersonation| {
+        Arc::new(adapter::tenants::TenantClusters::new(
+            impersonation,
+            tokio::runtime::Handle::current(),
+            cluster.shared().clone(),
+        ))
+    });
+    let shards = options
+        .sharding
+        .as_ref()
+        .map(|sharding| Arc::new(adapter::fence::Shards::new(sharding.count)));
+    let sharded = match (options.sharding, &shards) {
+        (Some(sharding), Some(shards)) => {
+            shards::run(client.clone(), sharding, shards.clone(), stop.clone()).boxed()
+        }
+        _ => futures::future::ready(Ok(())).boxed(),
+    };
+    let manager = Arc::new(xrd::Manager::new(
+        cluster.clone(),
+        functions,
+        catalog,
+        timing.clone(),
+        tenants,
+        shards,
+    ));
+    let api: Api<DynamicObject> = Api::all_with(client, &api::xrd_resource());
+    tracing::info!("controller started");
+    let xrds = Controller::new_with(api, watcher::Config::default(), api::xrd_resource())
+        .graceful_shutdown_on(stop.clone())
+        .run(xrd::reconcile, reconciler::error_policy, manager.clone())
+        .for_each(|_| futures::future::ready(()));
+    match packages.zip(controller_writer) {
+        Some((packages, writer)) => {
+            let context = function::controller::FunctionContext::new(
+                packages,
+                cluster,
+                manager.watches.clone(),
+                timing,
+                function_store,
+            );
+            let (.., sharded) = futures::join!(
+                revisions,
+                xrds,
+                function::controller::run(Arc::new(context), writer, stop),
+                sharded
+            );
+            sharded?;
+        }
+        None => {
+            let (.., sharded) = futures::join!(revisions, xrds, sharded);
+            sharded?;
+        }
+    }
+    manager.shutdown().await;
+    tracing::info!("controller stopped");
+    match leadership {
+        Some(leadership) if leadership.is_lost() => Err(ControllerError::LeadershipLost),
+        Some(leadership) => {
+            leadership.release().await;
+            Ok(())
+        }
+        None => Ok(()),
+    }
+}
