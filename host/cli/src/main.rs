@@ -8,6 +8,7 @@ mod functions;
 mod install;
 mod render;
 mod scaffold;
+mod validate;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -45,6 +46,9 @@ enum Command {
     Controller(ControllerArgs),
     /// Install plait in a cluster (the objects in deploy/), or print them.
     Install(InstallArgs),
+    /// Validate resources offline against the schemas of CRDs, XRDs and the
+    /// built-in Kubernetes kinds, and Compositions against the kinds they compose.
+    Validate(Box<validate::ValidateArgs>),
 }
 
 #[derive(clap::Args)]
@@ -316,6 +320,7 @@ fn main() -> ExitCode {
         Command::Function { command } => function::run(&command),
         Command::Controller(args) => controller::run(&args),
         Command::Install(args) => install::run(&args),
+        Command::Validate(args) => return validate::main(&args),
     };
     match result {
         Ok(output) => {
