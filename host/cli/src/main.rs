@@ -8,6 +8,7 @@ mod functions;
 mod install;
 mod render;
 mod scaffold;
+mod trace;
 mod validate;
 
 use std::io::IsTerminal;
@@ -49,6 +50,9 @@ enum Command {
     /// Validate resources offline against the schemas of CRDs, XRDs and the
     /// built-in Kubernetes kinds, and Compositions against the kinds they compose.
     Validate(Box<validate::ValidateArgs>),
+    /// Show a composite resource's or claim's tree in a cluster: its XR, its
+    /// composed resources and nested XRs, with their Synced and Ready conditions.
+    Trace(Box<trace::TraceArgs>),
 }
 
 #[derive(clap::Args)]
@@ -321,6 +325,7 @@ fn main() -> ExitCode {
         Command::Controller(args) => controller::run(&args),
         Command::Install(args) => install::run(&args),
         Command::Validate(args) => return validate::main(&args),
+        Command::Trace(args) => trace::run(&args),
     };
     match result {
         Ok(output) => {
