@@ -73,38 +73,35 @@ pub(crate) fn check(value: &Value, validator: &Validator) -> Vec<Problem> {
         .get(&xr_ref.api_version, &xr_ref.kind)
         .map(|s| (s, gvk_string(&xr_ref.api_version, &xr_ref.kind)));
 
-    let inputs: Vec<(String, Value)> = match composition.mode() {
-        CompositionMode::Resources => match composition.to_pipeline() {
-            Ok(converted) => converted
-                .spec
-                .pipeline
-                .first()
-                .and_then(|s| s.input.clone())
-                .map(|input| vec![("spec".to_string(), input)])
-                .unwrap_or_default(),
-            Err(e) => {
-                problems.push(Problem::invalid("spec", json!("object"), e.to_string()));
-                Vec::new()
-            }
-        },
-        CompositionMode::Pipeline => composition
-            .spec
-            .pipeline
-            .iter()
-            .enumerate()
-            .filter_map(|(i, step)| {
-                let input = step.input.as_ref()?;
-                let group = input
-                    .get("apiVersion")
-                    .and_then(Value::as_str)?
-                    .split('/')
-                    .next()?;
-                let kind = input.get("kind").and_then(Value::as_str)?;
-                (group == PT_GROUP && kind == "Resources")
-                    .then(|| (format!("spec.pipeline[{i}].input"), input.clone()))
-            })
-            .collect(),
+    // A `mode: Resources` Composition is checked as the pipeline it
+    // converts to, its fields reported where they are written (`spec`).
+    let native = composition.mode() == CompositionMode::Resources;
+    let pipeline = match composition.to_pipeline() {
+        Ok(converted) => converted.spec.pipeline,
+        Err(e) => {
+            problems.push(Problem::invalid("spec", json!("object"), e.to_string()));
+            Vec::new()
+        }
     };
+    let inputs: Vec<(String, Value)> = pipeline
+        .iter()
+        .enumerate()
+        .filter_map(|(i, step)| {
+            let input = step.input.as_ref()?;
+            let group = input
+                .get("apiVersion")
+                .and_then(Value::as_str)?
+                .split('/')
+                .next()?;
+            let kind = input.get("kind").and_then(Value::as_str)?;
+            let prefix = if native {
+                "spec".to_string()
+            } else {
+                format!("spec.pipeline[{i}].input")
+            };
+            (group == PT_GROUP && kind == "Resources").then(|| (prefix, input.clone()))
+        })
+        .collect();
     for (prefix, input) in inputs {
         let resources = match Resources::from_value(input) {
             Ok(r) => r,
