@@ -181,7 +181,8 @@ impl Validator {
             push(
                 Check::Cel,
                 vec![Problem::invalid(
-                    "",
+                    // Go renders the nil path of this error so.
+                    "<nil>",
                     Value::Null,
                     "some validation rules were not checked because the object was invalid; \
                      correct the existing errors to complete validation",

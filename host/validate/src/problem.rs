@@ -16,6 +16,9 @@ use serde_json::Value;
 pub enum ProblemKind {
     Required,
     Invalid(Value),
+    /// A value of the wrong type or format (Go's `field.TypeInvalid`),
+    /// rendered as `Invalid value`.
+    TypeInvalid(Value),
     /// An invalid value the message leaves out, such as a whole object.
     InvalidOmitted,
     NotSupported(Value),
@@ -52,6 +55,29 @@ impl Problem {
             kind: ProblemKind::Invalid(value),
             detail: detail.into(),
         }
+    }
+
+    /// Go's `field.TypeInvalid`: a wrong type or format.
+    pub fn type_invalid(field: impl Into<String>, value: Value, detail: impl Into<String>) -> Self {
+        Problem {
+            field: field.into(),
+            kind: ProblemKind::TypeInvalid(value),
+            detail: detail.into(),
+        }
+    }
+
+    /// Whether the API server leaves an object's rules unchecked after this
+    /// problem (`hasBlockingErr`): a wrong type or format, a missing field,
+    /// a value outside an enum, too long, too many.
+    pub fn blocks_rules(&self) -> bool {
+        matches!(
+            self.kind,
+            ProblemKind::TypeInvalid(_)
+                | ProblemKind::Required
+                | ProblemKind::NotSupported(_)
+                | ProblemKind::TooLong
+                | ProblemKind::TooMany(_)
+        )
     }
 
     /// Go's `field.NotSupported`: the detail lists the supported values.
@@ -143,7 +169,9 @@ impl fmt::Display for Problem {
         let mut body = match &self.kind {
             ProblemKind::Required => "Required value".to_string(),
             ProblemKind::InvalidOmitted => "Invalid value".to_string(),
-            ProblemKind::Invalid(v) => format!("Invalid value: {}", bad_value(v)),
+            ProblemKind::Invalid(v) | ProblemKind::TypeInvalid(v) => {
+                format!("Invalid value: {}", bad_value(v))
+            }
             ProblemKind::NotSupported(v) => format!("Unsupported value: {}", bad_value(v)),
             ProblemKind::Duplicate(v) => format!("Duplicate value: {}", bad_value(v)),
             ProblemKind::TooLong => "Too long".to_string(),

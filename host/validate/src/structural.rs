@@ -25,8 +25,8 @@ const MAX_DEPTH: usize = 128;
 pub(crate) struct Findings {
     pub schema: Vec<Problem>,
     pub cel: Vec<Problem>,
-    /// A wrong type or a value outside an enum: the API server then leaves
-    /// the rules unchecked, as they would read what the schema forbids.
+    /// A schema problem: the API server then leaves the rules unchecked, as
+    /// they would read what the schema forbids.
     pub blocking: bool,
 }
 
@@ -122,7 +122,12 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Records a schema problem, and whether it leaves the object's rules
+    /// unchecked.
     fn schema_problem(&mut self, problem: Problem) {
+        if problem.blocks_rules() {
+            self.findings.blocking = true;
+        }
         self.findings.schema.push(problem);
     }
 
@@ -151,8 +156,7 @@ impl<'a> Walker<'a> {
             let nullable = schema.get("nullable").and_then(Value::as_bool) == Some(true);
             if self.custom && !nullable && schema.get("type").is_some() {
                 let t = schema_type(schema).unwrap_or_default();
-                self.findings.blocking = true;
-                self.schema_problem(Problem::invalid(
+                self.schema_problem(Problem::type_invalid(
                     path.as_str(),
                     json!("null"),
                     format!("{} in body must be of type {t}: \"null\"", path.in_body()),
@@ -194,8 +198,7 @@ impl<'a> Walker<'a> {
             if matches!(value, Value::String(_) | Value::Number(_)) {
                 return true;
             }
-            self.findings.blocking = true;
-            self.schema_problem(Problem::invalid(
+            self.schema_problem(Problem::type_invalid(
                 path.as_str(),
                 json!(actual),
                 format!(
@@ -219,8 +222,7 @@ impl<'a> Walker<'a> {
             _ => true,
         };
         if !ok {
-            self.findings.blocking = true;
-            self.schema_problem(Problem::invalid(
+            self.schema_problem(Problem::type_invalid(
                 path.as_str(),
                 json!(actual),
                 format!(
@@ -238,7 +240,6 @@ impl<'a> Walker<'a> {
             return;
         };
         if !allowed.iter().any(|a| json_equal(a, value)) {
-            self.findings.blocking = true;
             self.schema_problem(Problem::not_supported(
                 path.as_str(),
                 value.clone(),
@@ -356,7 +357,7 @@ impl<'a> Walker<'a> {
     /// API server; its schema may only bound `name` and `generateName`.
     fn check_custom_metadata(&mut self, metadata: &Value, schema: &Value, path: &Path) {
         let Some(map) = metadata.as_object() else {
-            self.schema_problem(Problem::invalid(
+            self.schema_problem(Problem::type_invalid(
                 path.as_str(),
                 json!(type_name(metadata)),
                 format!(
@@ -399,8 +400,7 @@ impl<'a> Walker<'a> {
                     path.in_body()
                 ),
             ));
-        }
-        if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
+        } else if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
             && (items.len() as u64) > max
         {
             self.schema_problem(Problem::too_many(path.as_str(), items.len(), max));
@@ -466,11 +466,27 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// A string's format, then its length and pattern: kube-openapi
+    /// reports only the first of maxLength, minLength and pattern that fails.
     fn check_string(&mut self, s: &str, schema: &Value, path: &Path) {
+        if let Some(format) = schema.get("format").and_then(Value::as_str)
+            && !format_matches(format, s)
+        {
+            self.schema_problem(Problem::type_invalid(
+                path.as_str(),
+                json!(s),
+                format!(
+                    "{} in body must be of type {format}: {}",
+                    path.in_body(),
+                    plait_go_compat::strconv::quote(s)
+                ),
+            ));
+        }
         if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
             && (s.chars().count() as u64) > max
         {
             self.schema_problem(Problem::too_long(path.as_str(), max));
+            return;
         }
         if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
             && (s.chars().count() as u64) < min
@@ -483,6 +499,7 @@ impl<'a> Walker<'a> {
                     path.in_body()
                 ),
             ));
+            return;
         }
         if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
             match self.rules.regex(pattern) {
@@ -499,81 +516,55 @@ impl<'a> Walker<'a> {
                 )),
             }
         }
-        if let Some(format) = schema.get("format").and_then(Value::as_str)
-            && !format_matches(format, s)
-        {
-            self.schema_problem(Problem::invalid(
-                path.as_str(),
-                json!(s),
-                format!(
-                    "{} in body must be of type {format}: {}",
-                    path.in_body(),
-                    plait_go_compat::strconv::quote(s)
-                ),
-            ));
-        }
     }
 
+    /// A number's bounds: kube-openapi reports only the first of
+    /// multipleOf, maximum and minimum that fails.
     fn check_number(&mut self, value: &Value, schema: &Value, path: &Path) {
         let Some(n) = value.as_f64() else { return };
         let exclusive = |key: &str| schema.get(key).and_then(Value::as_bool) == Some(true);
-        if let Some(min) = schema.get("minimum").filter(|m| m.is_number()) {
-            let bound = min.as_f64().unwrap_or(f64::MIN);
-            let (fails, words) = if exclusive("exclusiveMinimum") {
-                (n <= bound, "greater than")
-            } else {
-                (n < bound, "greater than or equal to")
-            };
-            if fails {
-                self.schema_problem(Problem::invalid(
-                    path.as_str(),
-                    value.clone(),
-                    format!(
-                        "{} in body should be {words} {}",
-                        path.in_body(),
-                        plait_go_compat::printf::format_v(min)
-                    ),
-                ));
-            }
-        }
-        if let Some(max) = schema.get("maximum").filter(|m| m.is_number()) {
-            let bound = max.as_f64().unwrap_or(f64::MAX);
-            let (fails, words) = if exclusive("exclusiveMaximum") {
-                (n >= bound, "less than")
-            } else {
-                (n > bound, "less than or equal to")
-            };
-            if fails {
-                self.schema_problem(Problem::invalid(
-                    path.as_str(),
-                    value.clone(),
-                    format!(
-                        "{} in body should be {words} {}",
-                        path.in_body(),
-                        plait_go_compat::printf::format_v(max)
-                    ),
-                ));
-            }
-        }
-        if let Some(factor) = schema.get("multipleOf").and_then(Value::as_f64)
-            && factor > 0.0
-            && (n / factor).fract() != 0.0
+        let shown = plait_go_compat::printf::format_v;
+        let failed = if let Some(factor) = schema.get("multipleOf").filter(|f| f.is_number())
+            && factor
+                .as_f64()
+                .is_some_and(|f| f > 0.0 && (n / f).fract() != 0.0)
         {
+            Some(format!("should be a multiple of {}", shown(factor)))
+        } else if let Some(max) = schema.get("maximum").filter(|m| m.is_number())
+            && let Some(bound) = max.as_f64()
+            && (n > bound || (exclusive("exclusiveMaximum") && n >= bound))
+        {
+            let words = if exclusive("exclusiveMaximum") {
+                "less than"
+            } else {
+                "less than or equal to"
+            };
+            Some(format!("should be {words} {}", shown(max)))
+        } else if let Some(min) = schema.get("minimum").filter(|m| m.is_number())
+            && let Some(bound) = min.as_f64()
+            && (n < bound || (exclusive("exclusiveMinimum") && n <= bound))
+        {
+            let words = if exclusive("exclusiveMinimum") {
+                "greater than"
+            } else {
+                "greater than or equal to"
+            };
+            Some(format!("should be {words} {}", shown(min)))
+        } else {
+            None
+        };
+        if let Some(detail) = failed {
             self.schema_problem(Problem::invalid(
                 path.as_str(),
                 value.clone(),
-                format!(
-                    "{} in body should be a multiple of {}",
-                    path.in_body(),
-                    plait_go_compat::printf::format_v(&json!(factor))
-                ),
+                format!("{} in body {detail}", path.in_body()),
             ));
         }
         if schema.get("format").and_then(Value::as_str) == Some("int32")
             && let Some(i) = value.as_i64()
             && i32::try_from(i).is_err()
         {
-            self.schema_problem(Problem::invalid(
+            self.schema_problem(Problem::type_invalid(
                 path.as_str(),
                 value.clone(),
                 format!("{} in body must be of type int32: \"{i}\"", path.in_body()),
