@@ -6,6 +6,7 @@ mod files;
 mod function;
 mod functions;
 mod install;
+mod packages;
 mod render;
 mod scaffold;
 mod trace;

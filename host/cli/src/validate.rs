@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use plait_validate::{Catalog, Outcome, Status, Validator};
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::files;
 
@@ -35,6 +36,14 @@ pub struct ValidateArgs {
     /// Output format: `default` (Crossplane's lines), `json` or `yaml`.
     #[arg(short = 'o', long = "output", default_value = "default")]
     pub output: OutputFormat,
+    /// Pull the extensions' packages again instead of reading the
+    /// package.yaml files kept from before.
+    #[arg(long = "clean-cache")]
+    pub clean_cache: bool,
+    /// How the extensions' Provider, Function and Configuration packages
+    /// are pulled.
+    #[command(flatten)]
+    pub registry: crate::function::RegistryArgs,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -98,6 +107,26 @@ fn run(args: &ValidateArgs) -> Result<(String, Result<(), String>)> {
     };
 
     let mut catalog = Catalog::builtin()?;
+    let packages = crate::packages::references(&extensions);
+    if !packages.is_empty() {
+        let references: Vec<String> = packages.iter().map(|(r, _, _)| r.clone()).collect();
+        let open = || {
+            let references: Vec<&str> = references.iter().map(String::as_str).collect();
+            args.registry.open(&references)
+        };
+        for definition in crate::packages::definitions(packages.clone(), open, args.clean_cache)? {
+            catalog.add_definition(&definition).with_context(|| {
+                format!(
+                    "a package's {:?}: cannot read the schemas it defines",
+                    definition
+                        .pointer("/metadata/name")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                )
+            })?;
+        }
+    }
+    // Definitions given as files win over the packages'.
     for (file, extension) in &extensions {
         catalog
             .add_definition(extension)
@@ -195,7 +224,7 @@ fn lines(outcomes: &[Outcome], total: &Total, skip_success: bool) -> String {
 
 /// Reads a single value, for tests of the report format.
 #[cfg(test)]
-fn outcome(validator: &Validator, object: serde_json::Value) -> Outcome {
+fn outcome(validator: &Validator, object: Value) -> Outcome {
     validator.validate(&object, None)
 }
 
