@@ -287,3 +287,80 @@ impl Catalog {
         added
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_xrd_serves_its_xr_and_claim_kinds_with_their_machinery() {
+        let xrd = json!({
+            "apiVersion": "apiextensions.crossplane.io/v1",
+            "kind": "CompositeResourceDefinition",
+            "metadata": {"name": "xnets.example.org"},
+            "spec": {
+                "group": "example.org",
+                "names": {"kind": "XNet", "plural": "xnets"},
+                "claimNames": {"kind": "Net", "plural": "nets"},
+                "versions": [{"name": "v1", "served": true, "referenceable": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object"}}}}}],
+            },
+        });
+        let mut catalog = Catalog::new();
+        assert_eq!(catalog.add_definition(&xrd).ok(), Some(2));
+        let xr = catalog.get("example.org/v1", "XNet");
+        let claim = catalog.get("example.org/v1", "Net");
+        assert!(xr.is_some_and(|k| {
+            k.root
+                .pointer("/properties/spec/properties/resourceRefs")
+                .is_some()
+        }));
+        assert!(claim.is_some_and(|k| {
+            k.root
+                .pointer("/properties/spec/properties/resourceRef")
+                .is_some()
+        }));
+        assert!(xr.is_some_and(|k| k.origin == Origin::Xrd("xnets.example.org".into())));
+    }
+
+    #[test]
+    fn the_builtin_catalog_has_kubernetes_and_plaits_kinds() {
+        let catalog = Catalog::builtin().unwrap_or_else(|e| panic!("{e}"));
+        for (api_version, kind) in [
+            ("v1", "Secret"),
+            ("v1", "ConfigMap"),
+            ("apps/v1", "Deployment"),
+            ("batch/v1", "CronJob"),
+            ("apiextensions.k8s.io/v1", "CustomResourceDefinition"),
+            ("apiextensions.crossplane.io/v1", "Composition"),
+            (
+                "apiextensions.crossplane.io/v2",
+                "CompositeResourceDefinition",
+            ),
+            ("pkg.crossplane.io/v1", "Function"),
+        ] {
+            assert!(
+                catalog.get(api_version, kind).is_some(),
+                "{api_version} {kind}"
+            );
+        }
+        assert!(
+            catalog.get("v1", "SecretList").is_none(),
+            "lists are not kinds to validate"
+        );
+        assert!(
+            catalog.get("apps/v1beta1", "Deployment").is_none(),
+            "only generally available versions"
+        );
+    }
+
+    #[test]
+    fn other_objects_define_nothing() {
+        let mut catalog = Catalog::new();
+        let config_map =
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}});
+        assert_eq!(catalog.add_definition(&config_map).ok(), Some(0));
+        assert!(catalog.is_empty());
+    }
+}
