@@ -84,10 +84,18 @@ struct Kinds {
 
 impl Kinds {
     async fn discover(client: &Client) -> Result<Self> {
-        let discovery = Discovery::new(client.clone())
-            .run()
-            .await
-            .context("cannot discover the API server's kinds")?;
+        // Aggregated discovery: two requests, whatever the number of groups;
+        // a server without it is asked group by group.
+        let discovery = match Discovery::new(client.clone()).run_aggregated().await {
+            Ok(discovery) => discovery,
+            Err(error) => {
+                tracing::debug!(%error, "no aggregated discovery; asking group by group");
+                Discovery::new(client.clone())
+                    .run()
+                    .await
+                    .context("cannot discover the API server's kinds")?
+            }
+        };
         let mut by_gvk = HashMap::new();
         let mut preferred = Vec::new();
         for group in discovery.groups() {
