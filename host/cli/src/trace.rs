@@ -50,6 +50,15 @@ pub struct TraceArgs {
     /// Keep watching, printing the tree again whenever it changes.
     #[arg(short = 'w', long)]
     pub watch: bool,
+    /// Show the last pipeline run of each XR in the tree, per step: the
+    /// function, its module's digest, calls, cache hits, duration, results.
+    /// Read from the controller's probe address (--controller-address).
+    #[arg(long, requires = "controller_address")]
+    pub steps: bool,
+    /// The probe address (host:port) of the controller replica that
+    /// reconciles the XRs, e.g. 127.0.0.1:8080 through `kubectl port-forward`.
+    #[arg(long = "controller-address")]
+    pub controller_address: Option<String>,
     /// How often --watch reads the tree again.
     #[arg(long = "watch-interval", default_value = "1s", value_parser = crate::parse_duration)]
     pub watch_interval: Duration,
@@ -73,6 +82,9 @@ pub struct Node {
     /// Why the object could not be read, if it could not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The XR's last pipeline run, with --steps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<Value>,
 }
 
 /// Every kind the API server serves, by (apiVersion, kind).
@@ -213,6 +225,10 @@ async fn trace(args: &TraceArgs) -> Result<String> {
         client: &client,
         kinds: &kinds,
         show_secrets: args.show_connection_secrets,
+        controller: args
+            .steps
+            .then(|| args.controller_address.clone())
+            .flatten(),
     };
     let namespace = (caps.scope == Scope::Namespaced).then_some(args.namespace.as_str());
     let mut last = String::new();
@@ -239,6 +255,8 @@ struct Tracer<'a> {
     client: &'a Client,
     kinds: &'a Kinds,
     show_secrets: bool,
+    /// The controller's probe address, to read pipeline runs from.
+    controller: Option<String>,
 }
 
 impl Tracer<'_> {
@@ -293,10 +311,21 @@ impl Tracer<'_> {
                 children.push(Box::pin(self.child(&secret, depth + 1)).await);
             }
         }
+        let run = match &self.controller {
+            // Only XRs have a Composition, and a pipeline run.
+            Some(address)
+                if object.pointer("/spec/compositionRef").is_some()
+                    || object.pointer("/spec/crossplane/compositionRef").is_some() =>
+            {
+                pipeline_run(address, &object)
+            }
+            _ => None,
+        };
         Node {
             object,
             children,
             error: None,
+            run,
         }
     }
 
@@ -316,6 +345,7 @@ impl Tracer<'_> {
                 object,
                 children: Vec::new(),
                 error: Some(error),
+                run: None,
             }
         };
         let Some((resource, caps)) = self.kinds.get(&reference.api_version, &reference.kind) else {
@@ -474,8 +504,8 @@ fn status_columns(node: &Node, wide: bool) -> (String, String, String) {
 
 fn print(roots: &[Node], format: TraceFormat) -> Result<String> {
     Ok(match format {
-        TraceFormat::Default => table(roots, false),
-        TraceFormat::Wide => table(roots, true),
+        TraceFormat::Default => table(roots, false) + &steps(roots),
+        TraceFormat::Wide => table(roots, true) + &steps(roots),
         TraceFormat::Json => {
             let mut text = match roots {
                 [one] => serde_json::to_string_pretty(one),
@@ -561,6 +591,155 @@ fn table(roots: &[Node], wide: bool) -> String {
     out
 }
 
+/// The controller's record of an XR's last pipeline run, if it has one.
+fn pipeline_run(address: &str, object: &Value) -> Option<Value> {
+    use std::io::{Read, Write};
+    let key = format!(
+        "{}/{}/{}/{}",
+        text(object, "/apiVersion")?,
+        text(object, "/kind")?,
+        text(object, "/metadata/namespace").unwrap_or("_"),
+        text(object, "/metadata/name")?,
+    );
+    let mut stream = std::net::TcpStream::connect(address).ok()?;
+    let timeout = Some(std::time::Duration::from_secs(5));
+    stream.set_read_timeout(timeout).ok()?;
+    stream.set_write_timeout(timeout).ok()?;
+    write!(
+        stream,
+        "GET /pipeline-runs/{key} HTTP/1.1\r\nHost: plait\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut response = String::new();
+    stream.take(16 << 20).read_to_string(&mut response).ok()?;
+    let (head, body) = response.split_once("\r\n\r\n")?;
+    if !head.starts_with("HTTP/1.1 200") {
+        return None;
+    }
+    serde_json::from_str(body).ok()
+}
+
+/// Each XR's last pipeline run, a table per XR: what --steps adds.
+fn steps(roots: &[Node]) -> String {
+    fn walk<'n>(node: &'n Node, out: &mut Vec<&'n Node>) {
+        if node.run.is_some() {
+            out.push(node);
+        }
+        for child in &node.children {
+            walk(child, out);
+        }
+    }
+    let mut with_runs = Vec::new();
+    for root in roots {
+        walk(root, &mut with_runs);
+    }
+    let mut out = String::new();
+    for node in with_runs {
+        let Some(run) = &node.run else { continue };
+        let _ = writeln!(
+            out,
+            "\nLast pipeline run of {}/{}{}:",
+            text(&node.object, "/kind").unwrap_or_default(),
+            text(&node.object, "/metadata/name").unwrap_or_default(),
+            run.get("error")
+                .and_then(Value::as_str)
+                .map(|e| format!(" (failed: {e})"))
+                .unwrap_or_default()
+        );
+        let mut rows = vec![vec![
+            "STEP".to_string(),
+            "FUNCTION".into(),
+            "DIGEST".into(),
+            "CALLS".into(),
+            "CACHED".into(),
+            "DURATION".into(),
+            "RESULTS".into(),
+        ]];
+        for step in run
+            .get("steps")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let field = |k: &str| {
+                step.get(k)
+                    .and_then(Value::as_str)
+                    .unwrap_or("-")
+                    .to_string()
+            };
+            let number = |k: &str| step.get(k).and_then(Value::as_u64).unwrap_or(0).to_string();
+            let digest = field("digest");
+            let short = digest
+                .strip_prefix("sha256:")
+                .map(|d| format!("sha256:{}", &d[..d.len().min(12)]))
+                .unwrap_or(digest);
+            let duration = step
+                .get("durationMs")
+                .and_then(Value::as_f64)
+                .map_or_else(|| "-".to_string(), |ms| format!("{ms:.1}ms"));
+            let results: Vec<String> = step
+                .get("results")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .map(|r| {
+                    format!(
+                        "{}: {}",
+                        r.get("severity").and_then(Value::as_str).unwrap_or("?"),
+                        r.get("message").and_then(Value::as_str).unwrap_or_default()
+                    )
+                })
+                .chain(
+                    step.get("failure")
+                        .and_then(Value::as_str)
+                        .map(|f| format!("failed: {f}")),
+                )
+                .collect();
+            rows.push(vec![
+                field("step"),
+                field("function"),
+                short,
+                number("calls"),
+                number("cached"),
+                duration,
+                if results.is_empty() {
+                    "-".into()
+                } else {
+                    results.join("; ")
+                },
+            ]);
+        }
+        out.push_str(&columns(&rows));
+    }
+    out
+}
+
+/// Rows as left-aligned columns three spaces apart.
+fn columns(rows: &[Vec<String>]) -> String {
+    let count = rows.first().map_or(0, Vec::len);
+    let widths: Vec<usize> = (0..count)
+        .map(|c| {
+            rows.iter()
+                .map(|r| r.get(c).map_or(0, |s| s.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            line.push_str(cell);
+            if c + 1 < count {
+                line.push_str(&" ".repeat(widths[c] - cell.chars().count() + 3));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
 /// The tree as a Graphviz graph, a node per object labelled as upstream's.
 fn dot(roots: &[Node]) -> String {
     let mut out = String::from("graph {\n");
@@ -610,6 +789,7 @@ mod tests {
             object,
             children,
             error: None,
+            run: None,
         }
     }
 
@@ -636,6 +816,7 @@ mod tests {
                     object: json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "ns"}}),
                     children: vec![],
                     error: Some("resource not found".into()),
+                    run: None,
                 },
                 node(
                     json!({"apiVersion": "example.org/v1", "kind": "Subnet", "metadata": {"name": "sub"},

@@ -331,6 +331,80 @@ async fn trace_shows_claims_nested_xrs_and_v2_xrs_in_every_format_and_watches() 
     );
     assert_eq!(v2.matches("ConfigMap/").count(), 3, "{v2}");
 
+    // --steps: the controller's record of the XR's last pipeline run.
+    let with_steps = stdout(&trace(
+        kubeconfig,
+        &[
+            "bench/one",
+            "-n",
+            &ns,
+            "--steps",
+            "--controller-address",
+            controller.probes(),
+        ],
+    ));
+    assert!(with_steps.starts_with(&v2), "the tree first: {with_steps}");
+    assert!(
+        with_steps.contains("\nLast pipeline run of Bench/one:\n"),
+        "{with_steps}"
+    );
+    let step_rows: Vec<&str> = with_steps
+        .lines()
+        .skip_while(|l| !l.starts_with("STEP "))
+        .collect();
+    assert!(step_rows.len() == 3, "{with_steps}");
+    assert!(
+        step_rows[0].contains("DIGEST") && step_rows[0].ends_with("RESULTS"),
+        "{with_steps}"
+    );
+    let cells = |row: &str| {
+        row.split_whitespace()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let (compose, ready) = (cells(step_rows[1]), cells(step_rows[2]));
+    assert_eq!(
+        compose[..2],
+        ["compose", "function-patch-and-transform"],
+        "{with_steps}"
+    );
+    assert_eq!(ready[..2], ["ready", "function-auto-ready"], "{with_steps}");
+    assert!(
+        compose[2].starts_with("sha256:") && ready[2].starts_with("sha256:"),
+        "{with_steps}"
+    );
+    assert!(
+        compose[5].ends_with("ms") && compose[6] == "-",
+        "{with_steps}"
+    );
+    let json_steps: Value = serde_json::from_str(&stdout(&trace(
+        kubeconfig,
+        &[
+            "bench/one",
+            "-n",
+            &ns,
+            "-o",
+            "json",
+            "--steps",
+            "--controller-address",
+            controller.probes(),
+        ],
+    )))
+    .unwrap();
+    let steps = &json_steps["run"]["steps"];
+    assert_eq!(steps[0]["step"], "compose", "{json_steps}");
+    assert_eq!(steps[1]["function"], "function-auto-ready");
+    assert!(steps[0]["calls"].as_u64() >= Some(1), "{steps}");
+    assert!(
+        json_steps["children"][0].get("run").is_none(),
+        "a ConfigMap has no run"
+    );
+    let without = trace(kubeconfig, &["bench/one", "-n", &ns, "--steps"]);
+    assert!(
+        !without.status.success(),
+        "--steps needs --controller-address"
+    );
+
     // A missing object is an error naming it.
     let missing = trace(kubeconfig, &["net/nowhere", "-n", &ns]);
     assert!(!missing.status.success());

@@ -30,6 +30,7 @@ mod openapi;
 pub mod probes;
 mod reconciler;
 mod revisions;
+pub mod runs;
 mod shards;
 mod timing;
 mod watches;

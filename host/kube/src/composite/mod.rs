@@ -31,6 +31,7 @@ use crate::impersonation::TenantClusters;
 use crate::metrics::{CallMetrics, PLATFORM, ReconcileResult, Trigger, metrics};
 use crate::object::{self, has_finalizer, text};
 use crate::reconciler::{self, Controlled, ReconcileFailure};
+use crate::runs;
 use crate::shards::{self, Fenced, ShardFence, Shards};
 use crate::timing::{Backoff, Timing, now};
 use crate::watches::{ComposedWatches, Kind};
@@ -357,7 +358,17 @@ async fn compose(
         Ok(composing) => composing,
         Err(e) => return not_synced(ctx, xr, reference, &e.to_string()).await,
     };
-    let functions = calls(ctx, &pipeline, reference, xr, tenant.as_deref());
+    let recorder = runs::Recorder::new(Arc::new(CallMetrics {
+        tenant: tenant.as_deref().unwrap_or(PLATFORM).to_string(),
+    }));
+    let functions = calls(
+        ctx,
+        &pipeline,
+        reference,
+        xr,
+        tenant.as_deref(),
+        recorder.clone(),
+    );
     let circuit_open = ctx
         .breaker
         .is_open(&(reference.namespace.clone(), reference.name.clone()));
@@ -406,6 +417,7 @@ async fn compose(
         Err(e) => return not_synced(ctx, xr, reference, &e.to_string()).await,
     };
     *xr = outcome.xr.clone();
+    runs::record(reference, &pipeline, &recorder, &outcome);
 
     let mut kinds = referenced_kinds(&outcome.xr, scope);
     kinds.extend(outcome.composed.values().filter_map(kind_of));
@@ -474,13 +486,12 @@ fn calls(
     reference: &ObjectRef,
     xr: &Value,
     tenant: Option<&str>,
+    recorder: Arc<runs::Recorder>,
 ) -> PipelineFunctions {
     let label = tenant.unwrap_or(PLATFORM).to_string();
     let functions =
         PipelineFunctions::new(pipeline.functions.clone(), ctx.timing.reconcile_timeout)
-            .observed_by(Arc::new(CallMetrics {
-                tenant: label.clone(),
-            }))
+            .observed_by(recorder)
             .sharing(ctx.functions.share.clone(), label.clone());
     match &ctx.functions.response_cache {
         Some(cache) => {
