@@ -1,5 +1,5 @@
 # plait: two commands on a fresh machine.
-#   make demo   builds plait and renders examples/getting-started
+#   make demo   builds plait, renders examples/getting-started and validates the result
 #   make test   installs what the tests need and runs every test
 
 CARGO ?= cargo
@@ -64,6 +64,8 @@ build: setup build-deps
 demo: build
 	$(PLAIT) render examples/getting-started/xr.yaml examples/getting-started/composition.yaml \
 		--xrd examples/getting-started/xrd.yaml
+	$(PLAIT) render examples/getting-started/xr.yaml examples/getting-started/composition.yaml \
+		--xrd examples/getting-started/xrd.yaml -x | $(PLAIT) validate examples/getting-started/xrd.yaml -
 
 lint: setup build-deps
 	$(CARGO) fmt --all -- --check

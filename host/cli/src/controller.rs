@@ -126,6 +126,24 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
         health.clone(),
         stopped.clone(),
     ));
+    let webhook = match (
+        args.webhook_address,
+        &args.webhook_cert_file,
+        &args.webhook_key_file,
+    ) {
+        (Some(address), Some(cert), Some(key)) => {
+            let (cert, key, client, stopped) =
+                (cert.clone(), key.clone(), client.clone(), stopped.clone());
+            Some(tokio::spawn(async move {
+                if let Err(error) =
+                    crate::webhook::serve(address, &cert, &key, client, stopped).await
+                {
+                    tracing::error!("the validating webhook stopped: {error:#}");
+                }
+            }))
+        }
+        _ => None,
+    };
     let options = Options {
         timing,
         leader_election: args
@@ -162,6 +180,9 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
     functions = functions.with_response_cache(cache);
     let result = plait_kube::run(client, functions, options, stopped).await;
     probes.abort();
+    if let Some(webhook) = webhook {
+        webhook.abort();
+    }
     Ok(result?)
 }
 

@@ -47,6 +47,40 @@ pub fn read_documents(path: &Path) -> Result<Vec<(PathBuf, Value)>> {
     Ok(documents)
 }
 
+/// Every YAML document under a path: a file, standard input for `-`, or
+/// the `.yaml`/`.yml`/`.json` files of a directory and its subdirectories
+/// (sorted by path).
+pub fn read_documents_recursive(path: &Path) -> Result<Vec<(PathBuf, Value)>> {
+    if !path.is_dir() {
+        return read_documents(path);
+    }
+    let mut files = Vec::new();
+    let mut pending = vec![path.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir)
+            .with_context(|| format!("cannot read directory {}", dir.display()))?
+        {
+            let entry_path = entry
+                .with_context(|| format!("cannot read directory {}", dir.display()))?
+                .path();
+            if entry_path.is_dir() {
+                pending.push(entry_path);
+            } else if matches!(
+                entry_path.extension().and_then(|e| e.to_str()),
+                Some("yaml" | "yml" | "json")
+            ) {
+                files.push(entry_path);
+            }
+        }
+    }
+    files.sort();
+    let mut documents = Vec::new();
+    for file in files {
+        documents.extend(read_documents(&file)?);
+    }
+    Ok(documents)
+}
+
 /// Exactly one document from a file.
 pub fn read_one(path: &Path, what: &str) -> Result<Value> {
     let mut documents = read_documents(path)?;

@@ -6,8 +6,12 @@ mod files;
 mod function;
 mod functions;
 mod install;
+mod packages;
 mod render;
 mod scaffold;
+mod trace;
+mod validate;
+mod webhook;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -42,9 +46,15 @@ enum Command {
         command: function::FunctionCommand,
     },
     /// Run the controllers: serve every XRD's API and keep each XR composed.
-    Controller(ControllerArgs),
+    Controller(Box<ControllerArgs>),
     /// Install plait in a cluster (the objects in deploy/), or print them.
     Install(InstallArgs),
+    /// Validate resources offline against the schemas of CRDs, XRDs and the
+    /// built-in Kubernetes kinds, and Compositions against the kinds they compose.
+    Validate(Box<validate::ValidateArgs>),
+    /// Show a composite resource's or claim's tree in a cluster: its XR, its
+    /// composed resources and nested XRs, with their Synced and Ready conditions.
+    Trace(Box<trace::TraceArgs>),
 }
 
 #[derive(clap::Args)]
@@ -135,6 +145,17 @@ pub struct ControllerArgs {
     /// How long a registry may take to connect or to send more bytes.
     #[arg(long = "registry-timeout", default_value = "30s", value_parser = parse_duration)]
     pub registry_timeout: Duration,
+    /// Serve the validating admission webhook (POST /validate, TLS) here,
+    /// e.g. 0.0.0.0:9443: Compositions and XRs checked as `plait validate`
+    /// checks them (see deploy/webhook).
+    #[arg(long = "webhook-address", requires_all = ["webhook_cert_file", "webhook_key_file"])]
+    pub webhook_address: Option<std::net::SocketAddr>,
+    /// The webhook's serving certificate chain (PEM).
+    #[arg(long = "webhook-cert-file")]
+    pub webhook_cert_file: Option<PathBuf>,
+    /// The webhook's private key (PEM).
+    #[arg(long = "webhook-key-file")]
+    pub webhook_key_file: Option<PathBuf>,
     /// Where /metrics, /healthz and /readyz are served.
     #[arg(long, default_value = "0.0.0.0:8080")]
     pub probe_address: std::net::SocketAddr,
@@ -325,6 +346,8 @@ fn main() -> ExitCode {
         Command::Function { command } => function::run(&command),
         Command::Controller(args) => controller::run(&args),
         Command::Install(args) => install::run(&args),
+        Command::Validate(args) => return validate::main(&args),
+        Command::Trace(args) => trace::run(&args),
     };
     match result {
         Ok(output) => {

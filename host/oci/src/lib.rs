@@ -20,6 +20,7 @@ pub mod component;
 mod credentials;
 mod error;
 pub mod layout;
+mod package;
 pub mod signature;
 mod signed;
 
@@ -40,6 +41,7 @@ pub use component::{ComponentError, ComponentWorld};
 pub use credentials::{BasicAuth, Keychain};
 pub use error::{Error, Reason};
 pub use layout::{Layout, WasmConfig};
+pub use package::{MAX_PACKAGE_LAYER_BYTES, PackageImage};
 pub use plait_runtime::digest;
 pub use signature::{Authority, HashAlgorithm, KeyError, PublicKey, Refusal, SigningKey};
 pub use signed::{Signed, Verified, signature_reference};

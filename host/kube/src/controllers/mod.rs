@@ -14,6 +14,7 @@ pub mod composite;
 pub mod function;
 pub mod reconciler;
 pub mod revisions;
+pub mod runs;
 pub mod timing;
 pub mod watches;
 pub mod xrd;

@@ -36,8 +36,11 @@ use crate::controllers::watches::ComposedWatches;
 use crate::stores::catalog::{Catalog, CompiledPipeline};
 use crate::stores::composed::Kind;
 use crate::vocabulary::api::{ANNOTATION_PAUSED, RECONCILE_PAUSED};
-use crate::vocabulary::metrics::{CallMetrics, PLATFORM, ReconcileResult, Trigger, metrics};
+use crate::vocabulary::metrics::{
+    CallMetrics, PLATFORM, ReconcileResult, ThrottleListener, Trigger, metrics,
+};
 use crate::vocabulary::object::{self, has_finalizer, text};
+use crate::controllers::runs;
 
 pub const FINALIZER: &str = "composite.apiextensions.crossplane.io";
 
@@ -415,7 +418,19 @@ async fn compose(
         Ok(composing) => composing,
         Err(e) => return not_synced(ctx, xr, reference, &e.to_string()).await,
     };
-    let functions = calls(ctx, &pipeline, reference, xr, tenant.as_deref(), permit);
+    let recorder = runs::Recorder::new(Arc::new(CallMetrics {
+        tenant: tenant.as_deref().unwrap_or(PLATFORM).to_string(),
+        on_throttle: Some(throttle_listener(ctx, reference, tenant.as_deref())),
+    }));
+    let functions = calls(
+        ctx,
+        &pipeline,
+        reference,
+        xr,
+        tenant.as_deref(),
+        permit,
+        recorder.clone(),
+    );
     let circuit_open = ctx
         .breaker
         .is_open(&(reference.namespace.clone(), reference.name.clone()));
@@ -468,6 +483,7 @@ async fn compose(
         Err(e) => return not_synced(ctx, xr, reference, &e.to_string()).await,
     };
     *xr = outcome.xr.clone();
+    runs::record(reference, &pipeline, &recorder, &outcome);
 
     let mut kinds = referenced_kinds(&outcome.xr, scope);
     kinds.extend(outcome.composed.values().filter_map(kind_of));
@@ -538,20 +554,12 @@ fn calls(
     xr: &Value,
     tenant: Option<&str>,
     permit: &Permit,
+    recorder: Arc<runs::Recorder>,
 ) -> PipelineFunctions {
     let label = tenant.unwrap_or(PLATFORM).to_string();
-    let throttled = {
-        let (cluster, reference, tenant) = (ctx.cluster.clone(), reference.clone(), label.clone());
-        move |function: &str, throttle: u32| {
-            throttle_event(&cluster, &reference, &tenant, function, throttle)
-        }
-    };
     let mut functions =
         PipelineFunctions::new(pipeline.functions.clone(), ctx.timing.reconcile_timeout)
-            .observed_by(Arc::new(CallMetrics {
-                tenant: label.clone(),
-                on_throttle: Some(Box::new(throttled)),
-            }))
+            .observed_by(recorder)
             .sharing(ctx.functions.share.clone(), label.clone())
             .noticing(permit.notice());
     if let Some(last) = pipeline.steps.last() {
@@ -568,6 +576,15 @@ fn calls(
         }
         None => functions,
     }
+}
+
+/// Tells, on the XR, when one of its calls changed its tenant's throttle.
+fn throttle_listener(ctx: &XrContext, reference: &ObjectRef, tenant: Option<&str>) -> ThrottleListener {
+    let (cluster, reference) = (ctx.cluster.clone(), reference.clone());
+    let tenant = tenant.unwrap_or(PLATFORM).to_string();
+    Box::new(move |function: &str, throttle: u32| {
+        throttle_event(&cluster, &reference, &tenant, function, throttle)
+    })
 }
 
 /// Tells, on the XR whose call changed it, how much its tenant's time now

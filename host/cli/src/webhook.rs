@@ -1,0 +1,237 @@
+//! The validating admission webhook (`plait controller --webhook-address`):
+//! `plait validate`'s checks on what the API server is about to store. A
+//! Composition is checked against the schemas of its XR and composed kinds,
+//! an XR against its XRD, with the XRDs and CRDs the cluster has (read
+//! again at most every [`CATALOG_TTL`]) and the built-in kinds. A kind
+//! without a schema is admitted.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use kube::api::{Api, DynamicObject, ListParams};
+use kube::discovery::ApiResource;
+use plait_validate::{Catalog, Status, Validator};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use serde_json::{Value, json};
+
+/// How long the cluster's XRDs and CRDs are taken as read.
+const CATALOG_TTL: Duration = Duration::from_secs(10);
+/// The largest AdmissionReview read.
+const MAX_REVIEW_BYTES: usize = 8 << 20;
+
+/// The validator over the cluster's definitions, read at most every [`CATALOG_TTL`].
+struct Validators {
+    client: kube::Client,
+    current: Mutex<Option<(Instant, Arc<Validator>)>>,
+}
+
+impl Validators {
+    async fn get(&self) -> Result<Arc<Validator>> {
+        if let Some((read, validator)) =
+            &*self.current.lock().unwrap_or_else(PoisonError::into_inner)
+            && read.elapsed() < CATALOG_TTL
+        {
+            return Ok(validator.clone());
+        }
+        let mut catalog = Catalog::builtin()?;
+        for resource in [
+            ApiResource {
+                group: "apiextensions.k8s.io".into(),
+                version: "v1".into(),
+                api_version: "apiextensions.k8s.io/v1".into(),
+                kind: "CustomResourceDefinition".into(),
+                plural: "customresourcedefinitions".into(),
+            },
+            // Read as v1, every XRD carries its scope (v1's default is stored).
+            ApiResource {
+                group: "apiextensions.crossplane.io".into(),
+                version: "v1".into(),
+                api_version: "apiextensions.crossplane.io/v1".into(),
+                kind: "CompositeResourceDefinition".into(),
+                plural: "compositeresourcedefinitions".into(),
+            },
+        ] {
+            let api: Api<DynamicObject> = Api::all_with(self.client.clone(), &resource);
+            let list = api
+                .list(&ListParams::default())
+                .await
+                .with_context(|| format!("cannot list {}", resource.plural))?;
+            for item in list.items {
+                let mut value = serde_json::to_value(&item).context("cannot read a definition")?;
+                value["apiVersion"] = json!(resource.api_version);
+                value["kind"] = json!(resource.kind);
+                // XR and claim CRDs are generated from XRDs: the XRDs say it.
+                if let Err(error) = catalog.add_definition(&value) {
+                    tracing::warn!(%error, "a definition's schemas are left out");
+                }
+            }
+        }
+        let validator = Arc::new(Validator::new(catalog));
+        *self.current.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some((Instant::now(), validator.clone()));
+        Ok(validator)
+    }
+}
+
+fn tls_config(cert: &Path, key: &Path) -> Result<rustls::ServerConfig> {
+    let certs = CertificateDer::pem_file_iter(cert)
+        .with_context(|| format!("cannot read --webhook-cert-file {}", cert.display()))?
+        .collect::<Result<Vec<_>, _>>()
+        .with_context(|| {
+            format!(
+                "--webhook-cert-file {}: not PEM certificates",
+                cert.display()
+            )
+        })?;
+    let key = PrivateKeyDer::from_pem_file(key)
+        .with_context(|| format!("--webhook-key-file {}: no PEM private key", key.display()))?;
+    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .context("cannot configure TLS")?
+    .with_no_client_auth()
+    .with_single_cert(certs, key)
+    .context("the webhook's certificate and key do not make a TLS identity")?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+/// Serves `POST /validate` over TLS on `address` until `shutdown` resolves.
+pub async fn serve(
+    address: SocketAddr,
+    cert: &Path,
+    key: &Path,
+    client: kube::Client,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<()> {
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls_config(cert, key)?));
+    let listener = tokio::net::TcpListener::bind(address)
+        .await
+        .with_context(|| format!("cannot listen on --webhook-address {address}"))?;
+    tracing::info!(address = %listener.local_addr().unwrap_or(address), "serving the validating webhook at /validate");
+    let validators = Arc::new(Validators {
+        client,
+        current: Mutex::new(None),
+    });
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, _) = tokio::select! {
+            _ = &mut shutdown => return Ok(()),
+            accepted = listener.accept() => accepted.context("cannot accept a webhook connection")?,
+        };
+        let acceptor = acceptor.clone();
+        let validators = validators.clone();
+        tokio::spawn(async move {
+            let stream = match acceptor.accept(stream).await {
+                Ok(stream) => stream,
+                Err(error) => {
+                    tracing::debug!(%error, "webhook TLS handshake failed");
+                    return;
+                }
+            };
+            let service = service_fn(move |request| {
+                let validators = validators.clone();
+                async move { Ok::<_, Infallible>(respond(request, &validators).await) }
+            });
+            if let Err(error) = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await
+            {
+                tracing::debug!(%error, "webhook connection ended with an error");
+            }
+        });
+    }
+}
+
+fn reply(status: StatusCode, body: String) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    if let Ok(value) = "application/json".parse() {
+        response
+            .headers_mut()
+            .insert(hyper::header::CONTENT_TYPE, value);
+    }
+    response
+}
+
+async fn respond(request: Request<Incoming>, validators: &Validators) -> Response<Full<Bytes>> {
+    if request.method() != Method::POST || request.uri().path() != "/validate" {
+        return reply(
+            StatusCode::NOT_FOUND,
+            "{\"error\":\"POST /validate\"}".into(),
+        );
+    }
+    let body = match Limited::new(request.into_body(), MAX_REVIEW_BYTES)
+        .collect()
+        .await
+    {
+        Ok(body) => body.to_bytes(),
+        Err(error) => {
+            return reply(
+                StatusCode::BAD_REQUEST,
+                json!({"error": error.to_string()}).to_string(),
+            );
+        }
+    };
+    let review: Value = match serde_json::from_slice(&body) {
+        Ok(review) => review,
+        Err(error) => {
+            return reply(
+                StatusCode::BAD_REQUEST,
+                json!({"error": error.to_string()}).to_string(),
+            );
+        }
+    };
+    let uid = review
+        .pointer("/request/uid")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let verdict = match review.pointer("/request/object").filter(|o| o.is_object()) {
+        None => Ok(()),
+        Some(object) => match validators.get().await {
+            Err(error) => Err(format!(
+                "plait cannot read the cluster's schemas: {error:#}"
+            )),
+            Ok(validator) => {
+                let old = review
+                    .pointer("/request/oldObject")
+                    .filter(|o| o.is_object());
+                let outcome = validator.validate(object, old);
+                match outcome.status {
+                    Status::Invalid => Err(outcome
+                        .findings
+                        .iter()
+                        .map(|f| f.message.clone())
+                        .collect::<Vec<_>>()
+                        .join("; ")),
+                    Status::Valid | Status::MissingSchema => Ok(()),
+                }
+            }
+        },
+    };
+    let response = match verdict {
+        Ok(()) => json!({"uid": uid, "allowed": true}),
+        Err(message) => json!({"uid": uid, "allowed": false, "status": {
+            "code": 422, "reason": "Invalid", "message": format!("plait: {message}"),
+        }}),
+    };
+    let review = json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "response": response,
+    });
+    reply(StatusCode::OK, review.to_string())
+}

@@ -1,0 +1,223 @@
+//! Offline validation of manifests, as `plait validate` and the admission
+//! webhook run it: each object against its kind's schema (a CRD's, the XR or
+//! claim CRD plait generates for an XRD, or a built-in Kubernetes kind's),
+//! with defaults applied first as the API server applies them, unknown
+//! fields reported, and `x-kubernetes-validations` rules evaluated; and each
+//! Composition against the schemas of the kinds it composes.
+
+mod catalog;
+pub mod cel;
+mod composition;
+mod problem;
+mod structural;
+
+use serde::Serialize;
+use serde_json::Value;
+
+pub use catalog::{Catalog, KUBERNETES_VERSION, KindSchema, Origin};
+pub use cel::Rules;
+pub use problem::{Problem, ProblemKind};
+
+/// The annotation naming a composed resource within its Composition; a
+/// resource without a name (render output) is reported by it.
+pub const ANNOTATION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ValidateError {
+    #[error("the built-in Kubernetes {version} schemas cannot be read: {message}")]
+    BuiltinDocument { version: String, message: String },
+    #[error("definition {name:?}: {message}")]
+    Definition { name: String, message: String },
+}
+
+/// Which check found a problem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Check {
+    /// The kind's structural schema, unknown fields included.
+    Schema,
+    /// An `x-kubernetes-validations` rule.
+    Cel,
+    /// A Composition's patches, transforms and bases.
+    Composition,
+}
+
+impl Check {
+    /// How Crossplane's output names the check: `[x] <this> error …`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Check::Schema => "schema validation",
+            Check::Cel => "CEL validation",
+            Check::Composition => "composition validation",
+        }
+    }
+}
+
+/// A problem and the check that found it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    pub check: Check,
+    #[serde(flatten)]
+    pub problem: Problem,
+    /// The problem as one line, `spec.x: Required value`.
+    pub message: String,
+}
+
+/// The verdict on one object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Status {
+    Valid,
+    Invalid,
+    /// No schema is known for its kind.
+    MissingSchema,
+}
+
+/// What validation found on one object.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Outcome {
+    pub api_version: String,
+    pub kind: String,
+    /// Its name, else its composition resource name (render output).
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    pub status: Status,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<Finding>,
+}
+
+impl Outcome {
+    /// The kind as Go prints a `GroupVersionKind`: `apps/v1, Kind=Deployment`,
+    /// `/v1, Kind=Secret`.
+    pub fn gvk(&self) -> String {
+        gvk_string(&self.api_version, &self.kind)
+    }
+}
+
+pub(crate) fn gvk_string(api_version: &str, kind: &str) -> String {
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    format!("{group}/{version}, Kind={kind}")
+}
+
+/// Validates objects against a catalog of schemas.
+#[derive(Debug)]
+pub struct Validator {
+    catalog: Catalog,
+    rules: Rules,
+}
+
+impl Validator {
+    pub fn new(catalog: Catalog) -> Self {
+        Validator {
+            catalog,
+            rules: Rules::new(),
+        }
+    }
+
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    pub(crate) fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    /// Validates one object; `old` is its previous state, for transition
+    /// rules (`oldSelf`).
+    pub fn validate(&self, object: &Value, old: Option<&Value>) -> Outcome {
+        let text = |pointer: &str| {
+            object
+                .pointer(pointer)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let (api_version, kind) = (text("/apiVersion"), text("/kind"));
+        let name = match text("/metadata/name") {
+            n if !n.is_empty() => n,
+            _ => text(&format!(
+                "/metadata/annotations/{}",
+                ANNOTATION_RESOURCE_NAME.replace('/', "~1")
+            )),
+        };
+        let namespace = Some(text("/metadata/namespace")).filter(|n| !n.is_empty());
+        let mut outcome = Outcome {
+            api_version,
+            kind,
+            name,
+            namespace,
+            status: Status::Valid,
+            findings: Vec::new(),
+        };
+        let Some(schema) = self.catalog.get(&outcome.api_version, &outcome.kind) else {
+            outcome.status = Status::MissingSchema;
+            return outcome;
+        };
+
+        let prepare = |value: &Value| {
+            let mut value = value.clone();
+            if schema.origin.is_custom() {
+                structural::prune_nulls(&mut value, &schema.root);
+                plait_model::default_value(&mut value, &schema.root);
+            }
+            value
+        };
+        let object = prepare(object);
+        let old = old.map(prepare);
+        let findings = structural::Walker::new(schema, &self.rules).run(&object, old.as_ref());
+        let mut push = |check: Check, problems: Vec<Problem>| {
+            outcome
+                .findings
+                .extend(problems.into_iter().map(|problem| Finding {
+                    check,
+                    message: problem.to_string(),
+                    problem,
+                }));
+        };
+        push(Check::Schema, findings.schema);
+        if findings.blocking && schema.has_rules {
+            push(
+                Check::Cel,
+                vec![Problem::invalid(
+                    // Go renders the nil path of this error so.
+                    "<nil>",
+                    Value::Null,
+                    "some validation rules were not checked because the object was invalid; \
+                     correct the existing errors to complete validation",
+                )],
+            );
+        } else {
+            push(Check::Cel, findings.cel);
+        }
+        if outcome
+            .api_version
+            .starts_with("apiextensions.crossplane.io/")
+            && outcome.kind == "Composition"
+        {
+            push(Check::Composition, composition::check(&object, self));
+        }
+        if !outcome.findings.is_empty() {
+            outcome.status = Status::Invalid;
+        }
+        outcome
+    }
+}
+
+/// The identity an old object is matched to its new state by.
+pub fn identity(object: &Value) -> (String, String, String, String) {
+    let text = |pointer: &str| {
+        object
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    (
+        text("/apiVersion"),
+        text("/kind"),
+        text("/metadata/namespace"),
+        text("/metadata/name"),
+    )
+}

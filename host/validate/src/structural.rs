@@ -1,0 +1,853 @@
+//! Structural schema validation, as the API server validates a custom
+//! resource: types, required fields, enums, formats, bounds, list types,
+//! unknown fields (what the API server would prune), and the
+//! `x-kubernetes-validations` rules at every level through [`crate::cel`].
+//!
+//! Messages are the API server's: kube-openapi's `… in body must be of type
+//! integer: "string"` wrapped in a `field.Error`.
+
+use std::collections::HashSet;
+
+use base64::Engine;
+use serde_json::{Map, Value, json};
+
+use crate::catalog::KindSchema;
+use crate::cel::Rules;
+use crate::problem::{Path, Problem};
+
+/// How deep `$ref`s may chain before the schema is taken as cyclic.
+const MAX_REF_DEPTH: usize = 32;
+/// How deep a value may nest before validation stops descending.
+const MAX_DEPTH: usize = 128;
+
+/// The schema problems and the CEL rule failures of one object.
+#[derive(Debug, Default)]
+pub(crate) struct Findings {
+    pub schema: Vec<Problem>,
+    pub cel: Vec<Problem>,
+    /// A schema problem: the API server then leaves the rules unchecked, as
+    /// they would read what the schema forbids.
+    pub blocking: bool,
+}
+
+/// Walks one object against its kind's schema.
+pub(crate) struct Walker<'a> {
+    kind: &'a KindSchema,
+    rules: &'a Rules,
+    custom: bool,
+    /// A fragment (a Composition's base): required fields and rules are
+    /// not checked, as patches fill them in.
+    partial: bool,
+    findings: Findings,
+}
+
+/// The JSON type name kube-openapi reports for a value.
+pub(crate) fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// A resolved schema, and whether it is one of the built-in kinds' types a
+/// manifest may write as a string or a number (`IntOrString`, `Quantity`).
+struct Resolved<'s> {
+    schema: &'s Value,
+    int_or_string: bool,
+}
+
+impl<'a> Walker<'a> {
+    pub(crate) fn new(kind: &'a KindSchema, rules: &'a Rules) -> Self {
+        Walker {
+            kind,
+            rules,
+            custom: kind.origin.is_custom(),
+            partial: false,
+            findings: Findings::default(),
+        }
+    }
+
+    /// Checks a fragment: no required fields, no rules.
+    pub(crate) fn partial(mut self) -> Self {
+        self.partial = true;
+        self
+    }
+
+    /// Validates `object` (and, where given, its previous state for
+    /// transition rules).
+    pub(crate) fn run(mut self, object: &Value, old: Option<&Value>) -> Findings {
+        let root = self.kind.root.clone();
+        self.check(object, old, &root, &Path::root(), 0, true);
+        self.findings
+    }
+
+    fn resolve<'s>(kind: &'s KindSchema, mut schema: &'s Value) -> Resolved<'s> {
+        let mut int_or_string = false;
+        for _ in 0..MAX_REF_DEPTH {
+            let reference = schema.get("$ref").and_then(Value::as_str).or_else(|| {
+                // The API server wraps a `$ref` in a one-element `allOf` to
+                // give it a default or a description.
+                let all_of = schema.get("allOf")?.as_array()?;
+                match all_of.as_slice() {
+                    [only] if schema.get("properties").is_none() => only.get("$ref")?.as_str(),
+                    _ => None,
+                }
+            });
+            let Some(reference) = reference else { break };
+            let name = reference.rsplit('/').next().unwrap_or_default();
+            if name.ends_with("intstr.IntOrString") || name.ends_with("resource.Quantity") {
+                int_or_string = true;
+            }
+            match kind.components.get(name) {
+                Some(target) => schema = target,
+                None => break,
+            }
+        }
+        if schema
+            .get("x-kubernetes-int-or-string")
+            .and_then(Value::as_bool)
+            == Some(true)
+            || schema.get("format").and_then(Value::as_str) == Some("int-or-string")
+        {
+            int_or_string = true;
+        }
+        Resolved {
+            schema,
+            int_or_string,
+        }
+    }
+
+    /// Records a schema problem, and whether it leaves the object's rules
+    /// unchecked.
+    fn schema_problem(&mut self, problem: Problem) {
+        if problem.blocks_rules() {
+            self.findings.blocking = true;
+        }
+        self.findings.schema.push(problem);
+    }
+
+    fn check(
+        &mut self,
+        value: &Value,
+        old: Option<&Value>,
+        schema: &Value,
+        path: &Path,
+        depth: usize,
+        resource_root: bool,
+    ) {
+        if depth > MAX_DEPTH {
+            self.schema_problem(Problem::forbidden(
+                path.as_str(),
+                format!("nested more than {MAX_DEPTH} levels deep"),
+            ));
+            return;
+        }
+        let kind = self.kind;
+        let resolved = Self::resolve(kind, schema);
+        let schema = resolved.schema;
+        if value.is_null() {
+            // Go decodes null into a built-in type's zero value; a custom
+            // resource's non-nullable nulls were pruned before validation.
+            let nullable = schema.get("nullable").and_then(Value::as_bool) == Some(true);
+            if self.custom && !nullable && schema.get("type").is_some() {
+                let t = schema_type(schema).unwrap_or_default();
+                self.schema_problem(Problem::type_invalid(
+                    path.as_str(),
+                    json!("null"),
+                    format!("{} in body must be of type {t}: \"null\"", path.in_body()),
+                ));
+            }
+            return;
+        }
+        if !self.check_type(value, schema, &resolved, path) {
+            return;
+        }
+        self.check_enum(value, schema, path);
+        match value {
+            Value::Object(map) => self.check_object(map, old, schema, path, depth, resource_root),
+            Value::Array(items) => self.check_array(items, old, schema, path, depth),
+            Value::String(s) => self.check_string(s, schema, path),
+            Value::Number(_) => self.check_number(value, schema, path),
+            _ => {}
+        }
+        self.check_combinators(value, schema, path, depth);
+        if let Some(rules) = schema.get("x-kubernetes-validations")
+            && !self.partial
+        {
+            let problems = self.rules.evaluate(rules, value, old, schema, path);
+            self.findings.cel.extend(problems);
+        }
+    }
+
+    /// Checks the value's JSON type; false when it is wrong (nothing below
+    /// it is checked then, as the API server stops there too).
+    fn check_type(
+        &mut self,
+        value: &Value,
+        schema: &Value,
+        resolved: &Resolved,
+        path: &Path,
+    ) -> bool {
+        let actual = type_name(value);
+        if resolved.int_or_string {
+            if matches!(value, Value::String(_) | Value::Number(_)) {
+                return true;
+            }
+            self.schema_problem(Problem::type_invalid(
+                path.as_str(),
+                json!(actual),
+                format!(
+                    "{} in body must be of type integer,string: {}",
+                    path.in_body(),
+                    plait_go_compat::strconv::quote(actual)
+                ),
+            ));
+            return false;
+        }
+        let Some(expected) = schema_type(schema) else {
+            return true;
+        };
+        let ok = match expected {
+            "object" => value.is_object(),
+            "array" => value.is_array(),
+            "string" => value.is_string(),
+            "boolean" => value.is_boolean(),
+            "integer" => value.is_i64() || value.is_u64(),
+            "number" => value.is_number(),
+            _ => true,
+        };
+        if !ok {
+            self.schema_problem(Problem::type_invalid(
+                path.as_str(),
+                json!(actual),
+                format!(
+                    "{} in body must be of type {expected}: {}",
+                    path.in_body(),
+                    plait_go_compat::strconv::quote(actual)
+                ),
+            ));
+        }
+        ok
+    }
+
+    fn check_enum(&mut self, value: &Value, schema: &Value, path: &Path) {
+        let Some(allowed) = schema.get("enum").and_then(Value::as_array) else {
+            return;
+        };
+        if !allowed.iter().any(|a| json_equal(a, value)) {
+            self.schema_problem(Problem::not_supported(
+                path.as_str(),
+                value.clone(),
+                allowed,
+            ));
+        }
+    }
+
+    fn check_object(
+        &mut self,
+        map: &Map<String, Value>,
+        old: Option<&Value>,
+        schema: &Value,
+        path: &Path,
+        depth: usize,
+        resource_root: bool,
+    ) {
+        let properties = schema.get("properties").and_then(Value::as_object);
+        let additional = schema.get("additionalProperties");
+        let preserve = schema
+            .get("x-kubernetes-preserve-unknown-fields")
+            .and_then(Value::as_bool)
+            == Some(true);
+        let embedded = schema
+            .get("x-kubernetes-embedded-resource")
+            .and_then(Value::as_bool)
+            == Some(true);
+
+        for name in schema
+            .get("required")
+            .filter(|_| !self.partial)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            if !map.contains_key(name) {
+                self.schema_problem(Problem::required(path.child(name).as_str()));
+            }
+        }
+        if let Some(min) = schema.get("minProperties").and_then(Value::as_u64)
+            && (map.len() as u64) < min
+        {
+            self.schema_problem(Problem::invalid(
+                path.as_str(),
+                Value::from(map.len()),
+                format!(
+                    "{} in body should have at least {min} properties",
+                    path.in_body()
+                ),
+            ));
+        }
+        if let Some(max) = schema.get("maxProperties").and_then(Value::as_u64)
+            && (map.len() as u64) > max
+        {
+            self.schema_problem(Problem::too_many(path.as_str(), map.len(), max));
+        }
+
+        for (name, child) in map {
+            let child_path = path.child(name);
+            let child_old = old.and_then(|o| o.get(name));
+            if let Some(child_schema) = properties.and_then(|p| p.get(name)) {
+                if self.custom && resource_root && name == "metadata" {
+                    self.check_custom_metadata(child, child_schema, &child_path);
+                    continue;
+                }
+                // A built-in kind's status is the controllers' to write: its
+                // schema's required fields are what Go always serialises,
+                // not what a manifest must give.
+                let status_of_builtin = !self.custom && resource_root && name == "status";
+                let was_partial = self.partial;
+                self.partial |= status_of_builtin;
+                self.check(
+                    child,
+                    child_old,
+                    child_schema,
+                    &child_path,
+                    depth + 1,
+                    false,
+                );
+                self.partial = was_partial;
+                continue;
+            }
+            match additional {
+                Some(Value::Object(_)) => {
+                    if let Some(a) = additional {
+                        self.check(child, child_old, a, &child_path, depth + 1, false);
+                    }
+                    continue;
+                }
+                Some(Value::Bool(true)) => continue,
+                _ => {}
+            }
+            if preserve {
+                continue;
+            }
+            let machinery = matches!(name.as_str(), "apiVersion" | "kind" | "metadata");
+            if machinery && (resource_root || embedded) {
+                continue;
+            }
+            // A built-in type without properties is free-form; a custom
+            // resource's schema prunes whatever it does not name.
+            if !self.custom && properties.is_none() {
+                continue;
+            }
+            self.schema_problem(Problem::invalid(
+                child_path.as_str(),
+                json!(name),
+                format!("unknown field: {}", plait_go_compat::strconv::quote(name)),
+            ));
+        }
+    }
+
+    /// A custom resource's `metadata` is validated as `ObjectMeta` by the
+    /// API server; its schema may only bound `name` and `generateName`.
+    fn check_custom_metadata(&mut self, metadata: &Value, schema: &Value, path: &Path) {
+        let Some(map) = metadata.as_object() else {
+            self.schema_problem(Problem::type_invalid(
+                path.as_str(),
+                json!(type_name(metadata)),
+                format!(
+                    "{} in body must be of type object: {}",
+                    path.in_body(),
+                    plait_go_compat::strconv::quote(type_name(metadata))
+                ),
+            ));
+            return;
+        };
+        let properties = schema.get("properties").and_then(Value::as_object);
+        for (name, child_schema) in properties.into_iter().flatten() {
+            if let Some(child) = map.get(name) {
+                let child_path = path.child(name);
+                let kind = self.kind;
+                let resolved = Self::resolve(kind, child_schema).schema;
+                if let (Some(s), true) = (child.as_str(), child.is_string()) {
+                    self.check_string(s, resolved, &child_path);
+                }
+            }
+        }
+    }
+
+    fn check_array(
+        &mut self,
+        items: &[Value],
+        old: Option<&Value>,
+        schema: &Value,
+        path: &Path,
+        depth: usize,
+    ) {
+        if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
+            && (items.len() as u64) < min
+        {
+            self.schema_problem(Problem::invalid(
+                path.as_str(),
+                Value::from(items.len()),
+                format!(
+                    "{} in body should have at least {min} items",
+                    path.in_body()
+                ),
+            ));
+        } else if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
+            && (items.len() as u64) > max
+        {
+            self.schema_problem(Problem::too_many(path.as_str(), items.len(), max));
+        }
+        let list_type = schema.get("x-kubernetes-list-type").and_then(Value::as_str);
+        let map_keys: Vec<&str> = schema
+            .get("x-kubernetes-list-map-keys")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        match list_type {
+            Some("set") => {
+                let mut seen = HashSet::new();
+                for (i, item) in items.iter().enumerate() {
+                    if !seen.insert(item.to_string()) {
+                        self.schema_problem(Problem::duplicate(
+                            path.index(i).as_str(),
+                            item.clone(),
+                        ));
+                    }
+                }
+            }
+            Some("map") if !map_keys.is_empty() => {
+                let mut seen = HashSet::new();
+                for (i, item) in items.iter().enumerate() {
+                    let key: Map<String, Value> = map_keys
+                        .iter()
+                        .filter_map(|k| Some(((*k).to_string(), item.get(*k)?.clone())))
+                        .collect();
+                    if !seen.insert(Value::Object(key.clone()).to_string()) {
+                        self.schema_problem(Problem::duplicate(
+                            path.index(i).as_str(),
+                            Value::Object(key),
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+        let Some(item_schema) = schema.get("items") else {
+            return;
+        };
+        let old_items = old.and_then(Value::as_array);
+        for (i, item) in items.iter().enumerate() {
+            // Only map and set lists correlate an item with its old self.
+            let item_old = match (list_type, old_items) {
+                (Some("map"), Some(olds)) if !map_keys.is_empty() => olds
+                    .iter()
+                    .find(|o| map_keys.iter().all(|k| o.get(*k) == item.get(*k))),
+                (Some("set"), Some(olds)) => olds.iter().find(|o| *o == item),
+                _ => None,
+            };
+            self.check(
+                item,
+                item_old,
+                item_schema,
+                &path.index(i),
+                depth + 1,
+                false,
+            );
+        }
+    }
+
+    /// A string's format, then its length and pattern: kube-openapi
+    /// reports only the first of maxLength, minLength and pattern that fails.
+    fn check_string(&mut self, s: &str, schema: &Value, path: &Path) {
+        if let Some(format) = schema.get("format").and_then(Value::as_str)
+            && !format_matches(format, s)
+        {
+            self.schema_problem(Problem::type_invalid(
+                path.as_str(),
+                json!(s),
+                format!(
+                    "{} in body must be of type {format}: {}",
+                    path.in_body(),
+                    plait_go_compat::strconv::quote(s)
+                ),
+            ));
+        }
+        if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
+            && (s.chars().count() as u64) > max
+        {
+            self.schema_problem(Problem::too_long(path.as_str(), max));
+            return;
+        }
+        if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
+            && (s.chars().count() as u64) < min
+        {
+            self.schema_problem(Problem::invalid(
+                path.as_str(),
+                json!(s),
+                format!(
+                    "{} in body should be at least {min} chars long",
+                    path.in_body()
+                ),
+            ));
+            return;
+        }
+        if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
+            match self.rules.regex(pattern) {
+                Ok(re) if !re.is_match(s) => self.schema_problem(Problem::invalid(
+                    path.as_str(),
+                    json!(s),
+                    format!("{} in body should match '{pattern}'", path.in_body()),
+                )),
+                Ok(_) => {}
+                Err(e) => self.schema_problem(Problem::invalid(
+                    path.as_str(),
+                    json!(s),
+                    format!("the schema's pattern '{pattern}' does not compile: {e}"),
+                )),
+            }
+        }
+    }
+
+    /// A number's bounds: kube-openapi reports only the first of
+    /// multipleOf, maximum and minimum that fails.
+    fn check_number(&mut self, value: &Value, schema: &Value, path: &Path) {
+        let Some(n) = value.as_f64() else { return };
+        let exclusive = |key: &str| schema.get(key).and_then(Value::as_bool) == Some(true);
+        let shown = plait_go_compat::printf::format_v;
+        let failed = if let Some(factor) = schema.get("multipleOf").filter(|f| f.is_number())
+            && factor
+                .as_f64()
+                .is_some_and(|f| f > 0.0 && (n / f).fract() != 0.0)
+        {
+            Some(format!("should be a multiple of {}", shown(factor)))
+        } else if let Some(max) = schema.get("maximum").filter(|m| m.is_number())
+            && let Some(bound) = max.as_f64()
+            && (n > bound || (exclusive("exclusiveMaximum") && n >= bound))
+        {
+            let words = if exclusive("exclusiveMaximum") {
+                "less than"
+            } else {
+                "less than or equal to"
+            };
+            Some(format!("should be {words} {}", shown(max)))
+        } else if let Some(min) = schema.get("minimum").filter(|m| m.is_number())
+            && let Some(bound) = min.as_f64()
+            && (n < bound || (exclusive("exclusiveMinimum") && n <= bound))
+        {
+            let words = if exclusive("exclusiveMinimum") {
+                "greater than"
+            } else {
+                "greater than or equal to"
+            };
+            Some(format!("should be {words} {}", shown(min)))
+        } else {
+            None
+        };
+        if let Some(detail) = failed {
+            self.schema_problem(Problem::invalid(
+                path.as_str(),
+                value.clone(),
+                format!("{} in body {detail}", path.in_body()),
+            ));
+        }
+        if schema.get("format").and_then(Value::as_str) == Some("int32")
+            && let Some(i) = value.as_i64()
+            && i32::try_from(i).is_err()
+        {
+            self.schema_problem(Problem::type_invalid(
+                path.as_str(),
+                value.clone(),
+                format!("{} in body must be of type int32: \"{i}\"", path.in_body()),
+            ));
+        }
+    }
+
+    /// `allOf`, `anyOf`, `oneOf` and `not`: value validations only, as a
+    /// structural schema allows them.
+    fn check_combinators(&mut self, value: &Value, schema: &Value, path: &Path, depth: usize) {
+        let passes = |walker: &Walker, sub: &Value| {
+            let mut probe = Walker {
+                kind: walker.kind,
+                rules: walker.rules,
+                custom: walker.custom,
+                partial: walker.partial,
+                findings: Findings::default(),
+            };
+            probe.check(value, None, sub, path, depth + 1, false);
+            probe.findings.schema.is_empty()
+        };
+        if let Some(all) = schema.get("allOf").and_then(Value::as_array)
+            && !(all.len() == 1 && all[0].get("$ref").is_some())
+        {
+            for sub in all {
+                let mut probe = Walker {
+                    kind: self.kind,
+                    rules: self.rules,
+                    custom: self.custom,
+                    partial: self.partial,
+                    findings: Findings::default(),
+                };
+                probe.check(value, None, &value_only(sub), path, depth + 1, false);
+                self.findings.schema.extend(probe.findings.schema);
+                self.findings.blocking |= probe.findings.blocking;
+            }
+        }
+        if let Some(any) = schema.get("anyOf").and_then(Value::as_array)
+            && !any.iter().any(|sub| passes(self, &value_only(sub)))
+        {
+            self.schema_problem(Problem::invalid(
+                path.as_str(),
+                value.clone(),
+                format!(
+                    "{} in body must validate at least one schema (anyOf)",
+                    path.in_body()
+                ),
+            ));
+        }
+        if let Some(one) = schema.get("oneOf").and_then(Value::as_array) {
+            let matching = one
+                .iter()
+                .filter(|sub| passes(self, &value_only(sub)))
+                .count();
+            if matching != 1 {
+                self.schema_problem(Problem::invalid(
+                    path.as_str(),
+                    value.clone(),
+                    format!(
+                        "{} in body must validate one and only one schema (oneOf)",
+                        path.in_body()
+                    ),
+                ));
+            }
+        }
+        if let Some(not) = schema.get("not")
+            && passes(self, &value_only(not))
+        {
+            self.schema_problem(Problem::invalid(
+                path.as_str(),
+                value.clone(),
+                format!(
+                    "{} in body must not validate the schema (not)",
+                    path.in_body()
+                ),
+            ));
+        }
+    }
+}
+
+/// A combinator branch checks values only: it names no fields of its own,
+/// so fields it leaves out are not unknown.
+fn value_only(sub: &Value) -> Value {
+    let mut sub = sub.clone();
+    if let Some(obj) = sub.as_object_mut()
+        && obj.get("properties").is_some()
+        && obj.get("additionalProperties").is_none()
+    {
+        obj.insert("x-kubernetes-preserve-unknown-fields".into(), json!(true));
+    }
+    sub
+}
+
+fn schema_type(schema: &Value) -> Option<&str> {
+    schema.get("type").and_then(Value::as_str)
+}
+
+/// JSON equality with integers and floats of the same value equal.
+fn json_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        _ => a == b,
+    }
+}
+
+/// Whether `s` is in one of the formats the API server checks; unknown
+/// formats pass, as there.
+fn format_matches(format: &str, s: &str) -> bool {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+    match format {
+        "byte" => base64::engine::general_purpose::STANDARD.decode(s).is_ok(),
+        "date-time" | "datetime" => is_date_time(s),
+        "date" => is_date(s),
+        "uuid" | "uuid3" | "uuid4" | "uuid5" => is_uuid(s),
+        "ipv4" => s.parse::<Ipv4Addr>().is_ok(),
+        "ipv6" => s.parse::<Ipv6Addr>().is_ok(),
+        "cidr" => s
+            .split_once('/')
+            .is_some_and(|(ip, bits)| ip.parse::<IpAddr>().is_ok() && bits.parse::<u8>().is_ok()),
+        "hostname" => is_hostname(s),
+        "email" => s
+            .split_once('@')
+            .is_some_and(|(user, host)| !user.is_empty() && is_hostname(host)),
+        "duration" => is_go_duration(s),
+        _ => true,
+    }
+}
+
+fn is_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && [0, 1, 2, 3, 5, 6, 8, 9]
+            .iter()
+            .all(|&i| b[i].is_ascii_digit())
+}
+
+fn is_date_time(s: &str) -> bool {
+    let Some((date, time)) = s.split_once(['T', 't', ' ']) else {
+        return false;
+    };
+    if !is_date(date) {
+        return false;
+    }
+    let b = time.as_bytes();
+    if b.len() < 8 || b[2] != b':' || b[5] != b':' {
+        return false;
+    }
+    let rest = &time[8..];
+    let rest = rest
+        .strip_prefix('.')
+        .map(|r| r.trim_start_matches(|c: char| c.is_ascii_digit()))
+        .unwrap_or(rest);
+    matches!(rest, "Z" | "z")
+        || (rest.len() == 6
+            && (rest.starts_with('+') || rest.starts_with('-'))
+            && rest.as_bytes()[3] == b':')
+}
+
+fn is_uuid(s: &str) -> bool {
+    let parts: Vec<&str> = s.split('-').collect();
+    parts.len() == 5
+        && parts
+            .iter()
+            .zip([8, 4, 4, 4, 12])
+            .all(|(p, n)| p.len() == n && p.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+fn is_hostname(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 253
+        && s.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+        })
+}
+
+/// Go's `time.ParseDuration` syntax: `1h30m`, `250ms`, `-1.5s`, `0`.
+fn is_go_duration(s: &str) -> bool {
+    let s = s.strip_prefix(['-', '+']).unwrap_or(s);
+    if s == "0" {
+        return true;
+    }
+    let mut rest = s;
+    if rest.is_empty() {
+        return false;
+    }
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit() && c != '.')
+            .unwrap_or(rest.len());
+        if digits == 0 {
+            return false;
+        }
+        rest = &rest[digits..];
+        let unit = ["ns", "us", "µs", "μs", "ms", "s", "m", "h"]
+            .iter()
+            .find(|u| rest.starts_with(**u));
+        match unit {
+            Some(u) => rest = &rest[u.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// Drops the nulls a custom resource's schema does not allow (no
+/// `nullable: true`), as the API server prunes them before defaulting.
+pub(crate) fn prune_nulls(value: &mut Value, schema: &Value) {
+    match value {
+        Value::Object(map) => {
+            let properties = schema.get("properties").and_then(Value::as_object);
+            let additional = schema.get("additionalProperties").filter(|a| a.is_object());
+            map.retain(|name, child| {
+                let child_schema = properties.and_then(|p| p.get(name)).or(additional);
+                !(child.is_null()
+                    && child_schema.is_some_and(|s| {
+                        s.get("nullable").and_then(Value::as_bool) != Some(true)
+                            && s.get("default").is_none()
+                    }))
+            });
+            for (name, child) in map.iter_mut() {
+                if let Some(s) = properties.and_then(|p| p.get(name)).or(additional) {
+                    prune_nulls(child, s);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for item in items {
+                    prune_nulls(item, item_schema);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_accept_what_the_api_server_accepts() {
+        let cases = [
+            ("date-time", "2024-01-01T00:00:00Z", true),
+            ("date-time", "2024-01-01T00:00:00.123+02:00", true),
+            ("date-time", "2024-01-01", false),
+            ("date", "2024-01-01", true),
+            ("byte", "aGVsbG8=", true),
+            ("byte", "not base64!", false),
+            ("uuid", "123e4567-e89b-12d3-a456-426614174000", true),
+            ("uuid", "123", false),
+            ("ipv4", "10.0.0.1", true),
+            ("ipv4", "10.0.0", false),
+            ("cidr", "10.0.0.0/16", true),
+            ("cidr", "10.0.0.0", false),
+            ("duration", "1h30m", true),
+            ("duration", "5 minutes", false),
+            ("hostname", "example.com", true),
+            ("hostname", "-bad-.com", false),
+            ("email", "a@example.com", true),
+            ("email", "example.com", false),
+            ("some-format-nobody-knows", "anything", true),
+        ];
+        for (format, s, want) in cases {
+            assert_eq!(format_matches(format, s), want, "{format} {s}");
+        }
+    }
+
+    #[test]
+    fn nulls_are_pruned_unless_nullable_or_defaulted() {
+        let schema = json!({"type": "object", "properties": {
+            "a": {"type": "string"},
+            "b": {"type": "string", "nullable": true},
+            "c": {"type": "string", "default": "x"},
+        }});
+        let mut v = json!({"a": null, "b": null, "c": null});
+        prune_nulls(&mut v, &schema);
+        assert_eq!(v, json!({"b": null, "c": null}));
+    }
+}
