@@ -15,6 +15,24 @@ import (
 	"unsafe"
 )
 
+// adapterArena is where the WASI preview 1 adapter keeps its stack and
+// state. The adapter allocates them on its first WASI call, which Go's
+// runtime makes while it starts, on a stack no go:wasmexport function may
+// run on: so the adapter must not allocate through cabi_realloc.
+// `plait function componentize` finds this array by the marker it starts
+// with (which also gives its size) and exports a cabi_realloc_adapter,
+// written in plain WebAssembly, that hands out its bytes. Only the marker
+// takes space in the module: the linker leaves zero bytes out.
+var adapterArena = [adapterArenaSize]byte{
+	'p', 'l', 'a', 'i', 't', '-', 's', 'd', 'k', '-', 'g', 'o', ':',
+	'a', 'd', 'a', 'p', 't', 'e', 'r', '-', 'a', 'r', 'e', 'n', 'a', ':',
+	'v', '1', ':',
+	byte(adapterArenaSize & 0xff), byte(adapterArenaSize >> 8 & 0xff), byte(adapterArenaSize >> 16 & 0xff), byte(adapterArenaSize >> 24 & 0xff),
+}
+
+// The adapter's stack is 64 KiB; its state a few KiB more.
+const adapterArenaSize = 256 << 10
+
 // retained keeps memory handed to the host (or filled by it) reachable
 // until the call's post-return: Go's collector does not move heap objects,
 // so an address stays valid as long as its backing array is referenced.
@@ -60,7 +78,11 @@ func runFunctionExport(arg uint32) uint32 {
 //go:wasmexport cabi_post_run-function
 func postRunFunction(uint32) {
 	retained = nil
+	// The adapter uses the arena without Go knowing: keep it linked in.
+	arenaInUse = &adapterArena
 }
+
+var arenaInUse *[adapterArenaSize]byte
 
 //go:wasmimport plait:function/log@1.0.0 log
 func hostLog(level uint32, message unsafe.Pointer, length uint32)
