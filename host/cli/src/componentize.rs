@@ -354,25 +354,44 @@ mod tests {
     }
 
     /// The added allocator hands out aligned, disjoint pieces of the arena
-    /// and traps rather than run past it.
+    /// and traps rather than run past it or grow an allocation.
     #[test]
     fn the_added_allocator_bump_allocates_inside_the_arena() {
         let module = with_adapter_arena(&module_with_arena(ARENA_MARKER, 4096)).unwrap();
         wasmparser::Validator::new().validate_all(&module).unwrap();
-        // Its code, read back: the export, and the arena's bounds in it.
-        let mut exported = false;
-        for payload in wasmparser::Parser::new(0).parse_all(&module) {
-            if let wasmparser::Payload::ExportSection(exports) = payload.unwrap() {
-                for export in exports {
-                    let export = export.unwrap();
-                    if export.name == ADAPTER_REALLOC {
-                        assert_eq!(export.index, 2, "after the import and f");
-                        exported = true;
-                    }
-                }
-            }
+        let engine = wasmtime::Engine::default();
+        let compiled = wasmtime::Module::new(&engine, &module).unwrap();
+        let mut linker = wasmtime::Linker::new(&engine);
+        linker
+            .func_wrap("wasi_snapshot_preview1", "sched_yield", || 0i32)
+            .unwrap();
+        let realloc = |calls: &[(i32, i32, i32, i32)]| {
+            let mut store = wasmtime::Store::new(&engine, ());
+            let instance = linker.instantiate(&mut store, &compiled).unwrap();
+            let f = instance
+                .get_typed_func::<(i32, i32, i32, i32), i32>(&mut store, ADAPTER_REALLOC)
+                .unwrap();
+            calls
+                .iter()
+                .map(|&args| f.call(&mut store, args).ok())
+                .collect::<Vec<_>>()
+        };
+        // The arena is [1040, 5136); allocations start at 1088 (16-aligned
+        // past the marker and its size).
+        let cases: [(&[(i32, i32, i32, i32)], Vec<Option<i32>>); 4] = [
+            (
+                &[(0, 0, 16, 100), (0, 0, 8, 10), (0, 0, 64, 1)],
+                vec![Some(1088), Some(1192), Some(1216)],
+            ),
+            // The rest of the arena fits exactly; one byte more does not.
+            (&[(0, 0, 1, 5136 - 1088)], vec![Some(1088)]),
+            (&[(0, 0, 1, 5136 - 1088 + 1)], vec![None]),
+            // Growing an allocation is refused.
+            (&[(0, 0, 8, 16), (1088, 16, 8, 32)], vec![Some(1088), None]),
+        ];
+        for (calls, want) in cases {
+            assert_eq!(realloc(calls), want, "{calls:?}");
         }
-        assert!(exported);
         // A module that already has one, or no arena, is left alone.
         assert_eq!(with_adapter_arena(&module).unwrap(), module);
         let plain = module_with_arena(b"no marker here", 0);
@@ -380,12 +399,13 @@ mod tests {
     }
 
     /// A core module that is not plait's world says what is missing, with
-    /// the cause (here: no `run-function` export).
+    /// the cause (here: no `run-function` export); bytes that are no module
+    /// say so.
     #[test]
     fn a_module_without_the_exports_is_refused_naming_the_world() {
         let cases: [(&[u8], &str); 2] = [
             (b"\0asm\x01\0\0\0", "does not implement plait's world"),
-            (b"not wasm", "cannot embed plait's contract"),
+            (b"not wasm", "not a core WebAssembly module"),
         ];
         for (core, want) in cases {
             let err = format!("{:#}", componentize(core).unwrap_err());
