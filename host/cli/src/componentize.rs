@@ -365,7 +365,9 @@ mod tests {
         linker
             .func_wrap("wasi_snapshot_preview1", "sched_yield", || 0i32)
             .unwrap();
-        let realloc = |calls: &[(i32, i32, i32, i32)]| {
+        // (old, old_size, align, new_size)
+        type Call = (i32, i32, i32, i32);
+        let realloc = |calls: &[Call]| {
             let mut store = wasmtime::Store::new(&engine, ());
             let instance = linker.instantiate(&mut store, &compiled).unwrap();
             let f = instance
@@ -378,7 +380,7 @@ mod tests {
         };
         // The arena is [1040, 5136); allocations start at 1088 (16-aligned
         // past the marker and its size).
-        let cases: [(&[(i32, i32, i32, i32)], Vec<Option<i32>>); 4] = [
+        let cases: [(&[Call], Vec<Option<i32>>); 4] = [
             (
                 &[(0, 0, 16, 100), (0, 0, 8, 10), (0, 0, 64, 1)],
                 vec![Some(1088), Some(1192), Some(1216)],
