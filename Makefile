@@ -41,7 +41,8 @@ build-deps:
 		$(SUDO) apt-get update && $(APT_INSTALL) libssl-dev pkg-config; }
 
 # The test cluster is built with Go 1.21 or newer (GOTOOLCHAIN=auto fetches the version
-# Kubernetes asks for from the module proxy), the Python guests with a venv,
+# Kubernetes asks for from the module proxy), the Go guests with Go 1.24 or
+# newer (go:wasmexport), the Python guests with a venv,
 # the JavaScript guests with npm. Installed from Debian only when missing.
 test-prereqs:
 	@command -v go >/dev/null || { $(SUDO) apt-get update && $(APT_INSTALL) golang-go ca-certificates; }
@@ -139,9 +140,11 @@ bench: setup build-deps test-deps test-cluster-binaries
 	$(CARGO) bench -p plait --bench controller
 	$(CARGO) bench -p plait --bench fairness
 
-# Builds every example function from source.
+# Builds every example function from source. The Go example makes its
+# component with `plait function componentize`.
 functions: toolchains
-	for f in examples/functions/*/build.sh; do PATH=$(PLAIT_TOOLS)/bin:$$PATH sh $$f || exit 1; done
+	$(CARGO) build -p plait
+	for f in examples/functions/*/build.sh; do PATH=$(PLAIT_TOOLS)/bin:$$PATH PLAIT=$(CURDIR)/target/debug/plait sh $$f || exit 1; done
 
 # Size, compile, cached load and per-call time per language.
 bench-functions: functions

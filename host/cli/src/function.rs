@@ -24,6 +24,10 @@ pub enum FunctionCommand {
     Verify(VerifyArgs),
     /// Create a function project that builds and renders as written.
     New(crate::scaffold::NewArgs),
+    /// Make a component of a core module built for WASI preview 1 (Go's
+    /// `GOOS=wasip1 -buildmode=c-shared`): embeds plait's contract and
+    /// adapts WASI preview 1, both built into plait.
+    Componentize(crate::componentize::ComponentizeArgs),
 }
 
 #[derive(clap::Args)]
@@ -183,6 +187,7 @@ pub fn run(command: &FunctionCommand) -> Result<String> {
         FunctionCommand::Inspect(args) => inspect(args),
         FunctionCommand::Verify(args) => verify(args),
         FunctionCommand::New(args) => crate::scaffold::run(args),
+        FunctionCommand::Componentize(args) => crate::componentize::run(args),
     }
 }
 

@@ -1,5 +1,6 @@
 //! `plait`: a Kubernetes composition engine whose functions are WebAssembly components.
 
+mod componentize;
 mod controller;
 mod convert;
 mod files;

@@ -10,6 +10,7 @@ pub enum Language {
     Python,
     Js,
     C,
+    Go,
 }
 
 #[derive(clap::Args)]
@@ -17,7 +18,7 @@ pub struct NewArgs {
     /// The function's name: lowercase letters, digits and dashes.
     pub name: String,
     /// The language to write it in.
-    #[arg(long)]
+    #[arg(long, alias = "language")]
     pub lang: Language,
     /// The directory to create; ./NAME when absent.
     #[arg(long)]
@@ -90,6 +91,44 @@ fn language_files(lang: Language) -> Vec<(&'static str, &'static str)> {
             ),
             WIT,
         ],
+        Language::Go => vec![
+            ("fn.go", include_str!("../templates/go/fn.go")),
+            ("main.go", include_str!("../templates/go/main.go")),
+            ("go.mod", include_str!("../templates/go/go.mod")),
+            ("Makefile", include_str!("../templates/go/Makefile")),
+            (
+                "sdk-go/go.mod",
+                include_str!("../../../guests/sdk-go/go.mod"),
+            ),
+            (
+                "sdk-go/go.sum",
+                include_str!("../../../guests/sdk-go/go.sum"),
+            ),
+            (
+                "sdk-go/plait/abi.go",
+                include_str!("../../../guests/sdk-go/plait/abi.go"),
+            ),
+            (
+                "sdk-go/plait/convert.go",
+                include_str!("../../../guests/sdk-go/plait/convert.go"),
+            ),
+            (
+                "sdk-go/plait/log.go",
+                include_str!("../../../guests/sdk-go/plait/log.go"),
+            ),
+            (
+                "sdk-go/plait/log_native.go",
+                include_str!("../../../guests/sdk-go/plait/log_native.go"),
+            ),
+            (
+                "sdk-go/plait/serve.go",
+                include_str!("../../../guests/sdk-go/plait/serve.go"),
+            ),
+            (
+                "sdk-go/plait/types.go",
+                include_str!("../../../guests/sdk-go/plait/types.go"),
+            ),
+        ],
     }
 }
 
@@ -112,6 +151,11 @@ fn toolchain_note(lang: Language) -> &'static str {
              (set `WASI_ADAPTER=PATH`). `plait_function.h` holds the helpers; `wit/` the contract. \
              In the plait repository, `make toolchains` installs all of \
              them under `~/.cache/plait/`."
+        }
+        Language::Go => {
+            "Needs Go 1.24 or newer; the build fetches function-sdk-go through the Go module proxy \
+             and `plait function componentize` makes the component. `fn.go` is written against \
+             function-sdk-go as a gRPC function is; `main.go` hands it to plait's SDK in `sdk-go/`."
         }
     }
 }
@@ -186,6 +230,7 @@ pub fn run(args: &NewArgs) -> Result<String> {
         Language::Python => "Python",
         Language::Js => "JavaScript",
         Language::C => "C",
+        Language::Go => "Go",
     };
     let fill = |text: &str| {
         text.replace("{{name}}", &args.name)
@@ -201,11 +246,12 @@ pub fn run(args: &NewArgs) -> Result<String> {
                 .with_context(|| format!("cannot create {}", parent.display()))?;
         }
         // The bundled helpers and contract are copied verbatim.
-        let text = if path.ends_with(".wit") || path.starts_with("plait") {
-            text.to_string()
-        } else {
-            fill(text)
-        };
+        let text =
+            if path.ends_with(".wit") || path.starts_with("plait") || path.starts_with("sdk-go/") {
+                text.to_string()
+            } else {
+                fill(text)
+            };
         std::fs::write(&target, text)
             .with_context(|| format!("cannot write {}", target.display()))?;
     }
@@ -241,7 +287,13 @@ mod tests {
 
     #[test]
     fn projects_have_no_unfilled_placeholders_and_refuse_non_empty_dirs() {
-        for lang in [Language::Rust, Language::Python, Language::Js, Language::C] {
+        for lang in [
+            Language::Rust,
+            Language::Python,
+            Language::Js,
+            Language::C,
+            Language::Go,
+        ] {
             let tmp = tempfile::tempdir().unwrap();
             let dir = tmp.path().join("fn");
             let args = NewArgs {

@@ -1,8 +1,9 @@
-//! The Python, JavaScript and C function helpers, tested on their own:
+//! The Python, JavaScript, C and Go function helpers, tested on their own:
 //! `python3` against the bindings componentize-py generates from
 //! wit/function.wit, `node --test` against the shapes componentize-js
-//! passes, and the C helpers compiled natively (`cc`) against the header
-//! `wit-bindgen c` generates. The suites live beside the helpers
+//! passes, the C helpers compiled natively (`cc`) against the header
+//! `wit-bindgen c` generates, and the Go SDK's conversions with `go test`
+//! (natively: the canonical-ABI glue is proven by the Go examples). The suites live beside the helpers
 //! (guests/sdk-*/test*); this runs them and fails with their output.
 //!
 //! componentize-py and wit-bindgen come from `make toolchains` (under
@@ -59,6 +60,21 @@ fn python_helpers_pass_their_suite() {
     let report = String::from_utf8_lossy(&out.stderr);
     assert!(
         report.contains("Ran ") && !report.contains("Ran 0 tests"),
+        "{report}"
+    );
+}
+
+#[test]
+fn go_sdk_passes_its_suite() {
+    let out = Command::new("go")
+        .args(["test", "-count=1", "-v", "./..."])
+        .current_dir(repo().join("guests/sdk-go"))
+        .output()
+        .expect("go runs");
+    check("the Go SDK suite", &out);
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains("--- PASS") && !report.contains("--- FAIL"),
         "{report}"
     );
 }

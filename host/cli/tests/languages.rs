@@ -1,4 +1,4 @@
-//! Functions in Rust, Python, JavaScript and C, built from source with their
+//! Functions in Rust, Python, JavaScript, C and Go, built from source with their
 //! own build scripts and rendered by `plait render` against golden output;
 //! and the projects `plait function new` writes, built and rendered.
 //!
@@ -59,6 +59,8 @@ fn example_renders_its_goldens(name: &str, extra: &[&str]) {
     let dir = repo().join("examples/functions").join(name);
     let out = clean_command("sh")
         .arg("build.sh")
+        // The Go example makes its component with `plait function componentize`.
+        .env("PLAIT", env!("CARGO_BIN_EXE_plait"))
         .current_dir(&dir)
         .output()
         .unwrap();
@@ -110,6 +112,11 @@ fn c_labels_example_labels_what_patch_and_transform_composed() {
     example_renders_its_goldens("c-labels", &[]);
 }
 
+#[test]
+fn go_volume_example_composes_a_claim_through_function_sdk_go() {
+    example_renders_its_goldens("go-volume", &["-e", "required.yaml"]);
+}
+
 /// `plait function new` writes a project whose Makefile builds a component
 /// that renders: the ConfigMap it composes becomes ready once observed.
 fn scaffold_builds_and_renders(lang: &str) {
@@ -128,6 +135,8 @@ fn scaffold_builds_and_renders(lang: &str) {
             "WASI_ADAPTER",
             tools_bin().join("wasi_snapshot_preview1.reactor.wasm"),
         )
+        // Go projects make their component with `plait function componentize`.
+        .env("PLAIT", env!("CARGO_BIN_EXE_plait"))
         .current_dir(&dir)
         .output()
         .unwrap();
@@ -168,4 +177,9 @@ fn scaffolded_js_project_builds_and_renders() {
 #[test]
 fn scaffolded_c_project_builds_and_renders() {
     scaffold_builds_and_renders("c");
+}
+
+#[test]
+fn scaffolded_go_project_builds_and_renders() {
+    scaffold_builds_and_renders("go");
 }

@@ -12,6 +12,12 @@ pub struct PoolConfig {
     pub total_core_instances: u32,
     pub total_memories: u32,
     pub total_tables: u32,
+    /// The most elements one table may have. Go components put every
+    /// function that can be called indirectly in one table: 57,973 entries
+    /// for examples/functions/go-volume, 61,987 for function-auto-ready
+    /// ported to plait. Each table slot reserves 8 bytes of address space
+    /// per element (512 slots of 2^17: 512 MiB of address space, not RAM).
+    pub table_elements: usize,
     /// The largest linear memory any instance may have; a call's
     /// `memory_bytes` above this is capped by it.
     pub max_memory_bytes: usize,
@@ -32,6 +38,7 @@ impl Default for PoolConfig {
             total_core_instances: 512,
             total_memories: 128,
             total_tables: 512,
+            table_elements: 1 << 17,
             max_memory_bytes: 1 << 30,
             // Measured with the patch-and-transform benchmark: 4 MiB and
             // above cut a 10-resource call by a sixth; the larger value

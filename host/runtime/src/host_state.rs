@@ -29,15 +29,21 @@ pub(crate) struct CallState {
     pub(crate) stderr: MemoryOutputPipe,
 }
 
+/// The one argument a guest gets: its program name.
+pub(crate) const PROGRAM_NAME: &str = "function";
+
 impl CallState {
     /// State for a guest that may grow its memory to `memory_limit` and
     /// write `output_bytes` to each of stdout, stderr and the log.
     pub(crate) fn new(memory_limit: usize, output_bytes: usize) -> CallState {
         let stdout = MemoryOutputPipe::new(output_bytes);
         let stderr = MemoryOutputPipe::new(output_bytes);
-        // No preopens, environment or arguments (the builder's defaults), and
-        // no network: every address and name lookup is refused.
+        // No preopens or environment (the builder's defaults), and no
+        // network: every address and name lookup is refused. One argument,
+        // the program name every process has: Go's runtime and libraries
+        // (klog, for one) read os.Args[0] while they start.
         let wasi = WasiCtx::builder()
+            .arg(PROGRAM_NAME)
             .stdout(stdout.clone())
             .stderr(stderr.clone())
             .allow_tcp(false)

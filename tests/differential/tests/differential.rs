@@ -355,6 +355,97 @@ fn plait_renders_what_upstream_crossplane_renders() {
     );
 }
 
+/// Upstream function-auto-ready ported to plait by replacing its main.go
+/// (build-ported.sh, which makes the component with this build's `plait
+/// function componentize`): the component, run by plait, renders what the
+/// upstream binary renders over gRPC, with nothing, some and everything
+/// observed.
+#[test]
+fn a_ported_upstream_go_function_renders_what_its_grpc_server_renders() {
+    let out = Command::new(repo().join("tests/differential/build-ported.sh"))
+        .env("PLAIT", env!("CARGO_BIN_EXE_plait"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "build-ported.sh failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let component = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .map(PathBuf::from)
+        .unwrap();
+
+    let upstream = upstream();
+    let scratch = tempfile::tempdir().unwrap();
+    // Both sides read this file: plait runs the ported component (the
+    // annotation), upstream serves function-auto-ready by its package.
+    let functions = scratch.path().join("functions.yaml");
+    std::fs::write(
+        &functions,
+        format!(
+            "apiVersion: pkg.crossplane.io/v1\nkind: Function\nmetadata:\n  name: function-patch-and-transform\n\
+             spec:\n  package: xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform:v0.10.7\n---\n\
+             apiVersion: pkg.crossplane.io/v1\nkind: Function\nmetadata:\n  name: function-auto-ready\n  \
+             annotations:\n    render.plait.dev/module: {}\n\
+             spec:\n  package: xpkg.crossplane.io/crossplane-contrib/function-auto-ready:v0.7.0\n",
+            component.display()
+        ),
+    )
+    .unwrap();
+    let dir = repo().join("tests/differential/ported/function-auto-ready");
+    let cases: Vec<Case> = [
+        None,
+        Some("observed-partial.yaml"),
+        Some("observed-healthy.yaml"),
+    ]
+    .into_iter()
+    .map(|observed| Case {
+        name: format!("ported function-auto-ready, observed: {observed:?}"),
+        xr: dir.join("xr.yaml"),
+        composition: dir.join("composition.yaml"),
+        functions: Some(functions.clone()),
+        xrd: Some(dir.join("xrd.yaml")),
+        required: Vec::new(),
+        observed: observed.map(|o| dir.join(o)),
+    })
+    .collect();
+
+    // The port decides readiness: the XR is Ready only when everything is.
+    let ready = |case: &Case| match render_plait(case) {
+        Rendered::Output(docs) => docs
+            .iter()
+            .find(|d| d.get("kind").and_then(Value::as_str) == Some("WebApp"))
+            .and_then(|xr| xr.pointer("/status/conditions"))
+            .and_then(Value::as_array)
+            .and_then(|cs| {
+                cs.iter()
+                    .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))
+            })
+            .and_then(|c| c.get("status").and_then(Value::as_str))
+            .map(str::to_string),
+        other => panic!("{}: plait render failed: {other:?}", case.name),
+    };
+    let readiness: Vec<Option<String>> = cases.iter().map(ready).collect();
+    assert_eq!(
+        readiness,
+        [
+            Some("False".into()),
+            Some("False".into()),
+            Some("True".into())
+        ]
+    );
+
+    let tally = run_cases(&upstream, &cases, "ported function-auto-ready");
+    assert_eq!(
+        (tally.identical, tally.not_comparable.len()),
+        (cases.len(), 0),
+        "the ported function and its gRPC server render differently:\n{}",
+        tally.report("ported function-auto-ready")
+    );
+}
+
 #[test]
 fn the_documented_deliberate_differences_are_the_ones_the_suite_accepts() {
     let docs = std::fs::read_to_string(repo().join("docs/patch-and-transform.md")).unwrap();

@@ -1,0 +1,13 @@
+//go:build !wasip1
+
+package plait
+
+import (
+	"fmt"
+	"os"
+)
+
+// Outside the sandbox (go test, go run), log lines go to stderr.
+func writeLog(level LogLevel, message string) {
+	fmt.Fprintf(os.Stderr, "%d %s\n", level, message)
+}
