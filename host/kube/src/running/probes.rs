@@ -86,10 +86,12 @@ fn respond(request: &Request<Incoming>, health: &Health) -> Response<Full<Bytes>
             plain,
             "not ready: installing plait's CRDs\n".into(),
         ),
-        path if path.starts_with(crate::controllers::runs::PATH) => crate::controllers::runs::answer(path).map_or_else(
-            || text(StatusCode::NOT_FOUND, plain, "no run recorded\n".into()),
-            |json| text(StatusCode::OK, "application/json", json),
-        ),
+        path if path.starts_with(crate::controllers::runs::PATH) => {
+            crate::controllers::runs::answer(path).map_or_else(
+                || text(StatusCode::NOT_FOUND, plain, "no run recorded\n".into()),
+                |json| text(StatusCode::OK, "application/json", json),
+            )
+        }
         _ => text(
             StatusCode::NOT_FOUND,
             plain,

@@ -31,6 +31,7 @@ use crate::controllers::admission::{Admission, Permit, thread_cpu};
 use crate::controllers::breaker::CircuitBreaker;
 use crate::controllers::function::Functions;
 use crate::controllers::reconciler::{self, Controlled, ReconcileFailure};
+use crate::controllers::runs;
 use crate::controllers::timing::{Backoff, Timing, now};
 use crate::controllers::watches::ComposedWatches;
 use crate::stores::catalog::{Catalog, CompiledPipeline};
@@ -40,7 +41,6 @@ use crate::vocabulary::metrics::{
     CallMetrics, PLATFORM, ReconcileResult, ThrottleListener, Trigger, metrics,
 };
 use crate::vocabulary::object::{self, has_finalizer, text};
-use crate::controllers::runs;
 
 pub const FINALIZER: &str = "composite.apiextensions.crossplane.io";
 
@@ -579,7 +579,11 @@ fn calls(
 }
 
 /// Tells, on the XR, when one of its calls changed its tenant's throttle.
-fn throttle_listener(ctx: &XrContext, reference: &ObjectRef, tenant: Option<&str>) -> ThrottleListener {
+fn throttle_listener(
+    ctx: &XrContext,
+    reference: &ObjectRef,
+    tenant: Option<&str>,
+) -> ThrottleListener {
     let (cluster, reference) = (ctx.cluster.clone(), reference.clone());
     let tenant = tenant.unwrap_or(PLATFORM).to_string();
     Box::new(move |function: &str, throttle: u32| {
