@@ -263,11 +263,12 @@ pub async fn reconcile(
         return Ok(Action::await_change());
     };
     let target = Arc::clone(&object);
-    let admitted = fence::admitted(
+    // The reconcile's state exists only once it is admitted.
+    let admitted = Box::pin(fence::admitted(
         ctx.shards.as_deref(),
         &target,
         reconcile_claim(object, &ctx),
-    );
+    ));
     reconciler::counted(ctx.as_ref(), &target, admitted).await
 }
 

@@ -285,11 +285,21 @@ pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<XrContext>) -> Resul
         // Gone while it waited: nothing to do.
         return Ok(Action::await_change());
     };
+    // The reconcile's state exists only once it is admitted: a backlog of
+    // thousands of waiting XRs holds only what waiting takes.
+    Box::pin(reconcile_admitted(object, &ctx, &permit)).await
+}
+
+async fn reconcile_admitted(
+    object: Arc<DynamicObject>,
+    ctx: &Arc<XrContext>,
+    permit: &Permit,
+) -> Result<Action, XrError> {
     let target = Arc::clone(&object);
     let admitted = fence::admitted(
         ctx.shards.as_deref(),
         &target,
-        reconcile_xr(object, &ctx, &permit),
+        reconcile_xr(object, ctx, permit),
     );
     let reconciled = reconciler::counted(ctx.as_ref(), &target, admitted).await;
     let next = match &reconciled {
