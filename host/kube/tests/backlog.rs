@@ -25,8 +25,9 @@ const BEFORE: usize = 200;
 const DURING: usize = 50;
 const XRS: usize = BEFORE + DURING;
 /// Every XR is Ready within this of the controller's start. The backlog
-/// drains in 15–30 s on a 2-core machine; in some runs a few XRs wait for
-/// about the pipeline timeout (120 s) first, which this leaves room for.
+/// drains in 15–30 s on a 2-core machine; in some runs a few reconciles
+/// are held up until abandoned at the pipeline timeout and its margin
+/// (150 s) and then retried, which this leaves room for.
 const BACKLOG_BOUND: Duration = Duration::from_secs(300);
 
 /// Serves the XR kind the way the controller would, before any controller

@@ -70,6 +70,8 @@ pub enum XrError {
         #[source]
         source: tokio::task::JoinError,
     },
+    #[error("reconcile of {object} did not end within {after:?}; abandoned, to be retried")]
+    TimedOut { object: String, after: Duration },
 }
 
 impl ReconcileFailure for XrError {
@@ -88,6 +90,7 @@ impl ReconcileFailure for XrError {
             XrError::Kube { .. } => "kube",
             XrError::Encode { .. } => "encode",
             XrError::Join { .. } => "join",
+            XrError::TimedOut { .. } => "timeout",
         }
     }
 }
@@ -286,9 +289,26 @@ pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<XrContext>) -> Resul
         return Ok(Action::await_change());
     };
     // The reconcile's state exists only once it is admitted: a backlog of
-    // thousands of waiting XRs holds only what waiting takes.
-    Box::pin(reconcile_admitted(object, &ctx, &permit)).await
+    // thousands of waiting XRs holds only what waiting takes. However it
+    // is held up, an admitted reconcile ends: past its pipeline's time and
+    // a margin it is abandoned, so the XR is retried rather than kept
+    // waiting behind it for good.
+    let limit = ctx.timing.reconcile_timeout + RECONCILE_MARGIN;
+    let name = object.metadata.name.clone().unwrap_or_default();
+    match tokio::time::timeout(limit, Box::pin(reconcile_admitted(object, &ctx, &permit))).await {
+        Ok(reconciled) => reconciled,
+        Err(_) => {
+            metrics().reconcile_failed(&ctx.resource.kind, "timeout");
+            Err(XrError::TimedOut {
+                object: format!("{}/{name}", ctx.resource.kind),
+                after: limit,
+            })
+        }
+    }
 }
+
+/// How long past its pipeline's timeout an admitted reconcile may take.
+const RECONCILE_MARGIN: Duration = Duration::from_secs(30);
 
 async fn reconcile_admitted(
     object: Arc<DynamicObject>,
