@@ -280,7 +280,7 @@ impl Metrics {
             Family::new_with_constructor(reconcile_histogram);
         registry.register(
             "admission_wait_seconds",
-            "How long XR and claim reconciles waited for their turn in the fair queue, by tenant (a namespace, or \"platform\")",
+            "How long XR and claim reconciles waited for their turn in the fair queue, by tenant (a namespace, or \"(platform)\" for cluster-scoped XRs)",
             admission_wait_seconds.clone(),
         );
         let call_throttle = Family::<TenantLabels, Gauge>::default();
