@@ -17,6 +17,12 @@
 //!   for a short grace ([`Turn::park`]) while it moves on to its next step,
 //!   so a freed slot does not go to another tenant's long call in the moment
 //!   between two steps.
+//! - A call that has run for [`QUANTUM`] gives its slot to a waiting call
+//!   of a tenant that has used less ([`Turn::give_way`]) and waits for a
+//!   slot again as a continuing call: a long call does not hold a slot for
+//!   its whole deadline while lighter tenants wait. The runtime pauses the
+//!   guest at an epoch tick to do so, and its deadline counts only the time
+//!   it runs.
 //! - A tenant whose calls keep reaching their deadline is charged more for
 //!   the time it uses: its throttle doubles with each such call (up to
 //!   [`MAX_THROTTLE`]) and halves with each call that ends in time, so its
@@ -44,6 +50,11 @@ pub const MAX_LEAD: Duration = Duration::from_secs(1);
 pub const TENANT_GRACE: Duration = Duration::from_millis(50);
 /// The longest a freed slot waits for a lighter tenant's next call.
 pub const MAX_TENANT_GRACE: Duration = Duration::from_secs(1);
+
+/// How long a call runs at least before it gives way to a lighter
+/// tenant's call: long enough that switching costs little, short enough
+/// that a lighter tenant's call hardly waits.
+pub const QUANTUM: Duration = Duration::from_millis(50);
 
 /// How long an idle tenant's usage is remembered.
 const FORGET_AFTER: Duration = Duration::from_secs(60);
@@ -93,6 +104,8 @@ struct State {
     throttles: HashMap<String, u32>,
     /// Slots a lighter tenant freed, kept for its next call until their grace ends.
     kept: Vec<(String, Instant)>,
+    /// Tickets of waiting calls that a call giving way handed its slot to.
+    handed: Vec<u64>,
 }
 
 #[derive(Default)]
@@ -167,6 +180,24 @@ impl State {
             })
             .min_by_key(|(key, _)| *key)
             .map(|((_, _, ticket), name)| (name.clone(), ticket))
+    }
+
+    /// The first waiting call of the tenant other than `tenant` that has
+    /// used the least, if it has used less than `tenant`: the call a call
+    /// of `tenant` gives its slot to.
+    fn lighter_waiting(&self, tenant: &str, limits: ShareLimits, now: Instant) -> Option<u64> {
+        let mine = self.usage(tenant, self.tenants.get(tenant)?, now);
+        self.tenants
+            .iter()
+            .filter(|(name, _)| name.as_str() != tenant)
+            .filter(|(_, t)| limits.per_tenant.is_none_or(|cap| t.holding.len() < cap))
+            .filter_map(|(name, t)| {
+                let (_, ticket) = *t.waiting.first()?;
+                Some((self.usage(name, t, now), ticket))
+            })
+            .filter(|(usage, _)| *usage < mine)
+            .min()
+            .map(|(_, ticket)| ticket)
     }
 
     /// Frees the slots whose parking grace ran out; returns the earliest
@@ -351,6 +382,12 @@ impl FairShare {
             let grace_ends = state.reap(now);
             let first_of_tenant =
                 state.tenants.get(tenant).and_then(|t| t.waiting.first()) == Some(&(rank, ticket));
+            if let Some(at) = state.handed.iter().position(|k| *k == ticket) {
+                // A call giving way handed its slot to this one.
+                state.handed.swap_remove(at);
+                took_kept = true;
+                break;
+            }
             if first_of_tenant && let Some(at) = state.kept.iter().position(|(t, _)| t == tenant) {
                 // The slot kept for this tenant passes to this call.
                 state.kept.swap_remove(at);
@@ -447,6 +484,58 @@ impl FairShare {
 impl Turn {
     pub fn tenant(&self) -> &str {
         &self.slot.tenant
+    }
+
+    /// Whether this call should give its slot to another tenant's: it has
+    /// run for [`QUANTUM`], every slot is taken, and a tenant that has used
+    /// less than this one waits.
+    pub fn should_give_way(&self) -> bool {
+        let share = &self.slot.share;
+        let mut state = share.lock();
+        let now = Instant::now();
+        state.reap(now);
+        let ran = state
+            .tenants
+            .get(&self.slot.tenant)
+            .and_then(|t| t.holding.get(&self.slot.ticket))
+            .is_some_and(|held| now.saturating_duration_since(held.since) >= QUANTUM);
+        ran && state.taken >= share.limits.slots
+            && state
+                .lighter_waiting(&self.slot.tenant, share.limits, now)
+                .is_some()
+    }
+
+    /// Hands this turn's slot to the waiting call of the tenant that has
+    /// used the least, when it has used less than this one, and waits for a
+    /// slot again until `deadline`, as a continuing call; `notice` hears
+    /// about the wait. Returns the turn to go on with.
+    pub fn give_way(
+        self,
+        deadline: Instant,
+        notice: Option<&dyn WaitNotice>,
+    ) -> Result<Turn, NoTurn> {
+        let share = self.slot.share.clone();
+        let tenant = self.slot.tenant.clone();
+        {
+            let mut state = share.lock();
+            let now = Instant::now();
+            let Some(next) = state.lighter_waiting(&tenant, share.limits, now) else {
+                return Ok(self);
+            };
+            let held = state
+                .tenants
+                .get_mut(&tenant)
+                .and_then(|t| t.holding.remove(&self.slot.ticket));
+            if let Some(held) = held {
+                state.charge(&tenant, now.saturating_duration_since(held.since), now);
+                // The slot passes on taken: no other call can take it first.
+                state.handed.push(next);
+            }
+        }
+        // The slot no longer holds anything: dropping it frees nothing more.
+        drop(self);
+        share.freed.notify_all();
+        share.turn_ranked(&tenant, deadline, Rank::Continuing, notice)
     }
 
     /// Keeps the slot for this turn's pipeline for `grace`, for its next call.
@@ -579,6 +668,95 @@ mod tests {
             std::thread::sleep(hold);
             drop(turn);
         })
+    }
+
+    #[test]
+    fn a_long_call_gives_its_slot_only_to_a_lighter_tenant_after_a_quantum() {
+        // (who waits, how long the running call of A has run, A has used
+        // before, A gives way)
+        let cases = [
+            ("b", QUANTUM * 2, Duration::from_millis(200), true),
+            ("b", Duration::ZERO, Duration::from_millis(200), false),
+            ("a", QUANTUM * 2, Duration::from_millis(200), false),
+            // B has used more than A and A's running call together.
+            ("b", QUANTUM * 2, Duration::ZERO, false),
+        ];
+        for (waiting, ran, a_before, gives_way) in cases {
+            let share = Arc::new(FairShare::new(1));
+            let b_before = share.turn("b", far()).unwrap();
+            std::thread::sleep(Duration::from_millis(150));
+            drop(b_before);
+            let before = share.turn("a", far()).unwrap();
+            std::thread::sleep(a_before);
+            drop(before);
+            let running = share.turn("a", far()).unwrap();
+            let (order, served) = mpsc::channel();
+            let waiter = waiter(
+                &share,
+                waiting,
+                Rank::First,
+                waiting,
+                Duration::ZERO,
+                &order,
+            );
+            until_waiting(&share, 1);
+            std::thread::sleep(ran);
+            let case = format!("{waiting} waits, A ran {ran:?} after {a_before:?}");
+            assert_eq!(running.should_give_way(), gives_way, "{case}");
+            if gives_way {
+                let resumed = std::thread::spawn(move || {
+                    let turn = running.give_way(far(), None).unwrap();
+                    drop(turn);
+                });
+                assert_eq!(served.recv().unwrap(), waiting, "{case}");
+                resumed.join().unwrap();
+            } else {
+                drop(running);
+                assert_eq!(served.recv().unwrap(), waiting, "{case}");
+            }
+            waiter.join().unwrap();
+        }
+    }
+
+    #[test]
+    fn a_slot_given_way_goes_to_the_lighter_call_and_comes_back_after_it() {
+        let share = Arc::new(FairShare::new(1));
+        let before = share.turn("a", far()).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        drop(before);
+        let running = share.turn("a", far()).unwrap();
+        let (order, served) = mpsc::channel();
+        let b = waiter(
+            &share,
+            "b",
+            Rank::First,
+            "b",
+            Duration::from_millis(50),
+            &order,
+        );
+        until_waiting(&share, 1);
+        std::thread::sleep(QUANTUM);
+        let again = {
+            let order = order.clone();
+            std::thread::spawn(move || {
+                let turn = running.give_way(far(), None).unwrap();
+                order.send("a again".to_string()).unwrap();
+                drop(turn);
+            })
+        };
+        // B runs; A waits again.
+        assert_eq!(served.recv().unwrap(), "b");
+        until_waiting(&share, 1);
+        // A third tenant's first call asks after A gave way: A, continuing,
+        // is served before it.
+        let c = waiter(&share, "c", Rank::First, "c", Duration::ZERO, &order);
+        until_waiting(&share, 2);
+        b.join().unwrap();
+        again.join().unwrap();
+        c.join().unwrap();
+        let served: Vec<String> = served.try_iter().collect();
+        assert_eq!(served, ["a again", "c"]);
+        assert_eq!(share.lock().taken, 0, "every slot is free again");
     }
 
     #[test]

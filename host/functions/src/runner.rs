@@ -6,11 +6,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use plait_pipeline::{FunctionRunner, ReadGrants, RunnerError, Step};
-use plait_runtime::{Builtin, CallLimits, Module, Runtime};
+use plait_runtime::{Builtin, CallLimits, Checkpoint, Module, Runtime, Stopped};
 use plait_sdk::{Request, Response};
 
 use crate::cache::{CacheScope, Call, ResponseCache};
-use crate::fair::{FairShare, Parked, Rank, WaitNotice};
+use crate::fair::{FairShare, Parked, Rank, Turn, WaitNotice};
 use crate::policy::FunctionPolicy;
 use crate::resolve::{FunctionObjects, ResolveError, Resolver};
 
@@ -43,6 +43,50 @@ struct Sharing {
     tenant: String,
     /// Told while a call waits for a slot.
     notice: Option<Arc<dyn WaitNotice>>,
+}
+
+/// The turn a running call holds, passed to the runtime so the call can
+/// give way to a lighter tenant's call at an epoch tick.
+struct RunningTurn {
+    turn: Mutex<Option<Turn>>,
+    /// Until when the call may run or wait for a slot again: the
+    /// pipeline's time is wall time, paused or not.
+    deadline: Instant,
+    notice: Option<Arc<dyn WaitNotice>>,
+}
+
+impl RunningTurn {
+    fn take(&self) -> Option<Turn> {
+        self.turn
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+}
+
+impl Checkpoint for RunningTurn {
+    fn should_pause(&self) -> Result<bool, Stopped> {
+        if Instant::now() >= self.deadline {
+            return Err(Stopped);
+        }
+        let held = self.turn.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok(held.as_ref().is_some_and(Turn::should_give_way))
+    }
+
+    fn pause(&self) -> Result<(), Stopped> {
+        let mut held = self.turn.lock().unwrap_or_else(PoisonError::into_inner);
+        let turn = held.take().ok_or(Stopped)?;
+        match turn.give_way(self.deadline, self.notice.as_deref()) {
+            Ok(turn) => {
+                *held = Some(turn);
+                Ok(())
+            }
+            Err(no_turn) => {
+                tracing::debug!(%no_turn, "a paused call did not get a slot again");
+                Err(Stopped)
+            }
+        }
+    }
 }
 
 /// Observes nothing.
@@ -259,10 +303,21 @@ impl PipelineFunctions {
             deadline: resolved.policy.limits.deadline.min(remaining),
             ..resolved.policy.limits.clone()
         };
-        let called = self
-            .functions
-            .runtime
-            .call(&resolved.module, request, &limits);
+        let running = match (turn, &self.share) {
+            (Some(turn), Some(sharing)) => Some(Arc::new(RunningTurn {
+                turn: Mutex::new(Some(turn)),
+                deadline: self.deadline,
+                notice: sharing.notice.clone(),
+            })),
+            _ => None,
+        };
+        let called = self.functions.runtime.call_pausable(
+            &resolved.module,
+            request,
+            &limits,
+            running.clone().map(|r| r as Arc<dyn Checkpoint>),
+        );
+        let turn = running.and_then(|running| running.take());
         if let Some(sharing) = &self.share {
             let reached_deadline = matches!(&called, Err(e) if e.kind() == "deadline");
             if let Some(throttle) = sharing.share.record(&sharing.tenant, reached_deadline) {

@@ -496,15 +496,23 @@ pub fn default_connection_secret_ref(
 /// namespace, or the namespace of the claim an XR is bound to; `None` for
 /// the platform's own (cluster-scoped, unclaimed) XRs.
 pub fn tenant_of(xr: &Value, scope: CompositeScope) -> Option<String> {
-    let pointer = match scope {
-        CompositeScope::Namespaced => "/metadata/namespace",
-        CompositeScope::LegacyCluster => "/spec/claimRef/namespace",
-        CompositeScope::Cluster => return None,
+    let namespace = xr.pointer("/metadata/namespace").and_then(Value::as_str);
+    tenant_in(scope, namespace, xr.get("spec")).map(str::to_string)
+}
+
+/// [`tenant_of`] an XR of `scope` in `namespace` with `spec`, for a caller
+/// that holds the XR's parts rather than its JSON.
+pub fn tenant_in<'a>(
+    scope: CompositeScope,
+    namespace: Option<&'a str>,
+    spec: Option<&'a Value>,
+) -> Option<&'a str> {
+    let tenant = match scope {
+        CompositeScope::Namespaced => namespace,
+        CompositeScope::LegacyCluster => spec?.pointer("/claimRef/namespace")?.as_str(),
+        CompositeScope::Cluster => None,
     };
-    xr.pointer(pointer)
-        .and_then(Value::as_str)
-        .filter(|ns| !ns.is_empty())
-        .map(str::to_string)
+    tenant.filter(|ns| !ns.is_empty())
 }
 
 struct ClusterSource<'a> {

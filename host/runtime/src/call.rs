@@ -1,18 +1,19 @@
 //! One sandboxed call: a fresh store with every limit applied, the guest's
 //! response checked and converted, and a failure attributed to its cause.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use wasmtime::{Engine, Store};
+use wasmtime::{Engine, Store, UpdateDeadline};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 
 use crate::bindings::Function;
 use crate::config::CallLimits;
 use crate::convert;
-use crate::engine::EPOCH_TICK;
 use crate::error::{CallError, FailureContext, classify};
 use crate::host_state::{CallState, LogLine};
 use crate::modules::Module;
+use crate::sync::Reservation;
 
 /// What a successful call produced.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,12 +35,16 @@ pub(crate) struct Sandbox<'a> {
 
 impl<'a> Sandbox<'a> {
     /// A fresh store for one call of `module`, with every limit applied;
-    /// `max_memory_bytes` is the pool's cap on any memory.
+    /// `max_memory_bytes` is the pool's cap on any memory. At every epoch
+    /// tick the guest passes `checkpoint`, where it may be paused while
+    /// others run.
     pub(crate) fn new(
         engine: &Engine,
         max_memory_bytes: usize,
         module: &'a Module,
         limits: &'a CallLimits,
+        memory: Reservation,
+        checkpoint: Option<Arc<dyn Checkpoint>>,
     ) -> Result<Sandbox<'a>, CallError> {
         if !Engine::same(&module.engine, engine) {
             return Err(CallError::Instantiate {
@@ -48,9 +53,12 @@ impl<'a> Sandbox<'a> {
             });
         }
         let memory_limit = limits.memory_bytes.min(max_memory_bytes);
-        let mut store = Store::new(engine, CallState::new(memory_limit, limits.output_bytes));
+        let mut state = CallState::new(memory_limit, limits.output_bytes);
+        state.memory = Some(memory);
+        let mut store = Store::new(engine, state);
         store.limiter(|s| &mut s.limits);
-        store.set_epoch_deadline(deadline_ticks(limits.deadline));
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(running_time_deadline(limits.deadline, checkpoint));
         Ok(Sandbox {
             store,
             module,
@@ -147,33 +155,93 @@ fn tail(text: &str, max: usize) -> &str {
     &text[start..]
 }
 
-/// Epoch ticks for a deadline. The next tick can come at any moment, so one
-/// extra tick makes sure the guest gets at least the whole deadline.
-fn deadline_ticks(deadline: Duration) -> u64 {
-    let tick = EPOCH_TICK.as_nanos();
-    // Capped far below u64::MAX: wasmtime adds the current epoch to it.
-    let cap = u64::MAX / 2;
-    let ticks = deadline.as_nanos().div_ceil(tick);
-    u64::try_from(ticks).unwrap_or(cap).min(cap) + 1
+/// Where a running call may be paused: at every epoch tick the guest
+/// passes the checkpoint, which may pause it while the call's slot serves
+/// others. The pause blocks the thread that runs the guest, so a long call
+/// gives way without its help; meanwhile the call holds only the memory
+/// its guest has, lending the rest of its share of the memory budget.
+pub trait Checkpoint: Send + Sync {
+    /// Whether the call should pause now; [`Stopped`] when it may not go
+    /// on (the time allowed for it has run out).
+    fn should_pause(&self) -> Result<bool, Stopped>;
+    /// Waits until the call may go on; [`Stopped`] when the time allowed
+    /// for it ran out while it waited.
+    fn pause(&self) -> Result<(), Stopped>;
+}
+
+/// A paused call did not get to run again in the time allowed for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopped;
+
+/// The epoch callback that interrupts the guest once it has *run* for
+/// `deadline`: time paused at `checkpoint` does not count, so a call that
+/// gives way to others is not cut short for it.
+fn running_time_deadline(
+    deadline: Duration,
+    checkpoint: Option<Arc<dyn Checkpoint>>,
+) -> impl FnMut(wasmtime::StoreContextMut<'_, CallState>) -> wasmtime::Result<UpdateDeadline>
++ Send
++ Sync
++ 'static {
+    let started = Instant::now();
+    let mut paused = Duration::ZERO;
+    move |mut store| {
+        if let Some(checkpoint) = &checkpoint {
+            let went_on = match checkpoint.should_pause() {
+                Ok(true) if lends_a_whole_call(store.data()) => {
+                    let pausing = Instant::now();
+                    let went_on = pause(store.data_mut(), checkpoint.as_ref(), deadline);
+                    paused += pausing.elapsed();
+                    went_on
+                }
+                Ok(_) => Ok(()),
+                Err(stopped) => Err(stopped),
+            };
+            if went_on.is_err() {
+                return Ok(UpdateDeadline::Interrupt);
+            }
+        }
+        if started.elapsed().saturating_sub(paused) >= deadline {
+            return Ok(UpdateDeadline::Interrupt);
+        }
+        Ok(UpdateDeadline::Continue(1))
+    }
+}
+
+/// Whether pausing the call would leave room in the memory budget for a
+/// call with its memory limit: the call it gives way to would otherwise
+/// hold its slot while it waits for memory the pause keeps.
+fn lends_a_whole_call(state: &CallState) -> bool {
+    state
+        .memory
+        .as_ref()
+        .is_none_or(|memory| memory.budget_free() >= state.limits.bytes())
+}
+
+/// Pauses the call at `checkpoint`, lending the part of its memory budget
+/// its guest does not have; once it may go on, takes that back, waiting for
+/// it at most `patience`.
+fn pause(
+    state: &mut CallState,
+    checkpoint: &dyn Checkpoint,
+    patience: Duration,
+) -> Result<(), Stopped> {
+    let in_use = state.limits.bytes();
+    let held = state.memory.as_mut().map(|memory| {
+        let held = memory.bytes();
+        memory.shrink_to(in_use);
+        held
+    });
+    checkpoint.pause()?;
+    match (state.memory.as_mut(), held) {
+        (Some(memory), Some(held)) => memory.grow_to(held, patience).map_err(|_| Stopped),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn deadlines_round_up_to_whole_ticks_plus_one() {
-        let cases = [
-            (Duration::ZERO, 1),
-            (Duration::from_millis(1), 2),
-            (Duration::from_millis(10), 2),
-            (Duration::from_millis(300), 31),
-            (Duration::from_secs(10), 1001),
-        ];
-        for (deadline, ticks) in cases {
-            assert_eq!(deadline_ticks(deadline), ticks, "{deadline:?}");
-        }
-    }
 
     #[test]
     fn tails_respect_character_boundaries() {

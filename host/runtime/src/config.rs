@@ -102,7 +102,8 @@ impl Default for RuntimeConfig {
 /// Bounds on one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallLimits {
-    /// Wall-clock time the guest may run, measured in epoch ticks.
+    /// Time the guest may run, checked at every epoch tick; time it is
+    /// paused at a [`crate::Checkpoint`] does not count.
     pub deadline: Duration,
     /// The largest linear memory the guest may grow to; the pool's
     /// `max_memory_bytes` caps it.

@@ -4,13 +4,14 @@
 
 use plait_sdk::LogLevel;
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
-use wasmtime::{Engine, StoreLimits, StoreLimitsBuilder};
+use wasmtime::{Engine, ResourceLimiter, StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::bindings::Function;
 use crate::bindings::plait::function::log as wit_log;
 use crate::error::RuntimeError;
+use crate::sync::Reservation;
 
 /// A line the guest logged through the `log` import.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,7 +24,9 @@ pub struct LogLine {
 pub(crate) struct CallState {
     wasi: WasiCtx,
     table: ResourceTable,
-    pub(crate) limits: StoreLimits,
+    pub(crate) limits: MemoryInUse,
+    /// The call's share of the guest memory budget, while it runs.
+    pub(crate) memory: Option<Reservation>,
     pub(crate) log: LogSink,
     pub(crate) stdout: MemoryOutputPipe,
     pub(crate) stderr: MemoryOutputPipe,
@@ -54,14 +57,77 @@ impl CallState {
         CallState {
             wasi,
             table: ResourceTable::new(),
-            limits: StoreLimitsBuilder::new()
-                .memory_size(memory_limit)
-                .trap_on_grow_failure(true)
-                .build(),
+            limits: MemoryInUse {
+                limits: StoreLimitsBuilder::new()
+                    .memory_size(memory_limit)
+                    .trap_on_grow_failure(true)
+                    .build(),
+                bytes: 0,
+            },
+            memory: None,
             log: LogSink::new(output_bytes),
             stdout,
             stderr,
         }
+    }
+}
+
+/// The store's limits, counting the bytes of linear memory the guest has:
+/// a paused call holds only those of its memory budget.
+pub(crate) struct MemoryInUse {
+    limits: StoreLimits,
+    bytes: usize,
+}
+
+impl MemoryInUse {
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+impl ResourceLimiter for MemoryInUse {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let allowed = self.limits.memory_growing(current, desired, maximum)?;
+        if allowed {
+            // Counted when allowed: a growth the allocator then refuses
+            // traps the call, which ends with its store.
+            self.bytes += desired.saturating_sub(current);
+        }
+        Ok(allowed)
+    }
+
+    fn memory_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
+        self.limits.memory_grow_failed(error)
+    }
+
+    fn table_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        self.limits.table_growing(current, desired, maximum)
+    }
+
+    fn table_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
+        self.limits.table_grow_failed(error)
+    }
+
+    fn instances(&self) -> usize {
+        self.limits.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.limits.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.limits.memories()
     }
 }
 

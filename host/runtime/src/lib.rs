@@ -6,7 +6,8 @@
 //! gets a fresh store and instance, so a call that traps leaves nothing
 //! behind, and runs with no filesystem, environment, arguments or network;
 //! its stdout, stderr and log lines are captured up to a cap. Live calls
-//! share a guest memory budget: each holds its memory cap while it runs.
+//! share a guest memory budget: each holds its memory cap while it runs
+//! (a paused call only the memory its guest has).
 
 mod builtins;
 mod cache;
@@ -30,7 +31,7 @@ use wasmtime::Engine;
 pub use builtins::Builtin;
 pub use cache::digest;
 pub use cache_dir::{CacheDir, CacheDirError, sha256_hex};
-pub use call::CallOutput;
+pub use call::{CallOutput, Checkpoint, Stopped};
 pub use config::{CallLimits, DEFAULT_MEMORY_BUDGET, PoolConfig, RuntimeConfig};
 pub use engine::EPOCH_TICK;
 pub use error::{CallError, RuntimeError};
@@ -62,7 +63,7 @@ struct Inner {
     /// queues instead of failing to instantiate.
     instances: Semaphore,
     /// Bounds the sum of the memory caps of live calls.
-    memory: Budget,
+    memory: Arc<Budget>,
     max_memory_bytes: usize,
     counters: Counters,
     /// Held for its drop: the last clone of the runtime stops the ticker.
@@ -83,7 +84,7 @@ impl Runtime {
                 instances: Semaphore::new(
                     usize::try_from(config.pool.total_component_instances).unwrap_or(usize::MAX),
                 ),
-                memory: Budget::new(memory_budget),
+                memory: Arc::new(Budget::new(memory_budget)),
                 max_memory_bytes: config.pool.max_memory_bytes,
                 counters: Counters::default(),
                 _ticker: ticker,
@@ -120,10 +121,25 @@ impl Runtime {
         request: &plait_sdk::Request,
         limits: &CallLimits,
     ) -> Result<CallOutput, CallError> {
+        self.call_pausable(module, request, limits, None)
+    }
+
+    /// As [`Runtime::call`], with the guest passing `checkpoint` at every
+    /// epoch tick, where it may be paused; its deadline counts only the
+    /// time it runs.
+    pub fn call_pausable(
+        &self,
+        module: &Module,
+        request: &plait_sdk::Request,
+        limits: &CallLimits,
+        checkpoint: Option<Arc<dyn Checkpoint>>,
+    ) -> Result<CallOutput, CallError> {
         let counters = &self.inner.counters;
         counters.calls.fetch_add(1, Ordering::Relaxed);
         let started = Instant::now();
-        let result = self.in_sandbox(module, limits, |sandbox| sandbox.call(request, started));
+        let result = self.in_sandbox(module, limits, checkpoint, |sandbox| {
+            sandbox.call(request, started)
+        });
         if result.is_err() {
             counters.call_failures.fetch_add(1, Ordering::Relaxed);
         }
@@ -134,7 +150,7 @@ impl Runtime {
     /// module links and starts within `limits` (e.g. when admitting a
     /// function), and isolates the cost of instantiation from the call.
     pub fn instantiate(&self, module: &Module, limits: &CallLimits) -> Result<(), CallError> {
-        self.in_sandbox(module, limits, |mut sandbox| {
+        self.in_sandbox(module, limits, None, |mut sandbox| {
             sandbox.instantiate().map(drop)
         })
     }
@@ -147,12 +163,13 @@ impl Runtime {
         &self,
         module: &Module,
         limits: &CallLimits,
+        checkpoint: Option<Arc<dyn Checkpoint>>,
         run: impl FnOnce(Sandbox<'_>) -> Result<T, CallError>,
     ) -> Result<T, CallError> {
         let inner = &self.inner;
         let requested = limits.memory_bytes.min(inner.max_memory_bytes);
         let budget = inner.memory.total();
-        let _memory = inner
+        let memory = inner
             .memory
             .reserve(requested, limits.deadline)
             .map_err(|refused| {
@@ -173,6 +190,8 @@ impl Runtime {
             inner.max_memory_bytes,
             module,
             limits,
+            memory,
+            checkpoint,
         )?)
     }
 

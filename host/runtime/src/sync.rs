@@ -1,6 +1,6 @@
 //! The blocking primitives the runtime shares between loads and calls.
 
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 /// A counting semaphore; std has none and compiles block a thread anyway.
@@ -56,8 +56,8 @@ struct BudgetState {
 }
 
 /// Bytes held from a [`Budget`] until dropped.
-pub(crate) struct Reservation<'a> {
-    budget: &'a Budget,
+pub(crate) struct Reservation {
+    budget: Arc<Budget>,
     bytes: usize,
 }
 
@@ -93,10 +93,10 @@ impl Budget {
     /// Reserves `bytes`, waiting for other reservations to be dropped until
     /// `patience` has passed.
     pub(crate) fn reserve(
-        &self,
+        self: &Arc<Self>,
         bytes: usize,
         patience: Duration,
-    ) -> Result<Reservation<'_>, Refused> {
+    ) -> Result<Reservation, Refused> {
         if bytes > self.total {
             return Err(Refused::TooLarge);
         }
@@ -106,9 +106,18 @@ impl Budget {
         }
         state.reserved += bytes;
         Ok(Reservation {
-            budget: self,
+            budget: self.clone(),
             bytes,
         })
+    }
+
+    /// Gives `bytes` back, waking whoever waits for them.
+    fn release(&self, bytes: usize) {
+        let mut state = lock(&self.state);
+        state.reserved -= bytes;
+        if state.waiting > 0 {
+            self.freed.notify_all();
+        }
     }
 
     /// Waits until `bytes` are free. Every release wakes every waiter, each
@@ -138,13 +147,44 @@ impl Budget {
     }
 }
 
-impl Drop for Reservation<'_> {
-    fn drop(&mut self) {
-        let mut state = lock(&self.budget.state);
-        state.reserved -= self.bytes;
-        if state.waiting > 0 {
-            self.budget.freed.notify_all();
+impl Reservation {
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// The bytes of the budget no call holds now.
+    pub(crate) fn budget_free(&self) -> usize {
+        self.budget.total - self.budget.reserved()
+    }
+
+    /// Holds only `bytes` (when that is less), giving the rest back.
+    pub(crate) fn shrink_to(&mut self, bytes: usize) {
+        if bytes < self.bytes {
+            self.budget.release(self.bytes - bytes);
+            self.bytes = bytes;
         }
+    }
+
+    /// Holds `bytes` again (when that is more), waiting for the difference
+    /// until `patience` has passed.
+    pub(crate) fn grow_to(&mut self, bytes: usize, patience: Duration) -> Result<(), Refused> {
+        let Some(more) = bytes.checked_sub(self.bytes).filter(|more| *more > 0) else {
+            return Ok(());
+        };
+        let budget = &self.budget;
+        let mut state = lock(&budget.state);
+        if budget.total - state.reserved < more {
+            state = budget.wait_for(state, more, patience)?;
+        }
+        state.reserved += more;
+        self.bytes = bytes;
+        Ok(())
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.budget.release(self.bytes);
     }
 }
 
@@ -181,7 +221,7 @@ mod tests {
             ),
         ];
         for (case, total, held, asked, outcome) in cases {
-            let budget = Budget::new(total);
+            let budget = Arc::new(Budget::new(total));
             let _held = budget.reserve(held, patience).map_err(|e| format!("{e:?}"));
             let got = budget.reserve(asked, patience).map(drop);
             assert_eq!(got, outcome, "{case}");
@@ -191,7 +231,7 @@ mod tests {
 
     #[test]
     fn a_reservation_that_does_not_fit_times_out_after_its_patience() {
-        let budget = Budget::new(100);
+        let budget = Arc::new(Budget::new(100));
         let _held = budget.reserve(60, Duration::ZERO);
         let patience = Duration::from_millis(30);
         match budget.reserve(50, patience).map(drop) {
@@ -203,7 +243,7 @@ mod tests {
 
     #[test]
     fn a_waiting_reservation_gets_the_bytes_another_releases() {
-        let budget = Budget::new(100);
+        let budget = Arc::new(Budget::new(100));
         let held = budget.reserve(80, Duration::ZERO);
         std::thread::scope(|s| {
             let waiter = s.spawn(|| budget.reserve(50, Duration::from_secs(10)).map(drop));
@@ -213,6 +253,31 @@ mod tests {
             drop(held);
             assert_eq!(waiter.join().ok(), Some(Ok(())));
         });
+        assert_eq!(budget.reserved(), 0);
+    }
+
+    #[test]
+    fn a_shrunk_reservation_lends_bytes_until_it_grows_back() {
+        let budget = Arc::new(Budget::new(100));
+        let mut paused = budget.reserve(60, Duration::ZERO).ok().unwrap();
+        paused.shrink_to(10);
+        assert_eq!(budget.reserved(), 10);
+        let other = budget.reserve(80, Duration::ZERO).ok().unwrap();
+        // Growing back waits for the bytes lent out.
+        let patience = Duration::from_millis(20);
+        assert!(matches!(
+            paused.grow_to(60, patience),
+            Err(Refused::TimedOut { .. })
+        ));
+        assert_eq!(paused.bytes(), 10, "a refused growth holds what it held");
+        drop(other);
+        assert_eq!(paused.grow_to(60, patience), Ok(()));
+        assert_eq!((paused.bytes(), budget.reserved()), (60, 60));
+        // Shrinking to more, or growing to less, changes nothing.
+        paused.shrink_to(70);
+        assert_eq!(paused.grow_to(30, patience), Ok(()));
+        assert_eq!(budget.reserved(), 60);
+        drop(paused);
         assert_eq!(budget.reserved(), 0);
     }
 }

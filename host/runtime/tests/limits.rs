@@ -670,3 +670,147 @@ fn the_memory_budget_is_never_more_than_the_pool_can_hold() {
         );
     }
 }
+
+/// Pauses the call at its first checkpoints for `pauses`, then lets it
+/// run; `stop_after` checkpoints, it stops the call. While paused it notes
+/// how much of the memory budget `runtime` had reserved.
+struct Pausing {
+    pauses: std::sync::Mutex<Vec<Duration>>,
+    passed: std::sync::atomic::AtomicUsize,
+    stop_after: Option<usize>,
+    runtime: Runtime,
+    reserved_while_paused: std::sync::Mutex<Vec<u64>>,
+}
+
+impl Pausing {
+    fn new(runtime: &Runtime, pauses: Vec<Duration>, stop_after: Option<usize>) -> Arc<Pausing> {
+        Arc::new(Pausing {
+            pauses: std::sync::Mutex::new(pauses),
+            passed: Default::default(),
+            stop_after,
+            runtime: runtime.clone(),
+            reserved_while_paused: Default::default(),
+        })
+    }
+}
+
+impl plait_runtime::Checkpoint for Pausing {
+    fn should_pause(&self) -> Result<bool, plait_runtime::Stopped> {
+        let passed = self
+            .passed
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if self.stop_after.is_some_and(|n| passed >= n) {
+            return Err(plait_runtime::Stopped);
+        }
+        Ok(!self.pauses.lock().unwrap().is_empty())
+    }
+
+    fn pause(&self) -> Result<(), plait_runtime::Stopped> {
+        let reserved = self.runtime.stats().memory_reserved_bytes;
+        self.reserved_while_paused.lock().unwrap().push(reserved);
+        if let Some(pause) = self.pauses.lock().unwrap().pop() {
+            std::thread::sleep(pause);
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn time_paused_at_a_checkpoint_does_not_count_against_the_deadline() {
+    let looping = load("infinite-loop");
+    let deadline = Duration::from_millis(300);
+    let limits = CallLimits {
+        deadline,
+        ..CallLimits::default()
+    };
+    // (pauses, stop after, shortest run, longest run)
+    let cases = [
+        (vec![], None, deadline, deadline * 2),
+        (
+            vec![Duration::from_millis(400), Duration::from_millis(400)],
+            None,
+            deadline + Duration::from_millis(800),
+            deadline * 2 + Duration::from_millis(800),
+        ),
+        // Stopped at the third tick: long before the deadline.
+        (vec![], Some(3), Duration::ZERO, deadline / 2),
+    ];
+    for (pauses, stop_after, shortest, longest) in cases {
+        let checkpoint = Pausing::new(runtime(), pauses.clone(), stop_after);
+        let started = Instant::now();
+        let err = runtime()
+            .call_pausable(&looping, &request(), &limits, Some(checkpoint.clone()))
+            .expect_err("the loop never returns");
+        let took = started.elapsed();
+        assert_eq!(err.kind(), "deadline", "{pauses:?} {stop_after:?}: {err}");
+        assert!(
+            (shortest..longest).contains(&took),
+            "{pauses:?} {stop_after:?}: took {took:?}, expected {shortest:?}..{longest:?}"
+        );
+        assert!(checkpoint.passed.load(std::sync::atomic::Ordering::Relaxed) >= 3);
+    }
+    assert_echo_works();
+}
+
+#[test]
+fn a_paused_call_lends_the_memory_its_guest_does_not_have() {
+    // Room for one call and a quarter: a second call fits only if the
+    // paused one holds less than a quarter of its limit.
+    let runtime = budgeted(ONE_CALL + ONE_CALL / 4);
+    let looping = runtime.load(guest("infinite-loop")).unwrap();
+    let limits = CallLimits {
+        deadline: Duration::from_millis(200),
+        ..CallLimits::default()
+    };
+    let checkpoint = Pausing::new(&runtime, vec![Duration::from_millis(300)], None);
+    let echo = runtime.load(guest("echo")).unwrap();
+    std::thread::scope(|s| {
+        let paused = s.spawn(|| {
+            runtime.call_pausable(&looping, &request(), &limits, Some(checkpoint.clone()))
+        });
+        // While the loop is paused, a whole call fits the budget beside it.
+        while checkpoint.reserved_while_paused.lock().unwrap().is_empty() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let beside = CallLimits {
+            deadline: Duration::from_millis(250),
+            ..CallLimits::default()
+        };
+        runtime
+            .call(&echo, &request(), &beside)
+            .expect("a call runs while the loop is paused");
+        assert_eq!(paused.join().unwrap().unwrap_err().kind(), "deadline");
+    });
+    let reserved = checkpoint.reserved_while_paused.lock().unwrap().clone();
+    assert_eq!(reserved.len(), 1);
+    assert!(
+        reserved[0] < (ONE_CALL / 4) as u64,
+        "a paused loop holds what it has, not its limit: {reserved:?}"
+    );
+    assert_eq!(runtime.stats().memory_reserved_bytes, 0, "all given back");
+}
+
+#[test]
+fn a_call_does_not_pause_when_the_budget_could_not_fit_another_call_beside_it() {
+    // Room for exactly one call: the paused loop's own pages would leave
+    // less than a whole call for the one it gives way to.
+    let runtime = budgeted(ONE_CALL);
+    let looping = runtime.load(guest("infinite-loop")).unwrap();
+    let limits = CallLimits {
+        deadline: Duration::from_millis(100),
+        ..CallLimits::default()
+    };
+    let checkpoint = Pausing::new(&runtime, vec![Duration::from_millis(300)], None);
+    let err = runtime
+        .call_pausable(&looping, &request(), &limits, Some(checkpoint.clone()))
+        .unwrap_err();
+    assert_eq!(err.kind(), "deadline");
+    assert!(
+        checkpoint.reserved_while_paused.lock().unwrap().is_empty(),
+        "never paused"
+    );
+    assert!(
+        checkpoint.passed.load(std::sync::atomic::Ordering::Relaxed) >= 3,
+        "asked at every tick"
+    );
+}

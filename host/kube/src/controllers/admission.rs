@@ -23,14 +23,21 @@
 //!   and no tenant's debt grows beyond [`MAX_DEBT`], so none waits behind
 //!   more than a bounded number of others' reconciles. Within a tenant,
 //!   reconciles go in the order they arrived.
+//!
+//! However it is held up, an admitted reconcile ends: [`Admission::run`]
+//! abandons it past a limit, saying at which [`stage`] it was held up, so
+//! the object is retried rather than kept waiting behind it for good.
 
 use std::collections::{HashMap, VecDeque};
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use plait_functions::WaitNotice;
 use tokio::sync::oneshot;
+
+use crate::vocabulary::metrics::metrics;
 
 /// The estimate of a reconcile's CPU before a tenant's first one ends.
 const FIRST_ESTIMATE: Duration = Duration::from_millis(10);
@@ -173,6 +180,33 @@ impl Admission {
                 return Permit(Arc::new(grant));
             }
         }
+    }
+
+    /// Runs `reconcile` with its permit once it is `tenant`'s turn; past
+    /// `limit` after its admission it is abandoned. The reconcile's state
+    /// is created (and boxed) only once it is admitted, so a backlog of
+    /// waiting reconciles holds only what waiting takes.
+    pub async fn run<T, F, Fut>(
+        self: &Arc<Self>,
+        tenant: &str,
+        limit: Duration,
+        reconcile: F,
+    ) -> Result<T, Abandoned>
+    where
+        F: FnOnce(Permit) -> Fut,
+        Fut: Future<Output = T>,
+    {
+        let asked = Instant::now();
+        let permit = self.admit(tenant).await;
+        metrics().admitted(tenant, asked.elapsed());
+        let stage = Arc::new(Mutex::new(ADMITTED));
+        let running = STAGE.scope(stage.clone(), Box::pin(reconcile(permit)));
+        tokio::time::timeout(limit, running)
+            .await
+            .map_err(|_| Abandoned {
+                after: limit,
+                stage: *stage.lock().unwrap_or_else(PoisonError::into_inner),
+            })
     }
 
     /// Puts a waiter of `tenant` at the back of its tenant's line.
@@ -345,6 +379,33 @@ impl Drop for Grant {
     }
 }
 
+/// The stage of a reconcile that has just been admitted.
+const ADMITTED: &str = "admitted";
+
+tokio::task_local! {
+    /// Where the reconcile this task runs is.
+    static STAGE: Arc<Mutex<&'static str>>;
+}
+
+/// Notes that the admitted reconcile running on this task has reached
+/// `stage` (e.g. "running its pipeline"): if it is abandoned, its error
+/// names the last stage it reached.
+pub fn stage(stage: &'static str) {
+    // Outside an admitted reconcile there is nothing to note it on.
+    let _ = STAGE.try_with(|current| {
+        *current.lock().unwrap_or_else(PoisonError::into_inner) = stage;
+    });
+}
+
+/// An admitted reconcile that did not end within its limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("did not end within {after:?} (held up {stage}); abandoned, to be retried")]
+pub struct Abandoned {
+    pub after: Duration,
+    /// The last stage the reconcile reached.
+    pub stage: &'static str,
+}
+
 /// CPU time the calling thread has used.
 pub fn thread_cpu() -> Duration {
     let spent = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
@@ -403,6 +464,50 @@ mod tests {
                 })
             })
             .collect()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_admitted_reconcile_held_up_past_its_limit_is_abandoned_naming_its_stage() {
+        let limit = Duration::from_secs(150);
+        // (how long the reconcile takes, the stages it reaches, result)
+        let cases: [(Duration, &[&'static str], Result<u32, Abandoned>); 3] = [
+            (Duration::from_secs(1), &["running its pipeline"], Ok(7)),
+            (
+                Duration::from_secs(3600),
+                &["adding its finalizer", "selecting its Composition revision"],
+                Err(Abandoned {
+                    after: limit,
+                    stage: "selecting its Composition revision",
+                }),
+            ),
+            (
+                Duration::from_secs(3600),
+                &[],
+                Err(Abandoned {
+                    after: limit,
+                    stage: ADMITTED,
+                }),
+            ),
+        ];
+        for (takes, stages, expected) in cases {
+            let admission = admission(1, 1);
+            let ran = admission
+                .run("team-a", limit, |_permit| async move {
+                    for reached in stages {
+                        stage(reached);
+                    }
+                    tokio::time::sleep(takes).await;
+                    7
+                })
+                .await;
+            assert_eq!(ran, expected, "{takes:?} {stages:?}");
+            let counts = admission.counts();
+            assert_eq!(
+                (counts.in_flight, counts.working),
+                (0, 0),
+                "{takes:?}: permit freed"
+            );
+        }
     }
 
     /// kube-runtime's controller with a concurrency limit takes the first

@@ -42,7 +42,16 @@ impl Default for Timing {
     }
 }
 
+/// How long past its pipeline's timeout an admitted reconcile may take.
+const ABANDON_MARGIN: Duration = Duration::from_secs(30);
+
 impl Timing {
+    /// How long an admitted reconcile may take before it is abandoned and
+    /// retried: its pipeline's time and a margin for its reads and writes.
+    pub fn abandon_after(&self) -> Duration {
+        self.reconcile_timeout + ABANDON_MARGIN
+    }
+
     /// The admission queue's limits.
     pub fn admission_limits(&self) -> AdmissionLimits {
         AdmissionLimits {

@@ -62,6 +62,18 @@ where
     start_controller_with(cluster, Options::default(), setup)
 }
 
+/// The controller's warnings (or what `RUST_LOG` asks for) in the test's
+/// output, shown when it fails.
+fn show_logs() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    // Another test of the binary may have set it already.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_test_writer()
+        .try_init();
+}
+
 /// [`start_controller`] with `options` (their timing replaced by the tests').
 pub fn start_controller_with<T, F, Fut>(
     cluster: &'static TestCluster,
@@ -73,6 +85,7 @@ where
     F: FnOnce(Client) -> Fut + Send + 'static,
     Fut: Future<Output = (Functions, T)> + Send,
 {
+    show_logs();
     let options = Options {
         timing: Timing {
             poll_interval: POLL_INTERVAL,

@@ -10,7 +10,7 @@ mod connection;
 pub mod offer;
 
 use std::sync::{Arc, OnceLock, RwLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures::StreamExt;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use crate::access::client::applied;
 use crate::adapter::cluster::KubeCluster;
 use crate::adapter::fence::{self, Shards, shard_taken};
-use crate::controllers::admission::Admission;
+use crate::controllers::admission::{self, Abandoned, Admission};
 use crate::controllers::children::Children;
 use crate::controllers::reconciler::{self, Controlled, ReconcileFailure};
 use crate::controllers::timing::{Backoff, Timing, now};
@@ -53,6 +53,8 @@ pub enum ClaimError {
         #[source]
         source: serde_json::Error,
     },
+    #[error("reconcile of claim {claim} {abandoned}")]
+    TimedOut { claim: String, abandoned: Abandoned },
 }
 
 impl ReconcileFailure for ClaimError {
@@ -61,6 +63,7 @@ impl ReconcileFailure for ClaimError {
             ClaimError::Cluster(ClusterError::Conflict { .. }) => "conflict",
             ClaimError::Cluster(_) => "cluster",
             ClaimError::Encode { .. } => "encode",
+            ClaimError::TimedOut { .. } => "timeout",
         }
     }
 }
@@ -255,21 +258,30 @@ pub async fn reconcile(
     ctx: Arc<ClaimContext>,
 ) -> Result<Action, ClaimError> {
     let tenant = object.metadata.namespace.clone().unwrap_or_default();
-    let asked = Instant::now();
-    let _permit = ctx.admission.admit(&tenant).await;
-    metrics().admitted(&tenant, asked.elapsed());
-    let Some(object) = ctx.current(object) else {
-        // Gone while it waited: nothing to do.
-        return Ok(Action::await_change());
-    };
-    let target = Arc::clone(&object);
-    // The reconcile's state exists only once it is admitted.
-    let admitted = Box::pin(fence::admitted(
-        ctx.shards.as_deref(),
-        &target,
-        reconcile_claim(object, &ctx),
-    ));
-    reconciler::counted(ctx.as_ref(), &target, admitted).await
+    let name = object.metadata.name.clone().unwrap_or_default();
+    let shared = &ctx;
+    let ran = ctx
+        .admission
+        .run(&tenant, ctx.timing.abandon_after(), |_permit| async move {
+            let Some(object) = shared.current(object) else {
+                // Gone while it waited: nothing to do.
+                return Ok(Action::await_change());
+            };
+            let target = Arc::clone(&object);
+            let admitted = fence::admitted(
+                shared.shards.as_deref(),
+                &target,
+                reconcile_claim(object, shared),
+            );
+            reconciler::counted(shared.as_ref(), &target, admitted).await
+        })
+        .await;
+    ran.unwrap_or_else(|abandoned| {
+        metrics().reconcile_failed(&ctx.claim.kind, "timeout");
+        let claim = format!("{tenant}/{name}");
+        tracing::warn!(claim, %abandoned, "reconcile abandoned");
+        Err(ClaimError::TimedOut { claim, abandoned })
+    })
 }
 
 async fn reconcile_claim(
@@ -326,6 +338,7 @@ async fn reconcile_claim(
 
     let mut xr = None;
     if let Some(name) = text(&claim, "/spec/resourceRef/name") {
+        admission::stage("reading its XR");
         match xrs.get_opt(name).await {
             Ok(found) => xr = found.map(|x| ctx.xr_value(&x)).transpose()?,
             Err(e) => {
@@ -350,10 +363,12 @@ async fn reconcile_claim(
     }
 
     if claim.pointer("/metadata/deletionTimestamp").is_some() {
+        admission::stage("deleting its XR");
         return delete(ctx, &claims, &xrs, claim, xr, &reference).await;
     }
 
     if !has_finalizer(&claim, FINALIZER) {
+        admission::stage("adding its finalizer");
         match object::add_finalizer(&claims, &ctx.claim, &claim, FINALIZER).await {
             Ok(patched) => claim = ctx.claim_value(&patched)?,
             Err(e) if object::is_stale_write(&e) => {
@@ -387,6 +402,7 @@ async fn reconcile_claim(
     // The claim records its XR before the XR exists, so a crash in between
     // cannot leak an XR the claim does not know about.
     let claim_patch = claim_from_xr(&claim, &bound_view, &xrd, &ctx.xr);
+    admission::stage("binding it to its XR");
     let params = PatchParams::apply(CLAIM_FIELD_MANAGER).force();
     let claim_name = reference.name.clone();
     match claims
@@ -466,6 +482,7 @@ async fn reconcile_claim(
         ));
     }
 
+    admission::stage("propagating its connection Secret");
     match connection::propagate_connection(ctx, &claim, &xr).await {
         Ok(true) => {
             claim["status"]["connectionDetails"] = json!({"lastPublishedTime": now});
@@ -627,6 +644,7 @@ async fn failed(
 
 /// Server-side applies the claim's status as the claim controller.
 async fn write_status(ctx: &ClaimContext, claim: &Value) -> Result<(), ClaimError> {
+    admission::stage("writing its status");
     ctx.cluster
         .apply_async(claim, CLAIM_FIELD_MANAGER, true)
         .await?;

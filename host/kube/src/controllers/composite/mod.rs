@@ -9,7 +9,7 @@ mod select;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock, RwLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kube::api::{ApiResource, DynamicObject};
 use kube::runtime::controller::Action;
@@ -27,7 +27,7 @@ use crate::access::writes::WrittenObject;
 use crate::adapter::cluster::KubeCluster;
 use crate::adapter::fence::{self, Fenced, ShardFence, Shards};
 use crate::adapter::tenants::TenantClusters;
-use crate::controllers::admission::{Admission, Permit, thread_cpu};
+use crate::controllers::admission::{self, Abandoned, Admission, Permit, thread_cpu};
 use crate::controllers::breaker::CircuitBreaker;
 use crate::controllers::function::Functions;
 use crate::controllers::reconciler::{self, Controlled, ReconcileFailure};
@@ -70,8 +70,11 @@ pub enum XrError {
         #[source]
         source: tokio::task::JoinError,
     },
-    #[error("reconcile of {object} did not end within {after:?}; abandoned, to be retried")]
-    TimedOut { object: String, after: Duration },
+    #[error("reconcile of {object} {abandoned}")]
+    TimedOut {
+        object: String,
+        abandoned: Abandoned,
+    },
 }
 
 impl ReconcileFailure for XrError {
@@ -193,13 +196,7 @@ impl XrContext {
         let scope = self
             .xrd()
             .map_or(CompositeScope::Namespaced, |xrd| CompositeScope::of(&xrd));
-        let namespace = match scope {
-            CompositeScope::Namespaced => xr.metadata.namespace.as_deref(),
-            CompositeScope::LegacyCluster => xr.data["spec"]["claimRef"]["namespace"].as_str(),
-            CompositeScope::Cluster => None,
-        };
-        namespace
-            .filter(|ns| !ns.is_empty())
+        plait_reconcile::tenant_in(scope, xr.metadata.namespace.as_deref(), xr.data.get("spec"))
             .unwrap_or(PLATFORM)
             .to_string()
     }
@@ -281,34 +278,26 @@ fn kube_error(reference: &ObjectRef) -> impl FnOnce(kube::Error) -> XrError + '_
 /// Reconciles one XR once it is its turn, and counts how it went in the metrics.
 pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<XrContext>) -> Result<Action, XrError> {
     let tenant = ctx.tenant(&object);
-    let asked = Instant::now();
-    let permit = ctx.admission.admit(&tenant).await;
-    metrics().admitted(&tenant, asked.elapsed());
-    let Some(object) = ctx.current(object) else {
-        // Gone while it waited: nothing to do.
-        return Ok(Action::await_change());
-    };
-    // The reconcile's state exists only once it is admitted: a backlog of
-    // thousands of waiting XRs holds only what waiting takes. However it
-    // is held up, an admitted reconcile ends: past its pipeline's time and
-    // a margin it is abandoned, so the XR is retried rather than kept
-    // waiting behind it for good.
-    let limit = ctx.timing.reconcile_timeout + RECONCILE_MARGIN;
     let name = object.metadata.name.clone().unwrap_or_default();
-    match tokio::time::timeout(limit, Box::pin(reconcile_admitted(object, &ctx, &permit))).await {
-        Ok(reconciled) => reconciled,
-        Err(_) => {
-            metrics().reconcile_failed(&ctx.resource.kind, "timeout");
-            Err(XrError::TimedOut {
-                object: format!("{}/{name}", ctx.resource.kind),
-                after: limit,
-            })
-        }
-    }
+    let limit = ctx.timing.abandon_after();
+    let shared = &ctx;
+    let ran = ctx
+        .admission
+        .run(&tenant, limit, |permit| async move {
+            let Some(object) = shared.current(object) else {
+                // Gone while it waited: nothing to do.
+                return Ok(Action::await_change());
+            };
+            reconcile_admitted(object, shared, &permit).await
+        })
+        .await;
+    ran.unwrap_or_else(|abandoned| {
+        metrics().reconcile_failed(&ctx.resource.kind, "timeout");
+        let object = format!("{}/{name}", ctx.resource.kind);
+        tracing::warn!(object, %abandoned, "reconcile abandoned");
+        Err(XrError::TimedOut { object, abandoned })
+    })
 }
-
-/// How long past its pipeline's timeout an admitted reconcile may take.
-const RECONCILE_MARGIN: Duration = Duration::from_secs(30);
 
 async fn reconcile_admitted(
     object: Arc<DynamicObject>,
@@ -395,17 +384,20 @@ async fn compose(
     }
 
     if xr.pointer("/metadata/deletionTimestamp").is_some() {
+        admission::stage("deleting its composed resources");
         let action = delete::delete(xr.clone(), reference.clone(), scope, ctx).await?;
         return Ok((action, ReconcileResult::Deleting));
     }
 
     if !has_finalizer(xr, FINALIZER) {
+        admission::stage("adding its finalizer");
         let patched = object::add_finalizer(&ctx.api(reference), &ctx.resource, xr, FINALIZER)
             .await
             .map_err(kube_error(reference))?;
         *xr = ctx.stored(&patched, reference)?;
     }
 
+    admission::stage("selecting its Composition revision");
     let selected = match select::composition(ctx, xrd, xr, reference, scope).await {
         Ok(name) => select::revision(ctx, xrd, xr, reference, scope, &name).await,
         Err(failure) => Err(failure),
@@ -435,6 +427,7 @@ async fn compose(
             .write_connection_secrets_to_namespace
             .as_deref(),
     ) {
+        admission::stage("defaulting its connection Secret reference");
         let fields = json!({"spec": {"writeConnectionSecretToRef": secret_ref}});
         let patched = object::merge_patch(&ctx.api(reference), xr, fields)
             .await
@@ -471,6 +464,7 @@ async fn compose(
         text(xr, "/metadata/uid").unwrap_or_default(),
     );
     let cpu = permit.clone();
+    admission::stage("running its pipeline");
     let run = tokio::task::spawn_blocking(move || {
         let started = thread_cpu();
         let grants = functions.read_grants(ReadGrants::tenant_defaults());
@@ -517,6 +511,7 @@ async fn compose(
 
     let mut kinds = referenced_kinds(&outcome.xr, scope);
     kinds.extend(outcome.composed.values().filter_map(kind_of));
+    admission::stage("watching its composed kinds");
     ctx.watches.track(&ctx.cluster, reference, kinds).await;
     if let Some(refused) = &outcome.refused {
         metrics().read_refused(&refused.tenant, &refused.function, &refused.target.kind);
@@ -529,6 +524,7 @@ async fn compose(
         ));
     }
     if scope == CompositeScope::LegacyCluster {
+        admission::stage("publishing its connection details");
         let details = &outcome.connection_details;
         let published = connection::publish(
             &ctx.cluster,
@@ -695,6 +691,7 @@ async fn write_condition(
         &now(),
     );
     if updated.get("status") != xr.get("status") {
+        admission::stage("writing its status");
         *xr = ctx
             .cluster
             .apply_async(&updated, COMPOSITE_FIELD_MANAGER, true)
