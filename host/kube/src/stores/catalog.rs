@@ -15,8 +15,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use futures::StreamExt;
 use futures::channel::mpsc::UnboundedReceiver;
+use futures::future::{BoxFuture, Shared};
+use futures::{FutureExt, StreamExt};
 use kube::Client;
 use kube::api::DynamicObject;
 use kube::runtime::reflector::store::Writer;
@@ -150,6 +151,11 @@ pub struct Catalog {
     revisions_seen: Broadcast<Arc<DynamicObject>>,
     pipelines: Mutex<Pipelines>,
     capacity: usize,
+    /// Whether every store has listed its kind once (false: the
+    /// controller stopped first), for every reconcile that waits for it.
+    /// kube-runtime wakes only the last of the tasks waiting for a store to
+    /// be ready, so each store has this one waiter, which wakes them all.
+    listed: Shared<BoxFuture<'static, bool>>,
 }
 
 impl Catalog {
@@ -161,6 +167,17 @@ impl Catalog {
         functions: Store<DynamicObject>,
         capacity: usize,
     ) -> Catalog {
+        let stores = [compositions.clone(), revisions.clone(), functions.clone()];
+        let listed = async move {
+            for store in stores {
+                if store.wait_until_ready().await.is_err() {
+                    return false;
+                }
+            }
+            true
+        }
+        .boxed()
+        .shared();
         Catalog {
             compositions,
             revisions,
@@ -168,6 +185,7 @@ impl Catalog {
             revisions_seen: Broadcast::default(),
             pipelines: Mutex::new(Pipelines::default()),
             capacity,
+            listed,
         }
     }
 
@@ -215,13 +233,13 @@ impl Catalog {
 
     /// Waits until every store has listed its kind once.
     pub async fn ready(&self) -> Result<(), plait_reconcile::ClusterError> {
-        let stopped = |_| plait_reconcile::ClusterError::Other("the controller is stopping".into());
-        self.compositions
-            .wait_until_ready()
-            .await
-            .map_err(stopped)?;
-        self.revisions.wait_until_ready().await.map_err(stopped)?;
-        self.functions.wait_until_ready().await.map_err(stopped)
+        if self.listed.clone().await {
+            Ok(())
+        } else {
+            Err(plait_reconcile::ClusterError::Other(
+                "the controller is stopping".into(),
+            ))
+        }
     }
 
     /// Every revision the store takes in, after the store has it.
@@ -478,6 +496,33 @@ mod tests {
             revisions,
             functions,
             catalog,
+        }
+    }
+
+    #[tokio::test]
+    async fn every_reconcile_waiting_for_the_stores_goes_on_once_they_have_listed() {
+        let mut s = stores(8);
+        let waiting: Vec<_> = (0..20)
+            .map(|_| {
+                let catalog = s.catalog.clone();
+                tokio::spawn(async move { catalog.ready().await.is_ok() })
+            })
+            .collect();
+        // Every waiter has polled before the stores are ready.
+        for _ in 0..100 {
+            tokio::task::yield_now().await;
+        }
+        assert!(
+            waiting.iter().all(|w| !w.is_finished()),
+            "none before the lists"
+        );
+        for writer in [&mut s.compositions, &mut s.revisions, &mut s.functions] {
+            writer.apply_watcher_event(&Event::Init);
+            writer.apply_watcher_event(&Event::InitDone);
+        }
+        for waiter in waiting {
+            let went_on = tokio::time::timeout(std::time::Duration::from_secs(5), waiter).await;
+            assert!(matches!(went_on, Ok(Ok(true))), "a waiter was left waiting");
         }
     }
 
