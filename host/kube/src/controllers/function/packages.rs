@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use plait_functions::{PackageSource, ResolveError, package_of};
+use plait_functions::{PackageSource, Pin, PinnedSource, ResolveError, package_of};
 use plait_oci::Keychain;
 use plait_runtime::{Builtin, Module, Runtime};
 use serde_json::Value;
@@ -139,6 +139,20 @@ impl PackageSource for InstalledPackages {
         // compiled when the controller installed it.
         let digest = text(object, "/status/resolvedDigest").unwrap_or_default();
         self.module(digest).ok_or_else(not_installed)
+    }
+
+    /// The module at the digest a revision recorded: kept since the
+    /// Function was installed at it, or loaded again by the Function
+    /// controller after a restart.
+    fn pinned(&self, function: &str, pin: &Pin) -> Result<Arc<Module>, ResolveError> {
+        self.module(&pin.digest)
+            .ok_or_else(|| ResolveError::PinNotLoaded {
+                function: function.into(),
+                pinned: match &pin.source {
+                    PinnedSource::Package { pinned } => pinned.clone(),
+                    PinnedSource::Builtin(builtin) => builtin.name().into(),
+                },
+            })
     }
 }
 
