@@ -113,6 +113,11 @@ pub struct ComposedTemplate {
     pub connection_details: Vec<ConnectionDetail>,
     #[serde(default, deserialize_with = "nullable")]
     pub readiness_checks: Vec<ReadinessCheck>,
+    /// A plait extension: the names of the composed resources this one is
+    /// created after, once they are ready (and deleted before). Written
+    /// onto the resource as [`crate::DEPENDS_ON_ANNOTATION`].
+    #[serde(default, deserialize_with = "nullable")]
+    pub depends_on: Vec<String>,
 }
 
 pub const FROM_COMPOSITE_FIELD_PATH: &str = "FromCompositeFieldPath";

@@ -42,6 +42,10 @@ pub const ENVIRONMENT_KEY: &str = "apiextensions.crossplane.io/environment";
 /// function-sdk-go's `response.DefaultTTL`.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(60);
 
+/// Where a resource template's `dependsOn` (a plait extension) is written:
+/// the annotation plait's reconcile orders composed resources by.
+pub const DEPENDS_ON_ANNOTATION: &str = "ordering.plait.dev/depends-on";
+
 /// The `function-patch-and-transform` built-in.
 pub struct PatchAndTransform;
 
@@ -249,6 +253,13 @@ fn compose(
             ));
         }
         if !skip {
+            if !template.depends_on.is_empty() {
+                set_annotation(
+                    &mut resource,
+                    DEPENDS_ON_ANNOTATION,
+                    &template.depends_on.join(","),
+                );
+            }
             let mut r = Resource::new(resource);
             r.ready = ready;
             desired.insert(template.name.clone(), r);
@@ -336,6 +347,31 @@ fn environment(context: &Value) -> Value {
 /// Sets `metadata.<field>` to a non-empty string, or removes it, like
 /// `unstructured.SetName`/`SetNamespace` (which give up quietly when
 /// `metadata` is not an object).
+/// Sets `metadata.annotations[key]` on a desired resource object.
+fn set_annotation(resource: &mut Value, key: &str, value: &str) {
+    let Some(object) = resource.as_object_mut() else {
+        return;
+    };
+    let metadata = object
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !metadata.is_object() {
+        *metadata = Value::Object(Map::new());
+    }
+    let Some(metadata) = metadata.as_object_mut() else {
+        return;
+    };
+    let annotations = metadata
+        .entry("annotations")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !annotations.is_object() {
+        *annotations = Value::Object(Map::new());
+    }
+    if let Some(annotations) = annotations.as_object_mut() {
+        annotations.insert(key.to_owned(), Value::String(value.to_owned()));
+    }
+}
+
 fn set_metadata(resource: &mut Value, field: &str, value: &Value) {
     let Some(object) = resource.as_object_mut() else {
         return;

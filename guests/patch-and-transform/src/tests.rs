@@ -369,3 +369,38 @@ fn bench_request_composes_cleanly() {
         );
     }
 }
+
+#[test]
+fn depends_on_is_written_onto_the_resource_for_plaits_ordering() {
+    let response = run(request(json!({
+        "apiVersion": "pt.fn.crossplane.io/v1beta1",
+        "kind": "Resources",
+        "resources": [
+            {"name": "a", "base": {"apiVersion": "v1", "kind": "ConfigMap"}},
+            {"name": "b", "base": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"annotations": {"kept": "yes"}}},
+             "dependsOn": ["a"]},
+            {"name": "c", "base": {"apiVersion": "v1", "kind": "ConfigMap"}, "dependsOn": ["a", "b"]},
+        ],
+    })));
+    assert_eq!(messages(&response), vec![]);
+    let annotations =
+        |name: &str| response.desired.resources[name].resource["metadata"]["annotations"].clone();
+    assert_eq!(annotations("a"), Value::Null);
+    assert_eq!(
+        annotations("b"),
+        json!({"kept": "yes", DEPENDS_ON_ANNOTATION: "a"})
+    );
+    assert_eq!(annotations("c"), json!({DEPENDS_ON_ANNOTATION: "a,b"}));
+
+    let refused = run(request(json!({
+        "apiVersion": "pt.fn.crossplane.io/v1beta1",
+        "kind": "Resources",
+        "resources": [{"name": "b", "base": {"apiVersion": "v1", "kind": "ConfigMap"}, "dependsOn": ["a,c"]}],
+    })));
+    let (severity, message) = messages(&refused).remove(0);
+    assert_eq!(severity, Severity::Fatal);
+    assert!(
+        message.contains("resources[0].dependsOn[0]") && message.contains("comma"),
+        "{message}"
+    );
+}

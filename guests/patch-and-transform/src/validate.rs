@@ -59,6 +59,19 @@ fn composed_template(t: &ComposedTemplate) -> Result {
     for (i, rc) in t.readiness_checks.iter().enumerate() {
         readiness_check(rc).map_err(|e| e.under(&Path::new("readinessChecks").index(i)))?;
     }
+    for (i, dependency) in t.depends_on.iter().enumerate() {
+        let path = Path::new("dependsOn").index(i);
+        if dependency.trim().is_empty() {
+            return Err(FieldError::required(path, "a resource name is required"));
+        }
+        if dependency.contains(',') {
+            return Err(FieldError::invalid(
+                path,
+                dependency.as_str(),
+                "a resource name cannot contain a comma",
+            ));
+        }
+    }
     Ok(())
 }
 

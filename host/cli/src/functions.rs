@@ -9,7 +9,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use anyhow::{Context, Result};
 use base64::Engine;
-use plait_functions::{GivenFunctions, PackageSource, ResolveError, Resolver, package_of};
+use plait_functions::{
+    GivenFunctions, PackageSource, Pin, PinnedSource, ResolveError, Resolver, package_of,
+};
 use plait_kube::image_config::{self, SecretData};
 use plait_model::{Function, ImageConfig, ImagePolicy, Manifest};
 use plait_runtime::{Module, Runtime};
@@ -33,7 +35,7 @@ pub fn load(
     runtime: Runtime,
     functions_path: Option<&Path>,
     registry_args: &RegistryArgs,
-) -> Result<(Resolver, GivenFunctions)> {
+) -> Result<(Resolver, GivenFunctions, Arc<PulledPackages>)> {
     let mut given = BTreeMap::new();
     let mut local = Vec::new();
     let mut image_configs = Vec::new();
@@ -82,8 +84,9 @@ pub fn load(
         image_configs,
         secrets,
         registry: Mutex::new(None),
+        pulled: Mutex::new(BTreeMap::new()),
     });
-    let mut resolver = Resolver::builtins(runtime.clone()).with_packages(pulled);
+    let mut resolver = Resolver::builtins(runtime.clone()).with_packages(pulled.clone());
     for (name, module_path) in local {
         let bytes = std::fs::read(&module_path).with_context(|| {
             format!(
@@ -96,11 +99,11 @@ pub fn load(
             .with_context(|| format!("Function {name:?}: cannot load {}", module_path.display()))?;
         resolver = resolver.with_local(name, module);
     }
-    Ok((resolver, GivenFunctions(given)))
+    Ok((resolver, GivenFunctions(given), pulled))
 }
 
 /// Pulls Functions' packages from their registries as the pipeline needs them.
-struct PulledPackages {
+pub struct PulledPackages {
     runtime: Runtime,
     args: RegistryArgs,
     /// Every package given, so `--insecure` reaches all their registries.
@@ -111,10 +114,24 @@ struct PulledPackages {
     /// Opened on first use: renders without OCI packages never read
     /// registry credentials.
     registry: Mutex<Option<Registry>>,
+    /// What each Function's package was pulled as, for the account render
+    /// gives of the digests it ran.
+    pulled: Mutex<BTreeMap<String, String>>,
 }
 
-impl PackageSource for PulledPackages {
-    fn module(&self, function: &str, object: &Value) -> Result<Arc<Module>, ResolveError> {
+impl PulledPackages {
+    /// The reference each Function's package was pulled from, pinned to
+    /// the digest pulled, by Function name.
+    pub fn pulled(&self) -> BTreeMap<String, String> {
+        self.pulled
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Pulls `package` for `function` under the ImageConfigs given, checks
+    /// its signature where one asks for it, and loads it.
+    fn pull(&self, function: &str, package: &str) -> Result<Arc<Module>, ResolveError> {
         let failed = |message: &str| {
             let function = function.to_string();
             let message = message.to_string();
@@ -136,7 +153,6 @@ impl PackageSource for PulledPackages {
                 slot.insert(opened)
             }
         };
-        let package = package_of(object);
         let applied = ImagePolicy::for_package(&self.image_configs, package)
             .map_err(|e| failed("cannot apply the ImageConfigs")(Box::new(e)))
             .and_then(|policy| {
@@ -164,8 +180,33 @@ impl PackageSource for PulledPackages {
                     failed(&message)(Box::new(e))
                 })?;
         }
-        plait_oci::load(&self.runtime, &resolved)
-            .map_err(|e| failed("cannot load its package")(Box::new(e)))
+        let module = plait_oci::load(&self.runtime, &resolved)
+            .map_err(|e| failed("cannot load its package")(Box::new(e)))?;
+        self.pulled
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(function.to_string(), resolved.pinned);
+        Ok(module)
+    }
+}
+
+impl PackageSource for PulledPackages {
+    fn module(&self, function: &str, object: &Value) -> Result<Arc<Module>, ResolveError> {
+        self.pull(function, package_of(object))
+    }
+
+    fn pinned(&self, function: &str, pin: &Pin) -> Result<Arc<Module>, ResolveError> {
+        match &pin.source {
+            PinnedSource::Package { pinned } => self.pull(function, pinned),
+            PinnedSource::Builtin(builtin) => {
+                self.runtime
+                    .builtin(*builtin)
+                    .map_err(|source| ResolveError::Runtime {
+                        function: function.into(),
+                        source,
+                    })
+            }
+        }
     }
 }
 

@@ -3,11 +3,12 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use plait_functions::PipelineFunctions;
+use plait_functions::{PipelineFunctions, ResolvedFunctions};
 use plait_model::{CompositeResourceDefinition, Composition, Manifest};
-use plait_pipeline::ReadGrants;
+use plait_pipeline::{ReadGrants, Step};
 use plait_reconcile::{
     ANNOTATION_RESOURCE_NAME, Cluster, CompositeScope, Event, EventType, MemoryCluster, ObjectRef,
     PrepareError, Reconcile, stable_uid,
@@ -171,9 +172,11 @@ pub fn run(args: &RenderArgs) -> Result<String> {
         cache_dir: plait_oci::compile_cache_dir(),
         ..RuntimeConfig::default()
     })?;
-    let (resolver, given) = functions::load(runtime, args.functions.as_deref(), &args.registry)?;
+    let (resolver, given, pulled) =
+        functions::load(runtime, args.functions.as_deref(), &args.registry)?;
     // The controller runs its pipelines with the same resolver and runner.
-    let runner = PipelineFunctions::resolve(&resolver, &given, &steps, args.timeout)?;
+    let resolved = Arc::new(ResolvedFunctions::resolve(&resolver, &given, &steps)?);
+    let runner = PipelineFunctions::new(resolved.clone(), args.timeout);
     let grants = runner.read_grants(ReadGrants::tenant_defaults());
 
     let outcome = Reconcile {
@@ -192,6 +195,10 @@ pub fn run(args: &RenderArgs) -> Result<String> {
     if let Some(error) = &outcome.error {
         bail!("cannot render composite resource: {error}");
     }
+    // Which component each step ran, on stderr so stdout stays what
+    // `crossplane render` prints.
+    let ran = ran_lines(&steps, &resolved.digests(), &pulled.pulled());
+    eprint!("{ran}");
 
     let mut documents = Vec::new();
     // Like `crossplane render`: the XR's identity, the references the
@@ -248,6 +255,32 @@ pub fn run(args: &RenderArgs) -> Result<String> {
         }));
     }
     files::to_yaml_stream(&documents)
+}
+
+/// One line per step naming the component it ran: its digest, and for a
+/// package pulled from a registry the reference pulled, pinned to the
+/// manifest digest (what a Function's `status.resolvedPackage` says).
+fn ran_lines(
+    steps: &[Step],
+    digests: &BTreeMap<&str, &str>,
+    pulled: &BTreeMap<String, String>,
+) -> String {
+    let mut lines = String::new();
+    for step in steps {
+        // Every step's function was resolved before the pipeline ran.
+        let Some(digest) = digests.get(step.function.as_str()) else {
+            continue;
+        };
+        let from = pulled
+            .get(&step.function)
+            .map(|pinned| format!(", pulled as {pinned}"))
+            .unwrap_or_default();
+        lines.push_str(&format!(
+            "step {:?} ran function {:?}: component {digest}{from}\n",
+            step.name, step.function
+        ));
+    }
+    lines
 }
 
 /// Sets `patch`'s fields into `target`, objects merged key by key.

@@ -258,9 +258,20 @@ fn render_runs_a_function_pulled_from_a_registry_like_the_builtin() {
         "examples/getting-started/xrd.yaml",
         "--insecure",
     ];
-    let rendered = stdout(&plait(home.path(), &args));
+    let output = plait(home.path(), &args);
+    let rendered = stdout(&output);
     let want = std::fs::read_to_string(repo().join(example).join("expected.yaml")).unwrap();
     assert_eq!(rendered, want);
+    // stderr says which component each step ran, and what it was pulled as.
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let ran = format!(
+        "ran function \"function-patch-and-transform\": component {}, pulled as {reference}@sha256:",
+        Builtin::PatchAndTransform.digest()
+    );
+    assert!(
+        stderr.starts_with("step ") && stderr.contains(&ran),
+        "{stderr}"
+    );
 
     // Pulled once: the blob is in the cache by digest.
     let blob = home.path().join("cache/blobs/sha256").join(

@@ -13,12 +13,14 @@
 
 mod cache;
 mod fair;
+mod pins;
 mod policy;
 mod resolve;
 mod runner;
 
 pub use cache::{CacheLimits, CacheScope, Call, Evicted, ResponseCache};
 pub use fair::{FairShare, MAX_THROTTLE, NoTurn, Rank, ShareLimits, WaitNotice};
+pub use pins::{DIGESTS_ANNOTATION, Pin, PinError, PinnedSource, Pins, current_pin};
 pub use policy::{
     DEADLINE_ANNOTATION, FunctionPolicy, MEMORY_ANNOTATION, OUTPUT_ANNOTATION, PolicyError,
 };

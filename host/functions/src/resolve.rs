@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::pins::{Pin, PinError, PinnedSource};
 use crate::policy::PolicyError;
 use plait_reconcile::{Cluster, ObjectRef};
 use plait_runtime::{Builtin, CallLimits, Module, Runtime, RuntimeError};
@@ -44,6 +45,16 @@ pub enum ResolveError {
         function: String,
         #[source]
         source: PolicyError,
+    },
+    #[error(
+        "Function {function:?}: {pinned}, which the CompositionRevision records, is not loaded yet (the Function controller loads the digests revisions record)"
+    )]
+    PinNotLoaded { function: String, pinned: String },
+    #[error("function {function:?}: {source}")]
+    Pin {
+        function: String,
+        #[source]
+        source: PinError,
     },
     #[error("function {function:?}: {source}")]
     Runtime {
@@ -119,6 +130,10 @@ pub fn package_of(function: &Value) -> &str {
 pub trait PackageSource: Send + Sync {
     /// The module for `object`, the Function named `function`.
     fn module(&self, function: &str, object: &Value) -> Result<Arc<Module>, ResolveError>;
+
+    /// The module of the package `pin` records for `function`, whatever
+    /// its Function resolves to now.
+    fn pinned(&self, function: &str, pin: &Pin) -> Result<Arc<Module>, ResolveError>;
 }
 
 /// Maps function names to compiled modules, by one rule for render and the
@@ -180,18 +195,34 @@ impl Resolver {
         objects: &dyn FunctionObjects,
     ) -> Result<Arc<Module>, ResolveError> {
         let object = objects.function(function)?;
-        self.module(function, object.as_ref(), objects)
+        self.module(function, object.as_ref(), objects, None)
     }
 
-    /// The module for `function`, whose Function object (if any) is `object`.
+    /// The module for `function`, whose Function object (if any) is
+    /// `object`: the one `pin` records while the Function exists, else the
+    /// one the Function resolves to now. A deleted Function runs nothing,
+    /// pinned or not (unless its name is a built-in's).
     pub(crate) fn module(
         &self,
         function: &str,
         object: Option<&Value>,
         objects: &dyn FunctionObjects,
+        pin: Option<&Pin>,
     ) -> Result<Arc<Module>, ResolveError> {
         if let Some(module) = self.local.get(function) {
             return Ok(module.clone());
+        }
+        if let (Some(pin), Some(object)) = (pin, object) {
+            return match &pin.source {
+                PinnedSource::Builtin(builtin) => self.builtin(function, *builtin),
+                PinnedSource::Package { .. } => match &self.packages {
+                    Some(packages) => packages.pinned(function, pin),
+                    None => Err(ResolveError::NotBuiltIn {
+                        function: function.into(),
+                        package: package_of(object).into(),
+                    }),
+                },
+            };
         }
         let Some(object) = object else {
             let builtin = Builtin::from_name(function).ok_or_else(|| ResolveError::Unknown {
@@ -244,6 +275,14 @@ mod tests {
         fn module(&self, function: &str, _: &Value) -> Result<Arc<Module>, ResolveError> {
             self.asked.lock().unwrap().push(function.into());
             Ok(self.runtime.builtin(Builtin::AutoReady).unwrap())
+        }
+
+        fn pinned(&self, function: &str, pin: &Pin) -> Result<Arc<Module>, ResolveError> {
+            self.asked
+                .lock()
+                .unwrap()
+                .push(format!("{function}@{}", pin.digest));
+            Ok(self.runtime.builtin(Builtin::PatchAndTransform).unwrap())
         }
     }
 
@@ -314,6 +353,53 @@ mod tests {
             };
             assert_eq!(asked, want_asked, "{name}: package source consulted");
         }
+    }
+
+    #[test]
+    fn a_pin_wins_over_what_the_function_resolves_to_while_the_function_exists() {
+        let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
+        let pt = runtime.builtin(Builtin::PatchAndTransform).unwrap();
+        let ready = runtime.builtin(Builtin::AutoReady).unwrap();
+        let source = Arc::new(Recording {
+            runtime: runtime.clone(),
+            asked: Mutex::new(Vec::new()),
+        });
+        let resolver = Resolver::builtins(runtime).with_packages(source.clone());
+        let objects = GivenFunctions(BTreeMap::from([function(
+            "custom",
+            "registry.example.com/fns/custom:v2",
+        )]));
+        let package_pin = Pin {
+            function: "custom".into(),
+            digest: "sha256:old".into(),
+            source: PinnedSource::Package {
+                pinned: "registry.example.com/fns/custom@sha256:old".into(),
+            },
+        };
+        let builtin_pin = crate::pins::current_pin("function-auto-ready", None).unwrap();
+        let object = objects.function("custom").unwrap();
+        let got = resolver
+            .module("custom", object.as_ref(), &objects, Some(&package_pin))
+            .unwrap();
+        assert!(Arc::ptr_eq(&got, &pt), "the pinned package, not today's");
+        let got = resolver
+            .module("custom", object.as_ref(), &objects, Some(&builtin_pin))
+            .unwrap();
+        assert!(Arc::ptr_eq(&got, &ready), "a pinned built-in");
+        assert_eq!(
+            source.asked.lock().unwrap().clone(),
+            ["custom@sha256:old"],
+            "a built-in pin asks no package source"
+        );
+        let gone = resolver
+            .module("custom", None, &objects, Some(&package_pin))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            gone.starts_with("function \"custom\" is neither"),
+            "a deleted Function runs nothing: {gone}"
+        );
     }
 
     #[test]

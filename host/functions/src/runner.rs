@@ -11,6 +11,7 @@ use plait_sdk::{Request, Response};
 
 use crate::cache::{CacheScope, Call, ResponseCache};
 use crate::fair::{FairShare, Parked, Rank, Turn, WaitNotice};
+use crate::pins::Pins;
 use crate::policy::FunctionPolicy;
 use crate::resolve::{FunctionObjects, ResolveError, Resolver};
 
@@ -118,13 +119,30 @@ impl ResolvedFunctions {
         objects: &dyn FunctionObjects,
         steps: &[Step],
     ) -> Result<ResolvedFunctions, ResolveError> {
+        ResolvedFunctions::resolve_pinned(resolver, objects, steps, &Pins::default())
+    }
+
+    /// [`ResolvedFunctions::resolve`], each function whose steps `pins`
+    /// records running the recorded component while its Function exists.
+    pub fn resolve_pinned(
+        resolver: &Resolver,
+        objects: &dyn FunctionObjects,
+        steps: &[Step],
+        pins: &Pins,
+    ) -> Result<ResolvedFunctions, ResolveError> {
         let mut functions = BTreeMap::new();
         for step in steps {
             if functions.contains_key(&step.function) {
                 continue;
             }
+            let pin =
+                pins.for_function(&step.function, steps)
+                    .map_err(|source| ResolveError::Pin {
+                        function: step.function.clone(),
+                        source,
+                    })?;
             let object = objects.function(&step.function)?;
-            let module = resolver.module(&step.function, object.as_ref(), objects)?;
+            let module = resolver.module(&step.function, object.as_ref(), objects, pin)?;
             let policy =
                 FunctionPolicy::of(object.as_ref(), resolver.maximum()).map_err(|source| {
                     ResolveError::Policy {

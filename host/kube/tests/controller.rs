@@ -1055,3 +1055,150 @@ async fn a_steady_xr_is_answered_from_the_response_cache_until_its_composition_c
     composes(&app, "steady", "a", "second").await;
     assert!(function_calls(&tenant) > calls);
 }
+
+/// A Composition of ConfigMaps `a`, then `b` after `a`, then `c` after `b`
+/// (patch-and-transform's `dependsOn`), each ready once its `data.ready`
+/// says `yes`, which only the test writes; or, with `cycle`, `a` after `c`
+/// as well.
+fn ordered_composition(cycle: bool) -> Value {
+    let mut composition = config_map_composition(&["a", "b", "c"]);
+    let resources = composition["spec"]["pipeline"][0]["input"]["resources"]
+        .as_array_mut()
+        .unwrap();
+    for resource in resources.iter_mut() {
+        resource["readinessChecks"] =
+            json!([{"type": "MatchString", "fieldPath": "data.ready", "matchString": "yes"}]);
+    }
+    resources[1]["dependsOn"] = json!(["a"]);
+    resources[2]["dependsOn"] = json!(["b"]);
+    if cycle {
+        resources[0]["dependsOn"] = json!(["c"]);
+    }
+    composition
+}
+
+impl App {
+    /// Waits until the XR's `Ordered` condition says `want` in its message.
+    async fn ordered(&self, name: &str, want: &str) -> Value {
+        eventually(&format!("{name}: Ordered saying {want:?}"), || async {
+            let xr = self.xr(name).await?;
+            let message = condition(&xr, "Ordered")?["message"].as_str()?.to_string();
+            message.contains(want).then_some(xr)
+        })
+        .await
+    }
+}
+
+/// Merge-patches the composed ConfigMap `name` as the test, not the controller.
+async fn patch_config_map(app: &App, name: &str, patch: Value) {
+    app.composed("v1", "ConfigMap", "configmaps")
+        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn ordered_resources_are_created_after_what_they_depend_on_is_ready_and_deleted_in_reverse() {
+    let app = App::new("ordered", ordered_composition(false)).await;
+    let created = app.create_xr("x", json!({"image": "one"})).await;
+    let uid = created["metadata"]["uid"].as_str().unwrap().to_string();
+    let name = |resource: &str| deterministic_name("x-", &uid, resource);
+    let cms = app.composed("v1", "ConfigMap", "configmaps");
+    let exists = |resource: &'static str| {
+        let cms = cms.clone();
+        let name = name(resource);
+        async move { support::get(&cms, &name).await }
+    };
+    // A finalizer of the test's own holds each ConfigMap once deleted, so
+    // the order deletions start in can be seen.
+    let hold = json!({"metadata": {"finalizers": ["test.plait.dev/hold"]}});
+    let let_go = json!({"metadata": {"finalizers": null}});
+    let ready = json!({"data": {"ready": "yes"}});
+
+    eventually("a to be created", || exists("a")).await;
+    patch_config_map(&app, &name("a"), hold.clone()).await;
+    let xr = app.ordered("x", "b waits for a; c waits for b").await;
+    assert_eq!(condition(&xr, "Ordered").unwrap()["status"], "False");
+    assert_eq!(condition(&xr, "Ready").unwrap()["status"], "False");
+    assert!(exists("b").await.is_none() && exists("c").await.is_none());
+
+    patch_config_map(&app, &name("a"), ready.clone()).await;
+    eventually("b to be created once a is ready", || exists("b")).await;
+    patch_config_map(&app, &name("b"), hold.clone()).await;
+    app.ordered("x", "c waits for b;").await;
+    assert!(exists("c").await.is_none(), "c waits until b is ready");
+
+    patch_config_map(&app, &name("b"), ready.clone()).await;
+    eventually("c to be created once b is ready", || exists("c")).await;
+    patch_config_map(&app, &name("c"), hold.clone()).await;
+    patch_config_map(&app, &name("c"), ready.clone()).await;
+    let xr = app
+        .ordered(
+            "x",
+            "every composed resource is created; order: b after a; c after b",
+        )
+        .await;
+    assert_eq!(condition(&xr, "Ordered").unwrap()["status"], "True");
+    app.condition("x", "Ready", "True").await;
+
+    app.xrs()
+        .delete("x", &DeleteParams::default())
+        .await
+        .unwrap();
+    let deleting = |resource: &'static str| {
+        let exists = exists(resource);
+        async move {
+            let cm = exists.await?;
+            cm.pointer("/metadata/deletionTimestamp").map(|_| ())
+        }
+    };
+    for (goes, stays) in [("c", &["a", "b"][..]), ("b", &["a"][..]), ("a", &[][..])] {
+        eventually(&format!("{goes} to be deleted"), || deleting(goes)).await;
+        for other in stays {
+            let cm = exists(other).await.unwrap();
+            assert!(
+                cm.pointer("/metadata/deletionTimestamp").is_none(),
+                "{other} is deleted only after {goes} is gone"
+            );
+        }
+        if goes == "c" {
+            let xr = app.xr("x").await.unwrap();
+            let message = condition(&xr, "Ready").unwrap()["message"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            assert!(message.contains("b waits for c to go"), "{message}");
+        }
+        patch_config_map(&app, &name(goes), let_go.clone()).await;
+        eventually(&format!("{goes} to be gone"), || async {
+            exists(goes).await.is_none().then_some(())
+        })
+        .await;
+    }
+    eventually("the XR to be gone", || async {
+        app.xr("x").await.is_none().then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_dependency_cycle_is_refused_naming_it_and_nothing_is_created() {
+    let app = App::new("cycle", ordered_composition(true)).await;
+    app.create_xr("x", json!({"image": "one"})).await;
+    let xr = app.condition("x", "Synced", "False").await;
+    let cycle = "composed resources depend on each other in a cycle: a → c → b → a";
+    assert_eq!(condition(&xr, "Synced").unwrap()["message"], cycle);
+    assert_eq!(
+        condition(&xr, "Ordered").unwrap()["reason"],
+        "DependencyCycle"
+    );
+    let cms = app.composed("v1", "ConfigMap", "configmaps");
+    let uid = xr["metadata"]["uid"].as_str().unwrap();
+    for resource in ["a", "b", "c"] {
+        let name = deterministic_name("x-", uid, resource);
+        assert!(
+            support::get(&cms, &name).await.is_none(),
+            "{resource} was created"
+        );
+    }
+}

@@ -251,10 +251,15 @@ impl App {
 
     /// Creates an XR, retrying while its CRD is not yet served.
     async fn create_xr(&self, name: &str) {
+        self.create_xr_with(name, json!({"image": "nginx"})).await;
+    }
+
+    /// Creates an XR with `spec`, retrying while its CRD is not yet served.
+    async fn create_xr_with(&self, name: &str, spec: Value) {
         let xr: DynamicObject = serde_json::from_value(json!({
             "apiVersion": self.xr.api_version, "kind": "App",
             "metadata": {"name": name, "namespace": self.namespace},
-            "spec": {"image": "nginx"},
+            "spec": spec,
         }))
         .unwrap();
         eventually(&format!("XR {name} to be created"), || async {
@@ -715,5 +720,235 @@ async fn an_image_config_rewrites_a_package_and_lends_it_a_pull_secret() {
                 "SetImagePullSecret".to_string()
             ),
         ]
+    );
+}
+
+fn revisions(client: &Client) -> Api<DynamicObject> {
+    Api::all_with(
+        client.clone(),
+        &resource(
+            "apiextensions.crossplane.io/v1",
+            "CompositionRevision",
+            "compositionrevisions",
+        ),
+    )
+}
+
+/// The digest a revision records for its `compose` step, if any.
+fn recorded_digest(revision: &Value) -> Option<String> {
+    let recorded = revision
+        .pointer("/metadata/annotations/functions.plait.dev~1digests")?
+        .as_str()?;
+    let pins: Value = serde_json::from_str(recorded).ok()?;
+    Some(pins.pointer("/compose/digest")?.as_str()?.to_string())
+}
+
+/// Waits for the revision of `composition` that records `digest` for its
+/// step, returning its name and number.
+async fn revision_recording(client: &Client, composition: &str, digest: &str) -> (String, i64) {
+    let api = revisions(client);
+    eventually(
+        &format!("a revision of {composition} recording {digest}"),
+        || async {
+            let labelled = kube::api::ListParams::default()
+                .labels(&format!("crossplane.io/composition-name={composition}"));
+            let list = api.list(&labelled).await.ok()?;
+            list.items.into_iter().find_map(|r| {
+                let r = serde_json::to_value(r).ok()?;
+                (recorded_digest(&r)? == digest).then(|| {
+                    (
+                        r["metadata"]["name"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_string(),
+                        r["spec"]["revision"].as_i64().unwrap_or_default(),
+                    )
+                })
+            })
+        },
+    )
+    .await
+}
+
+impl App {
+    /// Waits until the XR names `revision` in `compositionRevisionRef`.
+    async fn on_revision(&self, name: &str, revision: &str) -> Value {
+        eventually(&format!("{name} on revision {revision}"), || async {
+            let xr = self.xr(name).await?;
+            (xr.pointer("/spec/crossplane/compositionRevisionRef/name")? == revision).then_some(xr)
+        })
+        .await
+    }
+
+    /// Waits until the XR's ConfigMap passes `check`, returning it.
+    async fn composed(&self, name: &str, what: &str, check: impl Fn(&Value) -> bool) -> Value {
+        eventually(&format!("{name}'s ConfigMap {what}"), || async {
+            let xr = self.xr(name).await?;
+            let config_map = self.config_map(&xr).await?;
+            check(&config_map).then_some(config_map)
+        })
+        .await
+    }
+}
+
+/// What patch-and-transform composes: the XR's image patched in, no stamp.
+fn patched(image: &str) -> impl Fn(&Value) -> bool {
+    move |config_map| {
+        config_map["data"]["image"] == image && config_map["data"].get("composedBy").is_none()
+    }
+}
+
+/// What the stamp function composes: the base stamped, no patches run.
+fn stamped(config_map: &Value) -> bool {
+    config_map["data"]["composedBy"] == "stamp" && config_map["data"].get("image").is_none()
+}
+
+#[tokio::test]
+async fn a_function_moved_to_a_new_digest_rolls_automatic_xrs_while_manual_ones_keep_the_old_digest_until_moved()
+ {
+    let artifacts = artifacts().await;
+    let app = App::new("fnpin", "fn-pin").await;
+    let client = &app.client;
+    create_function(
+        client,
+        "fn-pin",
+        &artifacts.patch_and_transform.reference,
+        None,
+    )
+    .await;
+    function_health(client, "fn-pin", "True").await;
+    let (first, first_number) =
+        revision_recording(client, "app-fnpin", &artifacts.patch_and_transform.digest).await;
+    app.create_xr("automatic").await;
+    app.create_xr_with(
+        "manual",
+        json!({"image": "nginx", "crossplane": {"compositionUpdatePolicy": "Manual"}}),
+    )
+    .await;
+    for xr in ["automatic", "manual"] {
+        app.on_revision(xr, &first).await;
+        app.composed(xr, "patched by the first digest", patched("nginx"))
+            .await;
+    }
+
+    let moved = Instant::now();
+    functions(client)
+        .patch(
+            "fn-pin",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"package": artifacts.stamp.reference}})),
+        )
+        .await
+        .unwrap();
+    let (second, second_number) =
+        revision_recording(client, "app-fnpin", &artifacts.stamp.digest).await;
+    assert!(
+        second_number > first_number,
+        "{second_number} after {first_number}"
+    );
+    app.on_revision("automatic", &second).await;
+    app.composed("automatic", "stamped by the new digest", stamped)
+        .await;
+    println!(
+        "timing: Function moved to the Automatic XR composing with the new digest: {:?}",
+        moved.elapsed()
+    );
+
+    // The Manual XR keeps composing, with the old digest: a change of its
+    // spec is patched in by patch-and-transform, not stamped.
+    let image = json!({"spec": {"image": "httpd"}});
+    app.xrs()
+        .patch("manual", &PatchParams::default(), &Patch::Merge(&image))
+        .await
+        .unwrap();
+    app.composed("manual", "patched by the old digest", patched("httpd"))
+        .await;
+    let manual = app.xr("manual").await.unwrap();
+    assert_eq!(
+        manual["spec"]["crossplane"]["compositionRevisionRef"]["name"],
+        first.as_str()
+    );
+    assert_eq!(condition(&manual, "Synced").unwrap()["status"], "True");
+
+    let move_on = json!({"spec": {"crossplane": {"compositionRevisionRef": {"name": second}}}});
+    app.xrs()
+        .patch("manual", &PatchParams::default(), &Patch::Merge(&move_on))
+        .await
+        .unwrap();
+    app.composed("manual", "stamped once moved to the new revision", stamped)
+        .await;
+}
+
+#[tokio::test]
+async fn a_digest_a_revision_records_is_loaded_again_though_its_function_resolves_elsewhere() {
+    let env = env();
+    let app = App::new("fnrecorded", "fn-recorded").await;
+    let client = &app.client;
+    // Its own artifact (another author, so another manifest digest): no
+    // other test has this controller load it.
+    let registry = plait_oci::Client::new(ClientConfig {
+        insecure_registries: vec![env.open.addr.clone()],
+        ..ClientConfig::default()
+    })
+    .unwrap();
+    let reference = env.open.reference("fn/recorded", "v1");
+    let pushed = registry
+        .push(
+            &stamp_guest(),
+            &reference,
+            Some("recorded"),
+            &Keychain::anonymous(),
+        )
+        .await
+        .unwrap();
+    // A revision recorded while the Function ran that artifact, as one
+    // made before the controller restarted: the Function resolves
+    // elsewhere now, so nothing but the record names the digest.
+    let group = "fnrecorded.example.org";
+    let mut spec = composition("fnrecorded", group, "fn-recorded")["spec"].clone();
+    spec["revision"] = json!(1);
+    let recorded = json!({"compose": {
+        "function": "fn-recorded", "digest": pushed.digest,
+        "package": format!("{}/fn/recorded@{}", env.open.addr, pushed.digest),
+    }});
+    create(
+        client,
+        &json!({
+            "apiVersion": "apiextensions.crossplane.io/v1", "kind": "CompositionRevision",
+            "metadata": {"name": "app-fnrecorded-recorded",
+                         "annotations": {"functions.plait.dev/digests": recorded.to_string()}},
+            "spec": spec,
+        }),
+    )
+    .await;
+    create_function(
+        client,
+        "fn-recorded",
+        &artifacts().await.patch_and_transform.reference,
+        None,
+    )
+    .await;
+    app.create_xr_with(
+        "recorded",
+        json!({"image": "nginx", "crossplane": {
+            "compositionRef": {"name": "app-fnrecorded"},
+            "compositionUpdatePolicy": "Manual",
+            "compositionRevisionRef": {"name": "app-fnrecorded-recorded"},
+        }}),
+    )
+    .await;
+    app.create_xr("current").await;
+    app.composed("recorded", "stamped by the recorded digest", stamped)
+        .await;
+    app.composed(
+        "current",
+        "patched by the Function's digest",
+        patched("nginx"),
+    )
+    .await;
+    let function = function_health(client, "fn-recorded", "True").await;
+    assert_eq!(
+        function["status"]["resolvedDigest"],
+        artifacts().await.patch_and_transform.digest
     );
 }

@@ -1,8 +1,11 @@
 //! The XR's `Synced`, `Ready` and function-provided conditions, as upstream sets them.
 
+use std::collections::BTreeMap;
+
 use plait_sdk::{Condition, Ready, State};
 use serde_json::{Value, json};
 
+use crate::ordering::{Graph, ORDERED_CONDITION, describe_waiting};
 use crate::{is_system_condition, is_system_condition_type};
 
 /// Names of desired composed resources that are not ready, sorted.
@@ -133,6 +136,50 @@ pub fn set_fatal(xr: &mut Value, function_conditions: &[Condition], error: &str,
 
 fn to_value(c: &Condition) -> Value {
     condition(&c.type_, c.status.as_str(), &c.reason, c.message.as_deref())
+}
+
+/// Whether `xr` has a condition of `type_`.
+pub fn has(xr: &Value, type_: &str) -> bool {
+    xr.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|cs| cs.iter().any(|c| c["type"] == type_))
+}
+
+/// `Ordered`: what the XR's composed resources wait for, with the graph
+/// they declare (`waiting`), or why they cannot be ordered (an error).
+pub fn set_ordered(
+    xr: &mut Value,
+    graph: &Graph,
+    waiting: Result<&BTreeMap<String, Vec<String>>, &str>,
+    now: &str,
+) {
+    let described = graph.describe();
+    let with_graph = |text: String| match described.as_str() {
+        "" => text,
+        order => format!("{text}; order: {order}"),
+    };
+    let ordered = match waiting {
+        Err(error) => condition(ORDERED_CONDITION, "False", "DependencyCycle", Some(error)),
+        Ok(waiting) if waiting.is_empty() && graph.is_empty() => condition(
+            ORDERED_CONDITION,
+            "True",
+            "NoDependencies",
+            Some("no composed resource depends on another"),
+        ),
+        Ok(waiting) if waiting.is_empty() => condition(
+            ORDERED_CONDITION,
+            "True",
+            "DependenciesReady",
+            Some(&with_graph("every composed resource is created".into())),
+        ),
+        Ok(waiting) => condition(
+            ORDERED_CONDITION,
+            "False",
+            "WaitingForDependencies",
+            Some(&with_graph(describe_waiting(waiting))),
+        ),
+    };
+    set_conditions(xr, vec![ordered], now);
 }
 
 /// Sets one condition the reconciler owns, e.g. `Synced=False` for an XR

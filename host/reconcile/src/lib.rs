@@ -10,9 +10,10 @@
 pub mod cluster;
 pub mod compose;
 mod conditions;
+pub mod ordering;
 mod steps;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -21,7 +22,9 @@ use plait_pipeline::{
     FunctionRunner, OutputRules, Pipeline, PipelineError, ReadGrants, ReadPolicy, ReadRefused,
     RequirementSource, SecretRef, Step, StepResult,
 };
-use plait_sdk::{Condition, ResourceMatch, ResourceSelector, SchemaSelector, Severity, State};
+use plait_sdk::{
+    Condition, Ready, ResourceMatch, ResourceSelector, SchemaSelector, Severity, State,
+};
 use serde_json::{Value, json};
 
 pub use cluster::{
@@ -238,7 +241,50 @@ impl<'a> Reconcile<'a> {
         }
 
         let desired = output.desired;
-        let plan = compose::plan(&xr, &xr_uid, self.scope, &observed, &desired)?;
+        // What waits for what: a new resource whose dependencies are not
+        // ready yet is not created in this reconcile, though it counts as
+        // not ready; a declared cycle applies nothing.
+        let graph = ordering::Graph::of(
+            desired
+                .resources
+                .iter()
+                .map(|(name, r)| (name.as_str(), &r.resource)),
+        );
+        let composed: BTreeSet<&str> = desired.resources.keys().map(String::as_str).collect();
+        if let Err(error) = graph.check(&composed) {
+            let message = error.to_string();
+            tracing::warn!(composite = %xr_ref, error = %message, "composed resources cannot be ordered; nothing applied");
+            self.cluster.record_event(Event {
+                regarding: xr_ref.clone(),
+                event_type: EventType::Warning,
+                reason: "ComposeResources".into(),
+                message: message.clone(),
+            });
+            conditions::set_fatal(&mut xr, &output.conditions, &message, &(self.clock)());
+            conditions::set_ordered(&mut xr, &graph, Err(&message), &(self.clock)());
+            outcome.error = Some(message);
+            outcome.xr = self.write_status(&xr, None)?;
+            return Ok(outcome);
+        }
+        let waiting = graph.waiting(
+            desired
+                .resources
+                .keys()
+                .map(String::as_str)
+                .filter(|name| !observed.resources.contains_key(*name)),
+            |dependency| {
+                observed.resources.contains_key(dependency)
+                    && desired
+                        .resources
+                        .get(dependency)
+                        .is_some_and(|r| r.ready == Ready::True)
+            },
+        );
+        let mut creatable = desired.clone();
+        creatable
+            .resources
+            .retain(|name, _| !waiting.contains_key(name));
+        let plan = compose::plan(&xr, &xr_uid, self.scope, &observed, &creatable)?;
         for gone in &plan.garbage {
             self.tenant_cluster()
                 .delete(&gone.reference, gone.uid.as_deref())?;
@@ -310,6 +356,10 @@ impl<'a> Reconcile<'a> {
             synced_error.as_deref(),
             &(self.clock)(),
         );
+        // An XR that never declared an order gets no condition for it.
+        if !graph.is_empty() || conditions::has(&xr, ordering::ORDERED_CONDITION) {
+            conditions::set_ordered(&mut xr, &graph, Ok(&waiting), &(self.clock)());
+        }
         outcome.error = synced_error;
         outcome.xr = self.write_status(&xr, Some(&plan.refs))?;
         Ok(outcome)
@@ -610,7 +660,7 @@ pub fn is_system_condition(condition: &Condition) -> bool {
 pub fn is_system_condition_type(type_: &str) -> bool {
     matches!(
         type_,
-        "Ready" | "Synced" | "Healthy" | "UpToDate" | "Responsive"
+        "Ready" | "Synced" | "Healthy" | "UpToDate" | "Responsive" | ordering::ORDERED_CONDITION
     )
 }
 

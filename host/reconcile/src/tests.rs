@@ -29,6 +29,10 @@ impl FunctionRunner for Want {
             let mut resource = Resource::new(json!({
                 "apiVersion": "v1", "kind": "ConfigMap", "data": {"owner": xr["metadata"]["name"]}
             }));
+            if let Some(list) = xr["spec"]["dependsOn"][name].as_str() {
+                resource.resource["metadata"]["annotations"] =
+                    json!({ordering::DEPENDS_ON_ANNOTATION: list});
+            }
             if xr["spec"]["ready"]
                 .as_array()
                 .is_some_and(|r| r.contains(&json!(name)))
@@ -574,4 +578,110 @@ fn conditions_set_after_the_pipeline_carry_the_time_it_ended() {
             "Responsive is set before functions observe the XR"
         );
     }
+}
+
+/// The names of the composed resources `memory` holds.
+fn composed_names(memory: &MemoryCluster) -> Vec<String> {
+    let mut names: Vec<String> = memory
+        .objects()
+        .into_iter()
+        .filter(|o| o["kind"] == "ConfigMap")
+        .filter_map(|o| {
+            o.pointer("/metadata/annotations/crossplane.io~1composition-resource-name")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+fn ordered_condition(xr: &Value) -> (String, String, String) {
+    let c = xr["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == ordering::ORDERED_CONDITION)
+        .cloned()
+        .unwrap_or_default();
+    let text = |f: &str| c[f].as_str().unwrap_or_default().to_string();
+    (text("status"), text("reason"), text("message"))
+}
+
+#[test]
+fn a_composed_resource_is_created_only_once_what_it_depends_on_is_ready() {
+    let memory = MemoryCluster::new();
+    let mut want = xr(None, &["a", "b", "c"]);
+    want["spec"]["dependsOn"] = json!({"b": "a", "c": "b"});
+    let first = reconcile(&memory, want);
+    assert_eq!(composed_names(&memory), ["a"]);
+    assert_eq!(
+        ordered_condition(&first.xr),
+        (
+            "False".into(),
+            "WaitingForDependencies".into(),
+            "b waits for a; c waits for b; order: b after a; c after b".into()
+        )
+    );
+    let ready = first.xr["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Ready")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        ready["status"], "False",
+        "withheld resources are not ready: {ready}"
+    );
+
+    // a exists but is not ready yet: b still waits.
+    let again = reconcile(&memory, first.xr.clone());
+    assert_eq!(composed_names(&memory), ["a"]);
+
+    let mut a_ready = again.xr.clone();
+    a_ready["spec"]["ready"] = json!(["a"]);
+    let second = reconcile(&memory, a_ready);
+    assert_eq!(composed_names(&memory), ["a", "b"]);
+    assert_eq!(
+        ordered_condition(&second.xr).2,
+        "c waits for b; order: b after a; c after b"
+    );
+
+    let mut b_ready = second.xr.clone();
+    b_ready["spec"]["ready"] = json!(["a", "b"]);
+    let third = reconcile(&memory, b_ready);
+    assert_eq!(composed_names(&memory), ["a", "b", "c"]);
+    assert_eq!(
+        ordered_condition(&third.xr),
+        (
+            "True".into(),
+            "DependenciesReady".into(),
+            "every composed resource is created; order: b after a; c after b".into()
+        )
+    );
+}
+
+#[test]
+fn a_dependency_cycle_applies_nothing_and_names_the_cycle() {
+    let memory = MemoryCluster::new();
+    let mut want = xr(None, &["a", "b", "c"]);
+    want["spec"]["dependsOn"] = json!({"a": "c", "b": "a", "c": "b"});
+    let outcome = reconcile(&memory, want);
+    let message = "composed resources depend on each other in a cycle: a → c → b → a";
+    assert_eq!(outcome.error.as_deref(), Some(message));
+    assert!(composed_names(&memory).is_empty());
+    let (status, reason, text) = ordered_condition(&outcome.xr);
+    assert_eq!(
+        (status.as_str(), reason.as_str(), text.as_str()),
+        ("False", "DependencyCycle", message)
+    );
+    let synced = outcome.xr["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Synced")
+        .unwrap();
+    assert_eq!(synced["status"], "False");
+    assert_eq!(synced["message"], message);
 }

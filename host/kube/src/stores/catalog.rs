@@ -9,7 +9,9 @@
 //! each function it names resolved to a loaded module with its Function's
 //! policy. Every XR of the revision shares it through an `Arc` until the
 //! revision changes, or until a Function it uses changes what it resolves
-//! to; a Function change rebuilds only the pipelines that name it.
+//! to; a Function change rebuilds only the pipelines that name it. A step
+//! whose function the revision records (`functions.plait.dev/digests`)
+//! runs the recorded digest, not the one its Function resolves to now.
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -22,7 +24,7 @@ use kube::Client;
 use kube::api::DynamicObject;
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::reflector::{ObjectRef as StoreRef, Store};
-use plait_functions::{FunctionObjects, ResolveError, ResolvedFunctions, Resolver};
+use plait_functions::{FunctionObjects, Pins, ResolveError, ResolvedFunctions, Resolver};
 use plait_model::{Composition, Manifest};
 use plait_pipeline::Step;
 use plait_reconcile::{ObjectRef, PrepareError};
@@ -431,7 +433,11 @@ fn compile(
         .iter()
         .map(|s| (s.function.clone(), functions.fingerprint(&s.function)))
         .collect();
-    let resolved = ResolvedFunctions::resolve(resolver, functions, &steps)?;
+    let pins = Pins::of_revision(revision).map_err(|source| CompileError::Invalid {
+        revision: name.clone(),
+        source: Box::new(source),
+    })?;
+    let resolved = ResolvedFunctions::resolve_pinned(resolver, functions, &steps, &pins)?;
     tracing::debug!(revision = name, kind = xr.kind, "compiled pipeline");
     Ok((
         CompiledPipeline {
@@ -642,6 +648,60 @@ mod tests {
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(error.contains("\"ready-fn\""), "{error}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_revision_runs_the_functions_it_records_not_what_they_resolve_to_now() {
+        let mut s = stores(DEFAULT_CAPACITY);
+        let resolver = resolver();
+        // The Function has since moved to a package this controller cannot
+        // run; the revision recorded the built-in it ran before.
+        let mut moved = function("ready-fn", json!({}));
+        moved["spec"]["package"] = json!("registry.example.com/fns/ready:v2");
+        apply(&mut s.functions, &moved);
+        let unpinned = revision("c-1", "1", "ready-fn");
+        let mut pinned = revision("c-2", "1", "ready-fn");
+        let pin = plait_functions::current_pin("function-auto-ready", None).unwrap();
+        let pin = plait_functions::Pin {
+            function: "ready-fn".into(),
+            ..pin
+        };
+        pinned["metadata"]["annotations"] = json!({
+            plait_functions::DIGESTS_ANNOTATION: Pins(BTreeMap::from([("ready".to_string(), pin)])).annotation(),
+        });
+        for r in [&unpinned, &pinned] {
+            apply(&mut s.revisions, r);
+        }
+        let error = s
+            .catalog
+            .pipeline(&unpinned, &xr(), &resolver)
+            .await
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(error.contains("is not built in"), "{error}");
+        let compiled = s.catalog.pipeline(&pinned, &xr(), &resolver).await.unwrap();
+        assert_eq!(
+            compiled.functions.digests().get("ready-fn").copied(),
+            Some(plait_runtime::Builtin::AutoReady.digest())
+        );
+
+        let mut malformed = revision("c-3", "1", "ready-fn");
+        malformed["metadata"]["annotations"] =
+            json!({plait_functions::DIGESTS_ANNOTATION: "not json"});
+        apply(&mut s.revisions, &malformed);
+        let error = s
+            .catalog
+            .pipeline(&malformed, &xr(), &resolver)
+            .await
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            error.starts_with("CompositionRevision \"c-3\" is invalid")
+                && error.contains(plait_functions::DIGESTS_ANNOTATION),
+            "{error}"
+        );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

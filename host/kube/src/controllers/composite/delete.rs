@@ -1,10 +1,15 @@
-//! Deleting an XR: what it composed goes first, then its finalizer.
+//! Deleting an XR: what it composed goes first, in reverse of the order
+//! its resources declare, then its finalizer.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use kube::runtime::controller::Action;
-use plait_reconcile::{COMPOSITE_FIELD_MANAGER, CompositeScope, ObjectRef, compose, set_condition};
+use plait_reconcile::ordering::Graph;
+use plait_reconcile::{
+    ANNOTATION_RESOURCE_NAME, COMPOSITE_FIELD_MANAGER, CompositeScope, ObjectRef, compose,
+    set_condition,
+};
 use serde_json::Value;
 
 use super::{FINALIZER, XrContext, XrError, kube_error};
@@ -31,7 +36,8 @@ pub async fn delete(
         .cloned()
         .unwrap_or_default();
     let composing = ctx.composing_cluster(plait_reconcile::tenant_of(&xr, scope).as_deref())?;
-    let mut remaining = Vec::new();
+    // What the XR still controls, by name in the Composition.
+    let mut controlled: BTreeMap<String, (ObjectRef, Value)> = BTreeMap::new();
     let mut kinds = BTreeSet::new();
     for r in refs {
         let (Some(api_version), Some(kind), Some(name)) = (
@@ -57,25 +63,65 @@ pub async fn delete(
         if compose::controller_uid(&object) != Some(uid.as_str()) {
             continue;
         }
+        kinds.insert((api_version.to_string(), kind.to_string()));
+        let name = object
+            .pointer(&format!(
+                "/metadata/annotations/{}",
+                ANNOTATION_RESOURCE_NAME.replace('/', "~1")
+            ))
+            .and_then(Value::as_str)
+            .map_or_else(|| composed.to_string(), str::to_string);
+        controlled.insert(name, (composed, object));
+    }
+    // In reverse of the order they were created in: a resource goes once
+    // nothing left depends on it (the graph read back from the resources'
+    // own annotations, so no pipeline has to run).
+    let graph = Graph::of(controlled.iter().map(|(name, (_, o))| (name.as_str(), o)));
+    let left: BTreeSet<&str> = controlled.keys().map(String::as_str).collect();
+    let mut deletable = graph.deletable(&left);
+    if deletable.is_empty() {
+        // Only a cycle written onto the resources by hand gets here (the
+        // reconcile refuses to create one): nothing would ever go first.
+        tracing::warn!(composite = %reference, order = graph.describe(), "composed resources depend on each other in a cycle; deleting them all");
+        deletable = left.clone();
+    }
+    let mut held = Vec::new();
+    for (name, (composed, object)) in &controlled {
+        if !deletable.contains(name.as_str()) {
+            let dependents: Vec<&str> = graph
+                .depends_on
+                .iter()
+                .filter(|(d, deps)| left.contains(d.as_str()) && deps.contains(name))
+                .map(|(d, _)| d.as_str())
+                .collect();
+            held.push(format!("{name} waits for {} to go", dependents.join(", ")));
+            continue;
+        }
         if object.pointer("/metadata/deletionTimestamp").is_none() {
             composing
-                .delete_async(&composed, text(&object, "/metadata/uid"))
+                .delete_async(composed, text(object, "/metadata/uid"))
                 .await?;
         }
-        kinds.insert((api_version.to_string(), kind.to_string()));
-        remaining.push(composed.to_string());
     }
+    let remaining: Vec<String> = controlled.values().map(|(c, _)| c.to_string()).collect();
     ctx.watches.track(&ctx.cluster, &reference, kinds).await;
     if !remaining.is_empty() {
+        let mut message = format!(
+            "Waiting for composed resources to be deleted: {}",
+            remaining.join(", ")
+        );
+        if !held.is_empty() {
+            message.push_str(&format!(
+                "; deleting in reverse dependency order: {}",
+                held.join("; ")
+            ));
+        }
         set_condition(
             &mut xr,
             "Ready",
             "False",
             "Deleting",
-            Some(&format!(
-                "Waiting for composed resources to be deleted: {}",
-                remaining.join(", ")
-            )),
+            Some(&message),
             &now(),
         );
         ctx.cluster

@@ -571,6 +571,123 @@ impl FunctionContext {
         Ok((outcome, Some(applied)))
     }
 
+    /// Loads the packages CompositionRevisions record for `function` that
+    /// are not loaded (after a restart, the digests the Function no longer
+    /// resolves to), so XRs on those revisions compose with them again;
+    /// requeues the Function's XRs when it loaded any. A package that
+    /// cannot be loaded is logged and tried again at the next reconcile;
+    /// the XRs that need it say it is not loaded.
+    async fn load_recorded(&self, name: &str, function: &Value) -> Result<(), FunctionError> {
+        if self.packages.recorded_loaded(name) {
+            return Ok(());
+        }
+        let revisions = self
+            .cluster
+            .list_async(
+                COMPOSITION_API_VERSION,
+                REVISION_KIND,
+                None,
+                &BTreeMap::new(),
+            )
+            .await?;
+        let missing = self.packages.recorded_missing(name, &revisions);
+        let mut loaded = 0;
+        let mut failed = 0;
+        for (digest, pinned) in &missing {
+            match self.load_package(name, function, pinned, digest).await? {
+                Ok(()) => loaded += 1,
+                Err(error) => {
+                    failed += 1;
+                    tracing::warn!(function = name, package = pinned, %error, "cannot load a package a CompositionRevision records");
+                }
+            }
+        }
+        if failed == 0 {
+            self.packages.loaded_recorded(name);
+        }
+        if loaded > 0 {
+            let requeued = self.roll(name).await?;
+            tracing::info!(
+                function = name,
+                loaded,
+                requeued,
+                "loaded the packages revisions record; reconciling its XRs"
+            );
+        }
+        Ok(())
+    }
+
+    /// Pulls `pinned` (a reference pinned to `digest`; from the blob cache
+    /// when it is there) under the ImageConfigs and pull secrets that apply
+    /// to it, checks its signature where an ImageConfig asks for one, and
+    /// keeps its compiled module.
+    async fn load_package(
+        &self,
+        name: &str,
+        function: &Value,
+        pinned: &str,
+        digest: &str,
+    ) -> Result<Result<(), plait_oci::Error>, FunctionError> {
+        let applied = match self.image_policy(name, pinned).await? {
+            Ok(applied) => applied,
+            Err(error) => return Ok(Err(error)),
+        };
+        let base = self
+            .packages
+            .keychain
+            .clone()
+            .merge(applied.keychain.clone());
+        let keychain = match self.keychain(name, function, base).await? {
+            Ok(keychain) => keychain,
+            Err(error) => return Ok(Err(error)),
+        };
+        let client = &self.packages.client;
+        let resolved = match client.resolve(&applied.reference, &keychain).await {
+            Ok(resolved) if resolved.digest == digest => resolved,
+            Ok(resolved) => {
+                return Ok(Err(plait_oci::Error::DigestMismatch {
+                    reference: pinned.to_string(),
+                    expected: digest.to_string(),
+                    actual: resolved.digest,
+                }));
+            }
+            Err(error) => return Ok(Err(error)),
+        };
+        if let Some(verification) = &applied.verification
+            && let Err(error) = client
+                .verify_signature(
+                    &resolved.pinned,
+                    &resolved.digest,
+                    &verification.authorities,
+                    &keychain,
+                )
+                .await
+        {
+            return Ok(Err(error));
+        }
+        let runtime = self.packages.runtime().clone();
+        let (resolved, loaded) = tokio::task::spawn_blocking(move || {
+            let loaded = plait_oci::load(&runtime, &resolved);
+            (resolved, loaded)
+        })
+        .await
+        .map_err(|source| FunctionError::Join {
+            function: name.into(),
+            source,
+        })?;
+        let module = match loaded {
+            Ok(module) => module,
+            Err(error) => return Ok(Err(error)),
+        };
+        self.packages.keep(&resolved.digest, module);
+        tracing::info!(
+            function = name,
+            package = resolved.pinned,
+            "loaded a package a CompositionRevision records"
+        );
+        Ok(Ok(()))
+    }
+
     /// Waits (briefly) until the Function store holds `function` as written
     /// at `resource_version`, so the XRs requeued next resolve it as it is now.
     async fn stored(&self, function: &str, resource_version: Option<&str>) {
@@ -721,6 +838,7 @@ async fn install(
             "function changed; reconciling its XRs"
         );
     }
+    ctx.load_recorded(&name, &function).await?;
     let reference = ctx.reference(&name);
     if outcome.healthy() {
         ctx.backoff.succeeded(&reference);

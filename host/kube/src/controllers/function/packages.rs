@@ -1,10 +1,10 @@
 //! The Function packages the Function controller installed, and how XR
 //! pipelines are served from them.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use plait_functions::{PackageSource, ResolveError, package_of};
+use plait_functions::{PackageSource, Pin, PinnedSource, Pins, ResolveError, package_of};
 use plait_oci::Keychain;
 use plait_runtime::{Builtin, Module, Runtime};
 use serde_json::Value;
@@ -40,6 +40,8 @@ pub struct InstalledPackages {
     pub(super) keychain: Keychain,
     modules: Mutex<HashMap<String, Arc<Module>>>,
     installed: Mutex<HashMap<String, Installed>>,
+    /// Functions every digest of which the revisions record is loaded.
+    recorded_loaded: Mutex<HashSet<String>>,
 }
 
 impl InstalledPackages {
@@ -53,6 +55,7 @@ impl InstalledPackages {
             keychain: Keychain::anonymous(),
             modules: Mutex::new(HashMap::new()),
             installed: Mutex::new(HashMap::new()),
+            recorded_loaded: Mutex::new(HashSet::new()),
         }
     }
 
@@ -107,6 +110,49 @@ impl InstalledPackages {
             .is_some()
     }
 
+    /// Whether every digest the revisions record for `function` was
+    /// loaded already: modules are never dropped, so once is enough.
+    pub(super) fn recorded_loaded(&self, function: &str) -> bool {
+        self.recorded_loaded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(function)
+    }
+
+    /// Notes that every digest the revisions record for `function` is loaded.
+    pub(super) fn loaded_recorded(&self, function: &str) {
+        self.recorded_loaded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(function.to_string());
+    }
+
+    /// The packages `revisions` record for `function` whose digests are
+    /// not loaded, as `digest → pinned reference`: what a controller that
+    /// restarted (or took over) must load again so every XR can still
+    /// compose with its revision's digests. Revisions whose record cannot
+    /// be read are left to their XRs, which report it.
+    pub(super) fn recorded_missing(
+        &self,
+        function: &str,
+        revisions: &[Value],
+    ) -> BTreeMap<String, String> {
+        let mut missing = BTreeMap::new();
+        for revision in revisions {
+            let Ok(pins) = Pins::of_revision(revision) else {
+                continue;
+            };
+            for pin in pins.0.into_values().filter(|p| p.function == function) {
+                if let PinnedSource::Package { pinned } = pin.source
+                    && self.module(&pin.digest).is_none()
+                {
+                    missing.insert(pin.digest, pinned);
+                }
+            }
+        }
+        missing
+    }
+
     /// Records what `function` is installed as; true when that changed.
     pub(super) fn record(&self, function: &str, installed: Installed) -> bool {
         let previous = self
@@ -140,6 +186,20 @@ impl PackageSource for InstalledPackages {
         let digest = text(object, "/status/resolvedDigest").unwrap_or_default();
         self.module(digest).ok_or_else(not_installed)
     }
+
+    /// The module at the digest a revision recorded: kept since the
+    /// Function was installed at it, or loaded again by the Function
+    /// controller after a restart.
+    fn pinned(&self, function: &str, pin: &Pin) -> Result<Arc<Module>, ResolveError> {
+        self.module(&pin.digest)
+            .ok_or_else(|| ResolveError::PinNotLoaded {
+                function: function.into(),
+                pinned: match &pin.source {
+                    PinnedSource::Package { pinned } => pinned.clone(),
+                    PinnedSource::Builtin(builtin) => builtin.name().into(),
+                },
+            })
+    }
 }
 
 #[cfg(test)]
@@ -152,6 +212,40 @@ mod tests {
     use super::super::controller::REASON_HEALTHY;
     use super::super::tests::{function, packages};
     use super::*;
+
+    #[test]
+    fn digests_revisions_record_for_a_function_are_missing_until_loaded() {
+        let packages = packages();
+        let digest = |c: char| format!("sha256:{}", c.to_string().repeat(64));
+        let pin = |function: &str, d: &str| json!({"function": function, "digest": d, "package": format!("r.io/{function}@{d}")});
+        let revision = |steps: Value| json!({"metadata": {"annotations": {plait_functions::DIGESTS_ANNOTATION: steps.to_string()}}});
+        let revisions = [
+            revision(json!({"a": pin("fn", &digest('a')), "b": pin("other", &digest('b'))})),
+            revision(json!({"a": pin("fn", &digest('c'))})),
+            revision(
+                json!({"a": {"function": "fn", "digest": digest('d'), "builtin": "function-auto-ready"}}),
+            ),
+            json!({"metadata": {"annotations": {plait_functions::DIGESTS_ANNOTATION: "not json"}}}),
+            json!({"metadata": {}}),
+        ];
+        let want = |ds: &[char]| -> BTreeMap<String, String> {
+            ds.iter()
+                .map(|c| (digest(*c), format!("r.io/fn@{}", digest(*c))))
+                .collect()
+        };
+        assert_eq!(
+            packages.recorded_missing("fn", &revisions),
+            want(&['a', 'c'])
+        );
+        packages.keep(
+            &digest('a'),
+            packages.runtime().builtin(Builtin::AutoReady).unwrap(),
+        );
+        assert_eq!(packages.recorded_missing("fn", &revisions), want(&['c']));
+        assert!(!packages.recorded_loaded("fn"));
+        packages.loaded_recorded("fn");
+        assert!(packages.recorded_loaded("fn") && !packages.recorded_loaded("other"));
+    }
 
     #[test]
     fn functions_not_healthy_are_refused_by_name_with_the_reason() {

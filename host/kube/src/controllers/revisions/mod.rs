@@ -5,6 +5,13 @@
 //! XRs compose from a revision, never from the Composition itself, so an XR
 //! pinned to a revision (`compositionUpdatePolicy: Manual`) keeps its output
 //! however the Composition is edited later.
+//!
+//! A revision also records, per step, the digest its Function resolved to
+//! when the revision was made ([`plait_functions::DIGESTS_ANNOTATION`]),
+//! and the digests of packages count towards the revision's hash: a
+//! Function that moves to a new digest makes a new revision of every
+//! Composition that runs it, which `Automatic` XRs follow and `Manual`
+//! ones do not, exactly as for an edit of the Composition.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -14,6 +21,9 @@ use futures::StreamExt;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
 use kube::runtime::{Controller, watcher};
+use plait_functions::{
+    DIGESTS_ANNOTATION, FUNCTION_API_VERSION, FUNCTION_KIND, Pin, Pins, current_pin,
+};
 use plait_reconcile::{ClusterError, Event, EventType, ObjectRef};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -23,7 +33,7 @@ use crate::controllers::reconciler::{self, Controlled, ReconcileFailure};
 use crate::controllers::timing::Backoff;
 use crate::vocabulary::api::{
     COMPOSITION_API_VERSION, COMPOSITION_KIND, REVISION_KIND, XRD_API_VERSION, XRD_KIND,
-    composition_resource, group_of, revision_resource,
+    composition_resource, function_resource, group_of, revision_resource,
 };
 use crate::vocabulary::metrics::ReconcileResult;
 use crate::vocabulary::object::{is_status, text};
@@ -87,10 +97,14 @@ fn labels_of(object: &Value) -> Map<String, Value> {
         .unwrap_or_default()
 }
 
-/// The hash identifying a state of a Composition: SHA-256 over the canonical
-/// (key-sorted) JSON of its labels, annotations and spec, as upstream hashes
-/// those three, so a relabelled Composition gets a revision with the new labels.
-pub fn composition_hash(composition: &Value) -> String {
+/// The hash identifying a state of a Composition and the packages its
+/// steps run: SHA-256 over the canonical (key-sorted) JSON of its labels,
+/// annotations and spec, as upstream hashes those three (so a relabelled
+/// Composition gets a revision with the new labels), and the package
+/// digests by step. A Composition that runs no package (only built-ins,
+/// or functions not installed yet) hashes as upstream hashes it, so its
+/// revisions are named as upstream names them.
+pub fn revision_hash(composition: &Value, pins: &Pins) -> String {
     let part = |pointer: &str| {
         composition
             .pointer(pointer)
@@ -98,18 +112,67 @@ pub fn composition_hash(composition: &Value) -> String {
             .cloned()
             .unwrap_or_else(|| json!({}))
     };
-    let canonical = json!([
+    let mut canonical = vec![
         part("/metadata/labels"),
         part("/metadata/annotations"),
-        part("/spec")
-    ]);
-    hex::encode(Sha256::digest(canonical.to_string()))
+        part("/spec"),
+    ];
+    let digests = pins.package_digests();
+    if !digests.is_empty() {
+        canonical.push(json!(digests));
+    }
+    hex::encode(Sha256::digest(Value::Array(canonical).to_string()))
 }
 
-/// Revision `number` of `composition` as it stands.
-pub fn new_revision(composition: &Value, number: i64) -> Value {
+/// The functions `composition`'s pipeline steps run, by step: each as it
+/// resolves now (`current`), or, while that is not known (its Function
+/// is not installed or not healthy, or missing), as the latest revision
+/// recorded it, so a failing Function makes no new revision and the
+/// digest XRs run stays the last one that worked.
+pub fn desired_pins(
+    composition: &Value,
+    latest: &Pins,
+    current: impl Fn(&str) -> Option<Pin>,
+) -> Pins {
+    let mut pins = BTreeMap::new();
+    for (step, function) in pipeline_steps(composition) {
+        let pin = current(function).or_else(|| {
+            latest
+                .0
+                .get(step)
+                .filter(|pin| pin.function == function)
+                .cloned()
+        });
+        if let Some(pin) = pin {
+            pins.insert(step.to_string(), pin);
+        }
+    }
+    Pins(pins)
+}
+
+/// `(step, functionRef.name)` of each step of a Pipeline-mode Composition
+/// (a `mode: Resources` one runs the built-in patch-and-transform).
+fn pipeline_steps(composition: &Value) -> Vec<(&str, &str)> {
+    composition
+        .pointer("/spec/pipeline")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|s| Some((s["step"].as_str()?, s["functionRef"]["name"].as_str()?)))
+        .collect()
+}
+
+/// Whether `composition`'s pipeline runs `function`.
+fn runs(composition: &Value, function: &str) -> bool {
+    pipeline_steps(composition)
+        .iter()
+        .any(|(_, f)| *f == function)
+}
+
+/// Revision `number` of `composition` as it stands, running `pins`.
+pub fn new_revision(composition: &Value, pins: &Pins, number: i64) -> Value {
     let name = text(composition, "/metadata/name").unwrap_or_default();
-    let hash = composition_hash(composition);
+    let hash = revision_hash(composition, pins);
     let mut labels = labels_of(composition);
     labels.insert(LABEL_COMPOSITION_NAME.into(), json!(name));
     // A label value holds at most 63 characters.
@@ -122,7 +185,7 @@ pub fn new_revision(composition: &Value, number: i64) -> Value {
     // How many revisions to keep concerns the Composition, not a revision.
     spec.remove("revisionHistoryLimit");
     spec.insert("revision".into(), json!(number));
-    json!({
+    let mut revision = json!({
         "apiVersion": COMPOSITION_API_VERSION,
         "kind": REVISION_KIND,
         "metadata": {
@@ -131,7 +194,11 @@ pub fn new_revision(composition: &Value, number: i64) -> Value {
             "ownerReferences": [controller_reference(composition)],
         },
         "spec": spec,
-    })
+    });
+    if !pins.is_empty() {
+        revision["metadata"]["annotations"] = json!({DIGESTS_ANNOTATION: pins.annotation()});
+    }
+    revision
 }
 
 fn controller_reference(composition: &Value) -> Value {
@@ -185,11 +252,11 @@ pub enum Change {
     Create(i64),
 }
 
-/// What it takes for the latest revision to match `composition`, given the
-/// revisions labelled with its name.
-pub fn plan(composition: &Value, revisions: &[Value]) -> Vec<Change> {
+/// What it takes for the latest revision to match `composition` running
+/// `pins`, given the revisions labelled with its name.
+pub fn plan(composition: &Value, pins: &Pins, revisions: &[Value]) -> Vec<Change> {
     let uid = text(composition, "/metadata/uid");
-    let hash = composition_hash(composition);
+    let hash = revision_hash(composition, pins);
     let latest_number = latest(composition, revisions).map_or(0, revision_number);
     let mut changes = Vec::new();
     let mut matching = None;
@@ -376,17 +443,41 @@ pub async fn run(
 ) {
     let client = ctx.cluster.client().clone();
     let compositions: Api<DynamicObject> = Api::all_with(client.clone(), &composition_resource());
-    let revisions: Api<DynamicObject> = Api::all_with(client, &revision_resource());
-    Controller::new_with(
+    let revisions: Api<DynamicObject> = Api::all_with(client.clone(), &revision_resource());
+    let functions: Api<DynamicObject> = Api::all_with(client, &function_resource());
+    let controller = Controller::new_with(
         compositions,
         watcher::Config::default(),
         composition_resource(),
     )
-    .owns_with(revisions, revision_resource(), watcher::Config::default())
-    .graceful_shutdown_on(shutdown)
-    .run(reconcile, reconciler::error_policy, ctx)
-    .for_each(|_| futures::future::ready(()))
-    .await;
+    .owns_with(revisions, revision_resource(), watcher::Config::default());
+    // A Function that changes (a new digest, health) may change what the
+    // Compositions that run it would record.
+    let known = controller.store();
+    controller
+        .watches_with(
+            functions,
+            function_resource(),
+            watcher::Config::default(),
+            move |function| {
+                let name = function.metadata.name.unwrap_or_default();
+                known
+                    .state()
+                    .into_iter()
+                    .filter(|composition| runs(&composition.data, &name))
+                    .map(|composition| {
+                        kube::runtime::reflector::ObjectRef::from_obj_with(
+                            composition.as_ref(),
+                            composition_resource(),
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            },
+        )
+        .graceful_shutdown_on(shutdown)
+        .run(reconcile, reconciler::error_policy, ctx)
+        .for_each(|_| futures::future::ready(()))
+        .await;
 }
 
 /// Reconciles one Composition's revisions.
@@ -422,7 +513,8 @@ async fn reconcile_composition(
         .await
         .map_err(cluster_error(&name))?;
 
-    for change in plan(&composition, &revisions) {
+    let pins = pins_for(ctx, &composition, &revisions).await?;
+    for change in plan(&composition, &pins, &revisions) {
         match change {
             Change::Adopt(revision) => {
                 let Some(found) = revisions
@@ -472,7 +564,7 @@ async fn reconcile_composition(
                 return Ok((Action::requeue(Duration::ZERO), ReconcileResult::Success));
             }
             Change::Create(number) => {
-                let revision = new_revision(&composition, number);
+                let revision = new_revision(&composition, &pins, number);
                 let dynamic: DynamicObject =
                     serde_json::from_value(revision).map_err(|source| RevisionError::Encode {
                         composition: name.clone(),
@@ -501,6 +593,45 @@ async fn reconcile_composition(
             &ctx.resource,
         ));
     Ok((Action::requeue(ctx.poll_interval), ReconcileResult::Success))
+}
+
+/// What `composition`'s steps would run now ([`desired_pins`]), reading
+/// each Function it names from the API server: the watch event that
+/// brought a Function's change here may be ahead of any store.
+async fn pins_for(
+    ctx: &RevisionContext,
+    composition: &Value,
+    revisions: &[Value],
+) -> Result<Pins, RevisionError> {
+    let name = text(composition, "/metadata/name").unwrap_or_default();
+    let recorded = match latest(composition, revisions).map(Pins::of_revision) {
+        Some(Ok(pins)) => pins,
+        Some(Err(error)) => {
+            tracing::warn!(composition = name, %error, "the latest revision's digests cannot be read");
+            Pins::default()
+        }
+        None => Pins::default(),
+    };
+    let mut current = BTreeMap::new();
+    for (_, function) in pipeline_steps(composition) {
+        if current.contains_key(function) {
+            continue;
+        }
+        let object = ctx
+            .cluster
+            .get_async(&ObjectRef {
+                api_version: FUNCTION_API_VERSION.into(),
+                kind: FUNCTION_KIND.into(),
+                namespace: None,
+                name: function.into(),
+            })
+            .await
+            .map_err(cluster_error(name))?;
+        current.insert(function, current_pin(function, object.as_ref()));
+    }
+    Ok(desired_pins(composition, &recorded, |function| {
+        current.get(function).cloned().flatten()
+    }))
 }
 
 async fn collect_garbage(
@@ -579,6 +710,11 @@ mod tests {
     use super::*;
     use crate::stores::catalog::composition_of;
 
+    /// Upstream's hash: the Composition's alone.
+    fn composition_hash(composition: &Value) -> String {
+        revision_hash(composition, &Pins::default())
+    }
+
     fn composition(spec: Value) -> Value {
         json!({
             "apiVersion": COMPOSITION_API_VERSION, "kind": COMPOSITION_KIND,
@@ -589,7 +725,7 @@ mod tests {
 
     /// A revision of `c` numbered `number`, made from `spec`, controlled by `owner`.
     fn revision(spec: Value, number: i64, owner: Option<&str>) -> Value {
-        let mut r = new_revision(&composition(spec), number);
+        let mut r = new_revision(&composition(spec), &Pins::default(), number);
         match owner {
             Some(uid) => r["metadata"]["ownerReferences"][0]["uid"] = json!(uid),
             None => r["metadata"]["ownerReferences"] = json!([]),
@@ -601,7 +737,7 @@ mod tests {
     fn a_revision_copies_the_composition_with_its_number_labels_and_owner() {
         let mut c = composition(json!({"mode": "Pipeline", "revisionHistoryLimit": 3}));
         let hash = composition_hash(&c);
-        let r = new_revision(&c, 4);
+        let r = new_revision(&c, &Pins::default(), 4);
         assert_eq!(r["metadata"]["name"], format!("c-{}", &hash[..7]));
         assert_eq!(
             r["metadata"]["labels"],
@@ -677,8 +813,143 @@ mod tests {
             ),
         ];
         for (what, spec, revisions, want) in cases {
-            assert_eq!(plan(&composition(spec), &revisions), want, "{what}");
+            assert_eq!(
+                plan(&composition(spec), &Pins::default(), &revisions),
+                want,
+                "{what}"
+            );
         }
+    }
+
+    /// The pin of `function` at package digest `digest`.
+    fn at(function: &str, digest: &str) -> Pin {
+        Pin {
+            function: function.into(),
+            digest: digest.into(),
+            source: plait_functions::PinnedSource::Package {
+                pinned: format!("r.io/{function}@{digest}"),
+            },
+        }
+    }
+
+    fn pins(entries: &[(&str, Pin)]) -> Pins {
+        Pins(
+            entries
+                .iter()
+                .map(|(step, pin)| (step.to_string(), pin.clone()))
+                .collect(),
+        )
+    }
+
+    fn pipeline(functions: &[(&str, &str)]) -> Value {
+        let steps: Vec<Value> = functions
+            .iter()
+            .map(|(step, function)| json!({"step": step, "functionRef": {"name": function}}))
+            .collect();
+        json!({"mode": "Pipeline", "pipeline": steps})
+    }
+
+    #[test]
+    fn package_digests_count_towards_the_revision_and_are_recorded_on_it() {
+        let c = composition(pipeline(&[
+            ("compose", "fn-x"),
+            ("ready", "function-auto-ready"),
+        ]));
+        let builtin = plait_functions::current_pin("function-auto-ready", None).unwrap();
+        let only_builtins = pins(&[("ready", builtin.clone())]);
+        let one = pins(&[
+            ("compose", at("fn-x", "sha256:1")),
+            ("ready", builtin.clone()),
+        ]);
+        let two = pins(&[("compose", at("fn-x", "sha256:2")), ("ready", builtin)]);
+        assert_eq!(
+            revision_hash(&c, &only_builtins),
+            composition_hash(&c),
+            "built-ins keep upstream's hash"
+        );
+        assert_ne!(revision_hash(&c, &one), composition_hash(&c));
+        assert_ne!(revision_hash(&c, &one), revision_hash(&c, &two));
+        let r = new_revision(&c, &one, 1);
+        let hash = revision_hash(&c, &one);
+        assert_eq!(r["metadata"]["name"], format!("c-{}", &hash[..7]));
+        assert_eq!(
+            r["metadata"]["labels"][LABEL_COMPOSITION_HASH],
+            json!(&hash[..63])
+        );
+        assert_eq!(Pins::of_revision(&r).unwrap(), one);
+        assert_eq!(
+            r["spec"],
+            json!({"mode": "Pipeline", "revision": 1, "pipeline": c["spec"]["pipeline"]}),
+            "the spec stays upstream's"
+        );
+        assert!(
+            new_revision(&c, &Pins::default(), 1)["metadata"]
+                .get("annotations")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_function_moving_to_a_new_digest_makes_a_revision_and_moving_back_renumbers_the_old() {
+        let c = composition(pipeline(&[("compose", "fn-x")]));
+        let one = pins(&[("compose", at("fn-x", "sha256:1"))]);
+        let two = pins(&[("compose", at("fn-x", "sha256:2"))]);
+        let first = with_owner(new_revision(&c, &one, 1));
+        assert_eq!(plan(&c, &one, std::slice::from_ref(&first)), vec![]);
+        assert_eq!(
+            plan(&c, &two, std::slice::from_ref(&first)),
+            vec![Change::Create(2)]
+        );
+        let second = with_owner(new_revision(&c, &two, 2));
+        let both = [first.clone(), second];
+        assert_eq!(
+            plan(&c, &one, &both),
+            vec![Change::Renumber {
+                name: first["metadata"]["name"].as_str().unwrap().into(),
+                revision: 3,
+            }]
+        );
+    }
+
+    /// `revision` controlled by the test's Composition.
+    fn with_owner(mut revision: Value) -> Value {
+        revision["metadata"]["ownerReferences"][0]["uid"] = json!("cuid");
+        revision
+    }
+
+    #[test]
+    fn a_step_whose_function_is_not_known_now_keeps_what_the_latest_revision_recorded() {
+        let c = composition(pipeline(&[("compose", "fn-x"), ("extra", "fn-y")]));
+        let latest = pins(&[
+            ("compose", at("fn-x", "sha256:1")),
+            ("extra", at("fn-z", "sha256:9")),
+        ]);
+        let now = |digest: Option<&'static str>| {
+            move |function: &str| match (function, digest) {
+                ("fn-x", Some(d)) => Some(at("fn-x", d)),
+                _ => None,
+            }
+        };
+        assert_eq!(
+            desired_pins(&c, &latest, now(Some("sha256:2"))),
+            pins(&[("compose", at("fn-x", "sha256:2"))]),
+            "the current digest wins; a record of another function is dropped"
+        );
+        assert_eq!(
+            desired_pins(&c, &latest, now(None)),
+            pins(&[("compose", at("fn-x", "sha256:1"))]),
+            "an unhealthy or missing Function keeps the recorded digest"
+        );
+        assert_eq!(
+            desired_pins(&c, &Pins::default(), now(None)),
+            Pins::default()
+        );
+        let resources = composition(json!({"mode": "Resources", "resources": []}));
+        assert_eq!(
+            desired_pins(&resources, &latest, now(Some("sha256:2"))),
+            Pins::default()
+        );
+        assert!(runs(&c, "fn-y") && !runs(&c, "fn-z"));
     }
 
     #[test]
