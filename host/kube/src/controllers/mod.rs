@@ -18,3 +18,4 @@ pub mod runs;
 pub mod timing;
 pub mod watches;
 pub mod xrd;
+pub mod usage;

@@ -24,7 +24,7 @@ use crate::adapter;
 use crate::adapter::cluster::KubeCluster;
 use crate::controllers::function::{self, Functions};
 use crate::controllers::timing::Timing;
-use crate::controllers::{reconciler, revisions, xrd};
+use crate::controllers::{reconciler, revisions, usage, xrd};
 use crate::stores;
 use crate::vocabulary::{api, metrics};
 use leader::{LeaderElection, LeaderError};
@@ -136,6 +136,7 @@ pub async fn run(
         )),
         stop.clone(),
     );
+    let usages = usage::run(cluster.clone(), options.timing.clone(), stop.clone());
     let packages = functions.packages.clone();
     // One Function store: the Function controller fills it when it runs,
     // else the catalog watches Functions itself.
@@ -195,6 +196,7 @@ pub async fn run(
             );
             let (.., sharded) = futures::join!(
                 revisions,
+                usages,
                 xrds,
                 function::controller::run(Arc::new(context), writer, stop),
                 sharded
@@ -202,7 +204,7 @@ pub async fn run(
             sharded?;
         }
         None => {
-            let (.., sharded) = futures::join!(revisions, xrds, sharded);
+            let (.., sharded) = futures::join!(revisions, usages, xrds, sharded);
             sharded?;
         }
     }
