@@ -290,7 +290,10 @@ async fn check_deletion(review: &Value, client: &kube::Client) -> Value {
             );
             json!({"allowed": false, "status": {"code": 409, "reason": message}})
         }
-        Err(error) => errored(500, format!("plait cannot find the Usages of the resource: {error}")),
+        Err(error) => errored(
+            500,
+            format!("plait cannot find the Usages of the resource: {error}"),
+        ),
     }
 }
 

@@ -182,7 +182,11 @@ impl Scope {
     }
 
     fn cluster(client: &kube::Client) -> Scope {
-        let used = resource("rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles");
+        let used = resource(
+            "rbac.authorization.k8s.io/v1",
+            "ClusterRole",
+            "clusterroles",
+        );
         Scope {
             usage_kind: "ClusterUsage",
             usages: cluster_usages(client),
@@ -229,8 +233,7 @@ async fn usages_block_deletion_until_their_user_is_gone_and_refuse_what_upstream
     let client = &setup.client;
 
     deleting_a_used_resource_is_refused_until_its_user_is_gone(client).await;
-    a_selector_with_match_controller_ref_protects_the_resource_of_the_same_controller(client)
-        .await;
+    a_selector_with_match_controller_ref_protects_the_resource_of_the_same_controller(client).await;
     a_usage_without_by_or_reason_is_refused_by_the_crd(client).await;
     a_namespaced_usage_of_another_namespace_is_refused(client).await;
 
@@ -304,7 +307,11 @@ async fn deleting_a_used_resource_is_refused_until_its_user_is_gone(client: &kub
             "{case}"
         );
         let labelled = value(&scope.resources.get(&used).await.unwrap());
-        assert_eq!(label(&labelled, "crossplane.io/in-use"), Some("true"), "{case}");
+        assert_eq!(
+            label(&labelled, "crossplane.io/in-use"),
+            Some("true"),
+            "{case}"
+        );
 
         // The API server picks the webhook configuration up within moments.
         let refusal = eventually(&format!("{case}: deletion refused"), || async {
@@ -335,18 +342,32 @@ async fn deleting_a_used_resource_is_refused_until_its_user_is_gone(client: &kub
         // The user goes; the garbage collector takes its Usage with it.
         delete(&scope.resources, &user).await.unwrap();
         eventually(&format!("{case}: Usage gone"), || async {
-            scope.usages.get_opt(&usage).await.unwrap().is_none().then_some(())
+            scope
+                .usages
+                .get_opt(&usage)
+                .await
+                .unwrap()
+                .is_none()
+                .then_some(())
         })
         .await;
         if *replay {
             eventually(&format!("{case}: deletion replayed"), || async {
-                scope.resources.get_opt(&used).await.unwrap().is_none().then_some(())
+                scope
+                    .resources
+                    .get_opt(&used)
+                    .await
+                    .unwrap()
+                    .is_none()
+                    .then_some(())
             })
             .await;
         } else {
             let released = eventually(&format!("{case}: in-use label removed"), || async {
                 let found = value(&scope.resources.get(&used).await.ok()?);
-                label(&found, "crossplane.io/in-use").is_none().then_some(found)
+                label(&found, "crossplane.io/in-use")
+                    .is_none()
+                    .then_some(found)
             })
             .await;
             assert_eq!(released["metadata"]["name"], json!(used));
@@ -422,7 +443,9 @@ async fn a_selector_with_match_controller_ref_protects_the_resource_of_the_same_
     delete(&scope.usages, "protect-selected").await.unwrap();
     eventually("in-use label removed", || async {
         let found = value(&scope.resources.get("selected-ours").await.ok()?);
-        label(&found, "crossplane.io/in-use").is_none().then_some(())
+        label(&found, "crossplane.io/in-use")
+            .is_none()
+            .then_some(())
     })
     .await;
     delete(&scope.resources, "selected-ours").await.unwrap();
@@ -457,7 +480,10 @@ async fn a_namespaced_usage_of_another_namespace_is_refused(client: &kube::Clien
     for of in of_elsewhere {
         let refused = create(
             &scope.usages,
-            scope.usage("elsewhere", json!({"of": of, "reason": "not mine to protect"})),
+            scope.usage(
+                "elsewhere",
+                json!({"of": of, "reason": "not mine to protect"}),
+            ),
         )
         .await
         .unwrap_err();

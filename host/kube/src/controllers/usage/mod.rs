@@ -44,34 +44,34 @@ const WAIT_FOR_USER: Duration = Duration::from_secs(30);
 pub enum UsageError {
     #[error("{usage}: {what}: {source}")]
     Kube {
-        usage: ObjectRef,
+        usage: String,
         what: &'static str,
         #[source]
         source: kube::Error,
     },
     #[error("{usage}: {what}: {source}")]
     Cluster {
-        usage: ObjectRef,
+        usage: String,
         what: &'static str,
         #[source]
         source: ClusterError,
     },
     #[error("{usage}: cannot resolve selectors: cannot resolve selector at \"{field}\": {message}")]
     Unresolved {
-        usage: ObjectRef,
+        usage: String,
         field: &'static str,
         message: String,
     },
     #[error("{usage}: {what}: {kind} {name:?} not found")]
     Missing {
-        usage: ObjectRef,
+        usage: String,
         what: &'static str,
         kind: String,
         name: String,
     },
     #[error("{usage}: cannot be encoded: {source}")]
     Encode {
-        usage: ObjectRef,
+        usage: String,
         #[source]
         source: serde_json::Error,
     },
@@ -184,7 +184,7 @@ async fn reconcile_usage(
 ) -> Result<(Action, ReconcileResult), UsageError> {
     let reference = reconciler::reference(object, &ctx.resource);
     let mut usage = to_value(object, &ctx.resource).map_err(|source| UsageError::Encode {
-        usage: reference.clone(),
+        usage: reference.to_string(),
         source,
     })?;
     let usages = api_for(ctx.client(), &ctx.resource, spec::namespace(&usage));
@@ -226,7 +226,10 @@ async fn reconcile_usage(
     }
 
     let details = spec::details(&usage);
-    let annotation = format!("/metadata/annotations/{}", pointer_escape(ANNOTATION_USAGE_DETAILS));
+    let annotation = format!(
+        "/metadata/annotations/{}",
+        pointer_escape(ANNOTATION_USAGE_DETAILS)
+    );
     if text(&usage, &annotation) != Some(details.as_str()) {
         let stored = merge_patch(
             &usages,
@@ -249,7 +252,10 @@ async fn reconcile_usage(
     let used = get(ctx, &reference, &usage, &of, "cannot get used")
         .await
         .inspect_err(|e| ctx.warn(&reference, "GetUsedResource", e.to_string()))?;
-    if text(&used, &format!("/metadata/labels/{}", pointer_escape(LABEL_IN_USE))) != Some("true")
+    if text(
+        &used,
+        &format!("/metadata/labels/{}", pointer_escape(LABEL_IN_USE)),
+    ) != Some("true")
     {
         label_in_use(ctx, &reference, &used, true).await?;
         configured = true;
@@ -260,13 +266,17 @@ async fn reconcile_usage(
             .await
             .inspect_err(|e| ctx.warn(&reference, "GetUsingResource", e.to_string()))?;
         if let Some(owners) = with_owner(&usage, &using) {
-            let stored = merge_patch(&usages, &usage, json!({"metadata": {"ownerReferences": owners}}))
-                .await
-                .map_err(kube_error(
-                    &reference,
-                    "cannot update usage resource with owner ref",
-                ))
-                .inspect_err(|e| ctx.warn(&reference, "AddOwnerRefToUsage", e.to_string()))?;
+            let stored = merge_patch(
+                &usages,
+                &usage,
+                json!({"metadata": {"ownerReferences": owners}}),
+            )
+            .await
+            .map_err(kube_error(
+                &reference,
+                "cannot update usage resource with owner ref",
+            ))
+            .inspect_err(|e| ctx.warn(&reference, "AddOwnerRefToUsage", e.to_string()))?;
             usage = stored_value(ctx, &reference, &stored)?;
             configured = true;
         }
@@ -315,7 +325,7 @@ async fn resolve(
         return Ok(None);
     }
     let unresolved = |message: String| UsageError::Unresolved {
-        usage: reference.clone(),
+        usage: reference.to_string(),
         field,
         message,
     };
@@ -362,7 +372,10 @@ async fn resolve(
         json!({"spec": {key: {"resourceRef": result}}}),
     )
     .await
-    .map_err(kube_error(reference, "cannot update usage after resolving selector"))?;
+    .map_err(kube_error(
+        reference,
+        "cannot update usage after resolving selector",
+    ))?;
     stored_value(ctx, reference, &stored).map(Some)
 }
 
@@ -381,7 +394,11 @@ async fn release(
     // A Usage composed together with its user goes when their composite
     // does; without this wait it would stop protecting at once. Upstream
     // waits whenever the Usage is composed, whoever composed the user.
-    let composed = text(usage, &format!("/metadata/labels/{}", pointer_escape(LABEL_COMPOSITE))).is_some();
+    let composed = text(
+        usage,
+        &format!("/metadata/labels/{}", pointer_escape(LABEL_COMPOSITE)),
+    )
+    .is_some();
     if composed && let Some(by) = spec::by(usage) {
         match get(ctx, reference, usage, &by, "cannot get using").await {
             Ok(_) => {
@@ -416,7 +433,10 @@ async fn release(
                 if others.len() < 2 {
                     label_in_use(ctx, reference, &used, false).await?;
                 }
-                let attempt = format!("/metadata/annotations/{}", pointer_escape(ANNOTATION_DELETION_ATTEMPT));
+                let attempt = format!(
+                    "/metadata/annotations/{}",
+                    pointer_escape(ANNOTATION_DELETION_ATTEMPT)
+                );
                 if spec::replays_deletion(usage)
                     && let Some(policy) = used.pointer(&attempt).and_then(Value::as_str)
                 {
@@ -474,10 +494,18 @@ async fn replay_deletion(ctx: &UsageContext, reference: &ObjectRef, used: &Value
     };
     let deleted = match ctx
         .cluster
-        .api_for(&target.api_version, &target.kind, target.namespace.as_deref())
+        .api_for(
+            &target.api_version,
+            &target.kind,
+            target.namespace.as_deref(),
+        )
         .await
     {
-        Ok((api, _)) => api.delete(&target.name, &params).await.map(drop).map_err(|e| e.to_string()),
+        Ok((api, _)) => api
+            .delete(&target.name, &params)
+            .await
+            .map(drop)
+            .map_err(|e| e.to_string()),
         Err(e) => Err(e.to_string()),
     };
     match deleted {
@@ -515,13 +543,13 @@ async fn get(
     match ctx.cluster.get_live(&object).await {
         Ok(Some(found)) => Ok(found),
         Ok(None) => Err(UsageError::Missing {
-            usage: reference.clone(),
+            usage: reference.to_string(),
             what,
             kind: target.kind.clone(),
             name,
         }),
         Err(source) => Err(UsageError::Cluster {
-            usage: reference.clone(),
+            usage: reference.to_string(),
             what,
             source,
         }),
@@ -537,9 +565,15 @@ async fn label_in_use(
     in_use: bool,
 ) -> Result<(), UsageError> {
     let (what, event) = if in_use {
-        ("cannot add in use label to the used resource", "AddInUseLabel")
+        (
+            "cannot add in use label to the used resource",
+            "AddInUseLabel",
+        )
     } else {
-        ("cannot remove in use label from the used resource", "RemoveInUseLabel")
+        (
+            "cannot remove in use label from the used resource",
+            "RemoveInUseLabel",
+        )
     };
     let Some(target) = ObjectRef::of(used) else {
         return Ok(());
@@ -548,11 +582,15 @@ async fn label_in_use(
     let patch = json!({"metadata": {"labels": {LABEL_IN_USE: value}}});
     let patched = match ctx
         .cluster
-        .api_for(&target.api_version, &target.kind, target.namespace.as_deref())
+        .api_for(
+            &target.api_version,
+            &target.kind,
+            target.namespace.as_deref(),
+        )
         .await
     {
         Err(source) => Err(UsageError::Cluster {
-            usage: reference.clone(),
+            usage: reference.to_string(),
             what,
             source,
         }),
@@ -634,13 +672,13 @@ fn stored_value(
     stored: &DynamicObject,
 ) -> Result<Value, UsageError> {
     to_value(stored, &ctx.resource).map_err(|source| UsageError::Encode {
-        usage: reference.clone(),
+        usage: reference.to_string(),
         source,
     })
 }
 
 fn kube_error(reference: &ObjectRef, what: &'static str) -> impl FnOnce(kube::Error) -> UsageError {
-    let usage = reference.clone();
+    let usage = reference.to_string();
     move |source| UsageError::Kube {
         usage,
         what,
@@ -690,7 +728,10 @@ pub async fn refuse_deletion(
         return Ok(None);
     }
     let message = spec::in_use_message(&usages);
-    let attempt = format!("/metadata/annotations/{}", pointer_escape(ANNOTATION_DELETION_ATTEMPT));
+    let attempt = format!(
+        "/metadata/annotations/{}",
+        pointer_escape(ANNOTATION_DELETION_ATTEMPT)
+    );
     if !dry_run
         && object.pointer(&attempt).and_then(Value::as_str) != Some(policy)
         && let Some(target) = ObjectRef::of(object)
@@ -722,28 +763,39 @@ mod tests {
 
     #[test]
     fn the_using_resource_is_added_once_as_a_plain_owner() {
-        let using = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "uid": "u1"}});
+        let using =
+            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "uid": "u1"}});
         let usage = json!({"metadata": {"ownerReferences": [
             {"apiVersion": "example.org/v1", "kind": "XApp", "name": "app", "uid": "xr", "controller": true},
         ]}});
         let owners = with_owner(&usage, &using).unwrap_or_default();
         assert_eq!(owners.len(), 2);
         assert_eq!(owners[0]["uid"], "xr");
-        assert_eq!(owners[1], json!({"apiVersion": "v1", "kind": "Secret", "name": "s", "uid": "u1"}));
+        assert_eq!(
+            owners[1],
+            json!({"apiVersion": "v1", "kind": "Secret", "name": "s", "uid": "u1"})
+        );
         let owned = json!({"metadata": {"ownerReferences": owners}});
         assert_eq!(with_owner(&owned, &using), None);
     }
 
     #[test]
     fn a_usage_of_another_namespace_or_without_a_kind_is_refused() {
-        let usage = |of: Value| {
-            json!({"kind": "Usage", "metadata": {"name": "u", "namespace": "team-a"}, "spec": {"of": of, "reason": "r"}})
-        };
+        let usage = |of: Value| json!({"kind": "Usage", "metadata": {"name": "u", "namespace": "team-a"}, "spec": {"of": of, "reason": "r"}});
         // (of, refused)
         let cases = [
-            (json!({"apiVersion": "v1", "kind": "ConfigMap", "resourceRef": {"name": "c"}}), false),
-            (json!({"apiVersion": "v1", "kind": "ConfigMap", "resourceRef": {"name": "c", "namespace": "team-b"}}), true),
-            (json!({"apiVersion": "v1", "resourceRef": {"name": "c"}}), true),
+            (
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "resourceRef": {"name": "c"}}),
+                false,
+            ),
+            (
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "resourceRef": {"name": "c", "namespace": "team-b"}}),
+                true,
+            ),
+            (
+                json!({"apiVersion": "v1", "resourceRef": {"name": "c"}}),
+                true,
+            ),
         ];
         for (of, refused) in cases {
             assert_eq!(refusal(&usage(of.clone())).is_some(), refused, "{of}");

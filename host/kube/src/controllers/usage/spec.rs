@@ -269,15 +269,47 @@ mod tests {
         let cluster = usage(None, json!({"of": of, "reason": "r"}));
         // (usage, object, refers)
         let cases = [
-            (&namespaced, object("example.org/v1", "Database", Some("team-a"), "db"), true),
+            (
+                &namespaced,
+                object("example.org/v1", "Database", Some("team-a"), "db"),
+                true,
+            ),
             // Another version of the same group and kind is the same object.
-            (&namespaced, object("example.org/v2", "Database", Some("team-a"), "db"), true),
-            (&namespaced, object("example.org/v1", "Database", Some("team-b"), "db"), false),
-            (&namespaced, object("example.org/v1", "Database", Some("team-a"), "other"), false),
-            (&namespaced, object("other.org/v1", "Database", Some("team-a"), "db"), false),
-            (&namespaced, object("example.org/v1", "Table", Some("team-a"), "db"), false),
-            (&cluster, object("example.org/v1", "Database", None, "db"), true),
-            (&cluster, object("example.org/v1", "Database", Some("team-a"), "db"), false),
+            (
+                &namespaced,
+                object("example.org/v2", "Database", Some("team-a"), "db"),
+                true,
+            ),
+            (
+                &namespaced,
+                object("example.org/v1", "Database", Some("team-b"), "db"),
+                false,
+            ),
+            (
+                &namespaced,
+                object("example.org/v1", "Database", Some("team-a"), "other"),
+                false,
+            ),
+            (
+                &namespaced,
+                object("other.org/v1", "Database", Some("team-a"), "db"),
+                false,
+            ),
+            (
+                &namespaced,
+                object("example.org/v1", "Table", Some("team-a"), "db"),
+                false,
+            ),
+            (
+                &cluster,
+                object("example.org/v1", "Database", None, "db"),
+                true,
+            ),
+            (
+                &cluster,
+                object("example.org/v1", "Database", Some("team-a"), "db"),
+                false,
+            ),
         ];
         for (usage, object, refers) in cases {
             assert_eq!(refers_to(usage, &object), refers, "{object}");
@@ -288,10 +320,22 @@ mod tests {
     fn a_namespaced_usage_of_another_namespace_is_foreign_and_protects_nothing() {
         // (of, foreign namespace)
         let cases = [
-            (json!({"apiVersion": "v1", "kind": "ConfigMap", "resourceRef": {"name": "c"}}), None),
-            (json!({"apiVersion": "v1", "kind": "ConfigMap", "resourceRef": {"name": "c", "namespace": "team-a"}}), None),
-            (json!({"apiVersion": "v1", "kind": "ConfigMap", "resourceRef": {"name": "c", "namespace": "team-b"}}), Some("team-b")),
-            (json!({"apiVersion": "v1", "kind": "ConfigMap", "resourceSelector": {"namespace": "team-b"}}), Some("team-b")),
+            (
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "resourceRef": {"name": "c"}}),
+                None,
+            ),
+            (
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "resourceRef": {"name": "c", "namespace": "team-a"}}),
+                None,
+            ),
+            (
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "resourceRef": {"name": "c", "namespace": "team-b"}}),
+                Some("team-b"),
+            ),
+            (
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "resourceSelector": {"namespace": "team-b"}}),
+                Some("team-b"),
+            ),
         ];
         for (of, foreign) in cases {
             let usage = usage(Some("team-a"), json!({"of": of, "reason": "r"}));
@@ -300,10 +344,7 @@ mod tests {
             assert!(!refers_to(&usage, &used));
         }
         assert_eq!(
-            foreign_namespace_message(
-                &usage(Some("team-a"), json!({})),
-                "team-b"
-            ),
+            foreign_namespace_message(&usage(Some("team-a"), json!({})), "team-b"),
             "namespaced Usage \"protect\" in namespace \"team-a\" refers to a resource in namespace \"team-b\": a Usage may protect only resources in its own namespace"
         );
     }
@@ -340,9 +381,15 @@ mod tests {
         let of_in = json!({"apiVersion": "v1", "kind": "ConfigMap", "resourceRef": {"name": "c", "namespace": "team-a"}});
         let by = json!({"apiVersion": "v1", "kind": "Secret", "resourceRef": {"name": "s"}});
         let cases = [
-            (json!({"of": of, "by": by, "reason": "production"}), "production"),
+            (
+                json!({"of": of, "by": by, "reason": "production"}),
+                "production",
+            ),
             (json!({"of": of, "by": by}), "Secret/s uses ConfigMap/c"),
-            (json!({"of": of_in, "by": by}), "Secret/s uses ConfigMap/c in namespace team-a"),
+            (
+                json!({"of": of_in, "by": by}),
+                "Secret/s uses ConfigMap/c in namespace team-a",
+            ),
             (json!({"of": of}), "undefined"),
         ];
         for (spec, want) in cases {
