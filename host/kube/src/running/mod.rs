@@ -136,7 +136,6 @@ pub async fn run(
         )),
         stop.clone(),
     );
-    let usages = usage::run(cluster.clone(), options.timing.clone(), stop.clone());
     let packages = functions.packages.clone();
     // One Function store: the Function controller fills it when it runs,
     // else the catalog watches Functions itself.
@@ -161,6 +160,12 @@ pub async fn run(
             cluster.shared().clone(),
         ))
     });
+    let usages = usage::run(
+        cluster.clone(),
+        tenants.clone(),
+        timing.clone(),
+        stop.clone(),
+    );
     let shards = options
         .sharding
         .as_ref()

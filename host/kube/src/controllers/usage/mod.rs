@@ -24,6 +24,7 @@ use plait_reconcile::{ClusterError, Event, EventType, LABEL_COMPOSITE, ObjectRef
 use serde_json::{Value, json};
 
 use crate::adapter::cluster::KubeCluster;
+use crate::adapter::tenants::TenantClusters;
 use crate::controllers::reconciler::{self, Controlled, ReconcileFailure};
 use crate::controllers::timing::{Backoff, Timing, now};
 use crate::vocabulary::api::{
@@ -100,6 +101,10 @@ impl ReconcileFailure for UsageError {
 /// What one of the two controllers (Usage or ClusterUsage) works with.
 pub struct UsageContext {
     cluster: KubeCluster,
+    /// With `--tenant-service-account`, a namespaced Usage reads, labels
+    /// and deletes the resources it names as its namespace's tenant, so a
+    /// tenant protects only what it may change itself.
+    tenants: Option<Arc<TenantClusters>>,
     resource: ApiResource,
     poll_interval: Duration,
     backoff: Backoff<ObjectRef>,
@@ -107,9 +112,15 @@ pub struct UsageContext {
 }
 
 impl UsageContext {
-    fn new(cluster: KubeCluster, resource: ApiResource, timing: &Timing) -> UsageContext {
+    fn new(
+        cluster: KubeCluster,
+        tenants: Option<Arc<TenantClusters>>,
+        resource: ApiResource,
+        timing: &Timing,
+    ) -> UsageContext {
         UsageContext {
             cluster,
+            tenants,
             resource,
             poll_interval: timing.poll_interval,
             backoff: Backoff::of(timing),
@@ -119,6 +130,33 @@ impl UsageContext {
 
     fn client(&self) -> &kube::Client {
         self.cluster.client()
+    }
+
+    /// The cluster the resources `usage` names are read and written
+    /// through: its tenant's for a namespaced Usage when tenants act as
+    /// themselves, else the controller's.
+    fn acting_for(&self, usage: &Value) -> Result<KubeCluster, ClusterError> {
+        match (&self.tenants, spec::namespace(usage)) {
+            (Some(tenants), Some(namespace)) => tenants.of(namespace),
+            _ => Ok(self.cluster.clone()),
+        }
+    }
+
+    /// The API of `target`, a resource `usage` names, as [`Self::acting_for`].
+    async fn api_of(
+        &self,
+        usage: &Value,
+        target: &ObjectRef,
+    ) -> Result<Api<DynamicObject>, ClusterError> {
+        let (api, _) = self
+            .acting_for(usage)?
+            .api_for(
+                &target.api_version,
+                &target.kind,
+                target.namespace.as_deref(),
+            )
+            .await?;
+        Ok(api)
     }
 
     fn warn(&self, usage: &ObjectRef, reason: &str, message: String) {
@@ -152,6 +190,7 @@ impl Controlled for UsageContext {
 /// Runs the Usage and ClusterUsage controllers until `shutdown` resolves.
 pub async fn run(
     cluster: KubeCluster,
+    tenants: Option<Arc<TenantClusters>>,
     timing: Timing,
     shutdown: impl std::future::Future<Output = ()> + Clone + Send + Sync + 'static,
 ) {
@@ -159,6 +198,7 @@ pub async fn run(
         let api: Api<DynamicObject> = Api::all_with(cluster.client().clone(), &resource);
         let ctx = Arc::new(UsageContext::new(
             cluster.clone(),
+            tenants.clone(),
             resource.clone(),
             &timing,
         ));
@@ -257,7 +297,7 @@ async fn reconcile_usage(
         &format!("/metadata/labels/{}", pointer_escape(LABEL_IN_USE)),
     ) != Some("true")
     {
-        label_in_use(ctx, &reference, &used, true).await?;
+        label_in_use(ctx, &reference, &usage, &used, true).await?;
         configured = true;
     }
 
@@ -336,15 +376,20 @@ async fn resolve(
         // A namespaced Usage selects in its own namespace (any other was
         // refused before); a ClusterUsage among cluster-scoped resources.
         let namespace = spec::used_namespace(usage);
-        let candidates = ctx
-            .cluster
-            .list_live(
-                &target.api_version,
-                &target.kind,
-                namespace,
-                &selector.match_labels,
-            )
-            .await
+        let listed = match ctx.acting_for(usage) {
+            Ok(cluster) => {
+                cluster
+                    .list_live(
+                        &target.api_version,
+                        &target.kind,
+                        namespace,
+                        &selector.match_labels,
+                    )
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        let candidates = listed
             .map_err(|e| unresolved(format!("cannot list resources matching labels: {e}")))?;
         let Some(picked) = spec::pick(usage, selector, &candidates) else {
             return Err(unresolved(spec::nothing_selected(
@@ -431,7 +476,7 @@ async fn release(
                     .inspect_err(|e| ctx.warn(reference, "FindUsages", e.to_string()))?;
                 // This Usage is among them until its finalizer goes.
                 if others.len() < 2 {
-                    label_in_use(ctx, reference, &used, false).await?;
+                    label_in_use(ctx, reference, usage, &used, false).await?;
                 }
                 let attempt = format!(
                     "/metadata/annotations/{}",
@@ -453,7 +498,7 @@ async fn release(
 
     remove_own_finalizer(ctx, reference, usages, usage).await?;
     if let Some((used, policy)) = replay {
-        replay_deletion(ctx, reference, &used, &policy).await;
+        replay_deletion(ctx, reference, usage, &used, &policy).await;
     }
     Ok((Action::await_change(), ReconcileResult::Deleting))
 }
@@ -479,7 +524,13 @@ async fn remove_own_finalizer(
 /// refused deletion. The Usage is gone by now, and so is the in-use label
 /// unless another Usage still protects the resource (whose webhook refusal
 /// then stands). Best effort, as upstream: a failure is logged.
-async fn replay_deletion(ctx: &UsageContext, reference: &ObjectRef, used: &Value, policy: &str) {
+async fn replay_deletion(
+    ctx: &UsageContext,
+    reference: &ObjectRef,
+    usage: &Value,
+    used: &Value,
+    policy: &str,
+) {
     let Some(target) = ObjectRef::of(used) else {
         return;
     };
@@ -492,16 +543,8 @@ async fn replay_deletion(ctx: &UsageContext, reference: &ObjectRef, used: &Value
         propagation_policy: Some(propagation),
         ..DeleteParams::default()
     };
-    let deleted = match ctx
-        .cluster
-        .api_for(
-            &target.api_version,
-            &target.kind,
-            target.namespace.as_deref(),
-        )
-        .await
-    {
-        Ok((api, _)) => api
+    let deleted = match ctx.api_of(usage, &target).await {
+        Ok(api) => api
             .delete(&target.name, &params)
             .await
             .map(drop)
@@ -540,7 +583,11 @@ async fn get(
         namespace: spec::used_namespace(usage).map(str::to_string),
         name: name.clone(),
     };
-    match ctx.cluster.get_live(&object).await {
+    let found = match ctx.acting_for(usage) {
+        Ok(cluster) => cluster.get_live(&object).await,
+        Err(e) => Err(e),
+    };
+    match found {
         Ok(Some(found)) => Ok(found),
         Ok(None) => Err(UsageError::Missing {
             usage: reference.to_string(),
@@ -561,6 +608,7 @@ async fn get(
 async fn label_in_use(
     ctx: &UsageContext,
     reference: &ObjectRef,
+    usage: &Value,
     used: &Value,
     in_use: bool,
 ) -> Result<(), UsageError> {
@@ -580,21 +628,13 @@ async fn label_in_use(
     };
     let value = if in_use { json!("true") } else { Value::Null };
     let patch = json!({"metadata": {"labels": {LABEL_IN_USE: value}}});
-    let patched = match ctx
-        .cluster
-        .api_for(
-            &target.api_version,
-            &target.kind,
-            target.namespace.as_deref(),
-        )
-        .await
-    {
+    let patched = match ctx.api_of(usage, &target).await {
         Err(source) => Err(UsageError::Cluster {
             usage: reference.to_string(),
             what,
             source,
         }),
-        Ok((api, _)) => match api
+        Ok(api) => match api
             .patch(&target.name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
         {
@@ -716,7 +756,9 @@ pub async fn usages_of(client: &kube::Client, object: &Value) -> Result<Vec<Valu
 /// propagation `policy`: the refusal's message when a Usage protects it.
 /// Unless `dry_run`, a refusal stamps the deletion attempt on the object
 /// (`usage.crossplane.io/deletion-attempt-with-policy`), which a Usage with
-/// `replayDeletion` acts on when it goes.
+/// `replayDeletion` acts on when it goes; a stamp that fails is logged and
+/// the deletion refused all the same. An error means the Usages could not
+/// be listed.
 pub async fn refuse_deletion(
     client: &kube::Client,
     object: &Value,
@@ -736,11 +778,19 @@ pub async fn refuse_deletion(
         && object.pointer(&attempt).and_then(Value::as_str) != Some(policy)
         && let Some(target) = ObjectRef::of(object)
     {
-        let resource = discovered(client, &target).await?;
         let patch = json!({"metadata": {"annotations": {ANNOTATION_DELETION_ATTEMPT: policy}}});
-        api_for(client, &resource, target.namespace.as_deref())
-            .patch(&target.name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await?;
+        let stamped = match discovered(client, &target).await {
+            Ok(resource) => api_for(client, &resource, target.namespace.as_deref())
+                .patch(&target.name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .map(drop),
+            Err(e) => Err(e),
+        };
+        // The refusal stands either way: what protects the resource matters
+        // more than remembering the attempt (upstream answers 500 instead).
+        if let Err(error) = stamped {
+            tracing::warn!(object = %target, %error, "cannot record the refused deletion; replayDeletion will not replay it");
+        }
     }
     Ok(Some(message))
 }
