@@ -3,7 +3,8 @@
 //! `ValidatingWebhookConfiguration` pointed at it: the deletion of a used
 //! resource is refused with 409 until its user is gone, and replayed when
 //! the Usage asks for it; selectors resolve with `matchControllerRef`; the
-//! CRD's CEL rule and the namespace check refuse what they must.
+//! CRD's CEL rule and the namespace check refuse what they must; a Usage an
+//! XR composes orders the deletion of what it composed.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -96,6 +97,8 @@ async fn setup() -> Setup {
             format!("--webhook-address={webhook_address}"),
             format!("--webhook-cert-file={}", cert_file.display()),
             format!("--webhook-key-file={}", key_file.display()),
+            // A deleted composed Usage looks this often whether its user is gone.
+            "--poll-interval=3s".to_string(),
         ],
     );
     controller.wait_ready().await;
@@ -236,6 +239,7 @@ async fn usages_block_deletion_until_their_user_is_gone_and_refuse_what_upstream
     a_selector_with_match_controller_ref_protects_the_resource_of_the_same_controller(client).await;
     a_usage_without_by_or_reason_is_refused_by_the_crd(client).await;
     a_namespaced_usage_of_another_namespace_is_refused(client).await;
+    a_composed_usage_orders_the_deletion_of_its_composite(client).await;
 
     let configs: Api<DynamicObject> = Api::all_with(
         client.clone(),
@@ -508,4 +512,141 @@ async fn a_namespaced_usage_of_another_namespace_is_refused(client: &kube::Clien
     .await
     .unwrap();
     delete(&scope.usages, "own-namespace").await.unwrap();
+}
+
+async fn a_composed_usage_orders_the_deletion_of_its_composite(client: &kube::Client) {
+    let xrds = resource(
+        "apiextensions.crossplane.io/v2",
+        "CompositeResourceDefinition",
+        "compositeresourcedefinitions",
+    );
+    let xrd = json!({
+        "apiVersion": "apiextensions.crossplane.io/v2",
+        "kind": "CompositeResourceDefinition",
+        "metadata": {"name": "xstacks.usage.example.org"},
+        "spec": {"group": "usage.example.org", "names": {"kind": "XStack", "plural": "xstacks"},
+            "scope": "Namespaced",
+            "versions": [{"name": "v1", "served": true, "referenceable": true, "schema": {"openAPIV3Schema": {
+                "type": "object",
+                "properties": {"spec": {"type": "object"}},
+            }}}]},
+    });
+    apply(client, &xrds, &xrd, "usage-test").await;
+    let config_map = |role: &str| {
+        json!({"name": role, "base": {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"labels": {"role": role}}, "data": {"role": role}}})
+    };
+    let selected = |role: &str| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "resourceSelector": {"matchLabels": {"role": role}, "matchControllerRef": true}})
+    };
+    // The database is in use by the app: the XR's deletion deletes the app
+    // first, then the database once the Usage lets it go.
+    let usage = json!({"name": "usage", "base": {
+        "apiVersion": "protection.crossplane.io/v1beta1", "kind": "Usage",
+        "spec": {"of": selected("database"), "by": selected("app"), "replayDeletion": true},
+    }});
+    let composition = json!({
+        "apiVersion": "apiextensions.crossplane.io/v1",
+        "kind": "Composition",
+        "metadata": {"name": "xstacks.usage.example.org"},
+        "spec": {
+            "compositeTypeRef": {"apiVersion": "usage.example.org/v1", "kind": "XStack"},
+            "mode": "Pipeline",
+            "pipeline": [{"step": "compose", "functionRef": {"name": "function-patch-and-transform"},
+                "input": {"apiVersion": "pt.fn.crossplane.io/v1beta1", "kind": "Resources",
+                    "resources": [config_map("database"), config_map("app"), usage]}}],
+        },
+    });
+    let compositions = resource(
+        "apiextensions.crossplane.io/v1",
+        "Composition",
+        "compositions",
+    );
+    apply(client, &compositions, &composition, "usage-test").await;
+
+    let stacks: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        NAMESPACE,
+        &resource("usage.example.org/v1", "XStack", "xstacks"),
+    );
+    // The XR kind is served once the XRD controller has made its CRD.
+    eventually("XStack served and created", || async {
+        create(
+            &stacks,
+            json!({"apiVersion": "usage.example.org/v1", "kind": "XStack",
+                "metadata": {"name": "stack", "namespace": NAMESPACE}, "spec": {}}),
+        )
+        .await
+        .ok()
+    })
+    .await;
+
+    let scope = Scope::namespaced(client);
+    let composed = |role: &'static str| {
+        let scope = &scope;
+        async move {
+            let listed = scope
+                .resources
+                .list(
+                    &kube::api::ListParams::default()
+                        .labels(&format!("role={role},crossplane.io/composite=stack")),
+                )
+                .await
+                .ok()?;
+            listed.items.first().map(value)
+        }
+    };
+    let usage = eventually("the composed Usage Ready", || async {
+        let listed = scope
+            .usages
+            .list(&kube::api::ListParams::default().labels("crossplane.io/composite=stack"))
+            .await
+            .ok()?;
+        listed.items.iter().map(value).find(is_ready)
+    })
+    .await;
+    let database = composed("database").await.unwrap();
+    let app = composed("app").await.unwrap();
+    let database_name = database["metadata"]["name"].as_str().unwrap().to_string();
+    let app_name = app["metadata"]["name"].as_str().unwrap().to_string();
+    assert_eq!(
+        usage["spec"]["of"]["resourceRef"]["name"],
+        json!(database_name),
+        "{usage}"
+    );
+    assert_eq!(
+        usage["spec"]["by"]["resourceRef"]["name"],
+        json!(app_name),
+        "{usage}"
+    );
+    assert_eq!(label(&database, "crossplane.io/in-use"), Some("true"));
+
+    let refusal = match delete(&scope.resources, &database_name).await {
+        Err(kube::Error::Api(status)) => status,
+        other => panic!("the database's deletion was not refused: {other:?}"),
+    };
+    assert_eq!(refusal.code, 409);
+    assert!(
+        refusal
+            .message
+            .ends_with(&format!("by resource ConfigMap/{app_name}.")),
+        "{}",
+        refusal.message
+    );
+
+    // The composite goes, and everything it composed with it.
+    delete(&stacks, "stack").await.unwrap();
+    eventually("the XR and what it composed gone", || async {
+        let xr_gone = stacks.get_opt("stack").await.unwrap().is_none();
+        let database_gone = scope
+            .resources
+            .get_opt(&database_name)
+            .await
+            .unwrap()
+            .is_none();
+        let app_gone = scope.resources.get_opt(&app_name).await.unwrap().is_none();
+        (xr_gone && database_gone && app_gone).then_some(())
+    })
+    .await;
 }
