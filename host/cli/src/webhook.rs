@@ -7,7 +7,7 @@
 //! of a resource labelled `crossplane.io/in-use`, refused while a Usage or
 //! ClusterUsage protects it (`plait_kube::refuse_deletion`). At
 //! `/validate-usages`, a namespaced Usage that would protect a resource in
-//! another namespace is refused.
+//! another namespace, or of a cluster-scoped kind, is refused.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -180,7 +180,8 @@ enum Check {
     /// `crossplane.io/in-use`, refused while a Usage protects it.
     NoUsages,
     /// `/validate-usages`: a Usage created or updated, refused when it
-    /// would protect a resource in another namespace.
+    /// would protect a resource in another namespace or of a
+    /// cluster-scoped kind.
     Usages,
 }
 
@@ -233,7 +234,7 @@ async fn respond(request: Request<Incoming>, validators: &Validators) -> Respons
     let mut response = match check {
         Check::Schemas => check_schemas(&review, validators).await,
         Check::NoUsages => check_deletion(&review, &validators.client).await,
-        Check::Usages => check_usage(&review),
+        Check::Usages => check_usage(&review, &validators.client).await,
     };
     response["uid"] = uid;
     let review = json!({
@@ -298,7 +299,7 @@ async fn check_deletion(review: &Value, client: &kube::Client) -> Value {
 }
 
 /// A namespaced Usage may protect only a resource in its own namespace.
-fn check_usage(review: &Value) -> Value {
+async fn check_usage(review: &Value, client: &kube::Client) -> Value {
     let Some(usage) = review.pointer("/request/object").filter(|o| o.is_object()) else {
         return json!({"allowed": true});
     };
@@ -312,12 +313,15 @@ fn check_usage(review: &Value) -> Value {
     {
         return json!({"allowed": true});
     }
-    match plait_kube::foreign_namespace(usage) {
-        None => json!({"allowed": true}),
-        Some(foreign) => json!({"allowed": false, "status": {
-            "code": 403, "reason": "Forbidden",
-            "message": plait_kube::foreign_namespace_message(usage, &foreign),
+    match plait_kube::refuse_usage(client, usage).await {
+        Ok(None) => json!({"allowed": true}),
+        Ok(Some(message)) => json!({"allowed": false, "status": {
+            "code": 403, "reason": "Forbidden", "message": message,
         }}),
+        Err(error) => errored(
+            500,
+            format!("plait cannot tell the scope of the used kind: {error}"),
+        ),
     }
 }
 

@@ -238,7 +238,7 @@ async fn usages_block_deletion_until_their_user_is_gone_and_refuse_what_upstream
     deleting_a_used_resource_is_refused_until_its_user_is_gone(client).await;
     a_selector_with_match_controller_ref_protects_the_resource_of_the_same_controller(client).await;
     a_usage_without_by_or_reason_is_refused_by_the_crd(client).await;
-    a_namespaced_usage_of_another_namespace_is_refused(client).await;
+    a_namespaced_usage_of_another_namespace_or_a_cluster_scoped_kind_is_refused(client).await;
     a_composed_usage_orders_the_deletion_of_its_composite(client).await;
 
     let configs: Api<DynamicObject> = Api::all_with(
@@ -473,7 +473,9 @@ async fn a_usage_without_by_or_reason_is_refused_by_the_crd(client: &kube::Clien
     }
 }
 
-async fn a_namespaced_usage_of_another_namespace_is_refused(client: &kube::Client) {
+async fn a_namespaced_usage_of_another_namespace_or_a_cluster_scoped_kind_is_refused(
+    client: &kube::Client,
+) {
     let scope = Scope::namespaced(client);
     let of_elsewhere = [
         json!({"apiVersion": "v1", "kind": "ConfigMap",
@@ -499,6 +501,23 @@ async fn a_namespaced_usage_of_another_namespace_is_refused(client: &kube::Clien
             "{of}: {refused}"
         );
     }
+    let refused = create(
+        &scope.usages,
+        scope.usage(
+            "cluster-scoped",
+            json!({"of": {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                "resourceRef": {"name": "admin"}}, "reason": "not mine to protect"}),
+        ),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        refused.to_string().contains(
+            "a namespaced Usage cannot protect the cluster-scoped resource kind \
+             rbac.authorization.k8s.io/v1, Kind=ClusterRole - use a ClusterUsage instead"
+        ),
+        "{refused}"
+    );
     // Naming its own namespace is allowed.
     create(
         &scope.usages,

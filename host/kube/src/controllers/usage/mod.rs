@@ -230,7 +230,11 @@ async fn reconcile_usage(
     let usages = api_for(ctx.client(), &ctx.resource, spec::namespace(&usage));
     let deleting = object.metadata.deletion_timestamp.is_some();
 
-    if let Some(refusal) = refusal(&usage) {
+    let refused = match refusal(&usage) {
+        Some(refusal) => Some(refusal),
+        None => cluster_scoped_refusal(ctx, &reference, &usage).await?,
+    };
+    if let Some(refusal) = refused {
         // Such a Usage never labelled anything: nothing to release.
         if deleting {
             remove_own_finalizer(ctx, &reference, &usages, &usage).await?;
@@ -346,6 +350,30 @@ fn refusal(usage: &Value) -> Option<String> {
         Some(of) if !of.api_version.is_empty() && !of.kind.is_empty() => None,
         _ => Some("spec.of needs an apiVersion and a kind".into()),
     }
+}
+
+/// Why a namespaced Usage may not protect its `of`: a kind the API server
+/// serves cluster-scoped (its deletions go by ClusterUsages only).
+async fn cluster_scoped_refusal(
+    ctx: &UsageContext,
+    reference: &ObjectRef,
+    usage: &Value,
+) -> Result<Option<String>, UsageError> {
+    let (Some(_), Some(of)) = (spec::namespace(usage), spec::of(usage)) else {
+        return Ok(None);
+    };
+    let served = ctx
+        .cluster
+        .served_kind(&of.api_version, &of.kind)
+        .await
+        .map_err(|source| UsageError::Cluster {
+            usage: reference.to_string(),
+            what: "cannot get used",
+            source,
+        })?;
+    Ok(served
+        .filter(|served| !served.namespaced)
+        .map(|_| spec::cluster_scoped_message(&of.api_version, &of.kind)))
 }
 
 /// Resolves the selector at `pointer` into a `resourceRef` and writes it
@@ -795,14 +823,40 @@ pub async fn refuse_deletion(
     Ok(Some(message))
 }
 
+/// The admission webhook's answer to a Usage created or updated: why it is
+/// refused, if it is. A namespaced Usage may protect only a resource of its
+/// own namespace, so neither one in another namespace nor one of a
+/// cluster-scoped kind (upstream refuses the latter too). A kind the API
+/// server does not serve (yet) is admitted; the controller judges it later.
+pub async fn refuse_usage(
+    client: &kube::Client,
+    usage: &Value,
+) -> Result<Option<String>, kube::Error> {
+    if let Some(foreign) = spec::foreign_namespace(usage) {
+        return Ok(Some(spec::foreign_namespace_message(usage, &foreign)));
+    }
+    let (Some(_), Some(of)) = (spec::namespace(usage), spec::of(usage)) else {
+        return Ok(None);
+    };
+    match kube::discovery::pinned_kind(client, &gvk_of(&of.api_version, &of.kind)).await {
+        Ok((_, capabilities)) if capabilities.scope == kube::discovery::Scope::Cluster => Ok(Some(
+            spec::cluster_scoped_message(&of.api_version, &of.kind),
+        )),
+        Ok(_) => Ok(None),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
+        Err(kube::Error::Discovery(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+fn gvk_of(api_version: &str, kind: &str) -> kube::api::GroupVersionKind {
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    kube::api::GroupVersionKind::gvk(group, version, kind)
+}
+
 /// The resource serving `object`'s kind, by discovery.
 async fn discovered(client: &kube::Client, object: &ObjectRef) -> Result<ApiResource, kube::Error> {
-    let (group, version) = object
-        .api_version
-        .split_once('/')
-        .unwrap_or(("", object.api_version.as_str()));
-    let gvk = kube::api::GroupVersionKind::gvk(group, version, &object.kind);
-    kube::discovery::pinned_kind(client, &gvk)
+    kube::discovery::pinned_kind(client, &gvk_of(&object.api_version, &object.kind))
         .await
         .map(|(resource, _)| resource)
 }

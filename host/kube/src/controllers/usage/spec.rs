@@ -116,6 +116,16 @@ pub fn foreign_namespace_message(usage: &Value, foreign: &str) -> String {
     )
 }
 
+/// Why a namespaced Usage may not protect a resource of a cluster-scoped
+/// kind, as upstream's admission check says it (the kind as Go prints a
+/// `GroupVersionKind`).
+pub fn cluster_scoped_message(api_version: &str, kind: &str) -> String {
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    format!(
+        "a namespaced Usage cannot protect the cluster-scoped resource kind {group}/{version}, Kind={kind} - use a ClusterUsage instead"
+    )
+}
+
 /// Whether the Usage protects `object` (by apiVersion group, kind, name and
 /// namespace, as upstream indexes Usages: the version does not matter).
 pub fn refers_to(usage: &Value, object: &Value) -> bool {
@@ -373,6 +383,18 @@ mod tests {
         for (usages, want) in cases {
             assert_eq!(in_use_message(&usages), want);
         }
+    }
+
+    #[test]
+    fn a_cluster_scoped_kind_is_named_as_go_prints_a_group_version_kind() {
+        assert_eq!(
+            cluster_scoped_message("v1", "Namespace"),
+            "a namespaced Usage cannot protect the cluster-scoped resource kind /v1, Kind=Namespace - use a ClusterUsage instead"
+        );
+        assert_eq!(
+            cluster_scoped_message("rbac.authorization.k8s.io/v1", "ClusterRole"),
+            "a namespaced Usage cannot protect the cluster-scoped resource kind rbac.authorization.k8s.io/v1, Kind=ClusterRole - use a ClusterUsage instead"
+        );
     }
 
     #[test]
