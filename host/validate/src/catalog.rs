@@ -66,8 +66,7 @@ const KUBERNETES_DOCUMENT: &str = include_str!("../kubernetes/v1.34/openapi-v3.j
 
 /// The CRDs plait installs (Crossplane's XRD, Composition,
 /// CompositionRevision, EnvironmentConfig, Function, ImageConfig, Usage and
-/// ClusterUsage), so
-/// those objects are validated as the API server would.
+/// ClusterUsage), so those objects are validated as the API server would.
 const PLAIT_CRDS: &[(&str, &str)] = &[
     (
         "apiextensions.crossplane.io_compositeresourcedefinitions.yaml",

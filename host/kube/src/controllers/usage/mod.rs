@@ -246,10 +246,18 @@ async fn reconcile_usage(
         return Ok((Action::await_change(), ReconcileResult::NotSynced));
     }
 
-    for (pointer, field) in [
-        ("/spec/of", "spec.of.resourceSelector"),
-        ("/spec/by", "spec.by.resourceSelector"),
-    ] {
+    // A deleted Usage resolves nothing: what it never resolved, it never
+    // protected.
+    let selectors = if deleting {
+        [].as_slice()
+    } else {
+        [
+            ("/spec/of", "spec.of.resourceSelector"),
+            ("/spec/by", "spec.by.resourceSelector"),
+        ]
+        .as_slice()
+    };
+    for &(pointer, field) in selectors {
         if let Some(resolved) = resolve(ctx, &reference, &usage, pointer, field).await? {
             usage = resolved;
         }
@@ -472,7 +480,7 @@ async fn release(
         &format!("/metadata/labels/{}", pointer_escape(LABEL_COMPOSITE)),
     )
     .is_some();
-    if composed && let Some(by) = spec::by(usage) {
+    if composed && let Some(by) = spec::by(usage).filter(|by| by.name.is_some()) {
         match get(ctx, reference, usage, &by, "cannot get using").await {
             Ok(_) => {
                 let message = format!(
@@ -495,7 +503,7 @@ async fn release(
     }
 
     let mut replay = None;
-    if let Some(of) = spec::of(usage) {
+    if let Some(of) = spec::of(usage).filter(|of| of.name.is_some()) {
         match get(ctx, reference, usage, &of, "cannot get used").await {
             Ok(used) => {
                 let others = usages_of(ctx.client(), &used)
