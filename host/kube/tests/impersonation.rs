@@ -355,12 +355,11 @@ async fn a_tenant_usage_protects_only_what_its_own_rbac_lets_it_change() {
         .await
         .unwrap();
     assert!(
-        database
+        !database
             .metadata
             .labels
             .unwrap_or_default()
-            .get("crossplane.io/in-use")
-            .is_none(),
+            .contains_key("crossplane.io/in-use"),
         "the denied tenant's ConfigMap is not labelled"
     );
     let usage = serde_json::to_value(
