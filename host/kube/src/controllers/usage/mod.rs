@@ -163,6 +163,14 @@ impl UsageContext {
         self.publish(usage, EventType::Warning, reason, message);
     }
 
+    /// A warning event for a step that failed; a lost race (the object
+    /// changed meanwhile) is retried quietly instead.
+    fn failed(&self, usage: &ObjectRef, reason: &str, error: &UsageError) {
+        if !error.is_conflict() {
+            self.warn(usage, reason, error.to_string());
+        }
+    }
+
     fn publish(&self, usage: &ObjectRef, event_type: EventType, reason: &str, message: String) {
         self.cluster.publish(Event {
             regarding: usage.clone(),
@@ -248,23 +256,16 @@ async fn reconcile_usage(
 
     // A deleted Usage resolves nothing: what it never resolved, it never
     // protected.
-    let selectors = if deleting {
-        [].as_slice()
-    } else {
-        [
-            ("/spec/of", "spec.of.resourceSelector"),
-            ("/spec/by", "spec.by.resourceSelector"),
-        ]
-        .as_slice()
-    };
-    for &(pointer, field) in selectors {
+    if deleting {
+        return release(ctx, &reference, &usages, &usage).await;
+    }
+    for (pointer, field) in [
+        ("/spec/of", "spec.of.resourceSelector"),
+        ("/spec/by", "spec.by.resourceSelector"),
+    ] {
         if let Some(resolved) = resolve(ctx, &reference, &usage, pointer, field).await? {
             usage = resolved;
         }
-    }
-
-    if deleting {
-        return release(ctx, &reference, &usages, &usage).await;
     }
 
     let mut configured = false;
@@ -272,7 +273,7 @@ async fn reconcile_usage(
         let stored = add_finalizer(&usages, &ctx.resource, &usage, USAGE_FINALIZER)
             .await
             .map_err(kube_error(&reference, "cannot add finalizer"))
-            .inspect_err(|e| ctx.warn(&reference, "AddFinalizer", e.to_string()))?;
+            .inspect_err(|e| ctx.failed(&reference, "AddFinalizer", e))?;
         usage = stored_value(ctx, &reference, &stored)?;
         configured = true;
     }
@@ -293,7 +294,7 @@ async fn reconcile_usage(
             &reference,
             "cannot update usage resource with details annotation",
         ))
-        .inspect_err(|e| ctx.warn(&reference, "AddDetailsToUsage", e.to_string()))?;
+        .inspect_err(|e| ctx.failed(&reference, "AddDetailsToUsage", e))?;
         usage = stored_value(ctx, &reference, &stored)?;
         configured = true;
     }
@@ -303,7 +304,7 @@ async fn reconcile_usage(
     };
     let used = get(ctx, &reference, &usage, &of, "cannot get used")
         .await
-        .inspect_err(|e| ctx.warn(&reference, "GetUsedResource", e.to_string()))?;
+        .inspect_err(|e| ctx.failed(&reference, "GetUsedResource", e))?;
     if text(
         &used,
         &format!("/metadata/labels/{}", pointer_escape(LABEL_IN_USE)),
@@ -316,7 +317,7 @@ async fn reconcile_usage(
     if let Some(by) = spec::by(&usage) {
         let using = get(ctx, &reference, &usage, &by, "cannot get using")
             .await
-            .inspect_err(|e| ctx.warn(&reference, "GetUsingResource", e.to_string()))?;
+            .inspect_err(|e| ctx.failed(&reference, "GetUsingResource", e))?;
         if let Some(owners) = with_owner(&usage, &using) {
             let stored = merge_patch(
                 &usages,
@@ -328,7 +329,7 @@ async fn reconcile_usage(
                 &reference,
                 "cannot update usage resource with owner ref",
             ))
-            .inspect_err(|e| ctx.warn(&reference, "AddOwnerRefToUsage", e.to_string()))?;
+            .inspect_err(|e| ctx.failed(&reference, "AddOwnerRefToUsage", e))?;
             usage = stored_value(ctx, &reference, &stored)?;
             configured = true;
         }
@@ -444,7 +445,7 @@ async fn resolve(
         Ok(resource_ref)
     }
     .await
-    .inspect_err(|e| ctx.warn(reference, "ResolveSelectors", e.to_string()))?;
+    .inspect_err(|e| ctx.failed(reference, "ResolveSelectors", e))?;
     let key = pointer.trim_start_matches("/spec/");
     let usages = api_for(ctx.client(), &ctx.resource, spec::namespace(usage));
     let stored = merge_patch(
@@ -496,7 +497,7 @@ async fn release(
             }
             Err(UsageError::Missing { .. }) => {}
             Err(other) => {
-                ctx.warn(reference, "GetUsingResource", other.to_string());
+                ctx.failed(reference, "GetUsingResource", &other);
                 return Err(other);
             }
         }
@@ -509,7 +510,7 @@ async fn release(
                 let others = usages_of(ctx.client(), &used)
                     .await
                     .map_err(kube_error(reference, "cannot find usages"))
-                    .inspect_err(|e| ctx.warn(reference, "FindUsages", e.to_string()))?;
+                    .inspect_err(|e| ctx.failed(reference, "FindUsages", e))?;
                 // This Usage is among them until its finalizer goes.
                 if others.len() < 2 {
                     label_in_use(ctx, reference, usage, &used, false).await?;
@@ -526,7 +527,7 @@ async fn release(
             }
             Err(UsageError::Missing { .. }) => {}
             Err(other) => {
-                ctx.warn(reference, "GetUsedResource", other.to_string());
+                ctx.failed(reference, "GetUsedResource", &other);
                 return Err(other);
             }
         }
@@ -549,11 +550,7 @@ async fn remove_own_finalizer(
         .await
         .map(drop)
         .map_err(kube_error(reference, "cannot remove finalizer"))
-        .inspect_err(|e| {
-            if !e.is_conflict() {
-                ctx.warn(reference, "RemoveFinalizer", e.to_string());
-            }
-        })
+        .inspect_err(|e| ctx.failed(reference, "RemoveFinalizer", e))
 }
 
 /// Deletes the used resource again, with the propagation policy of the
@@ -680,11 +677,7 @@ async fn label_in_use(
             Err(source) => Err(kube_error(reference, what)(source)),
         },
     };
-    patched.inspect_err(|e| {
-        if !e.is_conflict() {
-            ctx.warn(reference, event, e.to_string());
-        }
-    })
+    patched.inspect_err(|e| ctx.failed(reference, event, e))
 }
 
 /// The Usage's owner references with `using` among them, as upstream's
