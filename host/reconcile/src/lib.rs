@@ -239,10 +239,23 @@ impl<'a> Reconcile<'a> {
 
         let desired = output.desired;
         let plan = compose::plan(&xr, &xr_uid, self.scope, &observed, &desired)?;
+        // Every garbage resource is asked to go before a refusal is
+        // reported: one whose deletion is refused (a Usage protecting it
+        // until its user, garbage too, is gone) must not keep the others.
+        let mut refused = None;
         for gone in &plan.garbage {
-            self.tenant_cluster()
-                .delete(&gone.reference, gone.uid.as_deref())?;
-            outcome.deleted.push(gone.reference.clone());
+            match self
+                .tenant_cluster()
+                .delete(&gone.reference, gone.uid.as_deref())
+            {
+                Ok(()) => outcome.deleted.push(gone.reference.clone()),
+                Err(error) => {
+                    refused.get_or_insert(error);
+                }
+            }
+        }
+        if let Some(error) = refused {
+            return Err(error.into());
         }
         set_resource_refs(&mut xr, self.scope, &plan.refs);
         let mut apply_errors = Vec::new();

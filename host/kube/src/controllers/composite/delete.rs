@@ -33,6 +33,11 @@ pub async fn delete(
     let composing = ctx.composing_cluster(plait_reconcile::tenant_of(&xr, scope).as_deref())?;
     let mut remaining = Vec::new();
     let mut kinds = BTreeSet::new();
+    // A deletion the API server refuses (a Usage protecting the resource
+    // until its user, composed beside it, is gone) must not keep the others
+    // from being deleted: the first refusal is reported once every
+    // composed resource has been asked to go.
+    let mut refused = None;
     for r in refs {
         let (Some(api_version), Some(kind), Some(name)) = (
             text(&r, "/apiVersion"),
@@ -57,15 +62,20 @@ pub async fn delete(
         if compose::controller_uid(&object) != Some(uid.as_str()) {
             continue;
         }
-        if object.pointer("/metadata/deletionTimestamp").is_none() {
-            composing
+        if object.pointer("/metadata/deletionTimestamp").is_none()
+            && let Err(error) = composing
                 .delete_async(&composed, text(&object, "/metadata/uid"))
-                .await?;
+                .await
+        {
+            refused.get_or_insert(error);
         }
         kinds.insert((api_version.to_string(), kind.to_string()));
         remaining.push(composed.to_string());
     }
     ctx.watches.track(&ctx.cluster, &reference, kinds).await;
+    if let Some(error) = refused {
+        return Err(error.into());
+    }
     if !remaining.is_empty() {
         set_condition(
             &mut xr,
