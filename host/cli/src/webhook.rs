@@ -1,9 +1,13 @@
-//! The validating admission webhook (`plait controller --webhook-address`):
-//! `plait validate`'s checks on what the API server is about to store. A
-//! Composition is checked against the schemas of its XR and composed kinds,
-//! an XR against its XRD, with the XRDs and CRDs the cluster has (read
-//! again at most every [`CATALOG_TTL`]) and the built-in kinds. A kind
-//! without a schema is admitted.
+//! The validating admission webhook (`plait controller --webhook-address`).
+//! At `/validate`, `plait validate`'s checks on what the API server is about
+//! to store: a Composition is checked against the schemas of its XR and
+//! composed kinds, an XR against its XRD, with the XRDs and CRDs the cluster
+//! has (read again at most every [`CATALOG_TTL`]) and the built-in kinds; a
+//! kind without a schema is admitted. At `/validate-no-usages`, the deletion
+//! of a resource labelled `crossplane.io/in-use`, refused while a Usage or
+//! ClusterUsage protects it (`plait_kube::refuse_deletion`). At
+//! `/validate-usages`, a namespaced Usage that would protect a resource in
+//! another namespace, or of a cluster-scoped kind, is refused.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -121,7 +125,7 @@ pub async fn serve(
     let listener = tokio::net::TcpListener::bind(address)
         .await
         .with_context(|| format!("cannot listen on --webhook-address {address}"))?;
-    tracing::info!(address = %listener.local_addr().unwrap_or(address), "serving the validating webhook at /validate");
+    tracing::info!(address = %listener.local_addr().unwrap_or(address), "serving the validating webhook at /validate, /validate-no-usages and /validate-usages");
     let validators = Arc::new(Validators {
         client,
         current: Mutex::new(None),
@@ -167,13 +171,41 @@ fn reply(status: StatusCode, body: String) -> Response<Full<Bytes>> {
     response
 }
 
-async fn respond(request: Request<Incoming>, validators: &Validators) -> Response<Full<Bytes>> {
-    if request.method() != Method::POST || request.uri().path() != "/validate" {
-        return reply(
-            StatusCode::NOT_FOUND,
-            "{\"error\":\"POST /validate\"}".into(),
-        );
+/// What the webhook checks, by the path the API server posts to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Check {
+    /// `/validate`: Compositions and XRs against their schemas.
+    Schemas,
+    /// `/validate-no-usages`: the deletion of a resource labelled
+    /// `crossplane.io/in-use`, refused while a Usage protects it.
+    NoUsages,
+    /// `/validate-usages`: a Usage created or updated, refused when it
+    /// would protect a resource in another namespace or of a
+    /// cluster-scoped kind.
+    Usages,
+}
+
+impl Check {
+    fn of(path: &str) -> Option<Check> {
+        match path {
+            "/validate" => Some(Check::Schemas),
+            "/validate-no-usages" => Some(Check::NoUsages),
+            "/validate-usages" => Some(Check::Usages),
+            _ => None,
+        }
     }
+}
+
+async fn respond(request: Request<Incoming>, validators: &Validators) -> Response<Full<Bytes>> {
+    let check = match Check::of(request.uri().path()) {
+        Some(check) if request.method() == Method::POST => check,
+        _ => {
+            return reply(
+                StatusCode::NOT_FOUND,
+                "{\"error\":\"POST /validate, /validate-no-usages or /validate-usages\"}".into(),
+            );
+        }
+    };
     let body = match Limited::new(request.into_body(), MAX_REVIEW_BYTES)
         .collect()
         .await
@@ -199,6 +231,101 @@ async fn respond(request: Request<Incoming>, validators: &Validators) -> Respons
         .pointer("/request/uid")
         .cloned()
         .unwrap_or(Value::Null);
+    let mut response = match check {
+        Check::Schemas => check_schemas(&review, validators).await,
+        Check::NoUsages => check_deletion(&review, &validators.client).await,
+        Check::Usages => check_usage(&review, &validators.client).await,
+    };
+    response["uid"] = uid;
+    let review = json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "response": response,
+    });
+    reply(StatusCode::OK, review.to_string())
+}
+
+/// An AdmissionResponse (without its uid) refusing with `code`, the way
+/// controller-runtime's `admission.Errored` does.
+fn errored(code: u16, message: String) -> Value {
+    json!({"allowed": false, "status": {"code": code, "message": message}})
+}
+
+/// A deletion of a resource a Usage protects is refused with 409 and
+/// upstream's message as the status reason; the attempt is stamped on the
+/// resource for `replayDeletion` (unless the deletion is a dry run).
+async fn check_deletion(review: &Value, client: &kube::Client) -> Value {
+    let operation = review
+        .pointer("/request/operation")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if operation != "DELETE" {
+        return errored(
+            400,
+            format!("unexpected operation \"{operation}\", expected \"DELETE\""),
+        );
+    }
+    let Some(object) = review
+        .pointer("/request/oldObject")
+        .filter(|o| o.is_object())
+    else {
+        return errored(400, "the review has no oldObject".into());
+    };
+    let policy = review
+        .pointer("/request/options/propagationPolicy")
+        .and_then(Value::as_str)
+        .unwrap_or("Background");
+    let dry_run = review.pointer("/request/dryRun") == Some(&Value::Bool(true));
+    match plait_kube::refuse_deletion(client, object, policy, dry_run).await {
+        Ok(None) => json!({"allowed": true}),
+        Ok(Some(message)) => {
+            let described = format!(
+                "{} {}",
+                object["kind"].as_str().unwrap_or_default(),
+                object["metadata"]["name"].as_str().unwrap_or_default()
+            );
+            tracing::debug!(
+                object = described,
+                %message,
+                "refused the deletion of a resource in use"
+            );
+            json!({"allowed": false, "status": {"code": 409, "reason": message}})
+        }
+        Err(error) => errored(
+            500,
+            format!("plait cannot find the Usages of the resource: {error}"),
+        ),
+    }
+}
+
+/// A namespaced Usage may protect only a resource in its own namespace.
+async fn check_usage(review: &Value, client: &kube::Client) -> Value {
+    let Some(usage) = review.pointer("/request/object").filter(|o| o.is_object()) else {
+        return json!({"allowed": true});
+    };
+    // A Usage being deleted protects nothing new, and refusing its updates
+    // would keep its finalizers on; an update that leaves `spec.of` as it
+    // was introduces nothing either (the Usage may predate the webhook, and
+    // the controller does not act on it).
+    let old_of = review.pointer("/request/oldObject/spec/of");
+    if usage.pointer("/metadata/deletionTimestamp").is_some()
+        || (old_of.is_some() && old_of == usage.pointer("/spec/of"))
+    {
+        return json!({"allowed": true});
+    }
+    match plait_kube::refuse_usage(client, usage).await {
+        Ok(None) => json!({"allowed": true}),
+        Ok(Some(message)) => json!({"allowed": false, "status": {
+            "code": 403, "reason": "Forbidden", "message": message,
+        }}),
+        Err(error) => errored(
+            500,
+            format!("plait cannot tell the scope of the used kind: {error}"),
+        ),
+    }
+}
+
+async fn check_schemas(review: &Value, validators: &Validators) -> Value {
     let verdict = match review.pointer("/request/object").filter(|o| o.is_object()) {
         None => Ok(()),
         Some(object) => match validators.get().await {
@@ -222,16 +349,10 @@ async fn respond(request: Request<Incoming>, validators: &Validators) -> Respons
             }
         },
     };
-    let response = match verdict {
-        Ok(()) => json!({"uid": uid, "allowed": true}),
-        Err(message) => json!({"uid": uid, "allowed": false, "status": {
+    match verdict {
+        Ok(()) => json!({"allowed": true}),
+        Err(message) => json!({"allowed": false, "status": {
             "code": 422, "reason": "Invalid", "message": format!("plait: {message}"),
         }}),
-    };
-    let review = json!({
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "response": response,
-    });
-    reply(StatusCode::OK, review.to_string())
+    }
 }

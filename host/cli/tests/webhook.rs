@@ -100,8 +100,14 @@ async fn the_webhook_refuses_a_composition_whose_patch_its_xr_kind_does_not_allo
     .unwrap();
     let mut config: Value = serde_yaml_ng::from_str(&shipped).unwrap();
     config["metadata"] = json!({"name": "plait-webhook-test"});
-    config["webhooks"][0]["clientConfig"] =
-        json!({"url": format!("https://{webhook_address}/validate"), "caBundle": ca});
+    for webhook in config["webhooks"].as_array_mut().unwrap() {
+        let path = webhook["clientConfig"]["service"]["path"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        webhook["clientConfig"] =
+            json!({"url": format!("https://{webhook_address}{path}"), "caBundle": ca});
+    }
     apply(&client, &configs, &config, "webhook-test").await;
 
     let compositions: Api<DynamicObject> = Api::all_with(

@@ -31,6 +31,7 @@ pub use controllers::breaker::BreakerLimits;
 pub use controllers::function::image_config;
 pub use controllers::function::{DEFAULT_NAMESPACE, Functions, InstalledPackages};
 pub use controllers::timing::{DEFAULT_MAX_CONCURRENT_RECONCILES, Timing};
+pub use controllers::usage::{refuse_deletion, refuse_usage, usages_of};
 pub use running::leader::{LeaderElection, LeaderError};
 pub use running::probes::{self, Health};
 pub use running::shards::Sharding;

@@ -3,7 +3,8 @@
 //! manage ConfigMaps gets them composed; another, without, gets a `Synced`
 //! condition naming the verb, the kind and its namespace. The same holds
 //! for the EnvironmentConfigs the controller keeps in memory: a tenant
-//! whose RBAC does not let it list them is refused, not served from the store.
+//! whose RBAC does not let it list them is refused, not served from the store,
+//! and for Usages: a tenant's Usage labels only what the tenant may change.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -269,4 +270,107 @@ fn environment_config_rbac(namespace: &str) -> [Value; 2] {
             "subjects": [{"kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": namespace}],
         }),
     ]
+}
+
+#[tokio::test]
+async fn a_tenant_usage_protects_only_what_its_own_rbac_lets_it_change() {
+    let cluster = TestCluster::shared().expect("test cluster");
+    start_impersonating_controller(cluster);
+    let client = cluster.client().await;
+    let allowed = cluster.namespace("usage-allowed").await;
+    let denied = cluster.namespace("usage-denied").await;
+    for object in config_map_rbac(&allowed) {
+        create(&client, &object).await;
+    }
+    let config_maps = resource("v1", "ConfigMap", "configmaps");
+    let usages = resource("protection.crossplane.io/v1beta1", "Usage", "usages");
+    for namespace in [&allowed, &denied] {
+        create(
+            &client,
+            &json!({"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "database", "namespace": namespace}}),
+        )
+        .await;
+        create(
+            &client,
+            &json!({"apiVersion": "protection.crossplane.io/v1beta1", "kind": "Usage",
+                    "metadata": {"name": "keep-database", "namespace": namespace},
+                    "spec": {"of": {"apiVersion": "v1", "kind": "ConfigMap",
+                                    "resourceRef": {"name": "database"}},
+                             "reason": "production data"}}),
+        )
+        .await;
+    }
+
+    // The tenant may change its ConfigMaps: the Usage labels one as the tenant.
+    eventually(
+        "the allowed tenant's Usage Ready and its ConfigMap labelled",
+        || async {
+            let usage = api(&client, &usages, Some(&allowed))
+                .get("keep-database")
+                .await
+                .ok()?;
+            let usage = serde_json::to_value(usage).ok()?;
+            let ready = condition(&usage, "Ready").is_some_and(|c| c["status"] == "True");
+            let database = api(&client, &config_maps, Some(&allowed))
+                .get("database")
+                .await
+                .ok()?;
+            let labelled = database
+                .metadata
+                .labels
+                .is_some_and(|l| l.get("crossplane.io/in-use").map(String::as_str) == Some("true"));
+            (ready && labelled).then_some(())
+        },
+    )
+    .await;
+
+    // The other tenant may not even read it: the controller, which could,
+    // does not act for it.
+    let events = resource("events.k8s.io/v1", "Event", "events");
+    let refused = format!(
+        "User \"system:serviceaccount:{denied}:{SERVICE_ACCOUNT}\" cannot get resource \"configmaps\""
+    );
+    eventually(
+        "the denied tenant's Usage warns that it cannot get the ConfigMap",
+        || async {
+            let listed = api(&client, &events, Some(&denied))
+                .list(&Default::default())
+                .await
+                .ok()?;
+            listed
+                .items
+                .iter()
+                .map(|e| serde_json::to_value(e).unwrap_or_default())
+                .find(|e| {
+                    e["reason"] == "GetUsedResource"
+                        && e["note"].as_str().is_some_and(|n| n.contains(&refused))
+                })
+                .map(drop)
+        },
+    )
+    .await;
+    let database = api(&client, &config_maps, Some(&denied))
+        .get("database")
+        .await
+        .unwrap();
+    assert!(
+        !database
+            .metadata
+            .labels
+            .unwrap_or_default()
+            .contains_key("crossplane.io/in-use"),
+        "the denied tenant's ConfigMap is not labelled"
+    );
+    let usage = serde_json::to_value(
+        api(&client, &usages, Some(&denied))
+            .get("keep-database")
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(
+        condition(&usage, "Ready").is_none_or(|c| c["status"] != "True"),
+        "{usage}"
+    );
 }

@@ -61,6 +61,7 @@ const CLUSTER_SCOPED: &[(&str, &str)] = &[
     ("pkg.crossplane.io/v1", "Provider"),
     ("pkg.crossplane.io/v1", "Function"),
     ("pkg.crossplane.io/v1", "Configuration"),
+    ("protection.crossplane.io/v1beta1", "ClusterUsage"),
 ];
 
 impl ScopeLookup for WellKnownScopes {
@@ -120,6 +121,14 @@ pub enum CheckError {
         "composed resource {name:?} is a cluster-scoped {kind}, but a namespaced composite resource may compose only namespaced resources"
     )]
     ClusterScoped { name: String, kind: String },
+    #[error(
+        "composed resource {name:?} is a Usage of a resource in namespace {actual:?}, but a namespaced composite resource may protect only resources in its own namespace {expected:?}"
+    )]
+    UsageOfOtherNamespace {
+        name: String,
+        actual: String,
+        expected: String,
+    },
     #[error("context must be a JSON object, got {0}")]
     Context(&'static str),
 }
@@ -242,6 +251,24 @@ fn check_composed(name: &str, object: &Value, rules: &OutputRules<'_>) -> Result
             return Err(CheckError::OtherNamespace {
                 name: resource_name,
                 kind: kind.to_string(),
+                actual: actual.to_string(),
+                expected: expected.to_string(),
+            });
+        }
+        // A Usage names what it protects by namespace too: a tenant's
+        // Usage must not block deletions in another tenant's namespace.
+        if api_version.starts_with("protection.crossplane.io/")
+            && kind == "Usage"
+            && let Some(actual) = [
+                "/spec/of/resourceRef/namespace",
+                "/spec/of/resourceSelector/namespace",
+            ]
+            .into_iter()
+            .filter_map(|pointer| object.pointer(pointer).and_then(Value::as_str))
+            .find(|named| *named != expected)
+        {
+            return Err(CheckError::UsageOfOtherNamespace {
+                name: resource_name,
                 actual: actual.to_string(),
                 expected: expected.to_string(),
             });

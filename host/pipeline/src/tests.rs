@@ -317,7 +317,7 @@ fn invalid_output_is_an_error_naming_step_and_resource() {
 
 #[test]
 fn namespaced_composite_confines_composed_resources() {
-    let cases: [(&str, Value, Option<&str>); 4] = [
+    let cases: [(&str, Value, Option<&str>); 8] = [
         (
             "same-namespace",
             json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"namespace": "team-a"}}),
@@ -340,6 +340,35 @@ fn namespaced_composite_confines_composed_resources() {
             json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole"}),
             Some(
                 "composed resource \"r\" is a cluster-scoped ClusterRole, but a namespaced composite resource may compose only namespaced resources",
+            ),
+        ),
+        (
+            "usage-of-own-namespace",
+            json!({"apiVersion": "protection.crossplane.io/v1beta1", "kind": "Usage",
+                "spec": {"of": {"apiVersion": "v1", "kind": "ConfigMap", "resourceRef": {"name": "c", "namespace": "team-a"}}, "reason": "r"}}),
+            None,
+        ),
+        (
+            "usage-of-other-namespace",
+            json!({"apiVersion": "protection.crossplane.io/v1beta1", "kind": "Usage",
+                "spec": {"of": {"apiVersion": "v1", "kind": "ConfigMap", "resourceRef": {"name": "c", "namespace": "other"}}, "reason": "r"}}),
+            Some(
+                "composed resource \"r\" is a Usage of a resource in namespace \"other\", but a namespaced composite resource may protect only resources in its own namespace \"team-a\"",
+            ),
+        ),
+        (
+            "usage-selecting-in-other-namespace",
+            json!({"apiVersion": "protection.crossplane.io/v1beta1", "kind": "Usage",
+                "spec": {"of": {"apiVersion": "v1", "kind": "ConfigMap", "resourceSelector": {"namespace": "other"}}, "reason": "r"}}),
+            Some(
+                "composed resource \"r\" is a Usage of a resource in namespace \"other\", but a namespaced composite resource may protect only resources in its own namespace \"team-a\"",
+            ),
+        ),
+        (
+            "cluster-usage",
+            json!({"apiVersion": "protection.crossplane.io/v1beta1", "kind": "ClusterUsage"}),
+            Some(
+                "composed resource \"r\" is a cluster-scoped ClusterUsage, but a namespaced composite resource may compose only namespaced resources",
             ),
         ),
     ];

@@ -285,10 +285,23 @@ impl<'a> Reconcile<'a> {
             .resources
             .retain(|name, _| !waiting.contains_key(name));
         let plan = compose::plan(&xr, &xr_uid, self.scope, &observed, &creatable)?;
+        // Every garbage resource is asked to go before a refusal is
+        // reported: one whose deletion is refused (a Usage protecting it
+        // until its user, garbage too, is gone) must not keep the others.
+        let mut refused = None;
         for gone in &plan.garbage {
-            self.tenant_cluster()
-                .delete(&gone.reference, gone.uid.as_deref())?;
-            outcome.deleted.push(gone.reference.clone());
+            match self
+                .tenant_cluster()
+                .delete(&gone.reference, gone.uid.as_deref())
+            {
+                Ok(()) => outcome.deleted.push(gone.reference.clone()),
+                Err(error) => {
+                    refused.get_or_insert(error);
+                }
+            }
+        }
+        if let Some(error) = refused {
+            return Err(error.into());
         }
         set_resource_refs(&mut xr, self.scope, &plan.refs);
         let mut apply_errors = Vec::new();

@@ -70,6 +70,15 @@ fn reconcile_with(
     xr: Value,
     circuit_open: bool,
 ) -> Outcome {
+    try_reconcile_with(cluster, as_tenant, xr, circuit_open).expect("reconcile runs")
+}
+
+fn try_reconcile_with(
+    cluster: &MemoryCluster,
+    as_tenant: Option<&dyn Cluster>,
+    xr: Value,
+    circuit_open: bool,
+) -> Result<Outcome, ReconcileError> {
     cluster.seed([xr.clone()]).expect("seed XR");
     let runner = Want(Cell::new(0));
     let steps = [Step {
@@ -94,7 +103,6 @@ fn reconcile_with(
         circuit_open,
     }
     .run()
-    .expect("reconcile runs")
 }
 
 /// A memory cluster that knows every composed apply would change nothing, or none.
@@ -261,6 +269,86 @@ fn resources_that_leave_desired_state_are_deleted() {
         first.composed["b"]["metadata"]["name"]
     );
     assert_eq!(cluster.objects().len(), 2);
+}
+
+/// A memory cluster whose API server refuses to delete one object, as the
+/// admission webhook refuses a resource a Usage protects.
+struct RefusesToDelete<'a> {
+    memory: &'a MemoryCluster,
+    protected: String,
+}
+
+impl Cluster for RefusesToDelete<'_> {
+    fn get(&self, object: &ObjectRef) -> Result<Option<Value>, ClusterError> {
+        self.memory.get(object)
+    }
+    fn list(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<Vec<Value>, ClusterError> {
+        self.memory.list(api_version, kind, namespace, labels)
+    }
+    fn apply(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError> {
+        self.memory.apply(object, field_manager)
+    }
+    fn apply_status(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError> {
+        self.memory.apply_status(object, field_manager)
+    }
+    fn delete(&self, object: &ObjectRef, uid: Option<&str>) -> Result<(), ClusterError> {
+        if object.name == self.protected {
+            return Err(ClusterError::Object {
+                object: object.to_string(),
+                message: "This resource is in-use by 1 usage(s)".into(),
+            });
+        }
+        self.memory.delete(object, uid)
+    }
+    fn is_namespaced(&self, api_version: &str, kind: &str) -> Result<Option<bool>, ClusterError> {
+        self.memory.is_namespaced(api_version, kind)
+    }
+    fn schema(&self, api_version: &str, kind: &str) -> Result<Option<Value>, ClusterError> {
+        self.memory.schema(api_version, kind)
+    }
+    fn record_event(&self, event: Event) {
+        self.memory.record_event(event);
+    }
+}
+
+#[test]
+fn a_refused_deletion_does_not_keep_the_other_garbage_from_going() {
+    // Whichever garbage resource is refused, the other goes, and the
+    // reconcile reports the refusal.
+    for (protected, goes) in [("b", "c"), ("c", "b")] {
+        let cluster = MemoryCluster::new();
+        let first = reconcile(&cluster, xr(None, &["a", "b", "c"]));
+        let name = |resource: &str| {
+            first.composed[resource]["metadata"]["name"]
+                .as_str()
+                .expect("composed name")
+                .to_string()
+        };
+        let refusing = RefusesToDelete {
+            memory: &cluster,
+            protected: name(protected),
+        };
+        let mut next = first.xr.clone();
+        next["spec"]["want"] = json!(["a"]);
+        let error = try_reconcile_with(&cluster, Some(&refusing), next, false)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(error.contains("in-use"), "{protected}: {error}");
+        let names: Vec<String> = cluster
+            .objects()
+            .iter()
+            .filter_map(|o| o["metadata"]["name"].as_str().map(str::to_string))
+            .collect();
+        assert!(names.contains(&name(protected)), "{protected}: {names:?}");
+        assert!(!names.contains(&name(goes)), "{protected}: {names:?}");
+    }
 }
 
 #[test]

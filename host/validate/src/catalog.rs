@@ -65,8 +65,8 @@ pub const KUBERNETES_VERSION: &str = "v1.34";
 const KUBERNETES_DOCUMENT: &str = include_str!("../kubernetes/v1.34/openapi-v3.json");
 
 /// The CRDs plait installs (Crossplane's XRD, Composition,
-/// CompositionRevision, EnvironmentConfig, Function and ImageConfig), so
-/// those objects are validated as the API server would.
+/// CompositionRevision, EnvironmentConfig, Function, ImageConfig, Usage and
+/// ClusterUsage), so those objects are validated as the API server would.
 const PLAIT_CRDS: &[(&str, &str)] = &[
     (
         "apiextensions.crossplane.io_compositeresourcedefinitions.yaml",
@@ -93,6 +93,14 @@ const PLAIT_CRDS: &[(&str, &str)] = &[
     (
         "pkg.crossplane.io_imageconfigs.yaml",
         include_str!("../../../deploy/crds/pkg.crossplane.io_imageconfigs.yaml"),
+    ),
+    (
+        "protection.crossplane.io_clusterusages.yaml",
+        include_str!("../../../deploy/crds/protection.crossplane.io_clusterusages.yaml"),
+    ),
+    (
+        "protection.crossplane.io_usages.yaml",
+        include_str!("../../../deploy/crds/protection.crossplane.io_usages.yaml"),
     ),
 ];
 

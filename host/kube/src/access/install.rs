@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::vocabulary::api::FIELD_MANAGER;
 
 /// plait's own CRDs (XRD, Composition, CompositionRevision, EnvironmentConfig, Function,
-/// ImageConfig).
+/// ImageConfig, Usage, ClusterUsage).
 pub const CRDS: &str = include_str!(concat!(env!("OUT_DIR"), "/crds.yaml"));
 
 /// How long a CRD may take to become established.

@@ -16,5 +16,6 @@ pub mod reconciler;
 pub mod revisions;
 pub mod runs;
 pub mod timing;
+pub mod usage;
 pub mod watches;
 pub mod xrd;

@@ -24,7 +24,7 @@ use crate::adapter;
 use crate::adapter::cluster::KubeCluster;
 use crate::controllers::function::{self, Functions};
 use crate::controllers::timing::Timing;
-use crate::controllers::{reconciler, revisions, xrd};
+use crate::controllers::{reconciler, revisions, usage, xrd};
 use crate::stores;
 use crate::vocabulary::{api, metrics};
 use leader::{LeaderElection, LeaderError};
@@ -160,6 +160,12 @@ pub async fn run(
             cluster.shared().clone(),
         ))
     });
+    let usages = usage::run(
+        cluster.clone(),
+        tenants.clone(),
+        timing.clone(),
+        stop.clone(),
+    );
     let shards = options
         .sharding
         .as_ref()
@@ -195,6 +201,7 @@ pub async fn run(
             );
             let (.., sharded) = futures::join!(
                 revisions,
+                usages,
                 xrds,
                 function::controller::run(Arc::new(context), writer, stop),
                 sharded
@@ -202,7 +209,7 @@ pub async fn run(
             sharded?;
         }
         None => {
-            let (.., sharded) = futures::join!(revisions, xrds, sharded);
+            let (.., sharded) = futures::join!(revisions, usages, xrds, sharded);
             sharded?;
         }
     }

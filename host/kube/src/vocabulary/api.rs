@@ -83,3 +83,39 @@ pub fn defined_resource(gvk: &Gvk, plural: &str) -> ApiResource {
 pub fn group_of(api_version: &str) -> &str {
     api_version.split_once('/').map_or("", |(g, _)| g)
 }
+
+/// Usages: Crossplane's deletion protection, with upstream's names.
+pub const PROTECTION_GROUP: &str = "protection.crossplane.io";
+pub const USAGE_API_VERSION: &str = "protection.crossplane.io/v1beta1";
+pub const USAGE_KIND: &str = "Usage";
+pub const CLUSTER_USAGE_KIND: &str = "ClusterUsage";
+/// The finalizer a Usage holds until what it protects is released.
+pub const USAGE_FINALIZER: &str = "usage.apiextensions.crossplane.io";
+/// On a used resource: the webhook's object selector sends its deletions to
+/// be checked against the Usages of it.
+pub const LABEL_IN_USE: &str = "crossplane.io/in-use";
+/// On a Usage: what it protects and why, in words (a printer column).
+pub const ANNOTATION_USAGE_DETAILS: &str = "crossplane.io/usage-details";
+/// On a used resource: a deletion of it was refused, with this propagation
+/// policy; a Usage with `replayDeletion` deletes it again when it goes.
+pub const ANNOTATION_DELETION_ATTEMPT: &str = "usage.crossplane.io/deletion-attempt-with-policy";
+
+pub fn usage_resource() -> ApiResource {
+    ApiResource {
+        group: PROTECTION_GROUP.into(),
+        version: "v1beta1".into(),
+        api_version: USAGE_API_VERSION.into(),
+        kind: USAGE_KIND.into(),
+        plural: "usages".into(),
+    }
+}
+
+pub fn cluster_usage_resource() -> ApiResource {
+    ApiResource {
+        group: PROTECTION_GROUP.into(),
+        version: "v1beta1".into(),
+        api_version: USAGE_API_VERSION.into(),
+        kind: CLUSTER_USAGE_KIND.into(),
+        plural: "clusterusages".into(),
+    }
+}

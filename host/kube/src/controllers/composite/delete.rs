@@ -39,6 +39,11 @@ pub async fn delete(
     // What the XR still controls, by name in the Composition.
     let mut controlled: BTreeMap<String, (ObjectRef, Value)> = BTreeMap::new();
     let mut kinds = BTreeSet::new();
+    // A deletion the API server refuses (a Usage protecting the resource
+    // until its user, composed beside it, is gone) must not keep the others
+    // from being deleted: the first refusal is reported once every
+    // composed resource has been asked to go.
+    let mut refused = None;
     for r in refs {
         let (Some(api_version), Some(kind), Some(name)) = (
             text(&r, "/apiVersion"),
@@ -97,14 +102,19 @@ pub async fn delete(
             held.push(format!("{name} waits for {} to go", dependents.join(", ")));
             continue;
         }
-        if object.pointer("/metadata/deletionTimestamp").is_none() {
-            composing
+        if object.pointer("/metadata/deletionTimestamp").is_none()
+            && let Err(error) = composing
                 .delete_async(composed, text(object, "/metadata/uid"))
-                .await?;
+                .await
+        {
+            refused.get_or_insert(error);
         }
     }
     let remaining: Vec<String> = controlled.values().map(|(c, _)| c.to_string()).collect();
     ctx.watches.track(&ctx.cluster, &reference, kinds).await;
+    if let Some(error) = refused {
+        return Err(error.into());
+    }
     if !remaining.is_empty() {
         let mut message = format!(
             "Waiting for composed resources to be deleted: {}",
