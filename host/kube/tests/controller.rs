@@ -791,6 +791,72 @@ async fn a_spec_field_its_author_removes_is_not_kept_by_the_controller() {
 }
 
 #[tokio::test]
+async fn composed_resources_have_their_xrs_own_field_manager_and_leave_the_earlier_one() {
+    let app = App::new("composed-manager", config_map_composition(&["a"])).await;
+    let author = PatchParams::apply("author");
+    let apply = |image: &str| {
+        json!({
+            "apiVersion": app.xr.api_version, "kind": "App",
+            "metadata": {"name": "m", "namespace": app.namespace},
+            "spec": {"image": image},
+        })
+    };
+    app.xrs()
+        .patch("m", &author, &Patch::Apply(&apply("one")))
+        .await
+        .unwrap();
+    let xr = eventually("the ConfigMap to be composed", || async {
+        let xr = app.xr("m").await?;
+        config_map(&app, &xr, "a").await.map(|_| xr)
+    })
+    .await;
+    let cm = config_map(&app, &xr, "a").await.unwrap();
+    let cm_name = cm["metadata"]["name"].as_str().unwrap().to_string();
+    // What a controller that applied composed resources as the XR's own
+    // field manager left: a field the Composition no longer sets.
+    let earlier = json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": cm_name, "namespace": app.namespace},
+        "data": {"left-behind": "yes"},
+    });
+    app.composed("v1", "ConfigMap", "configmaps")
+        .patch(
+            &cm_name,
+            &PatchParams::apply("apiextensions.crossplane.io/composite").force(),
+            &Patch::Apply(&earlier),
+        )
+        .await
+        .unwrap();
+    app.xrs()
+        .patch("m", &author, &Patch::Apply(&apply("two")))
+        .await
+        .unwrap();
+    let cm = eventually("the ConfigMap to follow image two", || async {
+        let xr = app.xr("m").await?;
+        let cm = config_map(&app, &xr, "a").await?;
+        (cm["data"]["image"] == "two").then_some(cm)
+    })
+    .await;
+    assert_eq!(
+        cm["data"].get("left-behind"),
+        None,
+        "what only the earlier manager owned is gone"
+    );
+    let managers: Vec<&str> = cm["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["manager"].as_str())
+        .collect();
+    let expected = plait_reconcile::composed_field_manager(&xr);
+    assert!(managers.contains(&expected.as_str()), "{managers:?}");
+    assert!(
+        !managers.contains(&"apiextensions.crossplane.io/composite"),
+        "{managers:?}"
+    );
+}
+
+#[tokio::test]
 async fn an_apply_computed_from_a_stale_read_is_a_conflict() {
     let client = cluster().client().await;
     let namespace = cluster().namespace("stale").await;

@@ -33,8 +33,33 @@ pub use cluster::{
 pub use conditions::{set_condition, unready_message};
 pub use steps::{PrepareError, pipeline_steps, prepare};
 
-/// Field manager for composed resources and the XR, as upstream names them.
+/// Field manager for what the reconcile owns on the XR, as upstream names it.
 pub const COMPOSITE_FIELD_MANAGER: &str = "apiextensions.crossplane.io/composite";
+/// The prefix of the field manager of an XR's composed resources.
+pub const COMPOSED_FIELD_MANAGER_PREFIX: &str = "apiextensions.crossplane.io/composed";
+
+/// The field manager of `xr`'s composed resources, as upstream names it:
+/// one per XR (by name and group-kind), so a composed resource that is
+/// itself an XR has its own reconcile's fields under
+/// [`COMPOSITE_FIELD_MANAGER`] and its parent's under this, and neither
+/// apply drops what the other set.
+pub fn composed_field_manager(xr: &Value) -> String {
+    use sha2::{Digest, Sha256};
+    let text = |pointer: &str| {
+        xr.pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    let kind = text("/kind");
+    let group_kind = match text("/apiVersion").split_once('/') {
+        Some((group, _)) => format!("{kind}.{group}"),
+        None => kind.to_string(),
+    };
+    let digest = Sha256::digest(format!("{}{group_kind}", text("/metadata/name")));
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{COMPOSED_FIELD_MANAGER_PREFIX}/{hex}")
+}
+
 pub const ANNOTATION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
 pub const LABEL_COMPOSITE: &str = "crossplane.io/composite";
 pub const LABEL_CLAIM_NAME: &str = "crossplane.io/claim-name";
@@ -304,20 +329,18 @@ impl<'a> Reconcile<'a> {
             return Err(error.into());
         }
         set_resource_refs(&mut xr, self.scope, &plan.refs);
+        let field_manager = composed_field_manager(&xr);
         let mut apply_errors = Vec::new();
         for (name, object) in &plan.objects {
             let unchanged = observed.resources.get(name).is_some_and(|o| {
-                self.tenant_cluster().applied_unchanged(
-                    object,
-                    &o.resource,
-                    COMPOSITE_FIELD_MANAGER,
-                )
+                self.tenant_cluster()
+                    .applied_unchanged(object, &o.resource, &field_manager)
             });
             if unchanged {
                 outcome.composed.insert(name.clone(), object.clone());
                 continue;
             }
-            match self.tenant_cluster().apply(object, COMPOSITE_FIELD_MANAGER) {
+            match self.tenant_cluster().apply(object, &field_manager) {
                 Ok(_) => {
                     if !observed.resources.contains_key(name) {
                         outcome.created.push(name.clone());

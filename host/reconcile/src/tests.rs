@@ -773,3 +773,22 @@ fn a_dependency_cycle_applies_nothing_and_names_the_cycle() {
     assert_eq!(synced["status"], "False");
     assert_eq!(synced["message"], message);
 }
+
+#[test]
+fn composed_resources_are_applied_by_a_field_manager_per_xr_as_upstream_names_it() {
+    // (XR, upstream's name: sha256 of the XR's name and group-kind)
+    let cases = [
+        (
+            json!({"apiVersion": "example.org/v1", "kind": "XNet", "metadata": {"name": "office"}}),
+            "apiextensions.crossplane.io/composed/06b9febfabc8141c208ad2b335fc7b33e0ea6fbeb651d52f1c96c84b44004d4e",
+        ),
+        (
+            json!({"apiVersion": "v1", "kind": "XBucket", "metadata": {"name": "bucket"}}),
+            "apiextensions.crossplane.io/composed/5efb6d7c7154b024b02e28dd3ec853c1180c3f6de7c86114510be26472c4d6c4",
+        ),
+    ];
+    for (xr, expected) in cases {
+        assert_eq!(composed_field_manager(&xr), expected, "{xr}");
+        assert_ne!(composed_field_manager(&xr), COMPOSITE_FIELD_MANAGER);
+    }
+}

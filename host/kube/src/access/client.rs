@@ -13,7 +13,9 @@ use kube::api::{
     PatchParams, Preconditions,
 };
 use kube::discovery::{Scope, pinned_kind};
-use plait_reconcile::{ClusterError, ObjectRef};
+use plait_reconcile::{
+    COMPOSED_FIELD_MANAGER_PREFIX, COMPOSITE_FIELD_MANAGER, ClusterError, ObjectRef,
+};
 use serde_json::{Map, Value, json};
 
 use crate::access::openapi::OpenApi;
@@ -210,6 +212,29 @@ impl KubeApi {
             },
             other => object_error(&reference, other),
         })?;
+        let stored = if !status
+            && field_manager.starts_with(COMPOSED_FIELD_MANAGER_PREFIX)
+            && owned_by_earlier_manager(&stored)
+        {
+            // Composed resources applied before they had a field manager of
+            // their own: an apply of nothing by the earlier manager leaves
+            // what the new one now owns too and removes what only it owned
+            // (fields the Composition no longer sets).
+            let mut nothing = json!({
+                "apiVersion": reference.api_version,
+                "kind": reference.kind,
+                "metadata": {"name": reference.name},
+            });
+            if let Some(namespace) = &reference.namespace {
+                nothing["metadata"]["namespace"] = json!(namespace);
+            }
+            let params = PatchParams::apply(COMPOSITE_FIELD_MANAGER).force();
+            api.patch(&reference.name, &params, &Patch::Apply(&nothing))
+                .await
+                .map_err(|e| object_error(&reference, e))?
+        } else {
+            stored
+        };
         self.wrote(&stored, &served.resource);
         if let Some(version) = &stored.metadata.resource_version {
             self.writes().applied(
@@ -402,6 +427,25 @@ fn applier(field_manager: &str, status: bool) -> String {
     } else {
         field_manager.to_string()
     }
+}
+
+/// Whether `stored` has fields applied by [`COMPOSITE_FIELD_MANAGER`] and
+/// is not itself an XR, whose own reconcile applies under that manager.
+fn owned_by_earlier_manager(stored: &DynamicObject) -> bool {
+    let spec = &stored.data["spec"];
+    let is_xr = ["crossplane", "resourceRefs", "compositionRef"]
+        .iter()
+        .any(|field| spec.get(field).is_some());
+    !is_xr
+        && stored
+            .metadata
+            .managed_fields
+            .iter()
+            .flatten()
+            .any(|entry| {
+                entry.manager.as_deref() == Some(COMPOSITE_FIELD_MANAGER)
+                    && entry.operation.as_deref() == Some("Apply")
+            })
 }
 
 /// The object as JSON, without `managedFields`: nothing the controller or
