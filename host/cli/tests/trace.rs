@@ -207,12 +207,11 @@ async fn trace_shows_claims_nested_xrs_and_v2_xrs_in_every_format_and_watches() 
     }
 
     let kubeconfig = cluster.kubeconfig();
-    // Claim → XR → (XSubnet → ConfigMap, ConfigMap): five rows. The claim
-    // is not Ready: the controller's own apply of a nested XR drops what its
-    // parent applied (both use one field manager), so the parent's reconcile
-    // fails on the nested XR's missing composition-resource-name annotation.
+    // Claim → XR → (XSubnet → ConfigMap, ConfigMap): five rows, traced
+    // once the claim, the XR and the nested XR are all Synced and Ready, so
+    // the tree no longer changes between the traces compared below.
     let table = until_composed(kubeconfig, &["net/office", "-n", &ns], 5, |rows| {
-        ready(rows[3])
+        rows[1..=3].iter().all(|row| ready(row))
     })
     .await;
     let name_width = table.lines().next().and_then(|h| h.find("SYNCED")).unwrap();
@@ -373,10 +372,11 @@ async fn trace_shows_claims_nested_xrs_and_v2_xrs_in_every_format_and_watches() 
         compose[2].starts_with("sha256:") && ready[2].starts_with("sha256:"),
         "{with_steps}"
     );
-    assert!(
-        compose[5].ends_with("ms") && compose[6] == "-",
-        "{with_steps}"
-    );
+    // The step was called, or (when a later reconcile sent the same
+    // request) answered from the response cache, and had no results.
+    let called = compose[3] == "1" && compose[5].ends_with("ms");
+    let cached = compose[4] == "1" && compose[5] == "-";
+    assert!((called || cached) && compose[6] == "-", "{with_steps}");
     let json_steps: Value = serde_json::from_str(&stdout(&trace(
         kubeconfig,
         &[
@@ -394,7 +394,9 @@ async fn trace_shows_claims_nested_xrs_and_v2_xrs_in_every_format_and_watches() 
     let steps = &json_steps["run"]["steps"];
     assert_eq!(steps[0]["step"], "compose", "{json_steps}");
     assert_eq!(steps[1]["function"], "function-auto-ready");
-    assert!(steps[0]["calls"].as_u64() >= Some(1), "{steps}");
+    let answered =
+        steps[0]["calls"].as_u64().unwrap_or(0) + steps[0]["cached"].as_u64().unwrap_or(0);
+    assert!(answered >= 1, "{steps}");
     assert!(
         json_steps["children"][0].get("run").is_none(),
         "a ConfigMap has no run"
