@@ -12,6 +12,25 @@ use crate::files;
 const NAMESPACE_YAML: &str = include_str!("../../../deploy/namespace.yaml");
 const RBAC_YAML: &str = include_str!("../../../deploy/rbac.yaml");
 const DEPLOYMENT_YAML: &str = include_str!("../../../deploy/deployment.yaml");
+/// `deploy/webhook`: its objects, and the kustomization whose patch makes
+/// the Deployment serve the webhook.
+const WEBHOOK_KUSTOMIZATION_YAML: &str = include_str!("../../../deploy/webhook/kustomization.yaml");
+const WEBHOOK_FILES: [(&str, &str); 3] = [
+    (
+        "webhook/certificate.yaml",
+        include_str!("../../../deploy/webhook/certificate.yaml"),
+    ),
+    (
+        "webhook/service.yaml",
+        include_str!("../../../deploy/webhook/service.yaml"),
+    ),
+    (
+        "webhook/validatingwebhookconfiguration.yaml",
+        include_str!("../../../deploy/webhook/validatingwebhookconfiguration.yaml"),
+    ),
+];
+/// The name of the webhook's Service and Certificate in `deploy/webhook`.
+const WEBHOOK_NAME: &str = "plait-webhook";
 
 /// The namespace, image and replicas the `deploy/` files are written with.
 pub const DEFAULT_NAMESPACE: &str = "plait-system";
@@ -38,10 +57,59 @@ pub fn bundle(args: &InstallArgs) -> Result<Vec<Value>> {
     objects.extend(plait_kube::crds()?);
     objects.extend(parse(RBAC_YAML, "rbac.yaml")?);
     objects.extend(parse(DEPLOYMENT_YAML, "deployment.yaml")?);
+    if args.webhook {
+        let serving = webhook_deployment_patch()?;
+        for deployment in objects.iter_mut().filter(|o| o["kind"] == "Deployment") {
+            for (path, value) in &serving {
+                append_at(deployment, path, value.clone())
+                    .with_context(|| format!("deploy/webhook/kustomization.yaml: patch {path}"))?;
+            }
+        }
+        for (name, text) in WEBHOOK_FILES {
+            objects.extend(parse(text, name)?);
+        }
+    }
     for object in &mut objects {
         customise(object, args);
     }
     Ok(objects)
+}
+
+/// The `add` operations of `deploy/webhook`'s Deployment patch, each a
+/// path ending in `/-` (append to a list) and its value.
+fn webhook_deployment_patch() -> Result<Vec<(String, Value)>> {
+    let name = "webhook/kustomization.yaml";
+    let kustomization = parse(WEBHOOK_KUSTOMIZATION_YAML, name)?;
+    let patch = kustomization
+        .first()
+        .and_then(|k| k.pointer("/patches/0/patch"))
+        .and_then(Value::as_str)
+        .with_context(|| format!("deploy/{name}: no Deployment patch"))?;
+    let operations = parse(patch, name)?
+        .into_iter()
+        .next()
+        .and_then(|ops| ops.as_array().cloned())
+        .with_context(|| format!("deploy/{name}: the patch is not a list of operations"))?;
+    operations
+        .into_iter()
+        .map(|op| match (op["op"].as_str(), op["path"].as_str()) {
+            (Some("add"), Some(path)) => Ok((path.to_string(), op["value"].clone())),
+            _ => bail!("deploy/{name}: only `add` operations are supported, not {op}"),
+        })
+        .collect()
+}
+
+/// Appends `value` to the list `path` (a JSON pointer ending in `/-`) names.
+fn append_at(object: &mut Value, path: &str, value: Value) -> Result<()> {
+    let list = path
+        .strip_suffix("/-")
+        .with_context(|| format!("{path} does not append to a list"))?;
+    object
+        .pointer_mut(list)
+        .and_then(Value::as_array_mut)
+        .with_context(|| format!("the Deployment has no list at {list}"))?
+        .push(value);
+    Ok(())
 }
 
 fn parse(text: &str, name: &str) -> Result<Vec<Value>> {
@@ -71,6 +139,18 @@ fn customise(object: &mut Value, args: &InstallArgs) {
             {
                 for container in containers {
                     container["image"] = json!(image);
+                }
+            }
+        }
+        Some("Certificate") => {
+            object["spec"]["dnsNames"] = json!([format!("{WEBHOOK_NAME}.{}.svc", args.namespace)]);
+        }
+        Some("ValidatingWebhookConfiguration") => {
+            object["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] =
+                json!(format!("{}/{WEBHOOK_NAME}", args.namespace));
+            if let Some(webhooks) = object["webhooks"].as_array_mut() {
+                for webhook in webhooks {
+                    webhook["clientConfig"]["service"]["namespace"] = namespace.clone();
                 }
             }
         }

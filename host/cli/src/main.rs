@@ -75,6 +75,11 @@ pub struct InstallArgs {
     /// Controller replicas; one is active at a time.
     #[arg(long, default_value_t = 2)]
     pub replicas: u32,
+    /// Also install the validating admission webhook (deploy/webhook): it
+    /// enforces Usages and checks Compositions. Its serving certificate
+    /// comes from cert-manager, which must be installed.
+    #[arg(long)]
+    pub webhook: bool,
 }
 
 #[derive(clap::Args)]

@@ -363,6 +363,91 @@ fn install_options_rewrite_namespace_image_and_replicas() {
     assert!(String::from_utf8_lossy(&zero.stderr).contains("--replicas"));
 }
 
+#[test]
+fn install_with_the_webhook_adds_deploy_webhook_in_the_chosen_namespace() {
+    let output = plait(&["install", "--print", "--webhook", "--namespace", "platform"]);
+    assert!(output.status.success(), "{output:?}");
+    let printed = documents(&String::from_utf8(output.stdout).unwrap());
+    let find = |kind: &str| {
+        printed
+            .iter()
+            .find(|o| o["kind"] == kind)
+            .unwrap_or_else(|| panic!("no {kind}"))
+    };
+    // Every object of deploy/webhook, after the plain bundle.
+    let plain = documents(&String::from_utf8(plait(&["install", "--print"]).stdout).unwrap());
+    let mut webhook_files = Vec::new();
+    for file in [
+        "certificate.yaml",
+        "service.yaml",
+        "validatingwebhookconfiguration.yaml",
+    ] {
+        let text = std::fs::read_to_string(repo("deploy/webhook").join(file)).unwrap();
+        webhook_files.extend(documents(&text));
+    }
+    assert_eq!(printed.len(), plain.len() + webhook_files.len());
+    for (printed, file) in printed[plain.len()..].iter().zip(&webhook_files) {
+        assert_eq!(
+            (&printed["kind"], &printed["metadata"]["name"]),
+            (&file["kind"], &file["metadata"]["name"])
+        );
+    }
+    // The Deployment serves it, as deploy/webhook's patch says.
+    let container = &find("Deployment")["spec"]["template"]["spec"]["containers"][0];
+    let args: Vec<&str> = container["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for arg in [
+        "--webhook-address=0.0.0.0:9443",
+        "--webhook-cert-file=/tls/tls.crt",
+        "--webhook-key-file=/tls/tls.key",
+    ] {
+        assert!(args.contains(&arg), "{args:?}");
+    }
+    assert!(
+        container["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["name"] == "webhook-tls")
+    );
+    // Pointed at the chosen namespace.
+    let configuration = find("ValidatingWebhookConfiguration");
+    for webhook in configuration["webhooks"].as_array().unwrap() {
+        assert_eq!(
+            webhook["clientConfig"]["service"]["namespace"], "platform",
+            "{webhook}"
+        );
+    }
+    assert_eq!(
+        configuration["metadata"]["annotations"]["cert-manager.io/inject-ca-from"],
+        "platform/plait-webhook"
+    );
+    let certificate = find("Certificate");
+    assert_eq!(certificate["metadata"]["namespace"], "platform");
+    assert_eq!(
+        certificate["spec"]["dnsNames"],
+        json!(["plait-webhook.platform.svc"])
+    );
+    assert!(
+        configuration["webhooks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["name"] == "nousages.protection.crossplane.io"),
+        "the webhook that enforces Usages"
+    );
+    // Without --webhook, none of it.
+    assert!(
+        !plain
+            .iter()
+            .any(|o| o["kind"] == "ValidatingWebhookConfiguration")
+    );
+}
+
 #[tokio::test]
 async fn install_applies_the_bundle_to_a_cluster_and_can_run_again() {
     let cluster = TestCluster::shared().unwrap();
