@@ -10,13 +10,12 @@
 
 use std::time::{Duration, Instant};
 
-use base64::Engine;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, PostParams};
 use plait_testcluster::TestCluster;
 use serde_json::{Value, json};
 
 mod common;
-use common::kube_support::{Controller, LogsOnFailure, apply, free_address, resource};
+use common::kube_support::{WebhookController, apply, resource};
 
 const NAMESPACE: &str = "usage-test";
 const PATIENCE: Duration = Duration::from_secs(90);
@@ -62,47 +61,24 @@ fn is_ready(object: &Value) -> bool {
         .any(|c| c["type"] == "Ready" && c["status"] == "True" && c["reason"] == "Available")
 }
 
-/// The controller serving the webhook on loopback, and the shipped webhook
-/// configuration registered with each webhook's client config pointed at it.
+/// The controller serving the webhook on loopback, with the shipped
+/// webhook configuration pointed at it, and the test's namespace.
 struct Setup {
     client: kube::Client,
-    _controller: Controller,
-    _logs: LogsOnFailure,
-    _scratch: tempfile::TempDir,
+    _controller: WebhookController,
 }
 
 async fn setup() -> Setup {
     let cluster = TestCluster::shared().unwrap();
     let client = cluster.client().await;
-    let scratch = tempfile::tempdir().unwrap();
-    let key = rcgen::KeyPair::generate().unwrap();
-    let certificate = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()])
-        .unwrap()
-        .self_signed(&key)
-        .unwrap();
-    let (cert_file, key_file) = (
-        scratch.path().join("tls.crt"),
-        scratch.path().join("tls.key"),
-    );
-    std::fs::write(&cert_file, certificate.pem()).unwrap();
-    std::fs::write(&key_file, key.serialize_pem()).unwrap();
-    let webhook_address = free_address();
-    let log = scratch.path().join("controller.log");
-    let logs = LogsOnFailure(vec![log.clone()]);
-    let mut controller = Controller::start(
-        cluster.kubeconfig(),
-        &scratch.path().join("cache"),
-        &log,
-        &[
-            format!("--webhook-address={webhook_address}"),
-            format!("--webhook-cert-file={}", cert_file.display()),
-            format!("--webhook-key-file={}", key_file.display()),
-            // A deleted composed Usage looks this often whether its user is gone.
-            "--poll-interval=3s".to_string(),
-        ],
-    );
-    controller.wait_ready().await;
-
+    // A deleted composed Usage looks this often whether its user is gone.
+    let controller = WebhookController::start(
+        cluster,
+        &client,
+        "plait-usage-test",
+        &["--poll-interval=3s".to_string()],
+    )
+    .await;
     let namespaces = resource("v1", "Namespace", "namespaces");
     apply(
         &client,
@@ -111,33 +87,9 @@ async fn setup() -> Setup {
         "usage-test",
     )
     .await;
-
-    let shipped = std::fs::read_to_string(
-        common::repo().join("deploy/webhook/validatingwebhookconfiguration.yaml"),
-    )
-    .unwrap();
-    let mut config: Value = serde_yaml_ng::from_str(&shipped).unwrap();
-    config["metadata"] = json!({"name": "plait-usage-test"});
-    let ca = base64::engine::general_purpose::STANDARD.encode(certificate.pem());
-    for webhook in config["webhooks"].as_array_mut().unwrap() {
-        let path = webhook["clientConfig"]["service"]["path"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        webhook["clientConfig"] =
-            json!({"url": format!("https://{webhook_address}{path}"), "caBundle": ca});
-    }
-    let configs = resource(
-        "admissionregistration.k8s.io/v1",
-        "ValidatingWebhookConfiguration",
-        "validatingwebhookconfigurations",
-    );
-    apply(&client, &configs, &config, "usage-test").await;
     Setup {
         client,
         _controller: controller,
-        _logs: logs,
-        _scratch: scratch,
     }
 }
 

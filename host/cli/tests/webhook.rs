@@ -9,13 +9,12 @@
 
 use std::time::{Duration, Instant};
 
-use base64::Engine;
 use kube::api::{Api, DeleteParams, DynamicObject, PostParams};
 use plait_testcluster::TestCluster;
 use serde_json::{Value, json};
 
 mod common;
-use common::kube_support::{Controller, LogsOnFailure, apply, free_address, resource};
+use common::kube_support::{WebhookController, apply, resource};
 
 fn composition(name: &str, from: &str) -> Value {
     json!({
@@ -40,34 +39,9 @@ fn composition(name: &str, from: &str) -> Value {
 async fn the_webhook_refuses_a_composition_whose_patch_its_xr_kind_does_not_allow() {
     let cluster = TestCluster::shared().unwrap();
     let client = cluster.client().await;
-    let scratch = tempfile::tempdir().unwrap();
-
-    // A serving certificate for 127.0.0.1, and the controller serving the webhook.
-    let key = rcgen::KeyPair::generate().unwrap();
-    let certificate = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()])
-        .unwrap()
-        .self_signed(&key)
-        .unwrap();
-    let (cert_file, key_file) = (
-        scratch.path().join("tls.crt"),
-        scratch.path().join("tls.key"),
-    );
-    std::fs::write(&cert_file, certificate.pem()).unwrap();
-    std::fs::write(&key_file, key.serialize_pem()).unwrap();
-    let webhook_address = free_address();
-    let log = scratch.path().join("controller.log");
-    let _logs = LogsOnFailure(vec![log.clone()]);
-    let mut controller = Controller::start(
-        cluster.kubeconfig(),
-        &scratch.path().join("cache"),
-        &log,
-        &[
-            format!("--webhook-address={webhook_address}"),
-            format!("--webhook-cert-file={}", cert_file.display()),
-            format!("--webhook-key-file={}", key_file.display()),
-        ],
-    );
-    controller.wait_ready().await;
+    // The controller serving the webhook, and the shipped configuration,
+    // its client config pointed at this controller on loopback.
+    let _controller = WebhookController::start(cluster, &client, "plait-webhook-test", &[]).await;
 
     let xrds = resource(
         "apiextensions.crossplane.io/v1",
@@ -85,30 +59,6 @@ async fn the_webhook_refuses_a_composition_whose_patch_its_xr_kind_does_not_allo
             }}}]},
     });
     apply(&client, &xrds, &xrd, "webhook-test").await;
-
-    let configs = resource(
-        "admissionregistration.k8s.io/v1",
-        "ValidatingWebhookConfiguration",
-        "validatingwebhookconfigurations",
-    );
-    let ca = base64::engine::general_purpose::STANDARD.encode(certificate.pem());
-    // The shipped configuration, its client config pointed at this
-    // controller on loopback.
-    let shipped = std::fs::read_to_string(
-        common::repo().join("deploy/webhook/validatingwebhookconfiguration.yaml"),
-    )
-    .unwrap();
-    let mut config: Value = serde_yaml_ng::from_str(&shipped).unwrap();
-    config["metadata"] = json!({"name": "plait-webhook-test"});
-    for webhook in config["webhooks"].as_array_mut().unwrap() {
-        let path = webhook["clientConfig"]["service"]["path"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        webhook["clientConfig"] =
-            json!({"url": format!("https://{webhook_address}{path}"), "caBundle": ca});
-    }
-    apply(&client, &configs, &config, "webhook-test").await;
 
     let compositions: Api<DynamicObject> = Api::all_with(
         client.clone(),
@@ -163,6 +113,11 @@ async fn the_webhook_refuses_a_composition_whose_patch_its_xr_kind_does_not_allo
     let _ = compositions
         .delete("good-gadgets", &DeleteParams::default())
         .await;
+    let configs = resource(
+        "admissionregistration.k8s.io/v1",
+        "ValidatingWebhookConfiguration",
+        "validatingwebhookconfigurations",
+    );
     let config_api: Api<DynamicObject> = Api::all_with(client.clone(), &configs);
     config_api
         .delete("plait-webhook-test", &DeleteParams::default())

@@ -1,7 +1,8 @@
 //! What the tests and benchmarks that run `plait controller` against the
 //! test cluster share: objects by server-side apply, the scale fixture,
-//! the controller's probe address and endpoints, whether an XR is Ready,
-//! the controller's peak memory, and how a benchmark binary runs.
+//! the controller's probe address and endpoints, a controller serving the
+//! admission webhook, whether an XR is Ready, the controller's peak memory,
+//! and how a benchmark binary runs.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
@@ -185,6 +186,85 @@ impl Drop for Controller {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// A `plait controller` serving the admission webhook on loopback with a
+/// fresh self-signed certificate, and `deploy/webhook`'s configuration
+/// registered as `name`, each webhook's client config pointed at it.
+pub struct WebhookController {
+    pub controller: Controller,
+    _logs: LogsOnFailure,
+    _scratch: tempfile::TempDir,
+}
+
+impl WebhookController {
+    /// Starts it against `cluster` with `extra` arguments; `client` applies
+    /// the configuration (by field manager `name`).
+    pub async fn start(
+        cluster: &plait_testcluster::TestCluster,
+        client: &kube::Client,
+        name: &str,
+        extra: &[String],
+    ) -> WebhookController {
+        use base64::Engine;
+        let scratch = tempfile::tempdir().unwrap();
+        let key = rcgen::KeyPair::generate().unwrap();
+        let certificate = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()])
+            .unwrap()
+            .self_signed(&key)
+            .unwrap();
+        let (cert_file, key_file) = (
+            scratch.path().join("tls.crt"),
+            scratch.path().join("tls.key"),
+        );
+        std::fs::write(&cert_file, certificate.pem()).unwrap();
+        std::fs::write(&key_file, key.serialize_pem()).unwrap();
+        let webhook_address = free_address();
+        let log = scratch.path().join("controller.log");
+        let logs = LogsOnFailure(vec![log.clone()]);
+        let mut args = vec![
+            format!("--webhook-address={webhook_address}"),
+            format!("--webhook-cert-file={}", cert_file.display()),
+            format!("--webhook-key-file={}", key_file.display()),
+        ];
+        args.extend_from_slice(extra);
+        let mut controller = Controller::start(
+            cluster.kubeconfig(),
+            &scratch.path().join("cache"),
+            &log,
+            &args,
+        );
+        controller.wait_ready().await;
+
+        let shipped = std::fs::read_to_string(format!(
+            "{}/../../deploy/webhook/validatingwebhookconfiguration.yaml",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
+        let mut config: Value = serde_yaml_ng::from_str(&shipped).unwrap();
+        config["metadata"] = serde_json::json!({"name": name});
+        let ca = base64::engine::general_purpose::STANDARD.encode(certificate.pem());
+        for webhook in config["webhooks"].as_array_mut().unwrap() {
+            let path = webhook["clientConfig"]["service"]["path"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            webhook["clientConfig"] = serde_json::json!(
+                {"url": format!("https://{webhook_address}{path}"), "caBundle": ca}
+            );
+        }
+        let configs = resource(
+            "admissionregistration.k8s.io/v1",
+            "ValidatingWebhookConfiguration",
+            "validatingwebhookconfigurations",
+        );
+        apply(client, &configs, &config, name).await;
+        WebhookController {
+            controller,
+            _logs: logs,
+            _scratch: scratch,
+        }
     }
 }
 
