@@ -119,6 +119,12 @@ pub trait Forwarding {
         Ok(())
     }
 
+    /// Runs before a delete of `object`, after [`Forwarding::before_write`]
+    /// by default; an error stops the delete.
+    fn before_delete(&self, _object: &ObjectRef) -> Result<(), ClusterError> {
+        self.before_write()
+    }
+
     /// As [`Cluster::applied_unchanged`].
     fn applied_unchanged(&self, object: &Value, observed: &Value, field_manager: &str) -> bool {
         self.inner()
@@ -160,7 +166,7 @@ impl<F: Forwarding> Cluster for F {
     }
 
     fn delete(&self, object: &ObjectRef, uid: Option<&str>) -> Result<(), ClusterError> {
-        self.before_write()?;
+        self.before_delete(object)?;
         self.inner().delete(object, uid)
     }
 

@@ -278,42 +278,19 @@ struct RefusesToDelete<'a> {
     protected: String,
 }
 
-impl Cluster for RefusesToDelete<'_> {
-    fn get(&self, object: &ObjectRef) -> Result<Option<Value>, ClusterError> {
-        self.memory.get(object)
+impl Forwarding for RefusesToDelete<'_> {
+    fn inner(&self) -> &dyn Cluster {
+        self.memory
     }
-    fn list(
-        &self,
-        api_version: &str,
-        kind: &str,
-        namespace: Option<&str>,
-        labels: &BTreeMap<String, String>,
-    ) -> Result<Vec<Value>, ClusterError> {
-        self.memory.list(api_version, kind, namespace, labels)
-    }
-    fn apply(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError> {
-        self.memory.apply(object, field_manager)
-    }
-    fn apply_status(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError> {
-        self.memory.apply_status(object, field_manager)
-    }
-    fn delete(&self, object: &ObjectRef, uid: Option<&str>) -> Result<(), ClusterError> {
+
+    fn before_delete(&self, object: &ObjectRef) -> Result<(), ClusterError> {
         if object.name == self.protected {
             return Err(ClusterError::Object {
                 object: object.to_string(),
                 message: "This resource is in-use by 1 usage(s)".into(),
             });
         }
-        self.memory.delete(object, uid)
-    }
-    fn is_namespaced(&self, api_version: &str, kind: &str) -> Result<Option<bool>, ClusterError> {
-        self.memory.is_namespaced(api_version, kind)
-    }
-    fn schema(&self, api_version: &str, kind: &str) -> Result<Option<Value>, ClusterError> {
-        self.memory.schema(api_version, kind)
-    }
-    fn record_event(&self, event: Event) {
-        self.memory.record_event(event);
+        Ok(())
     }
 }
 

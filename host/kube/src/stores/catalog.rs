@@ -17,9 +17,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use futures::StreamExt;
 use futures::channel::mpsc::UnboundedReceiver;
 use futures::future::{BoxFuture, Shared};
-use futures::{FutureExt, StreamExt};
 use kube::Client;
 use kube::api::DynamicObject;
 use kube::runtime::reflector::store::Writer;
@@ -30,7 +30,7 @@ use plait_pipeline::Step;
 use plait_reconcile::{ObjectRef, PrepareError};
 use serde_json::{Value, json};
 
-use crate::stores::reflect::{listed, reflect};
+use crate::stores::reflect::{listed, listed_once, reflect};
 use crate::vocabulary::api::{
     COMPOSITION_API_VERSION, COMPOSITION_KIND, composition_resource, function_resource,
     revision_resource,
@@ -155,8 +155,6 @@ pub struct Catalog {
     capacity: usize,
     /// Whether every store has listed its kind once (false: the
     /// controller stopped first), for every reconcile that waits for it.
-    /// kube-runtime wakes only the last of the tasks waiting for a store to
-    /// be ready, so each store has this one waiter, which wakes them all.
     listed: Shared<BoxFuture<'static, bool>>,
 }
 
@@ -169,17 +167,11 @@ impl Catalog {
         functions: Store<DynamicObject>,
         capacity: usize,
     ) -> Catalog {
-        let stores = [compositions.clone(), revisions.clone(), functions.clone()];
-        let listed = async move {
-            for store in stores {
-                if store.wait_until_ready().await.is_err() {
-                    return false;
-                }
-            }
-            true
-        }
-        .boxed()
-        .shared();
+        let listed = listed_once(vec![
+            compositions.clone(),
+            revisions.clone(),
+            functions.clone(),
+        ]);
         Catalog {
             compositions,
             revisions,

@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use futures::{Stream, StreamExt};
+use futures::future::{BoxFuture, Shared};
+use futures::{FutureExt, Stream, StreamExt};
 use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::runtime::reflector::Store;
@@ -52,6 +53,24 @@ pub fn reflect(
         };
         futures::future::ready(object)
     })
+}
+
+/// A future any number of tasks may await (each a clone) that ends once
+/// every store of `stores` has listed its objects: `false` if a store's
+/// writer went first (the controller is stopping). kube-runtime's
+/// `Store::wait_until_ready` wakes only the last task that polled it, so a
+/// store many tasks wait for is waited for through this, its one waiter.
+pub fn listed_once(stores: Vec<Store<DynamicObject>>) -> Shared<BoxFuture<'static, bool>> {
+    async move {
+        for store in stores {
+            if store.wait_until_ready().await.is_err() {
+                return false;
+            }
+        }
+        true
+    }
+    .boxed()
+    .shared()
 }
 
 /// The stored objects whose labels include `labels`, as JSON.
