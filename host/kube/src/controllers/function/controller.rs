@@ -531,17 +531,8 @@ impl FunctionContext {
             }
         }
         let verified = started.elapsed();
-        let runtime = self.packages.runtime().clone();
         let started = Instant::now();
-        let (resolved, loaded) = tokio::task::spawn_blocking(move || {
-            let loaded = plait_oci::load(&runtime, &resolved);
-            (resolved, loaded)
-        })
-        .await
-        .map_err(|source| FunctionError::Join {
-            function: name.into(),
-            source,
-        })?;
+        let (resolved, loaded) = self.load(name, resolved).await?;
         let compiled = started.elapsed();
         let module = match loaded {
             Ok(module) => module,
@@ -665,16 +656,7 @@ impl FunctionContext {
         {
             return Ok(Err(error));
         }
-        let runtime = self.packages.runtime().clone();
-        let (resolved, loaded) = tokio::task::spawn_blocking(move || {
-            let loaded = plait_oci::load(&runtime, &resolved);
-            (resolved, loaded)
-        })
-        .await
-        .map_err(|source| FunctionError::Join {
-            function: name.into(),
-            source,
-        })?;
+        let (resolved, loaded) = self.load(name, resolved).await?;
         let module = match loaded {
             Ok(module) => module,
             Err(error) => return Ok(Err(error)),
@@ -686,6 +668,31 @@ impl FunctionContext {
             "loaded a package a CompositionRevision records"
         );
         Ok(Ok(()))
+    }
+
+    /// Compiles (or finds compiled) the component `resolved` names, on a
+    /// blocking thread; `function` names the Function for a join error.
+    async fn load(
+        &self,
+        function: &str,
+        resolved: plait_oci::Resolved,
+    ) -> Result<
+        (
+            plait_oci::Resolved,
+            Result<Arc<plait_runtime::Module>, plait_oci::Error>,
+        ),
+        FunctionError,
+    > {
+        let runtime = self.packages.runtime().clone();
+        tokio::task::spawn_blocking(move || {
+            let loaded = plait_oci::load(&runtime, &resolved);
+            (resolved, loaded)
+        })
+        .await
+        .map_err(|source| FunctionError::Join {
+            function: function.into(),
+            source,
+        })
     }
 
     /// Waits (briefly) until the Function store holds `function` as written
