@@ -2,11 +2,14 @@
 //! reproduce byte for byte: crossplane-runtime's field paths (parsing, reads,
 //! writes, wildcards, and their error texts), Go's `fmt`, `strconv` and
 //! `encoding/json` renderings of JSON values, `encoding/json`'s refusal to
-//! read a struct from anything but an object, and Kubernetes' `field.Error`.
+//! read a struct from anything but an object, function-sdk-go's strict
+//! reading of a function's input into Go structs, and Kubernetes'
+//! `field.Error`.
 
 pub mod field;
 pub mod fieldpath;
 pub mod float;
+pub mod input;
 pub mod json;
 pub mod printf;
 pub mod strconv;
