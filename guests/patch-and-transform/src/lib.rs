@@ -6,7 +6,7 @@
 //! - integral numbers stay integers, as in Crossplane's native v1 engine, so
 //!   `%d` and `MatchInteger` work;
 //! - native v1 spellings found in real P&T inputs are accepted: connection
-//!   details without `type` (or `name`), and transforms, math and string
+//!   details without `type` (or `name`), and transforms and string
 //!   transforms without `type`;
 //! - a template's `dependsOn` orders composed resources (a plait extension);
 //! - a `MatchCondition` check without `matchCondition` uses `Ready`/`True`

@@ -453,3 +453,43 @@ fn unknown_input_fields_are_refused_with_upstreams_whole_message() {
         }
     }
 }
+
+#[test]
+fn math_without_type_is_refused_as_upstream() {
+    let cases = [
+        (
+            json!({"type": "math", "math": {"multiply": 2}}),
+            "resources[0].patches[0].transforms[0].math.type: Required value: math transform type is required",
+        ),
+        (
+            json!({"type": "math", "math": {"type": "", "clampMin": 1}}),
+            "resources[0].patches[0].transforms[0].math.type: Required value: math transform type is required",
+        ),
+        (
+            json!({"type": "math", "math": {}}),
+            "resources[0].patches[0].transforms[0].math.type: Required value: math transform type is required",
+        ),
+    ];
+    for (transform, cause) in cases {
+        let input = json!({"resources": [{"name": "a", "base": {"kind": "A"}, "patches": [
+            {"fromFieldPath": "spec.size", "transforms": [transform]}]}]});
+        for message in fatal_message_both_ways(&input) {
+            assert_eq!(
+                message,
+                format!("invalid Function input: {cause}"),
+                "{input}"
+            );
+        }
+    }
+    // Typed, it multiplies.
+    let input = json!({"resources": [{"name": "a", "base": {"kind": "A"}, "patches": [
+        {"fromFieldPath": "spec.count", "toFieldPath": "spec.n",
+         "transforms": [{"type": "math", "math": {"type": "Multiply", "multiply": 2}}]}]}]});
+    let mut request = request(input);
+    if let Some(xr) = &mut request.observed.composite {
+        xr.resource["spec"]["count"] = json!(3);
+    }
+    let response = run(request);
+    assert_eq!(messages(&response), vec![]);
+    assert_eq!(response.desired.resources["a"].resource["spec"]["n"], 6);
+}

@@ -56,11 +56,9 @@ pub struct MathTransform {
 }
 
 impl MathTransform {
-    /// The math type; a legacy transform with only `multiply` multiplies.
+    /// The math type; without one, validation refuses the transform, as
+    /// upstream does.
     pub fn kind(&self) -> &str {
-        if self.math_type.is_empty() && self.multiply.is_some() {
-            return "Multiply";
-        }
         &self.math_type
     }
 }
