@@ -12,6 +12,7 @@ mod health;
 
 use std::time::Duration;
 
+use plait_go_compat::input::{ObjectMeta, from_sorted_value, get_input_error, go_string};
 use plait_sdk::{Function, FunctionError, Ready, Request, Response};
 use serde::Deserialize;
 use serde_json::Value;
@@ -24,34 +25,51 @@ pub const DEFAULT_TTL: Duration = Duration::from_secs(60);
 /// The `function-auto-ready` built-in.
 pub struct AutoReady;
 
-/// The step's optional input (`auto-ready.fn.crossplane.io/v1beta1` `Input`).
+/// The step's optional input (`auto-ready.fn.crossplane.io/v1beta1` `Input`),
+/// read as upstream reads it: a member name its Go struct does not declare
+/// is refused (see [`plait_go_compat::input`]).
 #[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 struct Input {
-    /// How long the response may be cached, as a Go duration (`1m0s`).
+    #[serde(default)]
+    api_version: Option<String>,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    metadata: Option<ObjectMeta>,
+    /// How long the response may be cached, as a Go duration (`1m0s`);
+    /// empty means the default.
+    #[serde(default, deserialize_with = "go_string")]
     ttl: Option<String>,
+    #[serde(default)]
     cel_health_check_customization: Option<Value>,
+    #[serde(default, deserialize_with = "go_string")]
     cel_health_check_customization_from: Option<String>,
 }
+
+plait_go_compat::go_structs!(Input => "v1beta1.Input");
 
 impl Function for AutoReady {
     fn run(request: Request) -> Result<Response, FunctionError> {
         let mut response = Response::from_request(&request);
         response.ttl = Some(DEFAULT_TTL);
 
-        let input = match request.input.clone().map(serde_json::from_value::<Input>) {
+        let input = match request.input.clone().map(from_sorted_value::<Input>) {
             None => Input::default(),
             Some(Ok(input)) => input,
             Some(Err(e)) => {
-                response.fatal(format!("invalid input: {e}"));
+                response.fatal(format!(
+                    "cannot get Function input from *v1.RunFunctionRequest: {}",
+                    get_input_error("v1beta1.Input", e)
+                ));
                 return Ok(response);
             }
         };
-        if let Some(ttl) = &input.ttl {
+        if let Some(ttl) = input.ttl.as_deref().filter(|ttl| !ttl.is_empty()) {
             match parse_go_duration(ttl) {
                 Ok(ttl) => response.ttl = Some(ttl),
                 Err(e) => {
-                    response.fatal(format!("invalid input: {e}"));
+                    response.fatal(format!("cannot set ttl: {e}"));
                     return Ok(response);
                 }
             }
@@ -314,12 +332,33 @@ mod tests {
                 vec![],
             ),
             (
+                "empty ttl is the default",
+                Some(json!({"ttl": ""})),
+                Some(DEFAULT_TTL),
+                vec![],
+            ),
+            (
+                "every field of upstream's input",
+                Some(
+                    json!({"apiVersion": "auto-ready.fn.crossplane.io/v1beta1", "kind": "Input",
+                    "metadata": {"name": "x"}, "ttl": "1m",
+                    "celHealthCheckCustomization": {}, "celHealthCheckCustomizationFrom": null}),
+                ),
+                Some(Duration::from_secs(60)),
+                vec![(
+                    Severity::Warning,
+                    "CEL health checks (celHealthCheckCustomization, celHealthCheckCustomizationFrom) \
+                     are not supported by plait's built-in function-auto-ready; only the built-in \
+                     per-kind checks and the Ready condition were used",
+                )],
+            ),
+            (
                 "bad ttl",
                 Some(json!({"ttl": "soon"})),
                 Some(DEFAULT_TTL),
                 vec![(
                     Severity::Fatal,
-                    "invalid input: time: invalid duration \"soon\"",
+                    "cannot set ttl: time: invalid duration \"soon\"",
                 )],
             ),
             (
@@ -328,7 +367,33 @@ mod tests {
                 Some(DEFAULT_TTL),
                 vec![(
                     Severity::Fatal,
-                    "invalid input: invalid type: integer `5`, expected a string",
+                    "cannot get Function input from *v1.RunFunctionRequest: cannot get function input \
+                     *v1beta1.Input from *v1.RunFunctionRequest: cannot unmarshal JSON from \
+                     *structpb.Struct into *v1beta1.Input: json: cannot unmarshal JSON number into Go value of type string",
+                )],
+            ),
+            (
+                "unknown field",
+                Some(json!({"ttl": "1m", "tll": "2m"})),
+                Some(DEFAULT_TTL),
+                vec![(
+                    Severity::Fatal,
+                    "cannot get Function input from *v1.RunFunctionRequest: cannot get function input \
+                     *v1beta1.Input from *v1.RunFunctionRequest: cannot unmarshal JSON from \
+                     *structpb.Struct into *v1beta1.Input: json: cannot unmarshal Go value of type \
+                     v1beta1.Input: unknown name \"tll\"",
+                )],
+            ),
+            (
+                "unknown field in metadata",
+                Some(json!({"metadata": {"nmae": "x"}})),
+                Some(DEFAULT_TTL),
+                vec![(
+                    Severity::Fatal,
+                    "cannot get Function input from *v1.RunFunctionRequest: cannot get function input \
+                     *v1beta1.Input from *v1.RunFunctionRequest: cannot unmarshal JSON from \
+                     *structpb.Struct into *v1beta1.Input: json: cannot unmarshal Go value of type \
+                     v1.ObjectMeta: unknown name \"nmae\"",
                 )],
             ),
         ];

@@ -1,17 +1,33 @@
 //! The step input: `environmentconfigs.fn.crossplane.io/v1beta1` `Input`.
+//!
+//! Read as upstream reads it (see [`plait_go_compat::input`]): a member
+//! name upstream's Go structs do not declare is refused with upstream's
+//! message, naming the Go struct.
 
-use serde::Deserialize;
+use plait_go_compat::input::ObjectMeta;
+use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(remote = "Self", rename_all = "camelCase")]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 pub struct Input {
     #[serde(default)]
+    pub api_version: Option<String>,
+    #[serde(default)]
+    pub kind: Option<String>,
+    #[serde(default)]
+    pub metadata: Option<ObjectMeta>,
+    /// `null` reads as an empty spec, as Go's zero value.
+    #[serde(default, deserialize_with = "nullable")]
     pub spec: InputSpec,
 }
 
+fn nullable<'de, D: Deserializer<'de>, T: Default + Deserialize<'de>>(d: D) -> Result<T, D::Error> {
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
 #[derive(Debug, Default, Deserialize)]
-#[serde(remote = "Self", rename_all = "camelCase")]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 pub struct InputSpec {
     /// The environment's starting point; selected configs are merged on top.
     pub default_data: Option<Map<String, Value>>,
@@ -32,7 +48,7 @@ impl InputSpec {
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(remote = "Self", rename_all = "camelCase")]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 pub struct Policy {
     pub resolution: Option<Resolution>,
 }
@@ -44,14 +60,15 @@ pub enum Resolution {
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(remote = "Self", rename_all = "camelCase")]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 pub struct EnvironmentSource {
     #[serde(rename = "type", default)]
     pub source_type: SourceType,
     #[serde(rename = "ref")]
     pub reference: Option<Reference>,
     pub selector: Option<Selector>,
-    /// Newer upstream versions can nest a config's data under a path; not supported here.
+    /// Upstream (v0.7) nests the config's data under this path; plait
+    /// refuses an input that sets it rather than ignore it.
     pub to_field_path: Option<String>,
 }
 
@@ -63,13 +80,13 @@ pub enum SourceType {
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(remote = "Self")]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct Reference {
     pub name: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(remote = "Self", rename_all = "camelCase")]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 pub struct Selector {
     #[serde(default)]
     pub mode: SelectorMode,
@@ -97,7 +114,7 @@ pub enum SelectorMode {
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(remote = "Self", rename_all = "camelCase")]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 pub struct LabelMatcher {
     #[serde(rename = "type", default)]
     pub matcher_type: MatcherType,
@@ -122,12 +139,12 @@ pub enum FromFieldPathPolicy {
     Optional,
 }
 
-plait_go_compat::deserialize_from_objects_only!(
-    Input,
-    InputSpec,
-    Policy,
-    EnvironmentSource,
-    Reference,
-    Selector,
-    LabelMatcher,
+plait_go_compat::go_structs!(
+    Input => "v1beta1.Input",
+    InputSpec => "v1beta1.InputSpec",
+    Policy => "v1beta1.Policy",
+    EnvironmentSource => "v1beta1.EnvironmentSource",
+    Reference => "v1beta1.EnvironmentSourceReference",
+    Selector => "v1beta1.EnvironmentSourceSelector",
+    LabelMatcher => "v1beta1.EnvironmentSourceSelectorLabelMatcher",
 );

@@ -24,6 +24,7 @@ use input::{
     SourceType,
 };
 use plait_go_compat::fieldpath::{self, FieldPathError};
+use plait_go_compat::input::{from_sorted_value, get_input_error};
 use plait_go_compat::json::unmarshal_type_error;
 
 /// The well-known context key holding the composition environment.
@@ -127,9 +128,8 @@ pub fn requirement_name(index: usize) -> String {
 fn compose(request: &Request, response: &mut Response) -> Result<(), Error> {
     let input: Input = match &request.input {
         None => Input::default(),
-        Some(value) => {
-            serde_json::from_value(value.clone()).map_err(|e| Error::Input(e.to_string()))?
-        }
+        Some(value) => from_sorted_value(value.clone())
+            .map_err(|e| Error::Input(get_input_error("v1beta1.Input", e)))?,
     };
     let Some(sources) = &input.spec.environment_configs else {
         return Ok(());

@@ -525,7 +525,7 @@ fn reports_what_it_cannot_select_as_a_fatal_result() {
             json!({"environmentConfigs": [{"type": "Selector", "selector": {"mode": "Some", "matchLabels": [labelled]}}]}),
             json!({}),
             vec![],
-            "cannot get Function input from *v1.RunFunctionRequest: unknown variant `Some`, expected `Single` or `Multiple`",
+            "cannot get Function input from *v1.RunFunctionRequest: cannot get function input *v1beta1.Input from *v1.RunFunctionRequest: cannot unmarshal JSON from *structpb.Struct into *v1beta1.Input: unknown variant `Some`, expected `Single` or `Multiple`",
         ),
     ];
     for (name, spec, xr_spec, required, want) in cases {
@@ -620,38 +620,162 @@ fn labels_can_come_from_the_earlier_environment() {
     );
 }
 
+/// The fatal result upstream gives an input it cannot read for `cause`.
+fn refused_input(cause: &str) -> String {
+    format!(
+        "cannot get Function input from *v1.RunFunctionRequest: cannot get function input \
+         *v1beta1.Input from *v1.RunFunctionRequest: cannot unmarshal JSON from *structpb.Struct \
+         into *v1beta1.Input: {cause}"
+    )
+}
+
+fn fatal_for(input: Option<Value>) -> Vec<String> {
+    let request = Request {
+        observed: xr(json!({})),
+        input,
+        ..Request::default()
+    };
+    let response = EnvironmentConfigs::run(request).unwrap();
+    fatal_messages(&response)
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
+}
+
 #[test]
 fn arrays_where_objects_belong_are_rejected() {
     let cases = [
-        (Some(json!([])), "struct Input"),
-        (input(json!(["Resolve"])), "struct InputSpec"),
+        (Some(json!([])), "Input"),
+        (input(json!(["Resolve"])), "InputSpec"),
         (
             input(json!({"environmentConfigs": [["Reference", {"name": "a"}]]})),
-            "struct EnvironmentSource",
+            "EnvironmentSource",
         ),
         (
             input(json!({"environmentConfigs": [{"type": "Reference", "ref": ["a"]}]})),
-            "struct Reference",
+            "EnvironmentSourceReference",
         ),
         (
             input(json!({"environmentConfigs": [{"type": "Selector", "selector": [[]]}]})),
-            "struct Selector",
+            "EnvironmentSourceSelector",
         ),
-        (input(json!({"policy": ["Required"]})), "struct Policy"),
+        (input(json!({"policy": ["Required"]})), "Policy"),
     ];
-    for (input, expected) in cases {
-        let request = Request {
-            observed: xr(json!({})),
-            input: input.clone(),
-            ..Request::default()
-        };
-        let response = EnvironmentConfigs::run(request).unwrap();
-        let messages = fatal_messages(&response);
-        assert!(
-            messages
-                .iter()
-                .any(|m| m.contains(&format!("invalid type: sequence, expected {expected}"))),
-            "{input:?}: {messages:?}"
+    for (input, go) in cases {
+        assert_eq!(
+            fatal_for(input.clone()),
+            [refused_input(&format!(
+                "json: cannot unmarshal JSON array into Go value of type v1beta1.{go}"
+            ))],
+            "{input:?}"
         );
     }
+}
+
+#[test]
+fn unknown_input_fields_are_refused_as_upstream() {
+    let cases = [
+        (
+            Some(
+                json!({"apiVersion": "environmentconfigs.fn.crossplane.io/v1beta1",
+                "kind": "Input", "spec": {}, "status": {}}),
+            ),
+            "Input",
+            "status",
+        ),
+        (
+            input(json!({"environmentConfig": []})),
+            "InputSpec",
+            "environmentConfig",
+        ),
+        (
+            input(json!({"policy": {"resolve": "Always"}})),
+            "Policy",
+            "resolve",
+        ),
+        (
+            input(
+                json!({"environmentConfigs": [{"type": "Reference", "ref": {"name": "a"}, "optional": true}]}),
+            ),
+            "EnvironmentSource",
+            "optional",
+        ),
+        (
+            input(
+                json!({"environmentConfigs": [{"type": "Reference", "ref": {"name": "a", "namespace": "b"}}]}),
+            ),
+            "EnvironmentSourceReference",
+            "namespace",
+        ),
+        (
+            input(
+                json!({"environmentConfigs": [{"type": "Selector", "selector": {"matchLabel": []}}]}),
+            ),
+            "EnvironmentSourceSelector",
+            "matchLabel",
+        ),
+        (
+            input(
+                json!({"environmentConfigs": [{"type": "Selector", "selector": {"matchLabels": [
+                {"key": "a", "valueFromFieldPath": "spec.a", "policy": "Optional"}]}}]}),
+            ),
+            "EnvironmentSourceSelectorLabelMatcher",
+            "policy",
+        ),
+        (
+            // Upstream reads members sorted: `environmentConfigs` before `policy`.
+            input(json!({"policy": {"resolve": "Always"},
+                "environmentConfigs": [{"type": "Reference", "ref": {"name": "a"}, "x": 1}]})),
+            "EnvironmentSource",
+            "x",
+        ),
+    ];
+    for (input, go, name) in cases {
+        assert_eq!(
+            fatal_for(input.clone()),
+            [refused_input(&format!(
+                "json: cannot unmarshal Go value of type v1beta1.{go}: unknown name \"{name}\""
+            ))],
+            "{input:?}"
+        );
+    }
+    assert_eq!(
+        fatal_for(Some(json!({"metadata": {"name": "x", "label": "y"}}))),
+        [refused_input(
+            "json: cannot unmarshal Go value of type v1.ObjectMeta: unknown name \"label\""
+        )]
+    );
+}
+
+#[test]
+fn every_field_of_upstreams_input_type_is_accepted() {
+    let full = Some(json!({
+        "apiVersion": "environmentconfigs.fn.crossplane.io/v1beta1", "kind": "Input",
+        "metadata": {"name": "x"},
+        "spec": {
+            "defaultData": {"any": {"thing": 1}},
+            "policy": {"resolution": "Optional"},
+            "environmentConfigs": [
+                {"type": "Reference", "ref": {"name": "a"}},
+                {"type": "Selector", "selector": {"mode": "Multiple", "maxMatch": 2, "minMatch": 0,
+                    "sortByFieldPath": "metadata.name", "matchLabels": [
+                        {"type": "Value", "key": "k", "value": "v"},
+                        {"type": "FromCompositeFieldPath", "key": "k2", "valueFromFieldPath": "spec.a",
+                         "fromFieldPathPolicy": "Optional"}]}},
+            ],
+        },
+    }));
+    assert_eq!(fatal_for(full), Vec::<String>::new());
+    // toFieldPath is upstream's too: read, then refused as unsupported.
+    let to_field_path = input(
+        json!({"environmentConfigs": [{"type": "Reference", "ref": {"name": "a"}, "toFieldPath": "x"}]}),
+    );
+    assert_eq!(
+        fatal_for(to_field_path),
+        [
+            "cannot build requirements: environmentConfigs[0]: toFieldPath is not supported by plait's built-in function-environment-configs"
+        ]
+    );
+    // A null spec is an empty one, as Go's zero value.
+    assert_eq!(fatal_for(Some(json!({"spec": null}))), Vec::<String>::new());
 }

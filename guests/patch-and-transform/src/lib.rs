@@ -5,9 +5,10 @@
 //!
 //! - integral numbers stay integers, as in Crossplane's native v1 engine, so
 //!   `%d` and `MatchInteger` work;
-//! - native v1 spellings found in real P&T inputs are accepted:
-//!   `policy.mergeOptions`, connection details without `type` (or `name`),
-//!   and `type` inside a Combine's `string` block;
+//! - native v1 spellings found in real P&T inputs are accepted: connection
+//!   details without `type` (or `name`), and transforms and string
+//!   transforms without `type`;
+//! - a template's `dependsOn` orders composed resources (a plait extension);
 //! - a `MatchCondition` check without `matchCondition` uses `Ready`/`True`
 //!   where upstream would dereference nil.
 
@@ -26,6 +27,7 @@ pub use plait_go_compat::fieldpath;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use plait_go_compat::input::get_input_error;
 use plait_go_compat::strconv::quote;
 use plait_sdk::{
     Function, FunctionError, FunctionResult, Ready, Request, Resource, Response, Severity, State,
@@ -125,7 +127,12 @@ fn compose(
     input: Result<Resources, serde_json::Error>,
     warnings: &mut Vec<String>,
 ) -> Result<(State, Value), String> {
-    let mut input = input.map_err(|e| format!("cannot get Function input: {e}"))?;
+    let mut input = input.map_err(|e| {
+        format!(
+            "cannot get Function input: {}",
+            get_input_error("v1beta1.Resources", e)
+        )
+    })?;
     validate::resources(&input).map_err(|e| format!("invalid Function input: {e}"))?;
     // Each base becomes its resource's desired object: moved, not copied.
     let bases: Vec<Option<Value>> = input

@@ -46,17 +46,6 @@ impl ToFieldPathPolicy {
         })
     }
 
-    /// The policy `crossplane beta convert` gives a native
-    /// `mergeOptions{keepMapValues, appendSlice}`.
-    pub fn from_merge_options(keep_map_values: bool, append_slice: bool) -> Self {
-        match (keep_map_values, append_slice) {
-            (true, false) => ToFieldPathPolicy::MergeObjects,
-            (true, true) => ToFieldPathPolicy::MergeObjectsAppendArrays,
-            (false, true) => ToFieldPathPolicy::ForceMergeObjectsAppendArrays,
-            (false, false) => ToFieldPathPolicy::ForceMergeObjects,
-        }
-    }
-
     /// The merge options upstream's `toMergeOption` maps the policy to;
     /// `None` means replace.
     pub fn merge_options(self) -> Option<MergeOptions> {
@@ -457,23 +446,6 @@ mod tests {
         ];
         for (name, expected) in cases {
             assert_eq!(ToFieldPathPolicy::parse(name), expected, "{name}");
-        }
-    }
-
-    #[test]
-    fn legacy_merge_options_map_like_beta_convert() {
-        use ToFieldPathPolicy::*;
-        let cases = [
-            (true, false, MergeObjects),
-            (true, true, MergeObjectsAppendArrays),
-            (false, true, ForceMergeObjectsAppendArrays),
-            (false, false, ForceMergeObjects),
-        ];
-        for (keep, append, expected) in cases {
-            assert_eq!(
-                ToFieldPathPolicy::from_merge_options(keep, append),
-                expected
-            );
         }
     }
 }

@@ -323,13 +323,6 @@ mod tests {
                 Ok(json!({"metadata": {"labels": {"a": "0", "b": "2"}}})),
             ),
             (
-                "legacy mergeOptions keepMapValues",
-                json!({"fromFieldPath": "spec.labels", "toFieldPath": "metadata.labels",
-                "policy": {"mergeOptions": {"keepMapValues": true}}}),
-                json!({"metadata": {"labels": {"b": "2"}}}),
-                Ok(json!({"metadata": {"labels": {"a": "1", "b": "2"}}})),
-            ),
-            (
                 "append arrays",
                 json!({"fromFieldPath": "spec.items", "toFieldPath": "spec.items",
                 "policy": {"toFieldPath": "ForceMergeObjectsAppendArrays"}}),

@@ -404,3 +404,92 @@ fn depends_on_is_written_onto_the_resource_for_plaits_ordering() {
         "{message}"
     );
 }
+
+/// The fatal result of an input upstream refuses, whole: the text path
+/// (WebAssembly guests) and the tree path (native hosts) say the same.
+fn fatal_message_both_ways(input: &Value) -> [String; 2] {
+    let from_tree = run(request(input.clone()));
+    let from_text = PatchAndTransform::run_with_input_text(
+        Request {
+            input: None,
+            ..request(json!(null))
+        },
+        Some(&input.to_string()),
+    )
+    .unwrap();
+    [from_tree, from_text].map(|response| {
+        let fatal: Vec<_> = messages(&response)
+            .into_iter()
+            .filter(|(severity, _)| *severity == Severity::Fatal)
+            .map(|(_, message)| message)
+            .collect();
+        assert_eq!(fatal.len(), 1, "{input}: {fatal:?}");
+        fatal[0].clone()
+    })
+}
+
+#[test]
+fn unknown_input_fields_are_refused_with_upstreams_whole_message() {
+    let prefix = "cannot get Function input: cannot get function input *v1beta1.Resources from \
+        *v1.RunFunctionRequest: cannot unmarshal JSON from *structpb.Struct into *v1beta1.Resources: ";
+    let cases = [
+        (
+            json!({"resources": [{"name": "a", "base": {"kind": "A"}, "patches": [
+                {"type": "CombineFromComposite", "toFieldPath": "a",
+                 "combine": {"strategy": "string", "variables": [{"fromFieldPath": "b"}],
+                             "string": {"type": "Format", "fmt": "%s"}}}]}]}),
+            "json: cannot unmarshal Go value of type v1beta1.StringCombine: unknown name \"type\"",
+        ),
+        (
+            // Written first, but upstream reads `apiVersion`, `kind`,
+            // `resources` in sorted order and meets the template's fault first.
+            json!({"zzz": true, "resources": [{"name": "a", "bogus": 1}]}),
+            "json: cannot unmarshal Go value of type v1beta1.ComposedTemplate: unknown name \"bogus\"",
+        ),
+    ];
+    for (input, cause) in cases {
+        for message in fatal_message_both_ways(&input) {
+            assert_eq!(message, format!("{prefix}{cause}"), "{input}");
+        }
+    }
+}
+
+#[test]
+fn math_without_type_is_refused_as_upstream() {
+    let cases = [
+        (
+            json!({"type": "math", "math": {"multiply": 2}}),
+            "resources[0].patches[0].transforms[0].math.type: Required value: math transform type is required",
+        ),
+        (
+            json!({"type": "math", "math": {"type": "", "clampMin": 1}}),
+            "resources[0].patches[0].transforms[0].math.type: Required value: math transform type is required",
+        ),
+        (
+            json!({"type": "math", "math": {}}),
+            "resources[0].patches[0].transforms[0].math.type: Required value: math transform type is required",
+        ),
+    ];
+    for (transform, cause) in cases {
+        let input = json!({"resources": [{"name": "a", "base": {"kind": "A"}, "patches": [
+            {"fromFieldPath": "spec.size", "transforms": [transform]}]}]});
+        for message in fatal_message_both_ways(&input) {
+            assert_eq!(
+                message,
+                format!("invalid Function input: {cause}"),
+                "{input}"
+            );
+        }
+    }
+    // Typed, it multiplies.
+    let input = json!({"resources": [{"name": "a", "base": {"kind": "A"}, "patches": [
+        {"fromFieldPath": "spec.count", "toFieldPath": "spec.n",
+         "transforms": [{"type": "math", "math": {"type": "Multiply", "multiply": 2}}]}]}]});
+    let mut request = request(input);
+    if let Some(xr) = &mut request.observed.composite {
+        xr.resource["spec"]["count"] = json!(3);
+    }
+    let response = run(request);
+    assert_eq!(messages(&response), vec![]);
+    assert_eq!(response.desired.resources["a"].resource["spec"]["n"], 6);
+}

@@ -416,7 +416,7 @@ mod tests {
                 "resources[0].patches[0].policy.fromFieldPathPolicy: Invalid value: \"Maybe\": unknown fromFieldPathPolicy",
             ),
             (
-                json!({"patchSets": [{"name": "s", "patches": [{"type": "PatchSet", "patchSetName": "t"}]}], "resources": [{"name": "a"}]}),
+                json!({"patchSets": [{"name": "s", "patches": [{"type": "PatchSet"}]}], "resources": [{"name": "a"}]}),
                 "patches[0].type: Invalid value: \"PatchSet\": patch type *v1beta1.PatchSetPatch does not support patch of type PatchSet",
             ),
             (
@@ -474,7 +474,7 @@ mod tests {
         let cases = [
             json!({"environment": {"patches": [{"type": "FromCompositeFieldPath", "fromFieldPath": "a"}]}}),
             json!({"resources": [{"name": "a", "patches": [
-                {"fromFieldPath": "a", "policy": {"mergeOptions": {"keepMapValues": true}}},
+                {"fromFieldPath": "a", "policy": {"toFieldPath": "MergeObjects"}},
                 {"type": "PatchSet", "patchSetName": "s"},
                 {"type": "CombineToComposite", "toFieldPath": "x",
                  "combine": {"strategy": "string", "string": {"fmt": "%s"}, "variables": [{"fromFieldPath": "a"}]}}

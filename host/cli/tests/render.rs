@@ -1,5 +1,6 @@
 //! `plait render` end to end: the examples against their golden output, and
-//! every composition of the real-world corpus.
+//! every composition of the real-world corpus (rendered, or refused as
+//! upstream refuses it).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -7,7 +8,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 mod common;
-use common::repo;
+use common::{CORPUS_REFUSED, corpus_refused, repo};
 
 fn plait(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_plait"))
@@ -52,6 +53,9 @@ fn getting_started_renders_its_golden_output() {
 /// Kubernetes would reject them as names.
 const PLACEHOLDERS: &[(&str, &str)] = &[("$CLAIM_NAME", "claim-name")];
 
+/// Every corpus composition renders, but those whose function input
+/// upstream refuses ([`CORPUS_REFUSED`]): their render fails with upstream's
+/// fatal result.
 #[test]
 fn every_corpus_composition_renders() {
     let corpus = repo().join("tests/corpus");
@@ -62,6 +66,12 @@ fn every_corpus_composition_renders() {
         .collect();
     dirs.sort();
     assert_eq!(dirs.len(), 37, "the corpus has 37 cases");
+    for (refused, _) in CORPUS_REFUSED {
+        assert!(
+            dirs.iter().any(|d| d.ends_with(refused)),
+            "{refused} is not a corpus case"
+        );
+    }
     let scratch = tempfile::tempdir().expect("tempdir");
     let mut failures = Vec::new();
     for dir in &dirs {
@@ -90,7 +100,16 @@ fn every_corpus_composition_renders() {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = plait(&args);
         let stdout = String::from_utf8_lossy(&out.stdout);
-        if !out.status.success() {
+        if let Some(message) = corpus_refused(name) {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let expected = format!("returned a fatal result: {message}");
+            if out.status.success() || !stderr.contains(&expected) {
+                failures.push(format!(
+                    "{name}: expected to fail with {expected:?}, got {}:\n{stderr}",
+                    out.status
+                ));
+            }
+        } else if !out.status.success() {
             failures.push(format!("{name}: {}", String::from_utf8_lossy(&out.stderr)));
         } else if !stdout.contains("type: Synced") || stdout.matches("\n---\n").count() < 1 {
             failures.push(format!(

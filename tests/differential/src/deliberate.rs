@@ -28,10 +28,6 @@ pub const DELIBERATE: &[Deliberate] = &[
         explains: integers_stay_integers,
     },
     Deliberate {
-        id: "merge-options",
-        explains: |_, d| upstream_rejected(d, "unknown name \"mergeOptions\""),
-    },
-    Deliberate {
         id: "untyped-connection-details",
         explains: |_, d| {
             upstream_rejected(d, "connectionDetails[")
@@ -43,10 +39,6 @@ pub const DELIBERATE: &[Deliberate] = &[
         explains: |_, d| {
             upstream_rejected(d, "transforms[") && upstream_rejected(d, "type: Required value")
         },
-    },
-    Deliberate {
-        id: "combine-string-type",
-        explains: |_, d| upstream_rejected(d, "StringCombine: unknown name \"type\""),
     },
     Deliberate {
         id: "match-condition-default",

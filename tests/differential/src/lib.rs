@@ -164,12 +164,16 @@ pub fn compare(plait: &Rendered, upstream: &Rendered) -> Vec<Difference> {
 }
 
 /// The part of a render error both renderers word alike: what the function
-/// said, after each tool's own prefix.
-pub(crate) fn failure_cause(message: &str) -> &str {
+/// said, after each tool's own prefix. The JSON library upstream reads its
+/// input with words its errors "json: cannot" or "json: unable to" at random
+/// (so that no caller matches them); plait says the first, and the second
+/// reads as it.
+pub(crate) fn failure_cause(message: &str) -> String {
     message
         .rsplit_once("returned a fatal result: ")
         .map(|(_, cause)| cause.trim())
         .unwrap_or(message.trim())
+        .replace("json: unable to ", "json: cannot ")
 }
 
 fn rendered_summary(rendered: &Rendered) -> Value {
@@ -216,5 +220,31 @@ fn numbers_equal(p: Option<&Value>, u: Option<&Value>) -> bool {
     match (p, u) {
         (Some(Value::Number(p)), Some(Value::Number(u))) => p.as_f64() == u.as_f64(),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_agree_whichever_wording_upstreams_json_library_picks() {
+        let cause = |wording: &str| {
+            format!(
+                "cannot render composite resource: pipeline step \"pt\" returned a fatal result: \
+                 cannot get Function input: json: {wording} unmarshal Go value of type \
+                 v1beta1.StringCombine: unknown name \"type\""
+            )
+        };
+        let plait = Rendered::Failed(cause("cannot"));
+        for upstream in ["cannot", "unable to"] {
+            assert_eq!(
+                compare(&plait, &Rendered::Failed(cause(upstream))),
+                [],
+                "{upstream}"
+            );
+        }
+        let other = Rendered::Failed(cause("cannot").replace("\"type\"", "\"fmt\""));
+        assert_eq!(compare(&plait, &other).len(), 1);
     }
 }

@@ -443,14 +443,16 @@ mod tests {
                 Ok(json!(-2)),
             ),
             (
-                "legacy multiply without type",
+                "multiply without a math type is refused, as upstream",
                 json!({"type": "math", "math": {"multiply": 2}}),
                 json!(4),
-                Ok(json!(8)),
+                Err(
+                    "math transform could not resolve: type: Required value: math transform type is required",
+                ),
             ),
             (
                 "legacy math without transform type",
-                json!({"math": {"multiply": 2}}),
+                json!({"math": {"type": "Multiply", "multiply": 2}}),
                 json!(4),
                 Ok(json!(8)),
             ),
@@ -622,7 +624,7 @@ mod tests {
         let ts: Vec<Transform> = serde_json::from_value(json!([
             {"type": "map", "map": {"small": "1", "large": "3"}},
             {"type": "convert", "convert": {"toType": "int"}},
-            {"type": "math", "math": {"multiply": 2}},
+            {"type": "math", "math": {"type": "Multiply", "multiply": 2}},
             {"type": "string", "string": {"fmt": "%d-nodes"}},
         ]))
         .unwrap();

@@ -56,11 +56,9 @@ pub struct MathTransform {
 }
 
 impl MathTransform {
-    /// The math type; a legacy transform with only `multiply` multiplies.
+    /// The math type; without one, validation refuses the transform, as
+    /// upstream does.
     pub fn kind(&self) -> &str {
-        if self.math_type.is_empty() && self.multiply.is_some() {
-            return "Multiply";
-        }
         &self.math_type
     }
 }
@@ -159,16 +157,16 @@ impl ConvertTransform {
     }
 }
 
-plait_go_compat::deserialize_from_objects_only!(
-    Transform,
-    MathTransform,
-    MatchTransform,
-    MatchTransformPattern,
-    StringTransform,
-    StringTransformRegexp,
-    StringTransformJoin,
-    StringTransformReplace,
-    ConvertTransform,
+plait_go_compat::go_structs!(
+    Transform => "v1beta1.Transform",
+    MathTransform => "v1beta1.MathTransform",
+    MatchTransform => "v1beta1.MatchTransform",
+    MatchTransformPattern => "v1beta1.MatchTransformPattern",
+    StringTransform => "v1beta1.StringTransform",
+    StringTransformRegexp => "v1beta1.StringTransformRegexp",
+    StringTransformJoin => "v1beta1.StringTransformJoin",
+    StringTransformReplace => "v1beta1.StringTransformReplace",
+    ConvertTransform => "v1beta1.ConvertTransform",
 );
 
 #[cfg(test)]
@@ -178,20 +176,69 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn unknown_fields_are_rejected() {
+    fn unknown_fields_are_refused_naming_the_go_struct() {
         let cases = [
-            json!({"type": "map", "mapp": {}}),
-            json!({"type": "math", "math": {"type": "Multiply", "multiply": 2, "divide": 3}}),
-            json!({"type": "string", "string": {"type": "Format", "fmt": "%s", "format": "x"}}),
-            json!({"type": "match", "match": {"patterns": [{"type": "literal", "literal": "a", "value": 1}]}}),
-            json!({"type": "convert", "convert": {"toType": "int", "from": "string"}}),
-            json!({"type": "math", "math": {"multiply": 2.5}}),
+            (json!({"type": "map", "mapp": {}}), "Transform", "mapp"),
+            (
+                json!({"type": "math", "math": {"type": "Multiply", "multiply": 2, "divide": 3}}),
+                "MathTransform",
+                "divide",
+            ),
+            (
+                json!({"type": "string", "string": {"type": "Format", "fmt": "%s", "format": "x"}}),
+                "StringTransform",
+                "format",
+            ),
+            (
+                json!({"type": "match", "match": {"patterns": [{"type": "literal", "literal": "a", "value": 1}]}}),
+                "MatchTransformPattern",
+                "value",
+            ),
+            (
+                json!({"type": "match", "match": {"patterns": [], "fallback": 1}}),
+                "MatchTransform",
+                "fallback",
+            ),
+            (
+                json!({"type": "string", "string": {"type": "Join", "join": {"separator": ",", "sep": ","}}}),
+                "StringTransformJoin",
+                "sep",
+            ),
+            (
+                json!({"type": "string", "string": {"type": "Replace", "replace": {"search": "a", "with": "b"}}}),
+                "StringTransformReplace",
+                "with",
+            ),
+            (
+                json!({"type": "convert", "convert": {"toType": "int", "from": "string"}}),
+                "ConvertTransform",
+                "from",
+            ),
         ];
-        for c in cases {
-            assert!(
-                serde_json::from_value::<Transform>(c.clone()).is_err(),
-                "{c} should be rejected"
+        for (transform, go, name) in cases {
+            let error = plait_go_compat::input::from_sorted_value::<Transform>(transform.clone())
+                .expect_err(&transform.to_string())
+                .to_string();
+            assert_eq!(
+                error,
+                format!(
+                    "json: cannot unmarshal Go value of type v1beta1.{go}: unknown name \"{name}\""
+                ),
+                "{transform}"
             );
         }
+    }
+
+    #[test]
+    fn map_pairs_take_any_name() {
+        let transform: Transform =
+            serde_json::from_value(json!({"type": "map", "map": {"type": "x", "fmt": 1}})).unwrap();
+        assert_eq!(transform.map.unwrap().pairs.len(), 2);
+    }
+
+    #[test]
+    fn values_of_the_wrong_type_are_refused() {
+        let transform = json!({"type": "math", "math": {"type": "Multiply", "multiply": 2.5}});
+        assert!(serde_json::from_value::<Transform>(transform).is_err());
     }
 }

@@ -276,9 +276,9 @@ mod tests {
                 Some("math.type: Required value: math transform type is required"),
             ),
             (
-                "legacy multiply",
+                "multiply without type",
                 json!({"type": "math", "math": {"multiply": 2}}),
-                None,
+                Some("math.type: Required value: math transform type is required"),
             ),
             (
                 "multiply without value",
