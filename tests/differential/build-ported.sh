@@ -17,8 +17,8 @@ REPO="$(cd "$HERE/../.." && pwd)"
 SDK="$REPO/guests/sdk-go"
 PLAIT="${PLAIT:-plait}"
 
-HASH="$(cd "$REPO" && cat guests/sdk-go/go.mod guests/sdk-go/go.sum guests/sdk-go/plait/*.go wit/function.wit \
-    host/cli/src/componentize.rs tests/differential/build-ported.sh tests/differential/ported/function-auto-ready/main.go | sha256sum | cut -c1-12)"
+HASH="$(cd "$REPO" && cat guests/sdk-go/go.mod guests/sdk-go/go.sum guests/sdk-go/plait/*.go guests/sdk-go/component/*.go wit/function.wit \
+    host/componentize/src/*.rs tests/differential/build-ported.sh tests/differential/ported/function-auto-ready/main.go | sha256sum | cut -c1-12)"
 CACHE_ROOT="${PLAIT_CACHE_DIR:-$HOME/.cache/plait}"
 DEST="$CACHE_ROOT/function-auto-ready-${VERSION#v}-wasm-$HASH"
 OUT="$DEST/function.wasm"

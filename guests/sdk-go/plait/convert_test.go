@@ -13,6 +13,7 @@ import (
 	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
+	"github.com/plait-dev/plait/guests/sdk-go/component"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -36,7 +37,7 @@ func sameJSON(t *testing.T, what, got, want string) {
 
 func TestRequestCarriesEveryFieldTheProtocolHas(t *testing.T) {
 	req := &Request{
-		Meta: RequestMeta{Tag: "t1", Capabilities: []Capability{CapabilityConditions}},
+		Meta: RequestMeta{Tag: "t1", Capabilities: []Capability{component.CapabilityConditions}},
 		Observed: State{
 			Composite: &Resource{
 				JSON:              `{"apiVersion":"example.org/v1","kind":"XR","metadata":{"name":"a"},"spec":{"n":3}}`,
@@ -186,7 +187,7 @@ func TestResponseCarriesEveryFieldTheProtocolHas(t *testing.T) {
 	if !strings.Contains(b.JSON, `"n":2`) && !strings.Contains(b.JSON, `"n": 2`) {
 		t.Errorf("integers stay integers: %s", b.JSON)
 	}
-	if b.Ready != ReadyTrue || !reflect.DeepEqual(b.ConnectionDetails, []ConnectionDetail{{"a", []byte("2")}, {"z", []byte("1")}}) {
+	if b.Ready != ReadyTrue || !reflect.DeepEqual(b.ConnectionDetails, []ConnectionDetail{{Key: "a", Value: []byte("2")}, {Key: "z", Value: []byte("1")}}) {
 		t.Errorf("resource b: %+v", b)
 	}
 	wantResults := []Result{
@@ -301,14 +302,6 @@ func TestFailuresBecomeErrorsTheHostReports(t *testing.T) {
 				t.Errorf("got %+v, %+v; want kind %d with %q", got, failure, tc.kind, tc.want)
 			}
 		})
-	}
-}
-
-func TestNoServedFunctionSaysHowToServeOne(t *testing.T) {
-	runner = nil
-	_, failure := handle(&Request{})
-	if failure == nil || !strings.Contains(failure.Message, "call plait.Serve") {
-		t.Errorf("got %+v", failure)
 	}
 }
 

@@ -6,17 +6,8 @@ import (
 
 	runtimelogging "github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/function-sdk-go/logging"
-)
 
-// LogLevel is the level of a line logged through the host.
-type LogLevel uint8
-
-const (
-	LogTrace LogLevel = iota
-	LogDebug
-	LogInfo
-	LogWarn
-	LogError
+	"github.com/plait-dev/plait/guests/sdk-go/component"
 )
 
 // NewLogger returns a logger for function-sdk-go's logging.Logger that
@@ -32,11 +23,11 @@ type hostLogger struct {
 }
 
 func (l hostLogger) Info(msg string, keysAndValues ...any) {
-	writeLog(LogInfo, l.line(msg, keysAndValues))
+	component.Log(component.LogInfo, l.line(msg, keysAndValues))
 }
 
 func (l hostLogger) Debug(msg string, keysAndValues ...any) {
-	writeLog(LogDebug, l.line(msg, keysAndValues))
+	component.Log(component.LogDebug, l.line(msg, keysAndValues))
 }
 
 func (l hostLogger) WithValues(keysAndValues ...any) runtimelogging.Logger {

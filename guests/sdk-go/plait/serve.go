@@ -20,6 +20,8 @@ import (
 	"runtime/debug"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/plait-dev/plait/guests/sdk-go/component"
 )
 
 // Runner is what a function-sdk-go function implements:
@@ -28,13 +30,11 @@ type Runner interface {
 	RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error)
 }
 
-var runner Runner
-
 // Serve makes fn the function this component runs. Call it from an init
 // function of package main: the host instantiates the component (running
 // every init) and then calls it.
 func Serve(fn Runner) {
-	runner = fn
+	component.Serve(func(req *Request) (*Response, *Error) { return Handle(fn, req) })
 }
 
 // Handle runs fn on a plait request, converting to and from the gRPC
@@ -64,11 +64,4 @@ func Handle(fn Runner, req *Request) (rsp *Response, failure *Error) {
 		return nil, &Error{Kind: ErrorInternal, Message: fmt.Sprintf("cannot convert the response: %v", err)}
 	}
 	return rsp, nil
-}
-
-func handle(req *Request) (*Response, *Error) {
-	if runner == nil {
-		return nil, &Error{Kind: ErrorInternal, Message: "no function to run: call plait.Serve(&Function{...}) from an init function in package main"}
-	}
-	return Handle(runner, req)
 }

@@ -105,8 +105,24 @@ fn language_files(lang: Language) -> Vec<(&'static str, &'static str)> {
                 include_str!("../../../guests/sdk-go/go.sum"),
             ),
             (
-                "sdk-go/plait/abi.go",
-                include_str!("../../../guests/sdk-go/plait/abi.go"),
+                "sdk-go/component/abi.go",
+                include_str!("../../../guests/sdk-go/component/abi.go"),
+            ),
+            (
+                "sdk-go/component/log.go",
+                include_str!("../../../guests/sdk-go/component/log.go"),
+            ),
+            (
+                "sdk-go/component/log_native.go",
+                include_str!("../../../guests/sdk-go/component/log_native.go"),
+            ),
+            (
+                "sdk-go/component/serve.go",
+                include_str!("../../../guests/sdk-go/component/serve.go"),
+            ),
+            (
+                "sdk-go/component/types.go",
+                include_str!("../../../guests/sdk-go/component/types.go"),
             ),
             (
                 "sdk-go/plait/convert.go",
@@ -115,10 +131,6 @@ fn language_files(lang: Language) -> Vec<(&'static str, &'static str)> {
             (
                 "sdk-go/plait/log.go",
                 include_str!("../../../guests/sdk-go/plait/log.go"),
-            ),
-            (
-                "sdk-go/plait/log_native.go",
-                include_str!("../../../guests/sdk-go/plait/log_native.go"),
             ),
             (
                 "sdk-go/plait/serve.go",

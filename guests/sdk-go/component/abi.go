@@ -1,6 +1,6 @@
 //go:build wasip1
 
-package plait
+package component
 
 // The canonical ABI of plait:function@1.0.0 for wasm32, written by hand:
 // the host lowers the request into memory it allocates through
@@ -62,7 +62,7 @@ func cabiRealloc(old, oldSize, align, newSize uint32) uint32 {
 //go:wasmexport run-function
 func runFunctionExport(arg uint32) uint32 {
 	req := readRequest(uintptr(arg))
-	rsp, err := handle(req)
+	rsp, err := run(req)
 	out := alloc(resultSize)
 	if err != nil {
 		store8(out, 1)
@@ -87,7 +87,9 @@ var arenaInUse *[adapterArenaSize]byte
 //go:wasmimport plait:function/log@1.0.0 log
 func hostLog(level uint32, message unsafe.Pointer, length uint32)
 
-func writeLog(level LogLevel, message string) {
+// Log writes one line through the host's log import: the host attributes
+// it to the step and caps its size.
+func Log(level LogLevel, message string) {
 	hostLog(uint32(level), unsafe.Pointer(unsafe.StringData(message)), uint32(len(message)))
 }
 

@@ -1,6 +1,6 @@
 //go:build !wasip1
 
-package plait
+package component
 
 import (
 	"fmt"
@@ -8,6 +8,6 @@ import (
 )
 
 // Outside the sandbox (go test, go run), log lines go to stderr.
-func writeLog(level LogLevel, message string) {
+func Log(level LogLevel, message string) {
 	fmt.Fprintf(os.Stderr, "%d %s\n", level, message)
 }
