@@ -8,6 +8,9 @@ const BUILTINS: &[&str] = &[
     "plait-environment-configs",
 ];
 
+/// Built-ins written in Go: (directory, component name).
+const GO_BUILTINS: &[(&str, &str)] = &[("guests/go-templating", "plait-go-templating")];
+
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
     let workspace_root = manifest_dir.join("../..");
@@ -17,6 +20,13 @@ fn main() {
             plait_guest_build::build_guest(package, &workspace_root, Path::new(&out_dir))
         {
             // A build script reports failure by panicking; the message is the error.
+            panic!("{e}");
+        }
+    }
+    for (dir, name) in GO_BUILTINS {
+        if let Err(e) =
+            plait_guest_build::build_go_guest(dir, name, &workspace_root, Path::new(&out_dir))
+        {
             panic!("{e}");
         }
     }

@@ -129,6 +129,78 @@ pub fn build_guest(
     Ok(dest)
 }
 
+/// The Go toolchain's command: `PLAIT_GO` when set, else `go` from PATH.
+fn go_command() -> OsString {
+    std::env::var_os("PLAIT_GO").unwrap_or_else(|| OsString::from("go"))
+}
+
+/// Builds the Go function in `workspace_root/dir` (a `package main` on
+/// plait's Go SDK) as a `GOOS=wasip1` reactor, makes it a component with
+/// `plait-componentize` and writes it to `out_dir/<name>.wasm`, returning
+/// its path. Needs Go 1.24 or newer (`go:wasmexport`).
+///
+/// Meant for build scripts: it prints `cargo:rerun-if-changed` for the
+/// function's directory, the Go SDK and the WIT contract.
+pub fn build_go_guest(
+    dir: &str,
+    name: &str,
+    workspace_root: &Path,
+    out_dir: &Path,
+) -> Result<PathBuf, String> {
+    let source = workspace_root.join(dir);
+    for watched in [
+        source.clone(),
+        workspace_root.join("guests/sdk-go"),
+        workspace_root.join("wit"),
+    ] {
+        println!("cargo:rerun-if-changed={}", watched.display());
+    }
+    println!("cargo:rerun-if-env-changed=PLAIT_GO");
+    std::fs::create_dir_all(out_dir)
+        .map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
+    let core = out_dir.join(format!("{name}.core.wasm"));
+    let mut command = Command::new(go_command());
+    command
+        .current_dir(&source)
+        .args([
+            "build",
+            "-buildmode=c-shared",
+            "-trimpath",
+            "-ldflags=-s -w",
+            "-o",
+        ])
+        .arg(&core)
+        .arg(".")
+        .env("GOOS", "wasip1")
+        .env("GOARCH", "wasm")
+        .env("CGO_ENABLED", "0");
+    for (var, _) in std::env::vars_os() {
+        if var.to_str().is_some_and(leaks) {
+            command.env_remove(&var);
+        }
+    }
+    let output = command.output().map_err(|e| {
+        format!(
+            "building the Go function {dir} needs Go 1.24 or newer on PATH (or PLAIT_GO): \
+             cannot run it: {e}"
+        )
+    })?;
+    if !output.status.success() {
+        return Err(format!(
+            "building the Go function {dir} failed (Go 1.24 or newer is needed):\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let module =
+        std::fs::read(&core).map_err(|e| format!("cannot read {}: {e}", core.display()))?;
+    let component = plait_componentize::componentize(&module)
+        .map_err(|e| format!("the Go function {dir} is not a plait component: {e}"))?;
+    let dest = out_dir.join(format!("{}.wasm", name.replace('-', "_")));
+    std::fs::write(&dest, component)
+        .map_err(|e| format!("cannot write {}: {e}", dest.display()))?;
+    Ok(dest)
+}
+
 /// Finds a workspace member's directory by reading its manifest name, so the
 /// rerun-if-changed lines point at the right place wherever the crate lives.
 fn package_dir(package: &str, workspace_root: &Path) -> Result<PathBuf, String> {

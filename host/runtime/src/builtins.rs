@@ -11,6 +11,7 @@ pub enum Builtin {
     PatchAndTransform,
     AutoReady,
     EnvironmentConfigs,
+    GoTemplating,
 }
 
 static PATCH_AND_TRANSFORM_WASM: &[u8] =
@@ -18,15 +19,18 @@ static PATCH_AND_TRANSFORM_WASM: &[u8] =
 static AUTO_READY_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/plait_auto_ready.wasm"));
 static ENVIRONMENT_CONFIGS_WASM: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/plait_environment_configs.wasm"));
+static GO_TEMPLATING_WASM: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/plait_go_templating.wasm"));
 
-static BUILTIN_DIGESTS: LazyLock<[String; 3]> =
+static BUILTIN_DIGESTS: LazyLock<[String; 4]> =
     LazyLock::new(|| Builtin::ALL.map(|b| digest(b.wasm())));
 
 impl Builtin {
-    pub const ALL: [Builtin; 3] = [
+    pub const ALL: [Builtin; 4] = [
         Builtin::PatchAndTransform,
         Builtin::AutoReady,
         Builtin::EnvironmentConfigs,
+        Builtin::GoTemplating,
     ];
 
     /// The function name a Composition step refers to.
@@ -35,6 +39,7 @@ impl Builtin {
             Builtin::PatchAndTransform => "function-patch-and-transform",
             Builtin::AutoReady => "function-auto-ready",
             Builtin::EnvironmentConfigs => "function-environment-configs",
+            Builtin::GoTemplating => "function-go-templating",
         }
     }
 
@@ -63,6 +68,7 @@ impl Builtin {
             Builtin::PatchAndTransform => PATCH_AND_TRANSFORM_WASM,
             Builtin::AutoReady => AUTO_READY_WASM,
             Builtin::EnvironmentConfigs => ENVIRONMENT_CONFIGS_WASM,
+            Builtin::GoTemplating => GO_TEMPLATING_WASM,
         }
     }
 
@@ -110,7 +116,15 @@ mod tests {
                 None,
             ),
             (
-                "xpkg.crossplane.io/crossplane-contrib/function-go-templating:v0.9.0",
+                "xpkg.crossplane.io/crossplane-contrib/function-go-templating:v0.12.2",
+                Some(Builtin::GoTemplating),
+            ),
+            (
+                "xpkg.upbound.io/crossplane-contrib/function-go-templating@sha256:abcd",
+                Some(Builtin::GoTemplating),
+            ),
+            (
+                "xpkg.crossplane.io/crossplane-contrib/function-kcl:v0.11.0",
                 None,
             ),
         ];
@@ -127,7 +141,7 @@ mod tests {
             assert!(builtin.digest().starts_with("sha256:"));
             assert!(!builtin.wasm().is_empty());
         }
-        assert_eq!(Builtin::from_name("function-go-templating"), None);
+        assert_eq!(Builtin::from_name("function-kcl"), None);
         assert_eq!(Builtin::from_digest("sha256:0000"), None);
         assert_eq!(
             Builtin::from_name("function-patch-and-transform"),

@@ -1,0 +1,130 @@
+package main
+
+// Where the templates come from: the input itself (Inline), files under a
+// directory (FileSystem; the host preopens it), or a key of the
+// environment in the context (Environment).
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+const environmentKey = "apiextensions.crossplane.io/environment"
+
+// templateText returns the templates the input points at. ctx is the
+// request's context.
+func templateText(in *goTemplate, ctx map[string]any) (string, error) {
+	switch in.Source {
+	case sourceInline:
+		if in.Inline == nil || (in.Inline.Template == "" && len(in.Inline.Templates) == 0) {
+			return "", errors.New("inline.template or inline.templates should be provided")
+		}
+		if in.Inline.Template != "" {
+			return in.Inline.Template, nil
+		}
+		return strings.Join(in.Inline.Templates, "\n---\n"), nil
+	case sourceFileSystem:
+		if in.FileSystem == nil || in.FileSystem.DirPath == "" {
+			return "", errors.New("fileSystem.dirPath should be provided")
+		}
+		text, err := readTemplateDir(osFS{}, in.FileSystem.DirPath)
+		if err != nil {
+			return "", fmt.Errorf("cannot read tmpl from the folder {%s}: %s", in.FileSystem.DirPath, linuxWording(err))
+		}
+		return text, nil
+	case sourceEnvironment:
+		if in.Environment == nil || in.Environment.Key == "" {
+			return "", errors.New("environment.key should be provided")
+		}
+		env, ok := ctx[environmentKey].(map[string]any)
+		if !ok {
+			return "", errors.New("cannot read tmpl from the environment: " + environmentKey + " key does not exist in context")
+		}
+		v, ok := env[in.Environment.Key]
+		if !ok {
+			return "", fmt.Errorf("cannot read tmpl from the environment: key: %s does not exist", in.Environment.Key)
+		}
+		text, ok := v.(string)
+		if !ok {
+			return "", fmt.Errorf("cannot read tmpl from the environment: key: %s value is not a string", in.Environment.Key)
+		}
+		return text, nil
+	case "":
+		return "", errors.New("source is required")
+	default:
+		return "", fmt.Errorf("invalid source: %s", in.Source)
+	}
+}
+
+// osFS opens paths as given (relative to the working directory, or
+// absolute), which is how upstream reads its templates.
+type osFS struct{}
+
+func (osFS) Open(name string) (fs.File, error) {
+	return os.Open(filepath.Clean(name))
+}
+
+// readTemplateDir concatenates every file under dir, in lexical walk
+// order, each followed by a document separator. Directories and files
+// whose name starts with a dot are skipped (so is dir itself, if its name
+// does).
+func readTemplateDir(fsys fs.FS, dir string) (string, error) {
+	var b strings.Builder
+	err := fs.WalkDir(fsys, dir, func(path string, entry fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		hidden := entry.Name()[0] == '.'
+		if entry.IsDir() && hidden {
+			return filepath.SkipDir
+		}
+		info, err := entry.Info()
+		if err != nil {
+			return err
+		}
+		if info.IsDir() || info.Name()[0] == '.' {
+			return nil
+		}
+		data, err := fs.ReadFile(fsys, path)
+		if err != nil {
+			return err
+		}
+		b.Write(data)
+		b.WriteString("\n---\n")
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// linuxErrnoText is how Linux words the errors reading a directory can
+// meet. Upstream runs on Linux; WASI words them differently ("No such file
+// or directory").
+var linuxErrnoText = map[syscall.Errno]string{
+	syscall.ENOENT:       "no such file or directory",
+	syscall.ENOTDIR:      "not a directory",
+	syscall.EACCES:       "permission denied",
+	syscall.EPERM:        "operation not permitted",
+	syscall.EISDIR:       "is a directory",
+	syscall.ELOOP:        "too many levels of symbolic links",
+	syscall.ENAMETOOLONG: "file name too long",
+}
+
+func linuxWording(err error) error {
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) {
+		if errno, ok := pathErr.Err.(syscall.Errno); ok {
+			if text, ok := linuxErrnoText[errno]; ok {
+				pathErr.Err = errors.New(text)
+			}
+		}
+	}
+	return err
+}

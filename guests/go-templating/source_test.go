@@ -1,0 +1,68 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/plait-dev/plait/guests/sdk-go/component"
+)
+
+// Templates from a directory: every file, in lexical walk order, skipping
+// hidden files and directories whose name starts with a dot.
+func TestFileSystemSource(t *testing.T) {
+	xr := `{"apiVersion":"example.org/v1","kind":"XR","metadata":{"name":"demo"},"spec":{"replicas":3}}`
+	req := &component.Request{
+		Input:    input(map[string]any{"source": "FileSystem", "fileSystem": map[string]any{"dirPath": "testdata/templates"}}),
+		Observed: component.State{Composite: resource(xr)},
+	}
+	want := response(component.State{
+		Composite: resource("{}"),
+		Resources: []component.ComposedResource{
+			{Name: "config", Resource: *resource(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"annotations":{},"name":"demo-config"},"data":{"owner":"demo"}}`)},
+			{Name: "secret", Resource: *resource(`{"apiVersion":"v1","kind":"Secret","metadata":{"annotations":{},"name":"demo-secret"},"stringData":{"replicas":"3"}}`)},
+		},
+	}, "{}")
+	sameResponse(t, run(t, req), want)
+}
+
+func TestReadTemplateDirConcatenatesInWalkOrder(t *testing.T) {
+	got, err := readTemplateDir(osFS{}, "testdata/templates")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, err := readTemplateDir(osFS{}, "testdata/templates/configmap.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, err := readTemplateDir(osFS{}, "testdata/templates/nested")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := cm + secret; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestFileSystemSourceErrors(t *testing.T) {
+	cases := map[string]struct {
+		dir  string
+		want string
+	}{
+		"MissingDirectory": {
+			dir:  "testdata/wrong",
+			want: "invalid function input: cannot read tmpl from the folder {testdata/wrong}: open testdata/wrong: no such file or directory",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			req := &component.Request{Input: input(map[string]any{"source": "FileSystem", "fileSystem": map[string]any{"dirPath": tc.dir}})}
+			sameResponse(t, run(t, req), fatalResponse(component.State{}, "{}", tc.want))
+		})
+	}
+}
+
+func TestHiddenDirectoryRendersNothing(t *testing.T) {
+	got, err := readTemplateDir(osFS{}, "testdata/templates/..skipped")
+	if err != nil || got != "" {
+		t.Errorf("got %q, %v; want nothing", got, err)
+	}
+}
