@@ -35,10 +35,14 @@ setup:
 	rustup target add wasm32-wasip2
 	rustup component add rustfmt clippy
 
-# The registry client links the system's TLS library.
+# The registry client links the system's TLS library. The built-in
+# go-templating function is a Go component, built with plait: Go 1.21 or
+# newer (GOTOOLCHAIN=auto fetches the 1.24 its go.mod asks for from the
+# module proxy).
 build-deps:
 	@dpkg -s libssl-dev pkg-config >/dev/null 2>&1 || { \
 		$(SUDO) apt-get update && $(APT_INSTALL) libssl-dev pkg-config; }
+	@command -v go >/dev/null || { $(SUDO) apt-get update && $(APT_INSTALL) golang-go ca-certificates; }
 
 # The test cluster is built with Go 1.21 or newer (GOTOOLCHAIN=auto fetches the version
 # Kubernetes asks for from the module proxy), the Go guests with Go 1.24 or

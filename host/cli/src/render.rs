@@ -13,7 +13,7 @@ use plait_reconcile::{
     ANNOTATION_RESOURCE_NAME, Cluster, CompositeScope, Event, EventType, MemoryCluster, ObjectRef,
     PrepareError, Reconcile, stable_uid,
 };
-use plait_runtime::{Runtime, RuntimeConfig};
+use plait_runtime::{Builtin, Runtime, RuntimeConfig};
 use serde_json::{Map, Value, json};
 
 use crate::RenderArgs;
@@ -271,10 +271,15 @@ fn ran_lines(
         let Some(digest) = digests.get(step.function.as_str()) else {
             continue;
         };
-        let from = pulled
-            .get(&step.function)
-            .map(|pinned| format!(", pulled as {pinned}"))
-            .unwrap_or_default();
+        let from = match (pulled.get(&step.function), Builtin::from_digest(digest)) {
+            (Some(pinned), _) => format!(", pulled as {pinned}"),
+            (None, Some(builtin)) => format!(
+                ", built-in {} (matches upstream {})",
+                builtin.name(),
+                builtin.upstream_version()
+            ),
+            (None, None) => String::new(),
+        };
         lines.push_str(&format!(
             "step {:?} ran function {:?}: component {digest}{from}\n",
             step.name, step.function

@@ -65,18 +65,25 @@ fn python_helpers_pass_their_suite() {
 }
 
 #[test]
-fn go_sdk_passes_its_suite() {
-    let out = Command::new("go")
-        .args(["test", "-count=1", "-v", "./..."])
-        .current_dir(repo().join("guests/sdk-go"))
-        .output()
-        .expect("go runs");
-    check("the Go SDK suite", &out);
-    let report = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        report.contains("--- PASS") && !report.contains("--- FAIL"),
-        "{report}"
-    );
+fn go_modules_pass_their_suites() {
+    // (module, what it is)
+    let modules = [
+        ("guests/sdk-go", "the Go SDK suite"),
+        ("guests/go-templating", "the built-in go-templating suite"),
+    ];
+    for (module, what) in modules {
+        let out = Command::new("go")
+            .args(["test", "-count=1", "-v", "./..."])
+            .current_dir(repo().join(module))
+            .output()
+            .expect("go runs");
+        check(what, &out);
+        let report = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            report.contains("--- PASS") && !report.contains("--- FAIL"),
+            "{what}: {report}"
+        );
+    }
 }
 
 #[test]

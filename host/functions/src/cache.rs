@@ -5,7 +5,7 @@
 //! kept, so a function opts in by setting one.
 //!
 //! A call of a *deterministic* function (one whose response depends on its
-//! request alone: the built-in components, which read no clock, randomness,
+//! request alone: the built-in components that read no clock, randomness,
 //! network or environment) is kept up to the maximum whatever its TTL: its
 //! TTL still says when the XR is looked at again, and calling it again with
 //! the same request could only give the same answer.

@@ -369,7 +369,8 @@ impl FunctionRunner for PipelineFunctions {
             function,
             module: &resolved.module.digest,
             tag: &request.tag,
-            deterministic: Builtin::from_digest(&resolved.module.digest).is_some(),
+            deterministic: Builtin::from_digest(&resolved.module.digest)
+                .is_some_and(Builtin::reads_only_its_request),
         };
         if let Some(response) = cache.lookup(scope, &call) {
             self.observer.cache_hit(function);

@@ -62,6 +62,23 @@ impl Builtin {
         })
     }
 
+    /// The upstream release whose behaviour the built-in matches.
+    pub fn upstream_version(self) -> &'static str {
+        match self {
+            Builtin::PatchAndTransform => "v0.10.7",
+            Builtin::AutoReady => "v0.7.0",
+            Builtin::EnvironmentConfigs => "v0.7.1",
+            Builtin::GoTemplating => "v0.12.2",
+        }
+    }
+
+    /// Whether the built-in's response depends on its request alone. Go
+    /// templates may read the clock and randomness (`now`, `randomChoice`,
+    /// `uuidv4`, `randAlphaNum`), so function-go-templating's does not.
+    pub fn reads_only_its_request(self) -> bool {
+        !matches!(self, Builtin::GoTemplating)
+    }
+
     /// The embedded component.
     pub fn wasm(self) -> &'static [u8] {
         match self {
@@ -130,6 +147,19 @@ mod tests {
         ];
         for (package, want) in cases {
             assert_eq!(Builtin::from_package(package), want, "{package}");
+        }
+    }
+
+    #[test]
+    fn only_go_templating_may_read_more_than_its_request() {
+        let cases = [
+            (Builtin::PatchAndTransform, true),
+            (Builtin::AutoReady, true),
+            (Builtin::EnvironmentConfigs, true),
+            (Builtin::GoTemplating, false),
+        ];
+        for (builtin, want) in cases {
+            assert_eq!(builtin.reads_only_its_request(), want, "{builtin:?}");
         }
     }
 
