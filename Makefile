@@ -140,6 +140,7 @@ test: lint unit
 bench: setup build-deps test-deps test-cluster-binaries
 	$(CARGO) bench -p plait-runtime --bench call
 	$(CARGO) bench -p plait-runtime --bench patch_and_transform
+	$(CARGO) bench -p plait-runtime --bench go_templating
 	$(CARGO) bench -p plait-oci --bench distribution
 	$(CARGO) bench -p plait --bench controller
 	$(CARGO) bench -p plait --bench fairness
