@@ -20,7 +20,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use plait_pipeline::{
     FunctionRunner, OutputRules, Pipeline, PipelineError, ReadGrants, ReadPolicy, ReadRefused,
-    RequirementSource, SecretRef, Step, StepResult,
+    ReadTarget, RequirementSource, SecretRef, Step, StepResult,
 };
 use plait_sdk::{
     Condition, Ready, ResourceMatch, ResourceSelector, SchemaSelector, Severity, State,
@@ -403,8 +403,13 @@ impl<'a> Reconcile<'a> {
 
     /// Reads the composed resources the XR references, keyed by their name in the Composition.
     fn observed_state(&self, xr: &Value, xr_uid: &str) -> Result<State, ReconcileError> {
+        let mut composite = plait_sdk::Resource::new(xr.clone());
+        // Only a v1 (legacy) XR has a connection Secret of its own.
+        if self.scope == CompositeScope::LegacyCluster {
+            composite.connection_details = self.connection_details(self.cluster, xr)?;
+        }
         let mut observed = State {
-            composite: Some(plait_sdk::Resource::new(xr.clone())),
+            composite: Some(composite),
             resources: BTreeMap::new(),
         };
         let xr_namespace = xr.pointer("/metadata/namespace").and_then(Value::as_str);
@@ -447,11 +452,78 @@ impl<'a> Reconcile<'a> {
                 .and_then(Value::as_str)
                 .ok_or_else(|| compose::ComposeError::MissingAnnotation(reference.to_string()))?
                 .to_string();
-            observed
-                .resources
-                .insert(name, plait_sdk::Resource::new(object));
+            let mut resource = plait_sdk::Resource::new(object);
+            resource.connection_details =
+                self.connection_details(self.tenant_cluster(), &resource.resource)?;
+            observed.resources.insert(name, resource);
         }
         Ok(observed)
+    }
+
+    /// The connection details `object` wrote to the Secret its
+    /// `spec.writeConnectionSecretToRef` names, as upstream's reconciler
+    /// reads them for functions to observe: that Secret's `data`, in the
+    /// object's own namespace (the reference's for a cluster-scoped
+    /// object); none while the Secret does not exist. Every function of
+    /// the pipeline observes them, so for a tenant's XR the Secret is read
+    /// only where the tenancy rules let every one of them read it; a
+    /// Secret elsewhere gives no details.
+    fn connection_details(
+        &self,
+        cluster: &dyn Cluster,
+        object: &Value,
+    ) -> Result<BTreeMap<String, Vec<u8>>, ReconcileError> {
+        let Some(secret) = object.pointer("/spec/writeConnectionSecretToRef") else {
+            return Ok(BTreeMap::new());
+        };
+        let text = |value: &Value, pointer: &str| {
+            value
+                .pointer(pointer)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
+        let namespace = text(object, "/metadata/namespace").or_else(|| text(secret, "/namespace"));
+        let (Some(name), Some(namespace)) = (text(secret, "/name"), namespace) else {
+            return Ok(BTreeMap::new());
+        };
+        let reference = ObjectRef {
+            api_version: "v1".into(),
+            kind: "Secret".into(),
+            namespace: Some(namespace),
+            name,
+        };
+        let tenant = tenant_of(&self.xr, self.scope);
+        let reads = ReadPolicy {
+            tenant: tenant.as_deref(),
+            grants: self.grants,
+        };
+        let target = ReadTarget {
+            api_version: reference.api_version.clone(),
+            kind: reference.kind.clone(),
+            namespace: reference.namespace.clone(),
+        };
+        if let Some(refused) = self
+            .steps
+            .iter()
+            .find_map(|step| reads.check(&step.function, &target).err())
+        {
+            tracing::warn!(secret = %reference, %refused, "connection details not read");
+            return Ok(BTreeMap::new());
+        }
+        let Some(secret) = cluster.get(&reference)? else {
+            return Ok(BTreeMap::new());
+        };
+        Ok(secret
+            .get("data")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter_map(|(key, value)| {
+                let bytes = BASE64.decode(value.as_str().unwrap_or_default()).ok()?;
+                Some((key.clone(), bytes))
+            })
+            .collect())
     }
 
     /// Applies what the reconciler owns on the XR (its composite label and

@@ -769,3 +769,185 @@ fn composed_resources_are_applied_by_a_field_manager_per_xr_as_upstream_names_it
         assert_ne!(composed_field_manager(&xr), COMPOSITE_FIELD_MANAGER);
     }
 }
+
+/// Records the connection details each call observed, by resource name
+/// (the XR's under ""), and composes the resources in the XR's `spec.want`
+/// with the Secret reference in its `spec.secretRef`.
+/// Connection details by resource name.
+type Connections = BTreeMap<String, BTreeMap<String, Vec<u8>>>;
+
+struct ObservedConnections(std::cell::RefCell<Vec<Connections>>);
+
+impl FunctionRunner for ObservedConnections {
+    fn run(&self, _: &str, _: &str, request: &Request) -> Result<Response, RunnerError> {
+        let mut seen = BTreeMap::new();
+        let xr = request.observed.composite.as_ref().expect("observed XR");
+        seen.insert(String::new(), xr.connection_details.clone());
+        for (name, resource) in &request.observed.resources {
+            seen.insert(name.clone(), resource.connection_details.clone());
+        }
+        self.0.borrow_mut().push(seen);
+        let mut response = Response::from_request(request);
+        for name in xr.resource["spec"]["want"].as_array().into_iter().flatten() {
+            let name = name.as_str().expect("string");
+            response.desired.resources.insert(
+                name.into(),
+                Resource::new(json!({
+                    "apiVersion": "example.org/v1", "kind": "Database",
+                    "spec": {"writeConnectionSecretToRef": xr.resource["spec"]["secretRef"]}
+                })),
+            );
+        }
+        Ok(response)
+    }
+}
+
+#[test]
+fn functions_observe_connection_details_from_the_secret_each_resource_writes() {
+    let secret = |namespace: &str, name: &str| {
+        json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": name, "namespace": namespace},
+            "data": {"password": "c2VjcmV0"}})
+    };
+    let details = |pairs: &[(&str, &[u8])]| -> BTreeMap<String, Vec<u8>> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_vec()))
+            .collect()
+    };
+    let password: &[(&str, &[u8])] = &[("password", b"secret")];
+    // (XR namespace or claim namespace, the composed resource's Secret
+    // reference, what the second call observes of it)
+    type Case<'a> = (
+        Option<&'a str>,
+        Option<&'a str>,
+        Value,
+        &'a [(&'a str, &'a [u8])],
+    );
+    let cases: [Case; 7] = [
+        // A cluster-scoped resource's Secret is in the reference's namespace.
+        (
+            None,
+            None,
+            json!({"name": "db", "namespace": "crossplane-system"}),
+            password,
+        ),
+        // No Secret yet, or none named: no details.
+        (
+            None,
+            None,
+            json!({"name": "missing", "namespace": "crossplane-system"}),
+            &[],
+        ),
+        (None, None, json!({"namespace": "crossplane-system"}), &[]),
+        (None, None, json!({"name": "db"}), &[]),
+        // A namespaced resource's Secret is in its own namespace.
+        (Some("team-a"), None, json!({"name": "db"}), password),
+        // A tenant's functions read no Secret outside its namespace.
+        (
+            None,
+            Some("team-a"),
+            json!({"name": "db", "namespace": "crossplane-system"}),
+            &[],
+        ),
+        (
+            None,
+            Some("crossplane-system"),
+            json!({"name": "db", "namespace": "crossplane-system"}),
+            password,
+        ),
+    ];
+    for (namespace, claim, secret_ref, want) in cases {
+        let cluster = MemoryCluster::new();
+        cluster
+            .seed([secret("crossplane-system", "db"), secret("team-a", "db")])
+            .expect("seed");
+        let mut x = xr(namespace, &["db"]);
+        x["spec"]["secretRef"] = secret_ref.clone();
+        if let Some(claim) = claim {
+            x["spec"]["claimRef"] = json!({"namespace": claim, "name": "c"});
+        }
+        let scope = match namespace {
+            Some(_) => CompositeScope::Namespaced,
+            None => CompositeScope::LegacyCluster,
+        };
+        let runner = ObservedConnections(Default::default());
+        let steps = [Step {
+            name: "compose".into(),
+            function: "observe".into(),
+            ..Step::default()
+        }];
+        let mut current = x;
+        for _ in 0..2 {
+            cluster.seed([current.clone()]).expect("seed XR");
+            current = Reconcile {
+                cluster: &cluster,
+                runner: &runner,
+                scope,
+                xr: current,
+                steps: &steps,
+                context: json!({}),
+                clock: &|| "t".into(),
+                grants: &ReadGrants::tenant_defaults(),
+                as_tenant: None,
+                circuit_open: false,
+            }
+            .run()
+            .expect("reconcile runs")
+            .xr;
+        }
+        let calls = runner.0.borrow();
+        assert_eq!(calls[0].get("db"), None, "nothing observed at first");
+        assert_eq!(
+            calls[1].get("db"),
+            Some(&details(want)),
+            "{namespace:?} {claim:?} {secret_ref}"
+        );
+    }
+}
+
+#[test]
+fn a_legacy_xr_observes_the_connection_details_of_its_own_secret() {
+    let cluster = MemoryCluster::new();
+    cluster
+        .seed([json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "1234-5678", "namespace": "crossplane-system"},
+            "data": {"url": "aHR0cDovL2V4YW1wbGU="}})])
+        .expect("seed");
+    let mut x = xr(None, &[]);
+    x["spec"]["writeConnectionSecretToRef"] =
+        json!({"name": "1234-5678", "namespace": "crossplane-system"});
+    // (scope, what the XR's functions observe)
+    let cases = [
+        (
+            CompositeScope::LegacyCluster,
+            BTreeMap::from([("url".to_string(), b"http://example".to_vec())]),
+        ),
+        // A modern XR has no connection Secret upstream.
+        (CompositeScope::Cluster, BTreeMap::new()),
+    ];
+    for (scope, want) in cases {
+        cluster.seed([x.clone()]).expect("seed XR");
+        let runner = ObservedConnections(Default::default());
+        let steps = [Step {
+            name: "compose".into(),
+            function: "observe".into(),
+            ..Step::default()
+        }];
+        Reconcile {
+            cluster: &cluster,
+            runner: &runner,
+            scope,
+            xr: x.clone(),
+            steps: &steps,
+            context: json!({}),
+            clock: &|| "t".into(),
+            grants: &ReadGrants::tenant_defaults(),
+            as_tenant: None,
+            circuit_open: false,
+        }
+        .run()
+        .expect("reconcile runs");
+        assert_eq!(runner.0.borrow()[0].get(""), Some(&want), "{scope:?}");
+    }
+}
