@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use plait_sdk::{Condition, Ready, State};
+use plait_sdk::{Condition, Ready, State, Target};
 use serde_json::{Value, json};
 
 use crate::ordering::{Graph, ORDERED_CONDITION, describe_waiting};
@@ -88,14 +88,44 @@ pub fn set_success(
             Some(&unready_message(unready)),
         ),
     };
-    let mut updates = vec![synced, ready];
-    updates.extend(
-        function_conditions
-            .iter()
-            .filter(|c| !is_system_condition(c))
-            .map(to_value),
-    );
+    // Upstream's reconciler sets the functions' conditions before
+    // `Synced` and `Ready`, so a new XR lists them first.
+    let mut updates: Vec<Value> = function_conditions
+        .iter()
+        .filter(|c| !is_system_condition(c))
+        .map(to_value)
+        .collect();
+    updates.extend([synced, ready]);
     set_conditions(xr, updates, now);
+}
+
+/// Adds to `status.claimConditionTypes` the type of every function
+/// condition meant for the claim too (`target: CompositeAndClaim`), as
+/// upstream's reconciler does for a v1 (legacy) XR: each type once, in the
+/// order first seen, after those already listed. The claim copies these
+/// conditions from the XR.
+pub fn set_claim_condition_types(xr: &mut Value, function_conditions: &[Condition]) {
+    let mut types: Vec<Value> = xr
+        .pointer("/status/claimConditionTypes")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let before = types.len();
+    for c in function_conditions {
+        if is_system_condition(c) || c.target != Some(Target::CompositeAndClaim) {
+            continue;
+        }
+        if !types.iter().any(|t| t == c.type_.as_str()) {
+            types.push(json!(c.type_));
+        }
+    }
+    if types.len() == before {
+        return;
+    }
+    if !xr.get("status").is_some_and(Value::is_object) {
+        xr["status"] = json!({});
+    }
+    xr["status"]["claimConditionTypes"] = Value::Array(types);
 }
 
 /// Sets conditions after a pipeline that failed: `Synced=False` with the

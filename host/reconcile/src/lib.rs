@@ -257,6 +257,7 @@ impl<'a> Reconcile<'a> {
                 message: message.clone(),
             });
             conditions::set_fatal(&mut xr, &output.conditions, &message, &(self.clock)());
+            self.set_claim_condition_types(&mut xr, &output.conditions);
             if let PipelineError::Refused { refused, .. } = &error {
                 outcome.refused = Some((**refused).clone());
             }
@@ -392,6 +393,7 @@ impl<'a> Reconcile<'a> {
             synced_error.as_deref(),
             &(self.clock)(),
         );
+        self.set_claim_condition_types(&mut xr, &output.conditions);
         // An XR that never declared an order gets no condition for it.
         if !graph.is_empty() || conditions::has(&xr, ordering::ORDERED_CONDITION) {
             conditions::set_ordered(&mut xr, &graph, Ok(&waiting), &(self.clock)());
@@ -399,6 +401,14 @@ impl<'a> Reconcile<'a> {
         outcome.error = synced_error;
         outcome.xr = self.write_status(&xr, Some(&plan.refs))?;
         Ok(outcome)
+    }
+
+    /// Lists the conditions meant for the claim too; only a v1 (legacy)
+    /// XR has a claim.
+    fn set_claim_condition_types(&self, xr: &mut Value, function_conditions: &[Condition]) {
+        if self.scope == CompositeScope::LegacyCluster {
+            conditions::set_claim_condition_types(xr, function_conditions);
+        }
     }
 
     /// Reads the composed resources the XR references, keyed by their name in the Composition.

@@ -951,3 +951,92 @@ fn a_legacy_xr_observes_the_connection_details_of_its_own_secret() {
         assert_eq!(runner.0.borrow()[0].get(""), Some(&want), "{scope:?}");
     }
 }
+
+/// Returns the conditions in the XR's `spec.conditions`, and a fatal
+/// result when `spec.fatal` is set.
+struct Conditions;
+
+impl FunctionRunner for Conditions {
+    fn run(&self, _: &str, _: &str, request: &Request) -> Result<Response, RunnerError> {
+        let mut response = Response::from_request(request);
+        let xr = &request.observed.composite.as_ref().expect("XR").resource;
+        response.conditions =
+            serde_json::from_value(xr["spec"]["conditions"].clone()).expect("conditions");
+        if xr["spec"]["fatal"] == true {
+            response.fatal("broken");
+        }
+        Ok(response)
+    }
+}
+
+#[test]
+fn function_conditions_come_before_synced_and_ready_and_claim_ones_are_listed_for_the_claim() {
+    let condition = |type_: &str, target: &str| json!({"type": type_, "status": "True", "reason": "Fine", "target": target});
+    // (scope, pipeline fails, condition types in order, claimConditionTypes)
+    let cases = [
+        (
+            CompositeScope::LegacyCluster,
+            false,
+            vec!["Responsive", "A", "B", "C", "Synced", "Ready"],
+            Some(json!(["A", "C"])),
+        ),
+        (
+            CompositeScope::LegacyCluster,
+            true,
+            vec!["Responsive", "Synced", "A", "B", "C"],
+            Some(json!(["A", "C"])),
+        ),
+        // Only a legacy XR has a claim.
+        (
+            CompositeScope::Cluster,
+            false,
+            vec!["Responsive", "A", "B", "C", "Synced", "Ready"],
+            None,
+        ),
+    ];
+    for (scope, fatal, want_types, want_claim) in cases {
+        let cluster = MemoryCluster::new();
+        let mut x = xr(None, &[]);
+        x["spec"]["fatal"] = json!(fatal);
+        x["spec"]["conditions"] = json!([
+            condition("A", "CompositeAndClaim"),
+            condition("B", "Composite"),
+            condition("C", "CompositeAndClaim"),
+            // A system condition is neither set nor listed.
+            condition("Ready", "CompositeAndClaim"),
+            condition("A", "CompositeAndClaim"),
+        ]);
+        cluster.seed([x.clone()]).expect("seed XR");
+        let steps = [Step {
+            name: "conditions".into(),
+            function: "conditions".into(),
+            ..Step::default()
+        }];
+        let outcome = Reconcile {
+            cluster: &cluster,
+            runner: &Conditions,
+            scope,
+            xr: x,
+            steps: &steps,
+            context: json!({}),
+            clock: &|| "t".into(),
+            grants: &ReadGrants::tenant_defaults(),
+            as_tenant: None,
+            circuit_open: false,
+        }
+        .run()
+        .expect("reconcile runs");
+        let types: Vec<&str> = outcome.xr["status"]["conditions"]
+            .as_array()
+            .expect("conditions")
+            .iter()
+            .filter_map(|c| c["type"].as_str())
+            .collect();
+        assert_eq!(types, want_types, "{scope:?} fatal: {fatal}");
+        assert_eq!(
+            outcome.xr.pointer("/status/claimConditionTypes").cloned(),
+            want_claim,
+            "{scope:?} fatal: {fatal}"
+        );
+    }
+}
