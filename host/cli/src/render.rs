@@ -102,11 +102,17 @@ pub fn run(args: &RenderArgs) -> Result<String> {
     let mut refs = Vec::new();
     let mut observed_objects = Vec::new();
     for (file, mut object) in observed {
-        let Some(reference) = ObjectRef::of(&object) else {
+        let text = |pointer: &str| object.pointer(pointer).and_then(Value::as_str);
+        if text("/apiVersion").is_none() || text("/kind").is_none() {
             bail!(
-                "{}: an observed resource needs apiVersion, kind and metadata.name",
+                "{}: an observed resource needs apiVersion and kind",
                 file.display()
             );
+        }
+        // Like `crossplane render`: a resource without a name gets a
+        // reference the reconciler skips, so nothing observes it.
+        let Some(reference) = ObjectRef::of(&object).filter(|r| !r.name.is_empty()) else {
+            continue;
         };
         if object
             .pointer(&format!(
