@@ -1,8 +1,9 @@
 package main
 
 // Where the templates come from: the input itself (Inline), files under a
-// directory (FileSystem; the host preopens it), or a key of the
-// environment in the context (Environment).
+// directory (FileSystem), or a key of the environment in the context
+// (Environment). plait runs functions without a filesystem, so a
+// FileSystem source finds no directory there and says so.
 
 import (
 	"errors"
@@ -32,9 +33,9 @@ func templateText(in *goTemplate, ctx map[string]any) (string, error) {
 		if in.FileSystem == nil || in.FileSystem.DirPath == "" {
 			return "", errors.New("fileSystem.dirPath should be provided")
 		}
-		text, err := readTemplateDir(osFS{}, in.FileSystem.DirPath)
+		text, err := readTemplateDir(templateFS, in.FileSystem.DirPath)
 		if err != nil {
-			return "", fmt.Errorf("cannot read tmpl from the folder {%s}: %s", in.FileSystem.DirPath, linuxWording(err))
+			return "", fmt.Errorf("cannot read tmpl from the folder {%s}: %s", in.FileSystem.DirPath, readError(err))
 		}
 		return text, nil
 	case sourceEnvironment:
@@ -60,6 +61,9 @@ func templateText(in *goTemplate, ctx map[string]any) (string, error) {
 		return "", fmt.Errorf("invalid source: %s", in.Source)
 	}
 }
+
+// templateFS is where FileSystem templates are read from.
+var templateFS fs.FS = osFS{}
 
 // osFS opens paths as given (relative to the working directory, or
 // absolute), which is how upstream reads its templates.
@@ -115,6 +119,21 @@ var linuxErrnoText = map[syscall.Errno]string{
 	syscall.EISDIR:       "is a directory",
 	syscall.ELOOP:        "too many levels of symbolic links",
 	syscall.ENAMETOOLONG: "file name too long",
+}
+
+// noFilesystem is what a FileSystem source meets in plait: the sandbox
+// has no directory to open any path under, which WASI reports as EBADF.
+const noFilesystem = "plait runs functions without a filesystem, so no template directory can be read; " +
+	"give the templates inline (source: Inline) or in the environment (source: Environment)"
+
+// readError words an error reading the template directory: the missing
+// filesystem by name, anything else as Linux words it.
+func readError(err error) error {
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) && errors.Is(pathErr.Err, syscall.EBADF) {
+		return fmt.Errorf("%s %s: %s", pathErr.Op, pathErr.Path, noFilesystem)
+	}
+	return linuxWording(err)
 }
 
 func linuxWording(err error) error {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io/fs"
+	"syscall"
 	"testing"
 
 	"github.com/plait-dev/plait/guests/sdk-go/component"
@@ -65,4 +67,24 @@ func TestHiddenDirectoryRendersNothing(t *testing.T) {
 	if err != nil || got != "" {
 		t.Errorf("got %q, %v; want nothing", got, err)
 	}
+}
+
+// sandboxFS opens nothing, as a WASI sandbox without preopened
+// directories answers: EBADF.
+type sandboxFS struct{}
+
+func (sandboxFS) Open(name string) (fs.File, error) {
+	return nil, &fs.PathError{Op: "open", Path: name, Err: syscall.EBADF}
+}
+
+// In plait's sandbox a FileSystem source fails saying why no directory
+// can be read, not with the errno WASI gives.
+func TestFileSystemSourceWithoutAFilesystem(t *testing.T) {
+	templateFS = sandboxFS{}
+	t.Cleanup(func() { templateFS = osFS{} })
+	req := &component.Request{Input: input(map[string]any{"source": "FileSystem", "fileSystem": map[string]any{"dirPath": "/templates"}})}
+	want := "invalid function input: cannot read tmpl from the folder {/templates}: open /templates: " +
+		"plait runs functions without a filesystem, so no template directory can be read; " +
+		"give the templates inline (source: Inline) or in the environment (source: Environment)"
+	sameResponse(t, run(t, req), fatalResponse(component.State{}, "{}", want))
 }
