@@ -1,0 +1,333 @@
+//! `plait render` on every case of `tests/corpus-go-templating`, against the
+//! output upstream `crossplane render` recorded for it (function-go-templating
+//! v0.12.2 and the functions beside it): documents compared as the
+//! differential suite compares them (normalised, results as a set,
+//! documented deliberate differences accepted), and a refused case by the
+//! message its function gave.
+//!
+//! A case where plait deliberately does otherwise than upstream, or lacks
+//! what the case needs, is listed in [`DEVIATIONS`] with why: what plait
+//! does with the case as given is asserted, and where the deviation can be
+//! taken out of the inputs, plait must then render what upstream recorded.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use plait_differential::deliberate::{self, CaseInputs};
+use plait_differential::{Rendered, compare, parse_stream};
+use serde_json::Value;
+
+mod common;
+use common::repo;
+
+/// How many cases the corpus has; a case that goes missing fails the test.
+const CASES: usize = 36;
+
+/// What plait does with a case's inputs.
+#[derive(Debug)]
+enum Plait {
+    /// Renders what upstream recorded for the named case (or refuses it
+    /// with the same message, where upstream refused it).
+    Matches(&'static str),
+    /// Renders, but without the named composed resource.
+    Omits(&'static str),
+    /// Fails with this in its error.
+    Fails(&'static str),
+}
+
+/// A case plait does not render as upstream did, and why.
+struct Deviation {
+    case: &'static str,
+    why: &'static str,
+    /// What plait does with the case as given.
+    as_given: Plait,
+    /// The case's inputs (a scratch copy) changed to take the deviation
+    /// out, and what plait does with them.
+    without: Option<(Change, Plait)>,
+}
+
+/// A change to a scratch copy of a case's directory.
+type Change = fn(&Path);
+
+const FUNCTION_GO_TEMPLATING: &str = "Function \"upbound-function-go-templating\": cannot ";
+
+/// Upbound publishes crossplane-contrib's function-go-templating under its
+/// own organisation; plait runs its built-in only for crossplane-contrib's
+/// package and pulls this one (a container image, not a component).
+const UPBOUND_PACKAGE: &str = "plait maps only crossplane-contrib's packages to its built-ins, not \
+     xpkg.upbound.io/upbound/function-go-templating (the recording ran v0.12.2 for it)";
+
+const DEVIATIONS: &[Deviation] = &[
+    Deviation {
+        case: "function-go-templating__context",
+        why: "deliberate: Crossplane v2 serves EnvironmentConfigs at v1beta1 only, so upstream finds \
+              no v1alpha1 one; plait's EnvironmentConfig CRD serves v1alpha1 too \
+              (deploy/crds, render's served_version), so the example renders as its v1beta1 variant",
+        as_given: Plait::Matches("function-go-templating__context-v1beta1"),
+        without: None,
+    },
+    Deviation {
+        case: "function-go-templating__environment",
+        why: "deliberate: as function-go-templating__context",
+        as_given: Plait::Matches("function-go-templating__environment-v1beta1"),
+        without: None,
+    },
+    Deviation {
+        case: "crossplane-diff__extra-resources-cross-namespace",
+        why: "deliberate (docs/tenancy.md): a namespaced XR is a tenant; a required-resources \
+              selector without a namespace reads only the tenant's namespace, so the ConfigMap in \
+              another namespace is not found",
+        as_given: Plait::Omits("nop-resource"),
+        without: Some((configmaps_in_the_xr_namespace, Plait::Matches(""))),
+    },
+    Deviation {
+        case: "function-go-templating__filesystem",
+        why: "unsupported: `source: FileSystem` reads the function's own filesystem, and plait \
+              runs functions without one. As given, functions.yaml also holds a \
+              DeploymentRuntimeConfig, which plait refuses as upstream's CLI does (\"not a \
+              function\"); the recording left it out",
+        as_given: Plait::Fails("functions.yaml: not a valid Function"),
+        without: Some((
+            only_function_documents,
+            Plait::Fails(
+                "cannot read tmpl from the folder {/templates}: open /templates: plait runs \
+                 functions without a filesystem",
+            ),
+        )),
+    },
+    Deviation {
+        case: "livewyer-azure-workload-identity__workload-identity",
+        why: UPBOUND_PACKAGE,
+        as_given: Plait::Fails(FUNCTION_GO_TEMPLATING),
+        without: Some((crossplane_contrib_packages, Plait::Matches(""))),
+    },
+    Deviation {
+        case: "livewyer-gcp-workload-identity__workload-identity",
+        why: UPBOUND_PACKAGE,
+        as_given: Plait::Fails(FUNCTION_GO_TEMPLATING),
+        without: Some((crossplane_contrib_packages, Plait::Matches(""))),
+    },
+    Deviation {
+        case: "livewyer-piraeus__cluster",
+        why: UPBOUND_PACKAGE,
+        as_given: Plait::Fails(FUNCTION_GO_TEMPLATING),
+        without: Some((crossplane_contrib_packages, Plait::Matches(""))),
+    },
+    Deviation {
+        case: "livewyer-piraeus__installation",
+        why: UPBOUND_PACKAGE,
+        as_given: Plait::Fails(FUNCTION_GO_TEMPLATING),
+        without: Some((crossplane_contrib_packages, Plait::Matches(""))),
+    },
+];
+
+fn corpus() -> PathBuf {
+    repo().join("tests/corpus-go-templating")
+}
+
+fn case_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(corpus())
+        .unwrap_or_else(|e| panic!("corpus at {}: {e}", corpus().display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("composition.yaml").exists())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// `plait render xr.yaml composition.yaml functions.yaml <args>` in the
+/// case's directory, as upstream was run.
+fn render(dir: &Path) -> Rendered {
+    let args = std::fs::read_to_string(dir.join("args")).expect("args");
+    let out = Command::new(env!("CARGO_BIN_EXE_plait"))
+        .args(["render", "xr.yaml", "composition.yaml", "functions.yaml"])
+        .args(args.split_whitespace())
+        .current_dir(dir)
+        .env("PLAIT_CACHE_DIR", repo().join("target/plait-test-cache"))
+        .output()
+        .expect("plait runs");
+    if !out.status.success() {
+        return Rendered::Failed(String::from_utf8_lossy(&out.stderr).trim().to_string());
+    }
+    match parse_stream(&String::from_utf8_lossy(&out.stdout)) {
+        Ok(documents) => Rendered::Output(documents),
+        Err(e) => Rendered::Failed(format!("plait printed no YAML stream: {e}")),
+    }
+}
+
+/// What upstream recorded for the case.
+fn expected(case: &str) -> Rendered {
+    let dir = corpus().join(case);
+    match std::fs::read_to_string(dir.join("expected-error.txt")) {
+        Ok(error) => Rendered::Failed(error.trim().to_string()),
+        Err(_) => {
+            let text = std::fs::read_to_string(dir.join("expected.yaml")).expect("expected.yaml");
+            Rendered::Output(parse_stream(&text).expect("expected.yaml is a YAML stream"))
+        }
+    }
+}
+
+/// Where plait's render of the case in `dir` differs from upstream's of
+/// `case` and no documented deliberate difference explains it.
+fn differences(dir: &Path, case: &str) -> Vec<String> {
+    let composition = std::fs::read_to_string(dir.join("composition.yaml")).expect("composition");
+    let inputs = CaseInputs {
+        composition: &composition,
+    };
+    compare(&render(dir), &expected(case))
+        .into_iter()
+        .filter(|d| deliberate::explain(&inputs, d).is_none())
+        .map(|d| d.to_string())
+        .collect()
+}
+
+/// Where plait's render of the case in `dir` is not `want`; `case` is the
+/// case's name, which `Matches("")` stands for.
+fn check(dir: &Path, case: &str, want: &Plait) -> Vec<String> {
+    match want {
+        Plait::Matches(other) => differences(dir, if other.is_empty() { case } else { other }),
+        Plait::Omits(resource) => match render(dir) {
+            Rendered::Output(documents) => documents
+                .iter()
+                .filter(|d| {
+                    d.pointer("/metadata/annotations/crossplane.io~1composition-resource-name")
+                        .and_then(Value::as_str)
+                        == Some(resource)
+                })
+                .map(|_| format!("expected no composed resource {resource:?}"))
+                .collect(),
+            other => vec![format!("expected a render, got {other:?}")],
+        },
+        Plait::Fails(error) => match render(dir) {
+            Rendered::Failed(message) if message.contains(error) => Vec::new(),
+            Rendered::Failed(message) => vec![format!("expected {error:?} in: {message}")],
+            _ => vec![format!(
+                "expected a failure with {error:?}, but it rendered"
+            )],
+        },
+    }
+}
+
+/// A scratch copy of the case's directory.
+fn scratch_copy(dir: &Path, scratch: &Path) -> PathBuf {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let path = entry.unwrap().path();
+            let target = to.join(path.file_name().unwrap());
+            if path.is_dir() {
+                copy(&path, &target);
+            } else {
+                std::fs::copy(&path, &target).unwrap();
+            }
+        }
+    }
+    let copy_dir = scratch.join(dir.file_name().unwrap());
+    copy(dir, &copy_dir);
+    copy_dir
+}
+
+fn read_documents(path: &Path) -> Vec<Value> {
+    parse_stream(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn write_documents(path: &Path, documents: &[Value]) {
+    let text: String = documents
+        .iter()
+        .map(|d| format!("---\n{}", serde_yaml_ng::to_string(d).unwrap()))
+        .collect();
+    std::fs::write(path, text).unwrap();
+}
+
+/// The extra resources' ConfigMaps moved into the XR's namespace.
+fn configmaps_in_the_xr_namespace(dir: &Path) {
+    let xr = read_documents(&dir.join("xr.yaml")).remove(0);
+    let namespace = xr.pointer("/metadata/namespace").cloned().unwrap();
+    let path = dir.join("extra-resources.yaml");
+    let mut documents = read_documents(&path);
+    for document in &mut documents {
+        if document["kind"] == "ConfigMap" {
+            document["metadata"]["namespace"] = namespace.clone();
+        }
+    }
+    write_documents(&path, &documents);
+}
+
+/// functions.yaml without what is not a Function, as the recording ran it.
+fn only_function_documents(dir: &Path) {
+    let path = dir.join("functions.yaml");
+    let mut documents = read_documents(&path);
+    documents.retain(|d| d["kind"] == "Function");
+    write_documents(&path, &documents);
+}
+
+/// Upbound's copies of crossplane-contrib's functions named by
+/// crossplane-contrib's packages.
+fn crossplane_contrib_packages(dir: &Path) {
+    let path = dir.join("functions.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        text.replace(
+            "xpkg.upbound.io/upbound/",
+            "xpkg.crossplane.io/crossplane-contrib/",
+        ),
+    )
+    .unwrap();
+}
+
+#[test]
+fn every_go_templating_case_renders_what_upstream_rendered() {
+    let dirs = case_dirs();
+    assert_eq!(
+        dirs.len(),
+        CASES,
+        "the go-templating corpus has {CASES} cases"
+    );
+    for deviation in DEVIATIONS {
+        assert!(
+            dirs.iter().any(|d| d.ends_with(deviation.case)),
+            "{} is not a case of the corpus",
+            deviation.case
+        );
+    }
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let mut failures = Vec::new();
+    let mut matching = 0;
+    for dir in &dirs {
+        let case = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let deviation = DEVIATIONS.iter().find(|d| d.case == case);
+        let mut found = match deviation {
+            None => differences(dir, case),
+            Some(deviation) => check(dir, case, &deviation.as_given),
+        };
+        if let Some((change, want)) = deviation.and_then(|d| d.without.as_ref()) {
+            let changed = scratch_copy(dir, scratch.path());
+            change(&changed);
+            found.extend(
+                check(&changed, case, want)
+                    .into_iter()
+                    .map(|d| format!("with the deviation taken out: {d}")),
+            );
+        }
+        match (found.is_empty(), deviation) {
+            (true, None) => matching += 1,
+            (true, Some(deviation)) => eprintln!("{case}: {}", deviation.why),
+            (false, _) => failures.push(format!("{case}:\n    {}", found.join("\n    "))),
+        }
+    }
+    eprintln!(
+        "{matching} of {} cases render what upstream rendered; {} deviate as listed",
+        dirs.len(),
+        DEVIATIONS.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases differ from upstream:\n{}",
+        failures.len(),
+        dirs.len(),
+        failures.join("\n")
+    );
+}
