@@ -53,7 +53,13 @@ impl<'a> Sandbox<'a> {
             });
         }
         let memory_limit = limits.memory_bytes.min(max_memory_bytes);
-        let mut state = CallState::new(memory_limit, limits.output_bytes);
+        let mut state = CallState::new(memory_limit, limits.output_bytes, &limits.read_only_dirs)
+            .map_err(|(dir, message)| CallError::Directory {
+            digest: module.digest.clone(),
+            host: dir.host.display().to_string(),
+            guest: dir.guest,
+            message,
+        })?;
         state.memory = Some(memory);
         let mut store = Store::new(engine, state);
         store.limiter(|s| &mut s.limits);

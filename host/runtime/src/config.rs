@@ -99,7 +99,7 @@ impl Default for RuntimeConfig {
     }
 }
 
-/// Bounds on one call.
+/// Bounds on one call, and the directories it may read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallLimits {
     /// Time the guest may run, checked at every epoch tick; time it is
@@ -113,6 +113,21 @@ pub struct CallLimits {
     pub output_bytes: usize,
     /// The largest response (the sum of its texts) the host accepts.
     pub response_bytes: usize,
+    /// Host directories the guest may read; none by default, and then the
+    /// guest has no filesystem at all. Each is preopened read-only where
+    /// the guest looks for it: the guest can list and read what is under
+    /// it, and can create, change or remove nothing there, nor reach
+    /// outside it (`..` and symbolic links that leave it are refused).
+    pub read_only_dirs: Vec<ReadOnlyDir>,
+}
+
+/// A host directory a call may read, and the path the guest finds it at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadOnlyDir {
+    /// The directory on the host, opened when each call starts.
+    pub host: PathBuf,
+    /// Where the guest finds it: an absolute path, such as `/templates`.
+    pub guest: String,
 }
 
 impl Default for CallLimits {
@@ -122,6 +137,7 @@ impl Default for CallLimits {
             memory_bytes: 256 << 20,
             output_bytes: 64 << 10,
             response_bytes: 16 << 20,
+            read_only_dirs: Vec::new(),
         }
     }
 }

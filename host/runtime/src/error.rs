@@ -57,6 +57,15 @@ pub enum CallError {
     OutputLimit { digest: String, limit: usize },
     #[error("function {digest} cannot be instantiated: {message}")]
     Instantiate { digest: String, message: String },
+    #[error("function {digest} cannot be given {host} to read as {guest}: {message}")]
+    Directory {
+        digest: String,
+        /// The directory on the host.
+        host: String,
+        /// Where the guest was to find it.
+        guest: String,
+        message: String,
+    },
     #[error("function {digest} {}", memory_budget_text(*.waited, *.requested, *.budget))]
     MemoryBudget {
         digest: String,
@@ -112,6 +121,7 @@ impl CallError {
             CallError::OutputLimit { .. } => "output",
             CallError::Instantiate { .. } => "instantiate",
             CallError::MemoryBudget { .. } => "memory-budget",
+            CallError::Directory { .. } => "directory",
         }
     }
 
@@ -126,7 +136,8 @@ impl CallError {
             | CallError::ResponseTooLarge { digest, .. }
             | CallError::OutputLimit { digest, .. }
             | CallError::Instantiate { digest, .. }
-            | CallError::MemoryBudget { digest, .. } => digest,
+            | CallError::MemoryBudget { digest, .. }
+            | CallError::Directory { digest, .. } => digest,
         }
     }
 }

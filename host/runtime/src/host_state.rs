@@ -6,10 +6,11 @@ use plait_sdk::LogLevel;
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime::{Engine, ResourceLimiter, StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
-use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 
 use crate::bindings::Function;
 use crate::bindings::plait::function::log as wit_log;
+use crate::config::ReadOnlyDir;
 use crate::error::RuntimeError;
 use crate::sync::Reservation;
 
@@ -36,25 +37,37 @@ pub(crate) struct CallState {
 pub(crate) const PROGRAM_NAME: &str = "function";
 
 impl CallState {
-    /// State for a guest that may grow its memory to `memory_limit` and
-    /// write `output_bytes` to each of stdout, stderr and the log.
-    pub(crate) fn new(memory_limit: usize, output_bytes: usize) -> CallState {
+    /// State for a guest that may grow its memory to `memory_limit`, write
+    /// `output_bytes` to each of stdout, stderr and the log, and read the
+    /// directories `read_only_dirs` grant; a directory that cannot be opened
+    /// is returned with why.
+    pub(crate) fn new(
+        memory_limit: usize,
+        output_bytes: usize,
+        read_only_dirs: &[ReadOnlyDir],
+    ) -> Result<CallState, (ReadOnlyDir, String)> {
         let stdout = MemoryOutputPipe::new(output_bytes);
         let stderr = MemoryOutputPipe::new(output_bytes);
-        // No preopens or environment (the builder's defaults), and no
-        // network: every address and name lookup is refused. One argument,
-        // the program name every process has: Go's runtime and libraries
-        // (klog, for one) read os.Args[0] while they start.
-        let wasi = WasiCtx::builder()
+        // No environment, no network (every address and name lookup is
+        // refused), and no preopens but the directories granted, read-only.
+        // One argument, the program name every process has: Go's runtime
+        // and libraries (klog, for one) read os.Args[0] while they start.
+        let mut builder = WasiCtx::builder();
+        builder
             .arg(PROGRAM_NAME)
             .stdout(stdout.clone())
             .stderr(stderr.clone())
             .allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false)
-            .socket_addr_check(|_, _| Box::pin(async { false }))
-            .build();
-        CallState {
+            .socket_addr_check(|_, _| Box::pin(async { false }));
+        for dir in read_only_dirs {
+            builder
+                .preopened_dir(&dir.host, &dir.guest, FsPerms::ReadOnly)
+                .map_err(|e| (dir.clone(), e.to_string()))?;
+        }
+        let wasi = builder.build();
+        Ok(CallState {
             wasi,
             table: ResourceTable::new(),
             limits: MemoryInUse {
@@ -68,7 +81,7 @@ impl CallState {
             log: LogSink::new(output_bytes),
             stdout,
             stderr,
-        }
+        })
     }
 }
 

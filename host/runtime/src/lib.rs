@@ -4,7 +4,8 @@
 //! interruption driven by a 10 ms ticker thread) and a cache of compiled
 //! [`Module`]s keyed by the sha256 of the component. Every [`Runtime::call`]
 //! gets a fresh store and instance, so a call that traps leaves nothing
-//! behind, and runs with no filesystem, environment, arguments or network;
+//! behind, and runs with no environment, arguments or network, and no
+//! filesystem but the directories its [`CallLimits`] grant it, read-only;
 //! its stdout, stderr and log lines are captured up to a cap. Live calls
 //! share a guest memory budget: each holds its memory cap while it runs
 //! (a paused call only the memory its guest has).
@@ -32,7 +33,7 @@ pub use builtins::Builtin;
 pub use cache::digest;
 pub use cache_dir::{CacheDir, CacheDirError, sha256_hex};
 pub use call::{CallOutput, Checkpoint, Stopped};
-pub use config::{CallLimits, DEFAULT_MEMORY_BUDGET, PoolConfig, RuntimeConfig};
+pub use config::{CallLimits, DEFAULT_MEMORY_BUDGET, PoolConfig, ReadOnlyDir, RuntimeConfig};
 pub use engine::EPOCH_TICK;
 pub use error::{CallError, RuntimeError};
 pub use host_state::LogLine;
