@@ -41,7 +41,10 @@ pub struct FunctionPolicy {
 
 impl FunctionPolicy {
     /// The policy of a Function object (or of a function with none), each
-    /// limit at most `maximum`, which also applies where none is set.
+    /// limit at most `maximum`, which also applies where none is set. It
+    /// grants no directory: no annotation the controller reads does, and
+    /// `maximum`'s are ignored; render grants them by name on the
+    /// [`crate::Resolver`].
     pub fn of(object: Option<&Value>, maximum: &CallLimits) -> Result<FunctionPolicy, PolicyError> {
         let annotation = |name: &str| {
             object.and_then(|o| {
@@ -52,7 +55,10 @@ impl FunctionPolicy {
                 .and_then(Value::as_str)
             })
         };
-        let mut limits = maximum.clone();
+        let mut limits = CallLimits {
+            read_only_dirs: Vec::new(),
+            ..maximum.clone()
+        };
         if let Some(value) = annotation(DEADLINE_ANNOTATION) {
             limits.deadline = bounded(
                 DEADLINE_ANNOTATION,

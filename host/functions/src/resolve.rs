@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::pins::{Pin, PinError, PinnedSource};
 use crate::policy::PolicyError;
 use plait_reconcile::{Cluster, ObjectRef};
-use plait_runtime::{Builtin, CallLimits, Module, Runtime, RuntimeError};
+use plait_runtime::{Builtin, CallLimits, Module, ReadOnlyDir, Runtime, RuntimeError};
 use serde_json::Value;
 
 pub const FUNCTION_API_VERSION: &str = "pkg.crossplane.io/v1";
@@ -141,9 +141,12 @@ pub trait PackageSource: Send + Sync {
 /// `render.plait.dev/module`), else the Function object's package (a
 /// built-in when it is upstream's package of one, else from the
 /// [`PackageSource`]), else, with no Function object, the built-in of that name.
+/// Its calls read no directory but those the host granted a function by name
+/// (render's `render.plait.dev/filesystem`; the controller grants none).
 pub struct Resolver {
     runtime: Runtime,
     local: BTreeMap<String, Arc<Module>>,
+    read_only_dirs: BTreeMap<String, Vec<ReadOnlyDir>>,
     packages: Option<Arc<dyn PackageSource>>,
     /// The most any call may have; a Function's annotations only tighten it.
     maximum: CallLimits,
@@ -155,6 +158,7 @@ impl Resolver {
         Resolver {
             runtime,
             local: BTreeMap::new(),
+            read_only_dirs: BTreeMap::new(),
             packages: None,
             maximum: CallLimits::default(),
         }
@@ -181,6 +185,25 @@ impl Resolver {
     pub fn with_local(mut self, function: impl Into<String>, module: Arc<Module>) -> Resolver {
         self.local.insert(function.into(), module);
         self
+    }
+
+    /// Lets every call of `function` read `dirs`, whatever its Function
+    /// object says.
+    pub fn with_read_only_dirs(
+        mut self,
+        function: impl Into<String>,
+        dirs: Vec<ReadOnlyDir>,
+    ) -> Resolver {
+        self.read_only_dirs.insert(function.into(), dirs);
+        self
+    }
+
+    /// The directories the calls of `function` may read.
+    pub fn read_only_dirs(&self, function: &str) -> &[ReadOnlyDir] {
+        self.read_only_dirs
+            .get(function)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
     }
 
     /// The runtime modules are loaded into and called on.

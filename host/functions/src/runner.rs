@@ -143,13 +143,14 @@ impl ResolvedFunctions {
                     })?;
             let object = objects.function(&step.function)?;
             let module = resolver.module(&step.function, object.as_ref(), objects, pin)?;
-            let policy =
+            let mut policy =
                 FunctionPolicy::of(object.as_ref(), resolver.maximum()).map_err(|source| {
                     ResolveError::Policy {
                         function: step.function.clone(),
                         source,
                     }
                 })?;
+            policy.limits.read_only_dirs = resolver.read_only_dirs(&step.function).to_vec();
             functions.insert(step.function.clone(), Resolved { module, policy });
         }
         Ok(ResolvedFunctions {
@@ -392,7 +393,7 @@ impl FunctionRunner for PipelineFunctions {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use plait_runtime::RuntimeConfig;
+    use plait_runtime::{ReadOnlyDir, RuntimeConfig};
     use serde_json::json;
 
     use super::*;
@@ -466,6 +467,108 @@ mod tests {
             ),
             "{error}"
         );
+    }
+
+    /// A go-templating step reading its templates from `/templates`, whose
+    /// Function carries render's filesystem annotation: only a grant on the
+    /// resolver lets it read them (the controller's resolver has none), and
+    /// not a directory in the maximum either.
+    #[test]
+    fn a_function_reads_only_the_directories_the_host_grants_it_by_name() {
+        let scratch = tempfile::tempdir().unwrap();
+        let templates = scratch.path().join("templates");
+        std::fs::create_dir_all(&templates).unwrap();
+        std::fs::write(
+            templates.join("one.tmpl"),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations:\n    gotemplating.fn.crossplane.io/composition-resource-name: read\n",
+        )
+        .unwrap();
+        let grant = vec![ReadOnlyDir {
+            host: templates.clone(),
+            guest: "/templates".into(),
+        }];
+        let objects = GivenFunctions(BTreeMap::from([(
+            "templating".to_string(),
+            json!({"apiVersion": FUNCTION_API_VERSION, "kind": FUNCTION_KIND,
+                   "metadata": {"name": "templating", "annotations": {
+                       "render.plait.dev/filesystem": format!("{}=/templates", templates.display())}},
+                   "spec": {"package": "xpkg.crossplane.io/crossplane-contrib/function-go-templating:v0.12.2"}}),
+        )]));
+        let steps = [Step {
+            name: "render".into(),
+            function: "templating".into(),
+            ..Step::default()
+        }];
+        let request = Request {
+            input: Some(json!({
+                "apiVersion": "gotemplating.fn.crossplane.io/v1beta1",
+                "kind": "GoTemplate",
+                "source": "FileSystem",
+                "fileSystem": {"dirPath": "/templates"},
+            })),
+            ..Request::default()
+        };
+        let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
+        let granting_maximum = CallLimits {
+            read_only_dirs: grant.clone(),
+            ..CallLimits::default()
+        };
+        // (resolver, the directories its calls get, what the step makes or says)
+        let cases = [
+            (
+                Resolver::builtins(runtime.clone()),
+                Vec::new(),
+                Err("cannot read tmpl from the folder {/templates}: open /templates"),
+            ),
+            (
+                Resolver::builtins(runtime.clone()).with_maximum(granting_maximum),
+                Vec::new(),
+                Err("cannot read tmpl from the folder {/templates}: open /templates"),
+            ),
+            (
+                Resolver::builtins(runtime.clone())
+                    .with_read_only_dirs("templating", grant.clone()),
+                grant.clone(),
+                Ok("read"),
+            ),
+            (
+                Resolver::builtins(runtime.clone()).with_read_only_dirs("other", grant.clone()),
+                Vec::new(),
+                Err("cannot read tmpl from the folder {/templates}: open /templates"),
+            ),
+        ];
+        for (i, (resolver, dirs, want)) in cases.into_iter().enumerate() {
+            let functions =
+                PipelineFunctions::resolve(&resolver, &objects, &steps, Duration::from_secs(60))
+                    .unwrap();
+            assert_eq!(
+                functions.functions.functions["templating"]
+                    .policy
+                    .limits
+                    .read_only_dirs,
+                dirs,
+                "case {i}"
+            );
+            let response = functions.run("render", "templating", &request).unwrap();
+            let fatal = response
+                .results
+                .iter()
+                .find(|r| r.severity == plait_sdk::Severity::Fatal)
+                .map(|r| r.message.as_str());
+            match want {
+                Ok(resource) => {
+                    assert_eq!(fatal, None, "case {i}");
+                    assert!(
+                        response.desired.resources.contains_key(resource),
+                        "case {i}"
+                    );
+                }
+                Err(message) => {
+                    let fatal = fatal.unwrap_or_default();
+                    assert!(fatal.contains(message), "case {i}: {fatal}");
+                }
+            }
+        }
     }
 
     /// Counts what the cache reports.
