@@ -51,14 +51,6 @@ struct Deviation {
 /// A change to a scratch copy of a case's directory.
 type Change = fn(&Path);
 
-const FUNCTION_GO_TEMPLATING: &str = "Function \"upbound-function-go-templating\": cannot ";
-
-/// Upbound publishes crossplane-contrib's function-go-templating under its
-/// own organisation; plait runs its built-in only for crossplane-contrib's
-/// package and pulls this one (a container image, not a component).
-const UPBOUND_PACKAGE: &str = "plait maps only crossplane-contrib's packages to its built-ins, not \
-     xpkg.upbound.io/upbound/function-go-templating (the recording ran v0.12.2 for it)";
-
 const DEVIATIONS: &[Deviation] = &[
     Deviation {
         case: "function-go-templating__context",
@@ -96,30 +88,6 @@ const DEVIATIONS: &[Deviation] = &[
                  functions without a filesystem",
             ),
         )),
-    },
-    Deviation {
-        case: "livewyer-azure-workload-identity__workload-identity",
-        why: UPBOUND_PACKAGE,
-        as_given: Plait::Fails(FUNCTION_GO_TEMPLATING),
-        without: Some((crossplane_contrib_packages, Plait::Matches(""))),
-    },
-    Deviation {
-        case: "livewyer-gcp-workload-identity__workload-identity",
-        why: UPBOUND_PACKAGE,
-        as_given: Plait::Fails(FUNCTION_GO_TEMPLATING),
-        without: Some((crossplane_contrib_packages, Plait::Matches(""))),
-    },
-    Deviation {
-        case: "livewyer-piraeus__cluster",
-        why: UPBOUND_PACKAGE,
-        as_given: Plait::Fails(FUNCTION_GO_TEMPLATING),
-        without: Some((crossplane_contrib_packages, Plait::Matches(""))),
-    },
-    Deviation {
-        case: "livewyer-piraeus__installation",
-        why: UPBOUND_PACKAGE,
-        as_given: Plait::Fails(FUNCTION_GO_TEMPLATING),
-        without: Some((crossplane_contrib_packages, Plait::Matches(""))),
     },
 ];
 
@@ -261,21 +229,6 @@ fn only_function_documents(dir: &Path) {
     let mut documents = read_documents(&path);
     documents.retain(|d| d["kind"] == "Function");
     write_documents(&path, &documents);
-}
-
-/// Upbound's copies of crossplane-contrib's functions named by
-/// crossplane-contrib's packages.
-fn crossplane_contrib_packages(dir: &Path) {
-    let path = dir.join("functions.yaml");
-    let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(
-        &path,
-        text.replace(
-            "xpkg.upbound.io/upbound/",
-            "xpkg.crossplane.io/crossplane-contrib/",
-        ),
-    )
-    .unwrap();
 }
 
 #[test]

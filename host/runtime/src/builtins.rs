@@ -48,7 +48,9 @@ impl Builtin {
     }
 
     /// The built-in a Function's package stands for: upstream's own package
-    /// of a function plait ships, from any registry, at any version.
+    /// of a function plait ships, or Upbound's mirror of it
+    /// (`xpkg.upbound.io/upbound/function-…`), from any registry, at any
+    /// version.
     pub fn from_package(package: &str) -> Option<Builtin> {
         let without_digest = package.split('@').next().unwrap_or(package);
         let repository = match without_digest.rsplit_once(':') {
@@ -56,9 +58,13 @@ impl Builtin {
             _ => without_digest,
         };
         Builtin::ALL.into_iter().find(|b| {
-            repository
-                .strip_suffix(b.name())
-                .is_some_and(|rest| rest.ends_with("crossplane-contrib/"))
+            repository.strip_suffix(b.name()).is_some_and(|rest| {
+                ["crossplane-contrib/", "upbound/"]
+                    .iter()
+                    .any(|organisation| {
+                        rest == *organisation || rest.ends_with(&format!("/{organisation}"))
+                    })
+            })
         })
     }
 
@@ -129,8 +135,28 @@ mod tests {
                 Some(Builtin::AutoReady),
             ),
             (
+                "xpkg.upbound.io/upbound/function-go-templating:v0.9.2",
+                Some(Builtin::GoTemplating),
+            ),
+            (
+                "xpkg.upbound.io/upbound/function-auto-ready:v0.2.1",
+                Some(Builtin::AutoReady),
+            ),
+            (
                 "xpkg.crossplane.io/someone-else/function-patch-and-transform:v1",
                 None,
+            ),
+            (
+                "xpkg.upbound.io/notupbound/function-auto-ready:v0.2.1",
+                None,
+            ),
+            (
+                "xpkg.crossplane.io/not-crossplane-contrib/function-auto-ready:v0.7.0",
+                None,
+            ),
+            (
+                "crossplane-contrib/function-auto-ready:v0.7.0",
+                Some(Builtin::AutoReady),
             ),
             (
                 "xpkg.crossplane.io/crossplane-contrib/function-go-templating:v0.12.2",
