@@ -4,17 +4,17 @@
 //! the ImageConfigs given beside them.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Component, Path};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use base64::Engine;
 use plait_functions::{
     GivenFunctions, PackageSource, Pin, PinnedSource, ResolveError, Resolver, package_of,
 };
 use plait_kube::image_config::{self, SecretData};
 use plait_model::{Function, ImageConfig, ImagePolicy, Manifest};
-use plait_runtime::{Module, Runtime};
+use plait_runtime::{Module, ReadOnlyDir, Runtime};
 use serde_json::Value;
 
 use crate::files;
@@ -23,12 +23,19 @@ use crate::function::{Registry, RegistryArgs};
 /// The annotation that points a Function at a local component file.
 pub const MODULE_ANNOTATION: &str = "render.plait.dev/module";
 
+/// The annotation that lets a Function's calls read local directories:
+/// `<host dir>=<guest path>[,<host dir>=<guest path>…]`, each host directory
+/// relative to the file the Function is in, each guest path absolute.
+/// Only render reads it; the controller grants no directory.
+pub const FILESYSTEM_ANNOTATION: &str = "render.plait.dev/filesystem";
+
 /// Where render says the Secrets it was given live, in messages.
 const SECRETS_PLACE: &str = "(render input)";
 
 /// The Functions a render was given, and how to resolve the functions its
 /// steps name: a Function annotated with [`MODULE_ANNOTATION`] runs that
-/// local component; the rest follow the controller's rule, with OCI packages
+/// local component, and one annotated with [`FILESYSTEM_ANNOTATION`] may
+/// read those directories; the rest follow the controller's rule, with OCI packages
 /// pulled from their registries as the ImageConfigs given say (pull secrets
 /// and keys from the Secrets given, by name).
 pub fn load(
@@ -38,6 +45,7 @@ pub fn load(
 ) -> Result<(Resolver, GivenFunctions, Arc<PulledPackages>)> {
     let mut given = BTreeMap::new();
     let mut local = Vec::new();
+    let mut granted = Vec::new();
     let mut image_configs = Vec::new();
     let mut secrets = SecretData::new();
     if let Some(path) = functions_path {
@@ -57,9 +65,14 @@ pub fn load(
             let function = Function::from_value(value.clone())
                 .with_context(|| format!("{}: not a valid Function", file.display()))?;
             let name = function.name().to_string();
+            let base = file.parent().unwrap_or(Path::new("."));
             if let Some(module_path) = function.metadata.annotations.get(MODULE_ANNOTATION) {
-                let base = file.parent().unwrap_or(Path::new("."));
                 local.push((name.clone(), base.join(module_path)));
+            }
+            if let Some(grants) = function.metadata.annotations.get(FILESYSTEM_ANNOTATION) {
+                let dirs = read_only_dirs(grants, base)
+                    .with_context(|| format!("Function {name:?}: {FILESYSTEM_ANNOTATION}"))?;
+                granted.push((name.clone(), dirs));
             }
             given.insert(name, value);
         }
@@ -99,7 +112,61 @@ pub fn load(
             .with_context(|| format!("Function {name:?}: cannot load {}", module_path.display()))?;
         resolver = resolver.with_local(name, module);
     }
+    for (name, dirs) in granted {
+        resolver = resolver.with_read_only_dirs(name, dirs);
+    }
     Ok((resolver, GivenFunctions(given), pulled))
+}
+
+/// The directories [`FILESYSTEM_ANNOTATION`]'s `value` grants, host
+/// directories relative to `base`: each must exist, and each guest path be
+/// absolute, without `.` or `..`, and given once.
+fn read_only_dirs(value: &str, base: &Path) -> Result<Vec<ReadOnlyDir>> {
+    let mut dirs: Vec<ReadOnlyDir> = Vec::new();
+    for entry in value.split(',').map(str::trim) {
+        let Some((host, guest)) = entry
+            .split_once('=')
+            .map(|(host, guest)| (host.trim(), guest.trim()))
+            .filter(|(host, guest)| !host.is_empty() && !guest.is_empty())
+        else {
+            bail!("{entry:?} is not <host dir>=<guest path> (entries are separated by commas)");
+        };
+        let guest_path = Path::new(guest);
+        if !guest_path.is_absolute() {
+            bail!("{entry:?}: the guest path {guest:?} is not absolute");
+        }
+        if guest_path
+            .components()
+            .any(|c| !matches!(c, Component::RootDir | Component::Normal(_)))
+        {
+            bail!("{entry:?}: the guest path {guest:?} has . or .. in it");
+        }
+        // `/templates/` is where the guest finds `/templates`.
+        let guest = match guest.trim_end_matches('/') {
+            "" => "/",
+            trimmed => trimmed,
+        };
+        if dirs.iter().any(|d| d.guest == guest) {
+            bail!("{entry:?}: the guest path {guest:?} is granted twice");
+        }
+        let host = base.join(host);
+        if !host.is_dir() {
+            bail!(
+                "{entry:?}: {} is not a directory{}",
+                host.display(),
+                if host.exists() {
+                    ""
+                } else {
+                    " (it does not exist)"
+                }
+            );
+        }
+        dirs.push(ReadOnlyDir {
+            host,
+            guest: guest.to_string(),
+        });
+    }
+    Ok(dirs)
 }
 
 /// Pulls Functions' packages from their registries as the pipeline needs them.
@@ -237,4 +304,88 @@ fn secret_data(secret: &Value) -> Result<(String, BTreeMap<String, Vec<u8>>)> {
         data.insert(key, text.into_bytes());
     }
     Ok((name, data))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_filesystem_annotation_grants_existing_directories_at_absolute_guest_paths() {
+        let base = tempfile::tempdir().unwrap();
+        let base = base.path();
+        std::fs::create_dir_all(base.join("templates")).unwrap();
+        std::fs::create_dir_all(base.join("more/partials")).unwrap();
+        std::fs::write(base.join("file.txt"), "").unwrap();
+        let dir = |host: &str, guest: &str| ReadOnlyDir {
+            host: base.join(host),
+            guest: guest.into(),
+        };
+        // (annotation, Ok(the directories granted) or the error)
+        let cases: [(&str, Result<Vec<ReadOnlyDir>, String>); 13] = [
+            (
+                "templates=/templates",
+                Ok(vec![dir("templates", "/templates")]),
+            ),
+            (
+                " templates = /templates/ , more/partials=/etc/partials",
+                Ok(vec![
+                    dir("templates", "/templates"),
+                    dir("more/partials", "/etc/partials"),
+                ]),
+            ),
+            ("./templates=/", Ok(vec![dir("./templates", "/")])),
+            (
+                "templates",
+                Err("\"templates\" is not <host dir>=<guest path> (entries are separated by commas)".into()),
+            ),
+            (
+                "",
+                Err("\"\" is not <host dir>=<guest path> (entries are separated by commas)".into()),
+            ),
+            (
+                "templates=/templates,",
+                Err("\"\" is not <host dir>=<guest path> (entries are separated by commas)".into()),
+            ),
+            (
+                "=/templates",
+                Err("\"=/templates\" is not <host dir>=<guest path> (entries are separated by commas)".into()),
+            ),
+            (
+                "templates=",
+                Err("\"templates=\" is not <host dir>=<guest path> (entries are separated by commas)".into()),
+            ),
+            (
+                "templates=templates",
+                Err("\"templates=templates\": the guest path \"templates\" is not absolute".into()),
+            ),
+            (
+                "templates=/a/../templates",
+                Err("\"templates=/a/../templates\": the guest path \"/a/../templates\" has . or .. in it".into()),
+            ),
+            (
+                "templates=/t,more/partials=/t/",
+                Err("\"more/partials=/t/\": the guest path \"/t\" is granted twice".into()),
+            ),
+            (
+                "missing=/templates",
+                Err(format!(
+                    "\"missing=/templates\": {} is not a directory (it does not exist)",
+                    base.join("missing").display()
+                )),
+            ),
+            (
+                "file.txt=/templates",
+                Err(format!(
+                    "\"file.txt=/templates\": {} is not a directory",
+                    base.join("file.txt").display()
+                )),
+            ),
+        ];
+        for (annotation, want) in cases {
+            let got = read_only_dirs(annotation, base).map_err(|e| e.to_string());
+            assert_eq!(got, want, "{annotation:?}");
+        }
+    }
 }

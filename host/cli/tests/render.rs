@@ -577,3 +577,120 @@ fn render_without_an_xrd_writes_modern_resource_references() {
         Some(2)
     );
 }
+
+/// The corpus case whose function-go-templating step reads its templates
+/// with `source: FileSystem` from `/templates`, where upstream's Function
+/// mounts a ConfigMap (its DeploymentRuntimeConfig).
+const FILESYSTEM_CASE: &str = "tests/corpus-go-templating/function-go-templating__filesystem";
+
+/// The case's Functions, function-go-templating's carrying `annotations`
+/// (YAML lines under `annotations:`, or none).
+fn filesystem_case_functions(annotations: &str) -> String {
+    let annotations = if annotations.is_empty() {
+        String::new()
+    } else {
+        format!("\n  annotations:\n    {annotations}")
+    };
+    format!(
+        "apiVersion: pkg.crossplane.io/v1
+kind: Function
+metadata:
+  name: function-auto-ready
+spec:
+  package: xpkg.crossplane.io/crossplane-contrib/function-auto-ready:v0.6.2
+---
+apiVersion: pkg.crossplane.io/v1
+kind: Function
+metadata:
+  name: function-go-templating{annotations}
+spec:
+  package: xpkg.crossplane.io/crossplane-contrib/function-go-templating:v0.11.5
+"
+    )
+}
+
+/// `render.plait.dev/filesystem` lets a Function read local directories at
+/// the paths it names: granted the case's templates at `/templates`, render
+/// prints what upstream rendered with them mounted there. Without the grant
+/// (the controller grants none) or with it elsewhere, the step fails with
+/// the function's own error; a bad annotation fails the render naming the
+/// Function and the annotation.
+#[test]
+fn a_function_reads_the_directories_its_filesystem_annotation_grants() {
+    use plait_differential::deliberate::{self, CaseInputs};
+    use plait_differential::{Rendered, compare, parse_stream};
+
+    let case = repo().join(FILESYSTEM_CASE);
+    let scratch = tempfile::tempdir().unwrap();
+    // The templates beside the functions file, as the annotation's
+    // relative path finds them.
+    std::os::unix::fs::symlink(case.join("templates"), scratch.path().join("templates")).unwrap();
+    let expected = Rendered::Output(
+        parse_stream(&std::fs::read_to_string(case.join("expected.yaml")).unwrap()).unwrap(),
+    );
+    let composition = std::fs::read_to_string(case.join("composition.yaml")).unwrap();
+    let not_read = "cannot read tmpl from the folder {/templates}: open /templates: ";
+    let annotation = "Function \"function-go-templating\": render.plait.dev/filesystem: ";
+    // (annotations on function-go-templating, None to render what upstream
+    // rendered, or what render's error says)
+    let cases: [(&str, Option<String>); 6] = [
+        ("render.plait.dev/filesystem: templates=/templates", None),
+        ("render.plait.dev/filesystem: ./templates=/templates/", None),
+        ("", Some(not_read.into())),
+        (
+            "render.plait.dev/filesystem: templates=/elsewhere",
+            Some(not_read.into()),
+        ),
+        (
+            "render.plait.dev/filesystem: templates=templates",
+            Some(format!(
+                "{annotation}\"templates=templates\": the guest path \"templates\" is not absolute"
+            )),
+        ),
+        (
+            "render.plait.dev/filesystem: missing=/templates",
+            Some(format!(
+                "{annotation}\"missing=/templates\": {} is not a directory (it does not exist)",
+                scratch.path().join("missing").display()
+            )),
+        ),
+    ];
+    for (annotations, want) in cases {
+        let functions = scratch.path().join("functions.yaml");
+        std::fs::write(&functions, filesystem_case_functions(annotations)).unwrap();
+        let args = std::fs::read_to_string(case.join("args")).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_plait"))
+            .args(["render", "xr.yaml", "composition.yaml"])
+            .arg(&functions)
+            .args(args.split_whitespace())
+            .current_dir(&case)
+            .env("PLAIT_CACHE_DIR", repo().join("target/plait-test-cache"))
+            .output()
+            .expect("plait runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        match want {
+            None => {
+                assert!(out.status.success(), "{annotations:?}: {stderr}");
+                let rendered =
+                    Rendered::Output(parse_stream(&String::from_utf8_lossy(&out.stdout)).unwrap());
+                let inputs = CaseInputs {
+                    composition: &composition,
+                };
+                let differences: Vec<String> = compare(&rendered, &expected)
+                    .into_iter()
+                    .filter(|d| deliberate::explain(&inputs, d).is_none())
+                    .map(|d| d.to_string())
+                    .collect();
+                assert!(
+                    differences.is_empty(),
+                    "{annotations:?}: plait's render differs from upstream's:\n{}",
+                    differences.join("\n")
+                );
+            }
+            Some(message) => {
+                assert!(!out.status.success(), "{annotations:?} must fail render");
+                assert!(stderr.contains(&message), "{annotations:?}: {stderr}");
+            }
+        }
+    }
+}
