@@ -2,8 +2,9 @@ package main
 
 // Where the templates come from: the input itself (Inline), files under a
 // directory (FileSystem), or a key of the environment in the context
-// (Environment). plait runs functions without a filesystem, so a
-// FileSystem source finds no directory there and says so.
+// (Environment). plait grants a function a directory only when asked
+// (render.plait.dev/filesystem in plait render; never in the controller),
+// so a FileSystem source without one says how to grant it.
 
 import (
 	"errors"
@@ -121,10 +122,12 @@ var linuxErrnoText = map[syscall.Errno]string{
 	syscall.ENAMETOOLONG: "file name too long",
 }
 
-// noFilesystem is what a FileSystem source meets in plait: the sandbox
-// has no directory to open any path under, which WASI reports as EBADF.
-const noFilesystem = "plait runs functions without a filesystem, so no template directory can be read; " +
-	"give the templates inline (source: Inline) or in the environment (source: Environment)"
+// noFilesystem is what a FileSystem source meets in plait without a grant:
+// the sandbox has no directory to open the path under, which WASI reports
+// as EBADF.
+const noFilesystem = "no directory is granted to this function at that path: in plait render, " +
+	"grant one with the Function's render.plait.dev/filesystem annotation (<dir>=<dirPath>); " +
+	"the controller grants none, so give the templates inline (source: Inline) or in the environment (source: Environment)"
 
 // readError words an error reading the template directory: the missing
 // filesystem by name, anything else as Linux words it.

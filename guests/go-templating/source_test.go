@@ -84,7 +84,8 @@ func TestFileSystemSourceWithoutAFilesystem(t *testing.T) {
 	t.Cleanup(func() { templateFS = osFS{} })
 	req := &component.Request{Input: input(map[string]any{"source": "FileSystem", "fileSystem": map[string]any{"dirPath": "/templates"}})}
 	want := "invalid function input: cannot read tmpl from the folder {/templates}: open /templates: " +
-		"plait runs functions without a filesystem, so no template directory can be read; " +
-		"give the templates inline (source: Inline) or in the environment (source: Environment)"
+		"no directory is granted to this function at that path: in plait render, " +
+		"grant one with the Function's render.plait.dev/filesystem annotation (<dir>=<dirPath>); " +
+		"the controller grants none, so give the templates inline (source: Inline) or in the environment (source: Environment)"
 	sameResponse(t, run(t, req), fatalResponse(component.State{}, "{}", want))
 }

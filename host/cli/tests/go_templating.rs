@@ -76,18 +76,13 @@ const DEVIATIONS: &[Deviation] = &[
     },
     Deviation {
         case: "function-go-templating__filesystem",
-        why: "unsupported: `source: FileSystem` reads the function's own filesystem, and plait \
-              runs functions without one. As given, functions.yaml also holds a \
-              DeploymentRuntimeConfig, which plait refuses as upstream's CLI does (\"not a \
-              function\"); the recording left it out",
+        why: "`source: FileSystem` reads the function's own filesystem: upstream's pod mounts \
+              the templates at /templates; plait render grants a directory only by the \
+              Function's render.plait.dev/filesystem annotation. As given, functions.yaml also \
+              holds a DeploymentRuntimeConfig, which plait refuses as upstream's CLI does \
+              (\"not a function\"); the recording left it out",
         as_given: Plait::Fails("functions.yaml: not a valid Function"),
-        without: Some((
-            only_function_documents,
-            Plait::Fails(
-                "cannot read tmpl from the folder {/templates}: open /templates: plait runs \
-                 functions without a filesystem",
-            ),
-        )),
+        without: Some((granted_function_documents, Plait::Matches(""))),
     },
 ];
 
@@ -223,11 +218,16 @@ fn configmaps_in_the_xr_namespace(dir: &Path) {
     write_documents(&path, &documents);
 }
 
-/// functions.yaml without what is not a Function, as the recording ran it.
-fn only_function_documents(dir: &Path) {
+/// functions.yaml with only its Functions, as the recording ran it, each
+/// granted the case's `templates` directory at /templates.
+fn granted_function_documents(dir: &Path) {
     let path = dir.join("functions.yaml");
     let mut documents = read_documents(&path);
     documents.retain(|d| d["kind"] == "Function");
+    for document in &mut documents {
+        document["metadata"]["annotations"]["render.plait.dev/filesystem"] =
+            serde_json::json!("templates=/templates");
+    }
     write_documents(&path, &documents);
 }
 
