@@ -333,9 +333,13 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // A controller's log is its only account of what it did.
+    // A controller's log is its only account of what it did. A render
+    // shows what its functions logged and when it compiles a component
+    // (seconds, for a large one), as crossplane render shows its
+    // functions' output.
     let default_level = match cli.command {
         Command::Controller(_) => "info",
+        Command::Render(_) => "warn,plait_runtime=info,plait_functions=info",
         _ => "warn",
     };
     tracing_subscriber::fmt()

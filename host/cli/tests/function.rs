@@ -269,9 +269,18 @@ fn render_runs_a_function_pulled_from_a_registry_like_the_builtin() {
         Builtin::PatchAndTransform.digest()
     );
     assert!(
-        stderr.starts_with("step ") && stderr.contains(&ran),
+        stderr.lines().any(|line| line.starts_with("step ")) && stderr.contains(&ran),
         "{stderr}"
     );
+    // The first render with an empty cache compiles the component and says
+    // so, with its size and how long it took.
+    for said in [
+        "compiling the component (once; then loaded from the cache)",
+        "size=",
+        "compiled the component",
+    ] {
+        assert!(stderr.contains(said), "{said:?} in {stderr}");
+    }
 
     // Pulled once: the blob is in the cache by digest.
     let blob = home.path().join("cache/blobs/sha256").join(

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use plait_pipeline::{FunctionRunner, ReadGrants, RunnerError, Step};
 use plait_runtime::{Builtin, CallLimits, Checkpoint, Module, Runtime, Stopped};
-use plait_sdk::{Request, Response};
+use plait_sdk::{LogLevel, Request, Response};
 
 use crate::cache::{CacheScope, Call, ResponseCache};
 use crate::fair::{FairShare, Parked, Rank, Turn, WaitNotice};
@@ -351,8 +351,18 @@ impl PipelineFunctions {
         }
         let output = called.inspect_err(|e| self.observer.failed(function, e.kind()))?;
         self.observer.called(function, output.duration);
+        // A function's lines at their own level: what a render or the
+        // controller shows by default is what the function logs at info and
+        // above, its debug lines when asked for (PLAIT_LOG=debug).
         for line in &output.logs {
-            tracing::info!(function, level = ?line.level, "{}", line.message);
+            let message = &line.message;
+            match line.level {
+                LogLevel::Trace => tracing::trace!(function, "{message}"),
+                LogLevel::Debug => tracing::debug!(function, "{message}"),
+                LogLevel::Info => tracing::info!(function, "{message}"),
+                LogLevel::Warn => tracing::warn!(function, "{message}"),
+                LogLevel::Error => tracing::error!(function, "{message}"),
+            }
         }
         Ok(output.response)
     }

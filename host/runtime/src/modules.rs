@@ -145,10 +145,21 @@ impl Modules {
     ) -> Result<Component, RuntimeError> {
         let component = {
             let _permit = self.compiles.acquire();
-            Component::new(&self.engine, wasm).map_err(|e| RuntimeError::Compile {
-                digest: digest.to_string(),
-                message: format!("{e:#}"),
-            })?
+            // A large component (a Go or Python one) takes seconds to
+            // compile, once per digest: say so rather than go quiet.
+            tracing::info!(
+                digest,
+                size = %Megabytes(wasm.len()),
+                "compiling the component (once; then loaded from the cache)"
+            );
+            let started = std::time::Instant::now();
+            let component =
+                Component::new(&self.engine, wasm).map_err(|e| RuntimeError::Compile {
+                    digest: digest.to_string(),
+                    message: format!("{e:#}"),
+                })?;
+            tracing::info!(digest, elapsed = ?started.elapsed(), "compiled the component");
+            component
         };
         counters.compiles.fetch_add(1, Ordering::Relaxed);
         if let Some(disk) = &self.disk {
@@ -162,5 +173,17 @@ impl Modules {
             }
         }
         Ok(component)
+    }
+}
+
+/// A size in megabytes, for people.
+struct Megabytes(usize);
+
+impl std::fmt::Display for Megabytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Sizes of components are far below 2^52 bytes.
+        #[allow(clippy::cast_precision_loss)]
+        let megabytes = self.0 as f64 / 1e6;
+        write!(f, "{megabytes:.1} MB")
     }
 }
