@@ -130,6 +130,21 @@ fn scaffold_builds_and_renders(lang: &str) {
         ],
     );
     check(&format!("plait function new --lang {lang}"), &out);
+    if lang == "go" {
+        // Without plait the Go project says so before Go's long build.
+        let out = clean_command("make")
+            .env("PLAIT", "/nonexistent/plait")
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success()
+                && stderr.contains("not found: put plait on PATH or run make PLAIT=")
+                && !dir.join("gen").exists(),
+            "{stderr}"
+        );
+    }
     let out = clean_command("make")
         .env(
             "WASI_ADAPTER",
