@@ -221,3 +221,66 @@ pub fn identity(object: &Value) -> (String, String, String, String) {
         text("/metadata/name"),
     )
 }
+
+#[cfg(test)]
+mod combinator_tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    use super::*;
+
+    /// A CRD whose `spec` is `oneOf` two branches of only `required`, and
+    /// whose `count` is an integer, as kube-apiserver v1.34 answers them.
+    #[test]
+    fn objects_the_api_server_accepts_are_accepted() {
+        let crd = json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "targets.example.org"},
+            "spec": {
+                "group": "example.org",
+                "names": {"kind": "Target", "plural": "targets"},
+                "scope": "Namespaced",
+                "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {"spec": {
+                        "type": "object",
+                        "oneOf": [{"required": ["host"]}, {"required": ["ip"]}],
+                        "properties": {
+                            "host": {"type": "string"},
+                            "ip": {"type": "string"},
+                            "count": {"type": "integer"},
+                        },
+                    }},
+                }}}],
+            },
+        });
+        let mut catalog = Catalog::new();
+        catalog.add_definition(&crd).unwrap();
+        let validator = Validator::new(catalog);
+        // (spec, valid)
+        let cases = [
+            (json!({"host": "a"}), true),
+            (json!({"ip": "10.0.0.1"}), true),
+            (json!({"host": "a", "ip": "10.0.0.1"}), false),
+            (json!({}), false),
+            (json!({"host": "a", "count": 14.0}), true),
+            (json!({"host": "a", "count": 14.5}), false),
+        ];
+        for (spec, valid) in cases {
+            let object = json!({
+                "apiVersion": "example.org/v1", "kind": "Target",
+                "metadata": {"name": "t", "namespace": "default"},
+                "spec": spec,
+            });
+            let outcome = validator.validate(&object, None);
+            assert_eq!(
+                outcome.status == Status::Valid,
+                valid,
+                "{spec}: {:?}",
+                outcome.findings
+            );
+        }
+    }
+}

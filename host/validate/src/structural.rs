@@ -217,7 +217,9 @@ impl<'a> Walker<'a> {
             "array" => value.is_array(),
             "string" => value.is_string(),
             "boolean" => value.is_boolean(),
-            "integer" => value.is_i64() || value.is_u64(),
+            // The API server's JSON decoding reads a whole float (14.0) as
+            // an integer.
+            "integer" => value.is_i64() || value.is_u64() || is_whole_float(value),
             "number" => value.is_number(),
             _ => true,
         };
@@ -645,17 +647,26 @@ impl<'a> Walker<'a> {
     }
 }
 
-/// A combinator branch checks values only: it names no fields of its own,
-/// so fields it leaves out are not unknown.
+/// A combinator branch checks values only: fields it does not name (all
+/// of them, in a branch of only `required`) are not unknown.
 fn value_only(sub: &Value) -> Value {
     let mut sub = sub.clone();
     if let Some(obj) = sub.as_object_mut()
-        && obj.get("properties").is_some()
         && obj.get("additionalProperties").is_none()
     {
         obj.insert("x-kubernetes-preserve-unknown-fields".into(), json!(true));
     }
     sub
+}
+
+/// A float with no fractional part, within the range of an int64.
+fn is_whole_float(value: &Value) -> bool {
+    // 2^63, exactly representable.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    value.is_f64()
+        && value
+            .as_f64()
+            .is_some_and(|f| f.fract() == 0.0 && (-LIMIT..LIMIT).contains(&f))
 }
 
 fn schema_type(schema: &Value) -> Option<&str> {
@@ -681,9 +692,18 @@ fn format_matches(format: &str, s: &str) -> bool {
         "uuid" | "uuid3" | "uuid4" | "uuid5" => is_uuid(s),
         "ipv4" => s.parse::<Ipv4Addr>().is_ok(),
         "ipv6" => s.parse::<Ipv6Addr>().is_ok(),
-        "cidr" => s
-            .split_once('/')
-            .is_some_and(|(ip, bits)| ip.parse::<IpAddr>().is_ok() && bits.parse::<u8>().is_ok()),
+        "cidr" => s.split_once('/').is_some_and(|(ip, bits)| {
+            let width = match ip.parse::<IpAddr>() {
+                Ok(IpAddr::V4(_)) => 32,
+                Ok(IpAddr::V6(_)) => 128,
+                Err(_) => return false,
+            };
+            // Go's net.ParseCIDR: decimal digits only, no sign, at most the width.
+            !bits.is_empty()
+                && bits.bytes().all(|b| b.is_ascii_digit())
+                && bits.parse::<u16>().is_ok_and(|n| n <= width)
+        }),
+        "mac" => is_mac(s),
         "hostname" => is_hostname(s),
         "email" => s
             .split_once('@')
@@ -693,14 +713,50 @@ fn format_matches(format: &str, s: &str) -> bool {
     }
 }
 
+/// `YYYY-MM-DD`, a day that exists (Go's `time.Parse` with `2006-01-02`).
 fn is_date(s: &str) -> bool {
     let b = s.as_bytes();
-    b.len() == 10
+    let shaped = b.len() == 10
         && b[4] == b'-'
         && b[7] == b'-'
         && [0, 1, 2, 3, 5, 6, 8, 9]
             .iter()
-            .all(|&i| b[i].is_ascii_digit())
+            .all(|&i| b[i].is_ascii_digit());
+    if !shaped {
+        return false;
+    }
+    let number = |range: std::ops::Range<usize>| {
+        s.get(range)
+            .and_then(|t| t.parse::<u32>().ok())
+            .unwrap_or(0)
+    };
+    let (year, month, day) = (number(0..4), number(5..7), number(8..10));
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&day)
+}
+
+/// A hardware address as Go's `net.ParseMAC` reads one: 6, 8 or 20 bytes
+/// as hex pairs separated by `:` or `-`, or as dotted groups of four hex
+/// digits.
+fn is_mac(s: &str) -> bool {
+    let hex =
+        |part: &str, len: usize| part.len() == len && part.bytes().all(|b| b.is_ascii_hexdigit());
+    let sizes = [6, 8, 20];
+    for separator in [':', '-'] {
+        let parts: Vec<&str> = s.split(separator).collect();
+        if parts.len() > 1 {
+            return sizes.contains(&parts.len()) && parts.iter().all(|p| hex(p, 2));
+        }
+    }
+    let groups: Vec<&str> = s.split('.').collect();
+    groups.len() > 1 && sizes.contains(&(groups.len() * 2)) && groups.iter().all(|g| hex(g, 4))
 }
 
 fn is_date_time(s: &str) -> bool {
@@ -826,6 +882,23 @@ mod tests {
             ("ipv4", "10.0.0", false),
             ("cidr", "10.0.0.0/16", true),
             ("cidr", "10.0.0.0", false),
+            ("cidr", "10.0.0.0/32", true),
+            ("cidr", "10.0.0.0/33", false),
+            ("cidr", "fd00::/128", true),
+            ("cidr", "fd00::/129", false),
+            ("cidr", "10.0.0.0/+8", false),
+            ("date", "2024-02-29", true),
+            ("date", "2026-02-29", false),
+            ("date", "2026-02-30", false),
+            ("date", "2026-13-45", false),
+            ("date", "2026-04-31", false),
+            ("mac", "00:1a:2B:3c:4d:5e", true),
+            ("mac", "00-1a-2b-3c-4d-5e", true),
+            ("mac", "001a.2b3c.4d5e", true),
+            ("mac", "00:00:5e:00:53:01:00:00", true),
+            ("mac", "zz:zz:zz", false),
+            ("mac", "00:1a:2b:3c:4d", false),
+            ("mac", "001a2b3c4d5e", false),
             ("duration", "1h30m", true),
             ("duration", "5 minutes", false),
             ("hostname", "example.com", true),
@@ -836,6 +909,39 @@ mod tests {
         ];
         for (format, s, want) in cases {
             assert_eq!(format_matches(format, s), want, "{format} {s}");
+        }
+    }
+
+    #[test]
+    fn whole_floats_are_integers_as_the_api_server_reads_them() {
+        let cases = [
+            (json!(14.0), true),
+            (json!(-3.0), true),
+            (json!(14.5), false),
+            (json!(1e19), false),
+            (json!(14), false),
+            (json!("14"), false),
+        ];
+        for (value, want) in cases {
+            assert_eq!(is_whole_float(&value), want, "{value}");
+        }
+    }
+
+    #[test]
+    fn a_branch_of_only_required_fields_checks_values_only() {
+        let cases = [
+            (json!({"required": ["host"]}), true),
+            (json!({"properties": {"host": {"type": "string"}}}), true),
+            (
+                json!({"properties": {"host": {"type": "string"}}, "additionalProperties": false}),
+                false,
+            ),
+        ];
+        for (branch, preserves) in cases {
+            let got = value_only(&branch)
+                .get("x-kubernetes-preserve-unknown-fields")
+                .is_some();
+            assert_eq!(got, preserves, "{branch}");
         }
     }
 
