@@ -230,8 +230,9 @@ mod combinator_tests {
 
     use super::*;
 
-    /// A CRD whose `spec` is `oneOf` two branches of only `required`, and
-    /// whose `count` is an integer, as kube-apiserver v1.34 answers them.
+    /// A CRD whose `spec` is `oneOf` two branches of only `required`, whose
+    /// `count` is an integer and whose `template` an embedded resource, as
+    /// kube-apiserver v1.34 answers them.
     #[test]
     fn objects_the_api_server_accepts_are_accepted() {
         let crd = json!({
@@ -251,6 +252,11 @@ mod combinator_tests {
                             "host": {"type": "string"},
                             "ip": {"type": "string"},
                             "count": {"type": "integer"},
+                            "template": {
+                                "type": "object",
+                                "x-kubernetes-embedded-resource": true,
+                                "x-kubernetes-preserve-unknown-fields": true,
+                            },
                         },
                     }},
                 }}}],
@@ -267,6 +273,18 @@ mod combinator_tests {
             (json!({}), false),
             (json!({"host": "a", "count": 14.0}), true),
             (json!({"host": "a", "count": 14.5}), false),
+            (
+                json!({"host": "a", "template": {"apiVersion": "v1", "kind": "ConfigMap"}}),
+                true,
+            ),
+            (
+                json!({"host": "a", "template": {"apiVersion": "v1"}}),
+                false,
+            ),
+            (
+                json!({"host": "a", "template": {"apiVersion": "v1", "kind": ""}}),
+                false,
+            ),
         ];
         for (spec, valid) in cases {
             let object = json!({

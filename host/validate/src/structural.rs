@@ -282,6 +282,9 @@ impl<'a> Walker<'a> {
                 self.schema_problem(Problem::required(path.child(name).as_str()));
             }
         }
+        if embedded && !self.partial {
+            self.check_embedded_type_meta(map, path);
+        }
         if let Some(min) = schema.get("minProperties").and_then(Value::as_u64)
             && (map.len() as u64) < min
         {
@@ -571,6 +574,28 @@ impl<'a> Walker<'a> {
                 value.clone(),
                 format!("{} in body must be of type int32: \"{i}\"", path.in_body()),
             ));
+        }
+    }
+
+    /// An embedded resource names its kind, as the API server requires:
+    /// `apiVersion` and `kind` present, strings, and not empty.
+    fn check_embedded_type_meta(&mut self, map: &Map<String, Value>, path: &Path) {
+        for field in ["apiVersion", "kind"] {
+            let at = path.child(field);
+            match map.get(field) {
+                None => self.schema_problem(Problem::required(at.as_str())),
+                Some(Value::String(s)) if s.is_empty() => self.schema_problem(Problem::invalid(
+                    at.as_str(),
+                    json!(""),
+                    "must not be empty",
+                )),
+                Some(Value::String(_)) => {}
+                Some(other) => self.schema_problem(Problem::invalid(
+                    at.as_str(),
+                    other.clone(),
+                    "must be a string",
+                )),
+            }
         }
     }
 
