@@ -168,7 +168,7 @@ impl Rules {
                 continue;
             }
             let mut context = Context::with_env(self.env.clone());
-            if let Err(e) = context.add_variable("self", value) {
+            if let Err(e) = context.add_variable("self", AsKubernetesCel(value)) {
                 problems.push(Problem::invalid(
                     path.as_str(),
                     json!(schema_type),
@@ -177,7 +177,7 @@ impl Rules {
                 continue;
             }
             if let Some(old) = old
-                && let Err(e) = context.add_variable("oldSelf", old)
+                && let Err(e) = context.add_variable("oldSelf", AsKubernetesCel(old))
             {
                 problems.push(Problem::invalid(
                     path.as_str(),
@@ -279,6 +279,41 @@ fn join_field_path(base: &Path, field_path: &str) -> String {
         }
     }
     out
+}
+
+/// A JSON value as the API server hands it to CEL: every integer an `int`
+/// (serde_json would hand a non-negative one over as a `uint`, which
+/// `self >= 1` or `type(self) == int` then do not match).
+struct AsKubernetesCel<'a>(&'a Value);
+
+impl serde::Serialize for AsKubernetesCel<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self.0 {
+            Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+                (Some(i), _) => serializer.serialize_i64(i),
+                // Past i64: what the API server's decoder makes of it, a float.
+                #[allow(clippy::cast_precision_loss)]
+                (None, Some(u)) => serializer.serialize_f64(u as f64),
+                (None, None) => n.serialize(serializer),
+            },
+            Value::Array(items) => {
+                let mut seq = serializer.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(&AsKubernetesCel(item))?;
+                }
+                seq.end()
+            }
+            Value::Object(fields) => {
+                let mut map = serializer.serialize_map(Some(fields.len()))?;
+                for (key, item) in fields {
+                    map.serialize_entry(key, &AsKubernetesCel(item))?;
+                }
+                map.end()
+            }
+            other => other.serialize(serializer),
+        }
+    }
 }
 
 #[cfg(test)]

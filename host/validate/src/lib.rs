@@ -231,7 +231,8 @@ mod combinator_tests {
     use super::*;
 
     /// A CRD whose `spec` is `oneOf` two branches of only `required`, whose
-    /// `count` is an integer and whose `template` an embedded resource, as
+    /// `count` is an integer, whose `size` is an int-or-string with a rule
+    /// on either, and whose `template` an embedded resource, as
     /// kube-apiserver v1.34 answers them.
     #[test]
     fn objects_the_api_server_accepts_are_accepted() {
@@ -252,6 +253,12 @@ mod combinator_tests {
                             "host": {"type": "string"},
                             "ip": {"type": "string"},
                             "count": {"type": "integer"},
+                            "size": {
+                                "x-kubernetes-int-or-string": true,
+                                "x-kubernetes-validations": [
+                                    {"rule": "type(self) == int ? self >= 1 : self.endsWith('Gi')"},
+                                ],
+                            },
                             "template": {
                                 "type": "object",
                                 "x-kubernetes-embedded-resource": true,
