@@ -43,6 +43,7 @@ build-deps:
 	@dpkg -s libssl-dev pkg-config >/dev/null 2>&1 || { \
 		$(SUDO) apt-get update && $(APT_INSTALL) libssl-dev pkg-config; }
 	@command -v go >/dev/null || { $(SUDO) apt-get update && $(APT_INSTALL) golang-go ca-certificates; }
+	@go env GOVERSION | awk -F'[go.]' '{ if ($$3 > 1 || ($$3 == 1 && $$4 >= 21)) exit 0; print "Go 1.21 or newer is needed to build plait (found " $$0 "): https://go.dev/dl"; exit 1 }'
 
 # The test cluster is built with Go 1.21 or newer (GOTOOLCHAIN=auto fetches the version
 # Kubernetes asks for from the module proxy), the Go guests with Go 1.24 or

@@ -29,6 +29,8 @@ const REALLOC: &str = "cabi_realloc";
 /// What the pass needs to know of the module.
 #[derive(Debug, Default)]
 struct Layout {
+    /// The type index of every function, imported ones first.
+    function_types: Vec<u32>,
     imported_functions: u32,
     defined_functions: u32,
     imported_globals: u32,
@@ -47,7 +49,8 @@ impl Layout {
                     for import in imports.into_imports() {
                         let import = import?;
                         match import.ty {
-                            TypeRef::Func(_) => {
+                            TypeRef::Func(ty) => {
+                                layout.function_types.push(ty);
                                 let index = layout.imported_functions;
                                 layout.imported_functions += 1;
                                 if import.module == WASI && import.name == "clock_time_get" {
@@ -61,7 +64,12 @@ impl Layout {
                         }
                     }
                 }
-                Payload::FunctionSection(functions) => layout.defined_functions = functions.count(),
+                Payload::FunctionSection(functions) => {
+                    layout.defined_functions = functions.count();
+                    for ty in functions {
+                        layout.function_types.push(ty?);
+                    }
+                }
                 Payload::GlobalSection(globals) => layout.defined_globals = globals.count(),
                 Payload::ExportSection(exports) => {
                     for export in exports {
@@ -75,6 +83,19 @@ impl Layout {
             }
         }
         Ok(layout)
+    }
+
+    /// The type of function `index`; a function absent from the module
+    /// is never called, so any type will do for its wrapper.
+    fn type_of(&self, index: Option<u32>) -> Result<u32, ComponentizeError> {
+        let Some(index) = index else {
+            return Ok(0);
+        };
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| self.function_types.get(i))
+            .copied()
+            .ok_or_else(|| ComponentizeError::Guard(format!("function {index} has no type")))
     }
 }
 
@@ -105,9 +126,12 @@ pub(crate) fn guard_realloc(core: &[u8]) -> Result<Vec<u8>, ComponentizeError> {
         in_realloc: first_new_global,
         last_realtime: first_new_global + 1,
         last_monotonic: first_new_global + 2,
-        types: Types::default(),
+        types: Types {
+            clock: layout.type_of(layout.clock)?,
+            sched_yield: layout.type_of(layout.sched_yield)?,
+            realloc: layout.type_of(Some(realloc))?,
+        },
     };
-    guard.types = Types::of(core, &layout)?;
     let mut module = wasm_encoder::Module::new();
     guard
         .parse_core_module(&mut module, wasmparser::Parser::new(0), core)
@@ -116,51 +140,11 @@ pub(crate) fn guard_realloc(core: &[u8]) -> Result<Vec<u8>, ComponentizeError> {
 }
 
 /// The type indices the wrappers take: each that of the function it wraps.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Types {
     clock: u32,
     sched_yield: u32,
     realloc: u32,
-}
-
-impl Types {
-    fn of(core: &[u8], layout: &Layout) -> Result<Types, ComponentizeError> {
-        let mut imported = Vec::new();
-        let mut defined = Vec::new();
-        for payload in wasmparser::Parser::new(0).parse_all(core) {
-            match payload? {
-                Payload::ImportSection(imports) => {
-                    for import in imports.into_imports() {
-                        if let TypeRef::Func(ty) = import?.ty {
-                            imported.push(ty);
-                        }
-                    }
-                }
-                Payload::FunctionSection(functions) => {
-                    for ty in functions {
-                        defined.push(ty?);
-                    }
-                }
-                _ => {}
-            }
-        }
-        let type_of = |function: u32| {
-            let index = usize::try_from(function).ok()?;
-            imported
-                .get(index)
-                .or_else(|| defined.get(index.checked_sub(imported.len())?))
-                .copied()
-        };
-        let missing = || ComponentizeError::Guard("a function has no type".into());
-        Ok(Types {
-            clock: layout.clock.map_or(Some(0), type_of).ok_or_else(missing)?,
-            sched_yield: layout
-                .sched_yield
-                .map_or(Some(0), type_of)
-                .ok_or_else(missing)?,
-            realloc: layout.realloc.and_then(type_of).ok_or_else(missing)?,
-        })
-    }
 }
 
 struct Guard {

@@ -57,6 +57,15 @@ fn leaks(name: &str) -> bool {
     LEAKING_VARS.contains(&name) || LEAKING_PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
+/// Removes from `command` what the outer build set for its own build.
+fn remove_leaks(command: &mut Command) {
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(leaks) {
+            command.env_remove(&name);
+        }
+    }
+}
+
 /// The file name cargo gives a cdylib built for wasm: dashes become underscores.
 pub fn wasm_file_name(package: &str) -> String {
     format!("{}.wasm", package.replace('-', "_"))
@@ -95,11 +104,7 @@ pub fn build_guest(
         .args(["build", "--package", package, "--target", GUEST_TARGET])
         .args(["--profile", GUEST_PROFILE])
         .env("CARGO_TARGET_DIR", &target_dir);
-    for (name, _) in std::env::vars_os() {
-        if name.to_str().is_some_and(leaks) {
-            command.env_remove(&name);
-        }
-    }
+    remove_leaks(&mut command);
     // The target dir is removed above as a leak and set again here, so the
     // order of these two steps matters.
     command.env("CARGO_TARGET_DIR", &target_dir);
@@ -174,11 +179,7 @@ pub fn build_go_guest(
         .env("GOOS", "wasip1")
         .env("GOARCH", "wasm")
         .env("CGO_ENABLED", "0");
-    for (var, _) in std::env::vars_os() {
-        if var.to_str().is_some_and(leaks) {
-            command.env_remove(&var);
-        }
-    }
+    remove_leaks(&mut command);
     let output = command.output().map_err(|e| {
         format!(
             "building the Go function {dir} needs Go 1.24 or newer on PATH (or PLAIT_GO): \
