@@ -880,21 +880,7 @@ fn functions_observe_connection_details_from_the_secret_each_resource_writes() {
         let mut current = x;
         for _ in 0..2 {
             cluster.seed([current.clone()]).expect("seed XR");
-            current = Reconcile {
-                cluster: &cluster,
-                runner: &runner,
-                scope,
-                xr: current,
-                steps: &steps,
-                context: json!({}),
-                clock: &|| "t".into(),
-                grants: &ReadGrants::tenant_defaults(),
-                as_tenant: None,
-                circuit_open: false,
-            }
-            .run()
-            .expect("reconcile runs")
-            .xr;
+            current = run_one_step(&cluster, &runner, scope, current, &steps).xr;
         }
         let calls = runner.0.borrow();
         assert_eq!(calls[0].get("db"), None, "nothing observed at first");
@@ -934,20 +920,7 @@ fn a_legacy_xr_observes_the_connection_details_of_its_own_secret() {
             function: "observe".into(),
             ..Step::default()
         }];
-        Reconcile {
-            cluster: &cluster,
-            runner: &runner,
-            scope,
-            xr: x.clone(),
-            steps: &steps,
-            context: json!({}),
-            clock: &|| "t".into(),
-            grants: &ReadGrants::tenant_defaults(),
-            as_tenant: None,
-            circuit_open: false,
-        }
-        .run()
-        .expect("reconcile runs");
+        run_one_step(&cluster, &runner, scope, x.clone(), &steps);
         assert_eq!(runner.0.borrow()[0].get(""), Some(&want), "{scope:?}");
     }
 }
@@ -1012,20 +985,7 @@ fn function_conditions_come_before_synced_and_ready_and_claim_ones_are_listed_fo
             function: "conditions".into(),
             ..Step::default()
         }];
-        let outcome = Reconcile {
-            cluster: &cluster,
-            runner: &Conditions,
-            scope,
-            xr: x,
-            steps: &steps,
-            context: json!({}),
-            clock: &|| "t".into(),
-            grants: &ReadGrants::tenant_defaults(),
-            as_tenant: None,
-            circuit_open: false,
-        }
-        .run()
-        .expect("reconcile runs");
+        let outcome = run_one_step(&cluster, &Conditions, scope, x, &steps);
         let types: Vec<&str> = outcome.xr["status"]["conditions"]
             .as_array()
             .expect("conditions")
@@ -1039,4 +999,29 @@ fn function_conditions_come_before_synced_and_ready_and_claim_ones_are_listed_fo
             "{scope:?} fatal: {fatal}"
         );
     }
+}
+
+/// One reconcile of `steps` by `runner`, with a tenant's default grants,
+/// the clock at `t`.
+fn run_one_step(
+    cluster: &MemoryCluster,
+    runner: &dyn FunctionRunner,
+    scope: CompositeScope,
+    xr: Value,
+    steps: &[Step],
+) -> Outcome {
+    Reconcile {
+        cluster,
+        runner,
+        scope,
+        xr,
+        steps,
+        context: json!({}),
+        clock: &|| "t".into(),
+        grants: &ReadGrants::tenant_defaults(),
+        as_tenant: None,
+        circuit_open: false,
+    }
+    .run()
+    .expect("reconcile runs")
 }
