@@ -754,3 +754,24 @@ webhook: {enabled: true, certManager: {enabled: false}, certificate: {secretName
         "the Composition CRD was deleted with the release"
     );
 }
+
+#[test]
+fn the_webhooks_certificate_comes_from_the_given_issuer_instead_of_a_self_signed_one() {
+    let objects = template_with(
+        "webhook: {enabled: true, certManager: {issuerRef: {name: platform-ca, kind: ClusterIssuer}}}",
+    );
+    assert!(
+        !objects.iter().any(|o| o["kind"] == "Issuer"),
+        "a self-signed Issuer beside the given one"
+    );
+    let certificate = find(&objects, "Certificate", "plait-webhook");
+    assert_eq!(
+        certificate["spec"]["issuerRef"],
+        json!({"name": "platform-ca", "kind": "ClusterIssuer"})
+    );
+    let configuration = find(&objects, "ValidatingWebhookConfiguration", "plait");
+    assert_eq!(
+        configuration["metadata"]["annotations"]["cert-manager.io/inject-ca-from"],
+        "plait-system/plait-webhook"
+    );
+}
