@@ -775,3 +775,33 @@ fn the_webhooks_certificate_comes_from_the_given_issuer_instead_of_a_self_signed
         "plait-system/plait-webhook"
     );
 }
+
+#[test]
+fn the_packaged_chart_holds_the_crds_its_link_to_deploy_crds_points_at() {
+    let dir = tempfile::tempdir().unwrap();
+    let chart = chart();
+    succeeded(
+        "helm package",
+        &helm(&[
+            "package",
+            chart.to_str().unwrap(),
+            "-d",
+            dir.path().to_str().unwrap(),
+        ]),
+    );
+    let package = dir.path().join("plait-0.1.0.tgz");
+    let out = helm(&[
+        "template",
+        "plait",
+        package.to_str().unwrap(),
+        "-n",
+        NAMESPACE,
+    ]);
+    let packaged = documents(&succeeded("helm template of the package", &out));
+    let crds = packaged
+        .iter()
+        .filter(|o| o["kind"] == "CustomResourceDefinition")
+        .count();
+    assert_eq!(crds, 8, "the CRDs of deploy/crds");
+    assert_eq!(comparable(packaged), comparable(template(&[]).unwrap()));
+}
