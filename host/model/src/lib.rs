@@ -6,6 +6,7 @@ mod composition;
 mod composition_validation;
 mod convert;
 pub mod crd;
+pub mod crd_width;
 mod defaults;
 mod environment_config;
 mod error;
