@@ -3,6 +3,7 @@
 //! XRD schema defaulting.
 
 mod composition;
+pub mod composition_hash;
 mod composition_validation;
 mod convert;
 pub mod crd;
