@@ -944,13 +944,15 @@ fn go_float(f: f64) -> String {
 }
 
 /// Whether `go-yaml` v2 reads `s`, written plain, back as the string `s` (not as a
-/// null, bool, number or timestamp).
+/// null, bool, number or timestamp). Like `go-yaml`, it looks `s` up only when its
+/// first character can start one of those, so `<<` (a merge key when read) counts
+/// as a string.
 fn resolves_to_string(s: &str) -> bool {
     const SPECIAL: &[&str] = &[
         "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", "n", "N", "no",
         "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF", "", "~", "null", "Null",
         "NULL", ".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf",
-        "-.Inf", "-.INF", "<<",
+        "-.Inf", "-.INF",
     ];
     if SPECIAL.contains(&s) {
         return false;
