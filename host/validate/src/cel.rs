@@ -60,6 +60,12 @@ struct Rule<'a> {
 }
 
 impl<'a> Rule<'a> {
+    /// How the API server names the rule in an evaluation error: by its
+    /// message if it has one.
+    fn error_string(&self) -> &'a str {
+        self.message.unwrap_or(self.rule).trim()
+    }
+
     fn of(v: &'a Value) -> Option<Self> {
         let text = |k: &str| v.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
         Some(Rule {
@@ -196,7 +202,11 @@ impl Rules {
                     problems.push(Problem::invalid(
                         path.as_str(),
                         json!(schema_type),
-                        format!("{} evaluating rule: {}", error_text(&e), rule.rule.trim()),
+                        format!(
+                            "{} evaluating rule: {}",
+                            error_text(&e),
+                            rule.error_string()
+                        ),
                     ));
                     continue;
                 }
@@ -277,12 +287,14 @@ fn join_field_path(base: &Path, field_path: &str) -> String {
 /// An evaluation error as the API server words it: the libraries' errors
 /// in their own words.
 fn error_text(e: &cel::ExecutionError) -> String {
+    use cel::ExecutionError as E;
     match e {
-        cel::ExecutionError::FunctionError { function, message }
-            if function == library::LIBRARY_ERROR =>
-        {
-            message.clone()
-        }
+        E::FunctionError { message, .. } => message.clone(),
+        E::Overflow(_, cel::Value::UInt(_), _) => "unsigned integer overflow".to_string(),
+        E::Overflow(..) => "integer overflow".to_string(),
+        E::DivisionByZero(_) => "division by zero".to_string(),
+        E::RemainderByZero(_) => "modulus by zero".to_string(),
+        E::NoSuchKey(key) => format!("no such key: {key}"),
         other => other.to_string(),
     }
 }
@@ -509,7 +521,7 @@ mod tests {
                     json!("1.5"),
                     Ok(true),
                 ),
-                ("quantity(self).sub(1).sign() == 0", json!("1"), Ok(true)),
+                ("sign(quantity(self).sub(1)) == 0", json!("1"), Ok(true)),
                 (
                     "quantity(self) == quantity('1')",
                     json!("x"),
@@ -665,7 +677,7 @@ mod tests {
                 (
                     "semver(self).major() == 1",
                     json!("1.2"),
-                    Err("Semver parse error during conversion from string"),
+                    Err("No Major.Minor.Patch elements found"),
                 ),
             ],
         );

@@ -375,13 +375,8 @@ fn quantity(env: &mut Env) -> Result<(), DeclarationError> {
         ))
     })?;
     let q = || QUANTITY_TYPE.to_owned();
-    // Declared as a global overload upstream, and so called as
-    // `sign(quantity(...))`; cel-go also accepts it as a method.
+    // A global function upstream: `sign(quantity('-1'))`, not a method.
     global(env, "sign", vec![q()], |args| {
-        let [a] = one(args)?;
-        owned(CelInt::from(arg::<Quantity>(a.as_ref())?.sign()))
-    })?;
-    member(env, "sign", q(), vec![], |args| {
         let [a] = one(args)?;
         owned(CelInt::from(arg::<Quantity>(a.as_ref())?.sign()))
     })?;

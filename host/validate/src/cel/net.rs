@@ -126,10 +126,10 @@ impl Ip {
 impl Cidr {
     /// The Kubernetes library's `cidr()`.
     pub fn parse(raw: &str) -> Result<Cidr, String> {
+        // The library wraps netip's error twice, so.
         let parse_error = |why: &str| {
             format!(
-                "network address {} parse error during conversion from string: netip.ParsePrefix({}): {why}",
-                quote(raw),
+                "network address parse error during conversion from string: network address parse error during conversion from string: netip.ParsePrefix({}): {why}",
                 quote(raw)
             )
         };

@@ -42,7 +42,7 @@ fn capitalized(s: &str) -> String {
 
 impl Semver {
     /// blang/semver's `Parse`, or with `normalize` the library's lenient
-    /// reading, with the library's error text.
+    /// reading, with blang/semver's error text.
     pub fn parse(raw: &str, normalize: bool) -> Result<Semver, String> {
         let text = if normalize {
             normalized(raw)
@@ -50,7 +50,6 @@ impl Semver {
             raw.to_string()
         };
         Semver::strict(&text)
-            .map_err(|why| format!("Semver parse error during conversion from string: {why}"))
     }
 
     fn strict(s: &str) -> Result<Semver, String> {
