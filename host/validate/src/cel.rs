@@ -8,6 +8,7 @@
 //! `message`, its `messageExpression`'s result, or `failed rule: <rule>`,
 //! at the rule's `fieldPath` and with its `reason`.
 
+mod cost;
 mod format;
 mod library;
 mod net;
@@ -143,6 +144,12 @@ impl Rules {
         }
         programs.insert(source.to_string(), compiled.clone());
         compiled
+    }
+
+    /// The estimated cost problems of a CRD's rules, as the API server
+    /// reports them when it refuses the CRD.
+    pub(crate) fn crd_cost_problems(&self, crd: &Value) -> Vec<Problem> {
+        cost::crd_problems(crd, &self.env)
     }
 
     /// Evaluates the rules of one schema node against `value`.

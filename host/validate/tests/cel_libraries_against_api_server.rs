@@ -562,6 +562,89 @@ fn transitions() -> Vec<(&'static str, Value, Value)> {
     ]
 }
 
+/// CRDs whose rules the API server estimates, by the spec schema they
+/// have: over budget (refused) and within it (accepted).
+fn cost_cases() -> Vec<(&'static str, Value)> {
+    let unbounded_strings = json!({"type": "array", "items": {"type": "string"}});
+    let bounded_strings =
+        json!({"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": 64}});
+    vec![
+        (
+            "a regex over every string of an unbounded list",
+            json!({"type": "object", "properties": {"l": unbounded_strings},
+                "x-kubernetes-validations": [{"rule": "self.l.all(x, x.matches('^[a-z]+$'))"}]}),
+        ),
+        (
+            "a regex over every string of a bounded list",
+            json!({"type": "object", "properties": {"l": bounded_strings},
+                "x-kubernetes-validations": [{"rule": "self.l.all(x, x.matches('^[a-z]+$'))"}]}),
+        ),
+        (
+            "a quantity parsed from a string of unknown length",
+            json!({"type": "object", "properties": {"i": {"type": "integer"}},
+                "x-kubernetes-validations": [{"rule": "isQuantity(string(self.i))"}, {"rule": "self.i > 0"}]}),
+        ),
+        (
+            "a rule on the items of an unbounded list of unbounded strings",
+            json!({"type": "object", "properties": {"l": {"type": "array", "items": {"type": "object",
+                "properties": {"name": {"type": "string"}},
+                "x-kubernetes-validations": [{"rule": "self.name.contains('-x-')"}]}}}}),
+        ),
+        (
+            "a comprehension over an unbounded map",
+            json!({"type": "object", "properties": {"m": {"type": "object", "additionalProperties": {"type": "string"}}},
+                "x-kubernetes-validations": [{"rule": "self.m.all(k, self.m[k].startsWith(k))"}]}),
+        ),
+        (
+            "a comprehension over a bounded map",
+            json!({"type": "object", "properties": {"m": {"type": "object", "maxProperties": 16,
+                "additionalProperties": {"type": "string", "maxLength": 32}}},
+                "x-kubernetes-validations": [{"rule": "self.m.all(k, self.m[k].startsWith(k))"}]}),
+        ),
+        (
+            "a nested comprehension over an unbounded list",
+            json!({"type": "object", "properties": {"li": {"type": "array", "items": {"type": "integer"}}},
+                "x-kubernetes-validations": [{"rule": "self.li.all(a, self.li.exists(b, a == b))"}]}),
+        ),
+        (
+            "a nested comprehension over a bounded list",
+            json!({"type": "object", "properties": {"li": {"type": "array", "maxItems": 50, "items": {"type": "integer"}}},
+                "x-kubernetes-validations": [{"rule": "self.li.all(a, self.li.exists(b, a == b))"}]}),
+        ),
+        (
+            "quantities and urls of bounded strings",
+            json!({"type": "object", "properties": {"q": {"type": "string", "maxLength": 64}, "u": {"type": "string", "maxLength": 256}},
+            "x-kubernetes-validations": [
+                {"rule": "quantity(self.q).isLessThan(quantity('10Gi'))"},
+                {"rule": "url(self.u).getScheme() == 'https'"},
+                {"rule": "isCIDR(self.q) || isIP(self.q) || isSemver(self.q)"},
+            ]}),
+        ),
+        (
+            "string functions over unbounded strings",
+            json!({"type": "object", "properties": {"s": {"type": "string"}, "t": {"type": "string"}},
+                "x-kubernetes-validations": [{"rule": "self.s.contains(self.t)"}]}),
+        ),
+    ]
+}
+
+fn cost_crd(index: usize, spec: &Value) -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("costs{index}.{GROUP}")},
+        "spec": {
+            "group": GROUP,
+            "names": {"kind": format!("Cost{index}"), "plural": format!("costs{index}")},
+            "scope": "Namespaced",
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                "type": "object",
+                "properties": {"spec": spec},
+            }}}],
+        },
+    })
+}
+
 fn guarded(index: usize, rule: &str, guard: &str) -> Value {
     json!({"rule": format!("self.{guard} != {index} || ({rule})"), "message": format!("case {index}")})
 }
@@ -777,11 +860,38 @@ async fn cel_libraries_answer_as_the_api_servers() {
             failures.push(format!("transition {index} `{rule}` from {before} to {after}:\n  api server {server:#?}\n  plait      {plait:#?}"));
         }
     }
+    let crd_validator = Validator::new(Catalog::kubernetes().unwrap_or_else(|e| panic!("{e}")));
+    let (mut installable, mut too_expensive) = (0, 0);
+    for (index, (what, spec)) in cost_cases().into_iter().enumerate() {
+        let crd = cost_crd(index, &spec);
+        let server = causes(crds.create(&dry_run, &to_dynamic(&crd)).await, what);
+        if server.is_empty() {
+            installable += 1;
+        } else {
+            too_expensive += 1;
+        }
+        let mut plait: Vec<String> = crd_validator
+            .validate(&crd, None)
+            .findings
+            .iter()
+            .map(|f| f.message.clone())
+            .collect();
+        plait.sort();
+        if server != plait {
+            failures.push(format!(
+                "CRD with {what}:\n  api server {server:#?}\n  plait      {plait:#?}"
+            ));
+        }
+    }
     assert!(
         failures.is_empty(),
         "{} disagreements:\n{}",
         failures.len(),
         failures.join("\n")
+    );
+    assert!(
+        installable >= 3 && too_expensive >= 3,
+        "installable {installable}, too expensive {too_expensive}"
     );
     // The table must exercise both answers.
     assert!(
