@@ -152,6 +152,26 @@ impl Rules {
         cost::crd_problems(crd, &self.env)
     }
 
+    /// The estimated cost problems of the CRDs an XRD generates (its XR's
+    /// and its claim's), at those CRDs' field paths: what the API server
+    /// answers when it refuses them. An XRD that generates no CRD has none.
+    pub(crate) fn xrd_cost_problems(&self, xrd: &Value) -> Vec<Problem> {
+        use plait_model::Manifest;
+        let Ok(mut xrd) = plait_model::CompositeResourceDefinition::from_value(xrd.clone()) else {
+            return Vec::new();
+        };
+        if xrd.metadata.uid.is_none() {
+            xrd.metadata.uid = Some(String::new());
+        }
+        let mut crds: Vec<Value> = plait_model::crd::composite_crd(&xrd).into_iter().collect();
+        if xrd.spec.claim_names.is_some() {
+            crds.extend(plait_model::crd::claim_crd(&xrd));
+        }
+        crds.iter()
+            .flat_map(|crd| cost::crd_problems(crd, &self.env))
+            .collect()
+    }
+
     /// Evaluates the rules of one schema node against `value`.
     pub(crate) fn evaluate(
         &self,
@@ -721,6 +741,48 @@ mod tests {
                 ("sets.intersects([1], [])", json!(""), Ok(false)),
             ],
         );
+    }
+
+    #[test]
+    fn an_xrds_generated_crds_are_cost_estimated() {
+        let xrd = |list: Value| {
+            json!({
+                "apiVersion": "apiextensions.crossplane.io/v1",
+                "kind": "CompositeResourceDefinition",
+                "metadata": {"name": "xbuckets.example.org"},
+                "spec": {
+                    "group": "example.org",
+                    "names": {"kind": "XBucket", "plural": "xbuckets"},
+                    "claimNames": {"kind": "Bucket", "plural": "buckets"},
+                    "versions": [{"name": "v1", "served": true, "referenceable": true, "schema": {"openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {"spec": {
+                            "type": "object",
+                            "properties": {"names": list},
+                            "x-kubernetes-validations": [{"rule": "self.names.all(n, n.matches('^[a-z]+$'))"}],
+                        }},
+                    }}}],
+                },
+            })
+        };
+        let rules = Rules::new();
+        let over =
+            rules.xrd_cost_problems(&xrd(json!({"type": "array", "items": {"type": "string"}})));
+        let rule_path = "properties[spec].x-kubernetes-validations[0].rule";
+        // Once for the XR's CRD, once for the claim's.
+        assert_eq!(
+            over.iter()
+                .filter(
+                    |p| p.field.ends_with(rule_path) && p.detail.starts_with("estimated rule cost")
+                )
+                .count(),
+            2,
+            "{over:?}"
+        );
+        let within = rules.xrd_cost_problems(&xrd(
+            json!({"type": "array", "maxItems": 8, "items": {"type": "string", "maxLength": 32}}),
+        ));
+        assert!(within.is_empty(), "{within:?}");
     }
 
     #[test]

@@ -199,6 +199,13 @@ impl Validator {
         if outcome
             .api_version
             .starts_with("apiextensions.crossplane.io/")
+            && outcome.kind == "CompositeResourceDefinition"
+        {
+            push(Check::Cel, self.rules.xrd_cost_problems(&object));
+        }
+        if outcome
+            .api_version
+            .starts_with("apiextensions.crossplane.io/")
             && outcome.kind == "Composition"
         {
             push(Check::Composition, composition::check(&object, self));

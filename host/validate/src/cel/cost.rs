@@ -618,3 +618,118 @@ pub fn crd_problems(crd: &Value, env: &cel::Env) -> Vec<Problem> {
     }
     problems
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn env() -> cel::Env {
+        let mut env = cel::Env::stdlib();
+        for extension in [
+            cel::extensions::strings as fn(&mut cel::Env) -> Result<(), cel::DeclarationError>,
+            super::super::library::register,
+        ] {
+            extension(&mut env).unwrap_or_else(|e| panic!("{e}"));
+        }
+        env
+    }
+
+    #[test]
+    fn costs_grow_with_what_the_schema_leaves_unbounded() {
+        let bounded = json!({"type": "object", "properties": {
+            "s": {"type": "string", "maxLength": 100},
+            "l": {"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": 10}},
+        }});
+        let unbounded = json!({"type": "object", "properties": {
+            "s": {"type": "string"},
+            "l": {"type": "array", "items": {"type": "string"}},
+        }});
+        let env = env();
+        // (rule, most it may cost bounded, least it costs unbounded)
+        let cases = [
+            ("self.s == 'a'", 10, 3),
+            ("self.s.matches('^[a-z]+$')", 50, 200_000),
+            ("self.l.all(x, x.startsWith('a'))", 200, 1_000_000),
+            ("self.l.all(x, self.l.exists(y, x == y))", 2_000, RULE_LIMIT),
+            ("isQuantity(string(1))", 10_000, 1_000_000_000_000),
+        ];
+        for (rule, bounded_most, unbounded_least) in cases {
+            let b = estimate(rule, &bounded, &env).unwrap_or_else(|| panic!("{rule}"));
+            let u = estimate(rule, &unbounded, &env).unwrap_or_else(|| panic!("{rule}"));
+            if rule.contains("string(1)") {
+                // A conversion's length is unknown, bounded schema or not.
+                assert!(b > unbounded_least, "{rule}: {b}");
+                continue;
+            }
+            assert!(b <= bounded_most, "{rule} bounded: {b}");
+            assert!(u >= unbounded_least, "{rule} unbounded: {u}");
+        }
+    }
+
+    #[test]
+    fn budgets_are_reported_in_the_api_servers_words() {
+        assert_eq!(
+            exceeds("estimated rule cost", RULE_LIMIT * 1000, RULE_LIMIT),
+            format!("estimated rule cost exceeds budget by factor of more than 100x{HINT}")
+        );
+        assert_eq!(
+            exceeds("estimated rule cost", RULE_LIMIT / 10 * 54, RULE_LIMIT),
+            format!("estimated rule cost exceeds budget by factor of 5.4x{HINT}")
+        );
+        let crd = |spec: Value| {
+            json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                "spec": {"versions": [{"name": "v1", "schema": {"openAPIV3Schema": {
+                    "type": "object", "properties": {"spec": spec}}}}]}})
+        };
+        let expensive = crd(json!({"type": "object",
+            "properties": {"l": {"type": "array", "items": {"type": "string"}}, "i": {"type": "integer"}},
+            "x-kubernetes-validations": [{"rule": "self.i > 0"}, {"rule": "self.l.all(x, x.matches('^a+$'))"}]}));
+        let messages: Vec<String> = crd_problems(&expensive, &env())
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let rule =
+            "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[1].rule";
+        assert_eq!(
+            messages,
+            [
+                format!(
+                    "{rule}: Forbidden: estimated rule cost exceeds budget by factor of more than 100x{HINT}"
+                ),
+                format!(
+                    "{rule}: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema"
+                ),
+                format!(
+                    "spec.validation.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x{HINT}"
+                ),
+            ]
+        );
+        let cheap = crd(json!({"type": "object",
+            "properties": {"l": {"type": "array", "maxItems": 5, "items": {"type": "string", "maxLength": 8}}},
+            "x-kubernetes-validations": [{"rule": "self.l.all(x, x.matches('^a+$'))"}]}));
+        assert!(crd_problems(&cheap, &env()).is_empty());
+    }
+
+    #[test]
+    fn a_rule_below_a_list_costs_once_per_item() {
+        let env = env();
+        let crd = |max_items: Option<u64>| {
+            let mut list = json!({"type": "array", "items": {"type": "object",
+                "properties": {"s": {"type": "string", "maxLength": 1000}},
+                "x-kubernetes-validations": [{"rule": "self.s.matches('^[a-z]+[0-9]*$')"}]}});
+            if let Some(n) = max_items {
+                list["maxItems"] = json!(n);
+            }
+            json!({"spec": {"versions": [{"schema": {"openAPIV3Schema": {"type": "object",
+                "properties": {"list": list}}}}]}})
+        };
+        assert!(crd_problems(&crd(Some(10)), &env).is_empty());
+        let unbounded = crd_problems(&crd(None), &env);
+        assert!(
+            unbounded.iter().any(|p| p.field
+                == "spec.validation.openAPIV3Schema.properties[list].items.x-kubernetes-validations[0].rule"),
+            "{unbounded:?}"
+        );
+    }
+}
