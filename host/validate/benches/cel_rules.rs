@@ -84,7 +84,7 @@ fn object(i: usize) -> Value {
             "endpoint": format!("https://svc{i}.example.com:8443/api?x={i}"),
             "network": "10.0.0.0/8",
             "address": format!("10.0.{}.{}", i / 250, i % 250 + 1),
-            "version": format!("1.{}.{}", i % 7, i % 3),
+            "version": format!("1.{}.{}", i % 7 + 1, i % 3),
             "ports": [80, 443, 8000 + i],
             "tags": if broken { json!(["web", "Other"]) } else { json!(["web", "db"]) },
             "labels": {"team": "core", "tier": format!("t{}", i % 4)},

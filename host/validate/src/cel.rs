@@ -186,6 +186,7 @@ impl Rules {
             Some(t) => t.to_string(),
             None => type_name(value).to_string(),
         };
+        let mut context: Option<Context> = None;
         for rule in rules.as_array().into_iter().flatten().filter_map(Rule::of) {
             let program = self.program(rule.rule);
             let program = match program.as_ref() {
@@ -207,12 +208,17 @@ impl Rules {
                 let _ = rule.optional_old_self;
                 continue;
             }
-            let mut context = Context::with_env(self.env.clone());
-            context.add_variable_from_value("self", values::to_cel(value, Some(schema)));
-            if let Some(old) = old {
-                context.add_variable_from_value("oldSelf", values::to_cel(old, Some(schema)));
-            }
-            let holds = match program.execute(&context) {
+            // One context serves every rule of the node: `self` and
+            // `oldSelf` are converted once.
+            let context = context.get_or_insert_with(|| {
+                let mut context = Context::with_env(self.env.clone());
+                context.add_variable_from_value("self", values::to_cel(value, Some(schema)));
+                if let Some(old) = old {
+                    context.add_variable_from_value("oldSelf", values::to_cel(old, Some(schema)));
+                }
+                context
+            });
+            let holds = match program.execute(context) {
                 Ok(cel::Value::Bool(b)) => b,
                 Ok(other) => {
                     problems.push(Problem::invalid(
@@ -241,7 +247,7 @@ impl Rules {
             if holds {
                 continue;
             }
-            let message = self.message(&rule, &context);
+            let message = self.message(&rule, context);
             let field = match rule.field_path {
                 Some(fp) => join_field_path(path, fp),
                 None => path.as_str().to_string(),
