@@ -8,6 +8,7 @@
 //! `message`, its `messageExpression`'s result, or `failed rule: <rule>`,
 //! at the rule's `fieldPath` and with its `reason`.
 
+mod comprehensions;
 mod cost;
 mod format;
 mod library;
@@ -88,6 +89,7 @@ impl Default for Rules {
         for extension in [
             cel::extensions::strings as fn(&mut Env) -> Result<(), cel::DeclarationError>,
             library::register,
+            comprehensions::register,
         ] {
             if let Err(e) = extension(&mut env) {
                 tracing::warn!("a CEL extension cannot be registered: {e}");
@@ -789,6 +791,86 @@ mod tests {
             json!({"type": "array", "maxItems": 8, "items": {"type": "string", "maxLength": 32}}),
         ));
         assert!(within.is_empty(), "{within:?}");
+    }
+
+    #[test]
+    fn two_variable_comprehensions_iterate_indices_or_keys_with_values() {
+        let schema = json!({"type": "object", "properties": {
+            "l": {"type": "array", "items": {"type": "string"}},
+            "m": {"type": "object", "additionalProperties": {"type": "integer"}},
+        }});
+        let value = json!({"l": ["a", "b", "c"], "m": {"x": 1, "y": 2}});
+        check_table(
+            &schema,
+            &[
+                (
+                    "self.l.all(i, v, i < 3 && v.size() == 1)",
+                    value.clone(),
+                    Ok(true),
+                ),
+                (
+                    "self.l.all(i, v, i == 0 || v != 'a')",
+                    value.clone(),
+                    Ok(true),
+                ),
+                (
+                    "self.l.exists(i, v, i == 2 && v == 'c')",
+                    value.clone(),
+                    Ok(true),
+                ),
+                (
+                    "self.l.exists(i, v, i == 2 && v == 'a')",
+                    value.clone(),
+                    Ok(false),
+                ),
+                (
+                    "self.m.all(k, v, v > 0 && k.size() == 1)",
+                    value.clone(),
+                    Ok(true),
+                ),
+                ("self.m.existsOne(k, v, v == 2)", value.clone(), Ok(true)),
+                (
+                    "self.l.transformList(i, v, v + string(i)) == ['a0', 'b1', 'c2']",
+                    value.clone(),
+                    Ok(true),
+                ),
+                (
+                    "self.l.transformList(i, v, i > 0, v) == ['b', 'c']",
+                    value.clone(),
+                    Ok(true),
+                ),
+                (
+                    "self.m.transformMap(k, v, v * 10) == {'x': 10, 'y': 20}",
+                    value.clone(),
+                    Ok(true),
+                ),
+                (
+                    "self.m.transformMap(k, v, v > 1, v) == {'y': 2}",
+                    value.clone(),
+                    Ok(true),
+                ),
+                (
+                    "self.m.transformMapEntry(k, v, {k + k: v}) == {'xx': 1, 'yy': 2}",
+                    value.clone(),
+                    Ok(true),
+                ),
+                (
+                    "self.m.transformMapEntry(k, v, {'same': v}).size() == 1",
+                    value.clone(),
+                    Err("already exists"),
+                ),
+                (
+                    "self.l.all(i, v, self.l.exists(j, w, w == v && j == i))",
+                    value.clone(),
+                    Ok(true),
+                ),
+                (
+                    "self.l.all(x, x.size() == 1) && self.l.map(x, x + x)[0] == 'aa'",
+                    value,
+                    Ok(true),
+                ),
+            ],
+        );
     }
 
     #[test]

@@ -493,6 +493,52 @@ fn cases() -> Vec<(&'static str, Value)> {
         ("self.m.?a.hasValue()", json!({"m": {"b": "1"}})),
         ("optional.of(self.i).value() == 3", json!({"i": 3})),
         ("self.l[?0].orValue('') == 'a'", json!({"l": ["a"]})),
+        // Two-variable comprehensions.
+        (
+            "self.l.all(i, v, i < 2 || v == 'z')",
+            json!({"l": ["a", "b", "z"]}),
+        ),
+        (
+            "self.l.all(i, v, i < 2 || v == 'z')",
+            json!({"l": ["a", "b", "c"]}),
+        ),
+        (
+            "self.l.exists(i, v, i == 1 && v == 'b')",
+            json!({"l": ["a", "b"]}),
+        ),
+        ("self.m.exists(k, v, k == v)", json!({"m": {"a": "b"}})),
+        (
+            "self.m.existsOne(k, v, v == 'x')",
+            json!({"m": {"a": "x", "b": "y"}}),
+        ),
+        (
+            "self.m.existsOne(k, v, v == 'x')",
+            json!({"m": {"a": "x", "b": "x"}}),
+        ),
+        (
+            "self.l.transformList(i, v, i == 0 ? v : v + v) == ['a', 'bb']",
+            json!({"l": ["a", "b"]}),
+        ),
+        (
+            "self.li.transformList(i, v, v > 1, v * i) == [2, 6]",
+            json!({"li": [1, 2, 3]}),
+        ),
+        (
+            "self.m.transformMap(k, v, v + '!') == {'a': 'x!'}",
+            json!({"m": {"a": "x"}}),
+        ),
+        (
+            "self.m.transformMap(k, v, k != 'b', v).size() == 1",
+            json!({"m": {"a": "x", "b": "y"}}),
+        ),
+        (
+            "self.m.transformMapEntry(k, v, {v: k}) == {'x': 'a'}",
+            json!({"m": {"a": "x"}}),
+        ),
+        (
+            "self.m.transformMapEntry(k, v, {'one': k}).size() == 1",
+            json!({"m": {"a": "x", "b": "y"}}),
+        ),
         // Macros over lists and maps.
         ("self.l.all(x, x.size() < 3)", json!({"l": ["a", "bb"]})),
         ("self.l.all(x, x.size() < 3)", json!({"l": ["a", "bbb"]})),
@@ -619,6 +665,16 @@ fn cost_cases() -> Vec<(&'static str, Value)> {
                 {"rule": "url(self.u).getScheme() == 'https'"},
                 {"rule": "isCIDR(self.q) || isIP(self.q) || isSemver(self.q)"},
             ]}),
+        ),
+        (
+            "a two-variable comprehension over an unbounded list",
+            json!({"type": "object", "properties": {"l": unbounded_strings},
+                "x-kubernetes-validations": [{"rule": "self.l.all(i, v, v.matches('^[a-z]+$'))"}]}),
+        ),
+        (
+            "a two-variable comprehension over a bounded list",
+            json!({"type": "object", "properties": {"l": bounded_strings},
+                "x-kubernetes-validations": [{"rule": "self.l.all(i, v, i < 5 || v.matches('^[a-z]+$'))"}]}),
         ),
         (
             "string functions over unbounded strings",

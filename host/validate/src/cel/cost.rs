@@ -420,6 +420,9 @@ impl<'s> Estimator<'s> {
                 (traverse(size(0)).add(base), Shape::sized(one))
             }
             ("size", _, _) => (one.add(base), Shape::sized(one)),
+            // What two-variable comprehensions expand to.
+            ("@keys", true, 0) => (one.add(base), Shape::sized(this_size)),
+            ("@zipmap" | "@mergemaps", false, _) => (one.add(base), Shape::sized(size(0))),
             ("string", false, 1) if shapes[0].string => (one.add(base), shapes[0]),
             // A conversion to string: its length is not known.
             ("string", false, 1) => (one.add(base), string_result(Range::UNKNOWN)),
