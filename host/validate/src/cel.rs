@@ -139,6 +139,12 @@ impl Rules {
             self.env
                 .compile(source)
                 .map_err(|e| e.to_string().trim().to_string())
+                .and_then(|program| match absent_function(program.expression()) {
+                    Some(name) => Err(format!(
+                        "undeclared reference to '{name}' (in container '')"
+                    )),
+                    None => Ok(program),
+                })
         };
         let compiled = Arc::new(compiled);
         if programs.len() >= MAX_CACHED {
@@ -285,6 +291,41 @@ impl Rules {
             Some(m) => m.to_string(),
             None => format!("failed rule: {}", rule.rule.trim()),
         }
+    }
+}
+
+/// A function cel-rust's extensions have that the API server's CRD rules do
+/// not: the strings extension's `reverse()` (its version 3; the API server
+/// has version 2).
+fn absent_function(expr: &cel::IdedExpr) -> Option<&'static str> {
+    use cel::common::ast::{EntryExpr, Expr};
+    match &expr.expr {
+        Expr::Call(call) => {
+            if call.func_name == "reverse" && call.target.is_some() && call.args.is_empty() {
+                return Some("reverse");
+            }
+            call.target
+                .iter()
+                .map(AsRef::as_ref)
+                .chain(&call.args)
+                .find_map(absent_function)
+        }
+        Expr::Select(select) => absent_function(&select.operand),
+        Expr::List(list) => list.elements.iter().find_map(absent_function),
+        Expr::Map(map) => map.entries.iter().find_map(|entry| match &entry.expr {
+            EntryExpr::MapEntry(e) => absent_function(&e.key).or_else(|| absent_function(&e.value)),
+            EntryExpr::StructField(f) => absent_function(&f.value),
+        }),
+        Expr::Comprehension(c) => [
+            &c.iter_range,
+            &c.accu_init,
+            &c.loop_cond,
+            &c.loop_step,
+            &c.result,
+        ]
+        .into_iter()
+        .find_map(absent_function),
+        _ => None,
     }
 }
 
@@ -742,6 +783,11 @@ mod tests {
                 ("['a', 'b'].join('-') == 'a-b'", json!(""), Ok(true)),
                 ("strings.quote(self) == '\"a\"'", json!("a"), Ok(true)),
                 ("'%s-%d'.format([self, 1]) == 'a-1'", json!("a"), Ok(true)),
+                (
+                    "self.reverse() == 'a'",
+                    json!("a"),
+                    Err("undeclared reference to 'reverse'"),
+                ),
                 ("sets.contains([1, 2, 3], [2, 3])", json!(""), Ok(true)),
                 ("sets.contains([1], [2])", json!(""), Ok(false)),
                 ("sets.equivalent([1, 2, 1], [2, 1])", json!(""), Ok(true)),
