@@ -7,6 +7,7 @@
 //! occur. A rule over 10,000,000 and a CRD whose rules add up to over
 //! 100,000,000 are refused with the API server's messages.
 
+use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
 use serde_json::Value;
 
 use crate::problem::Problem;
@@ -228,8 +229,6 @@ fn element(schema: &Value) -> Option<&Value> {
         .or_else(|| schema.get("additionalProperties").filter(|a| a.is_object()))
 }
 
-use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
-
 struct Estimator<'s> {
     self_schema: &'s Value,
     /// Comprehension variables, innermost last.
@@ -253,15 +252,11 @@ impl<'s> Estimator<'s> {
             ),
             Expr::Literal(_) => (Range::fixed(0), Shape::sized(Range::fixed(1))),
             Expr::Ident(name) => {
-                let shape = match name.as_str() {
-                    _ if self.locals.iter().any(|(n, _)| n == name) => self
-                        .locals
-                        .iter()
-                        .rev()
-                        .find(|(n, _)| n == name)
-                        .map_or(Shape::NONE, |(_, s)| *s),
-                    "self" | "oldSelf" => Shape::of_schema(self.self_schema),
-                    _ => Shape::NONE,
+                let local = self.locals.iter().rev().find(|(n, _)| n == name);
+                let shape = match (local, name.as_str()) {
+                    (Some((_, shape)), _) => *shape,
+                    (None, "self" | "oldSelf") => Shape::of_schema(self.self_schema),
+                    (None, _) => Shape::NONE,
                 };
                 (Range::fixed(1), shape)
             }

@@ -163,7 +163,8 @@ fn global(
     env.add_overload(name, &id, args, op)
 }
 
-fn one<'b, 'v, const N: usize>(
+/// `args` as the `N` arguments of an overload.
+fn take_args<'b, 'v, const N: usize>(
     args: Vec<CowVal<'b, 'v>>,
 ) -> Result<[CowVal<'b, 'v>; N], ExecutionError> {
     args.try_into()
@@ -178,7 +179,7 @@ fn owned<'b, 'v, T: Val + 'v>(value: T) -> Result<CowVal<'b, 'v>, ExecutionError
 
 fn lists(env: &mut Env) -> Result<(), DeclarationError> {
     member(env, "isSorted", LIST_TYPE, vec![], |args| {
-        let [list] = one(args)?;
+        let [list] = take_args(args)?;
         let items = elements(list.as_ref())?;
         for pair in items.windows(2) {
             if compare("isSorted", pair[0], pair[1])? == Ordering::Greater {
@@ -188,7 +189,7 @@ fn lists(env: &mut Env) -> Result<(), DeclarationError> {
         owned(CelBool::from(true))
     })?;
     member(env, "sum", LIST_TYPE, vec![], |args| {
-        let [list] = one(args)?;
+        let [list] = take_args(args)?;
         let items = elements(list.as_ref())?;
         let Some((first, rest)) = items.split_first() else {
             return owned(CelInt::from(0));
@@ -208,7 +209,7 @@ fn lists(env: &mut Env) -> Result<(), DeclarationError> {
         name: &str,
         prefer: Ordering,
     ) -> Result<CowVal<'b, 'v>, ExecutionError> {
-        let [list] = one(args)?;
+        let [list] = take_args(args)?;
         let items = elements(list.as_ref())?;
         let mut best: Option<&dyn Val> = None;
         for item in items {
@@ -230,7 +231,7 @@ fn lists(env: &mut Env) -> Result<(), DeclarationError> {
         extreme(args, "max", Ordering::Less)
     })?;
     member(env, "indexOf", LIST_TYPE, vec![DYN_TYPE], |args| {
-        let [list, item] = one(args)?;
+        let [list, item] = take_args(args)?;
         let items = elements(list.as_ref())?;
         let index = items.iter().position(|i| i.equals(item.as_ref()));
         owned(CelInt::from(
@@ -238,7 +239,7 @@ fn lists(env: &mut Env) -> Result<(), DeclarationError> {
         ))
     })?;
     member(env, "lastIndexOf", LIST_TYPE, vec![DYN_TYPE], |args| {
-        let [list, item] = one(args)?;
+        let [list, item] = take_args(args)?;
         let items = elements(list.as_ref())?;
         let index = items.iter().rposition(|i| i.equals(item.as_ref()));
         owned(CelInt::from(
@@ -267,7 +268,7 @@ fn find_all<'b, 'v>(s: &str, pattern: &str, limit: i64) -> Result<CowVal<'b, 'v>
 
 fn regex(env: &mut Env) -> Result<(), DeclarationError> {
     member(env, "find", STRING_TYPE, vec![STRING_TYPE], |args| {
-        let [s, pattern] = one(args)?;
+        let [s, pattern] = take_args(args)?;
         let re = compiled(arg::<CelString>(pattern.as_ref())?.inner())?;
         let found = re
             .find(arg::<CelString>(s.as_ref())?.inner())
@@ -276,7 +277,7 @@ fn regex(env: &mut Env) -> Result<(), DeclarationError> {
         owned(CelString::from(found))
     })?;
     member(env, "findAll", STRING_TYPE, vec![STRING_TYPE], |args| {
-        let [s, pattern] = one(args)?;
+        let [s, pattern] = take_args(args)?;
         find_all(
             arg::<CelString>(s.as_ref())?.inner(),
             arg::<CelString>(pattern.as_ref())?.inner(),
@@ -289,7 +290,7 @@ fn regex(env: &mut Env) -> Result<(), DeclarationError> {
         STRING_TYPE,
         vec![STRING_TYPE, INT_TYPE],
         |args| {
-            let [s, pattern, limit] = one(args)?;
+            let [s, pattern, limit] = take_args(args)?;
             find_all(
                 arg::<CelString>(s.as_ref())?.inner(),
                 arg::<CelString>(pattern.as_ref())?.inner(),
@@ -304,36 +305,36 @@ fn regex(env: &mut Env) -> Result<(), DeclarationError> {
 
 fn url(env: &mut Env) -> Result<(), DeclarationError> {
     global(env, "url", vec![STRING_TYPE], |args| {
-        let [s] = one(args)?;
+        let [s] = take_args(args)?;
         owned(Url::parse_request_uri(arg::<CelString>(s.as_ref())?.inner()).map_err(error)?)
     })?;
     global(env, "isURL", vec![STRING_TYPE], |args| {
-        let [s] = one(args)?;
+        let [s] = take_args(args)?;
         owned(CelBool::from(
             Url::parse_request_uri(arg::<CelString>(s.as_ref())?.inner()).is_ok(),
         ))
     })?;
     let accessors: [(&str, Overload); 5] = [
         ("getScheme", |args| {
-            let [u] = one(args)?;
+            let [u] = take_args(args)?;
             owned(CelString::from(arg::<Url>(u.as_ref())?.scheme.clone()))
         }),
         ("getHost", |args| {
-            let [u] = one(args)?;
+            let [u] = take_args(args)?;
             owned(CelString::from(arg::<Url>(u.as_ref())?.host.clone()))
         }),
         ("getHostname", |args| {
-            let [u] = one(args)?;
+            let [u] = take_args(args)?;
             owned(CelString::from(
                 arg::<Url>(u.as_ref())?.hostname().to_string(),
             ))
         }),
         ("getPort", |args| {
-            let [u] = one(args)?;
+            let [u] = take_args(args)?;
             owned(CelString::from(arg::<Url>(u.as_ref())?.port().to_string()))
         }),
         ("getEscapedPath", |args| {
-            let [u] = one(args)?;
+            let [u] = take_args(args)?;
             owned(CelString::from(arg::<Url>(u.as_ref())?.escaped_path()))
         }),
     ];
@@ -341,7 +342,7 @@ fn url(env: &mut Env) -> Result<(), DeclarationError> {
         member(env, name, URL_TYPE.to_owned(), vec![], op)?;
     }
     member(env, "getQuery", URL_TYPE.to_owned(), vec![], |args| {
-        let [u] = one(args)?;
+        let [u] = take_args(args)?;
         let query = arg::<Url>(u.as_ref())?.query();
         let map: HashMap<CelMapKey, Box<dyn Val>> = query
             .into_iter()
@@ -365,11 +366,11 @@ fn url(env: &mut Env) -> Result<(), DeclarationError> {
 
 fn quantity(env: &mut Env) -> Result<(), DeclarationError> {
     global(env, "quantity", vec![STRING_TYPE], |args| {
-        let [s] = one(args)?;
+        let [s] = take_args(args)?;
         owned(Quantity::parse(arg::<CelString>(s.as_ref())?.inner()).map_err(error)?)
     })?;
     global(env, "isQuantity", vec![STRING_TYPE], |args| {
-        let [s] = one(args)?;
+        let [s] = take_args(args)?;
         owned(CelBool::from(
             Quantity::parse(arg::<CelString>(s.as_ref())?.inner()).is_ok(),
         ))
@@ -377,37 +378,37 @@ fn quantity(env: &mut Env) -> Result<(), DeclarationError> {
     let q = || QUANTITY_TYPE.to_owned();
     // A global function upstream: `sign(quantity('-1'))`, not a method.
     global(env, "sign", vec![q()], |args| {
-        let [a] = one(args)?;
+        let [a] = take_args(args)?;
         owned(CelInt::from(arg::<Quantity>(a.as_ref())?.sign()))
     })?;
     member(env, "isGreaterThan", q(), vec![q()], |args| {
-        let [a, b] = one(args)?;
+        let [a, b] = take_args(args)?;
         let order = arg::<Quantity>(a.as_ref())?.compare(*arg::<Quantity>(b.as_ref())?);
         owned(CelBool::from(order == Ordering::Greater))
     })?;
     member(env, "isLessThan", q(), vec![q()], |args| {
-        let [a, b] = one(args)?;
+        let [a, b] = take_args(args)?;
         let order = arg::<Quantity>(a.as_ref())?.compare(*arg::<Quantity>(b.as_ref())?);
         owned(CelBool::from(order == Ordering::Less))
     })?;
     member(env, "compareTo", q(), vec![q()], |args| {
-        let [a, b] = one(args)?;
+        let [a, b] = take_args(args)?;
         let order = arg::<Quantity>(a.as_ref())?.compare(*arg::<Quantity>(b.as_ref())?);
         owned(CelInt::from(order as i64))
     })?;
     member(env, "asApproximateFloat", q(), vec![], |args| {
-        let [a] = one(args)?;
+        let [a] = take_args(args)?;
         owned(CelDouble::from(arg::<Quantity>(a.as_ref())?.as_f64()))
     })?;
     member(env, "asInteger", q(), vec![], |args| {
-        let [a] = one(args)?;
+        let [a] = take_args(args)?;
         let value = arg::<Quantity>(a.as_ref())?
             .as_i64()
             .ok_or_else(|| error("cannot convert value to integer"))?;
         owned(CelInt::from(value))
     })?;
     member(env, "isInteger", q(), vec![], |args| {
-        let [a] = one(args)?;
+        let [a] = take_args(args)?;
         owned(CelBool::from(
             arg::<Quantity>(a.as_ref())?.as_i64().is_some(),
         ))
@@ -420,14 +421,14 @@ fn quantity(env: &mut Env) -> Result<(), DeclarationError> {
     }
     for other in [q(), INT_TYPE] {
         member(env, "add", q(), vec![other.to_owned()], |args| {
-            let [a, b] = one(args)?;
+            let [a, b] = take_args(args)?;
             let sum = quantity_of(a.as_ref())?
                 .add(quantity_of(b.as_ref())?)
                 .ok_or_else(|| error("quantity overflow"))?;
             owned(sum)
         })?;
         member(env, "sub", q(), vec![other], |args| {
-            let [a, b] = one(args)?;
+            let [a, b] = take_args(args)?;
             let difference = quantity_of(a.as_ref())?
                 .sub(quantity_of(b.as_ref())?)
                 .ok_or_else(|| error("quantity overflow"))?;
@@ -441,52 +442,52 @@ fn quantity(env: &mut Env) -> Result<(), DeclarationError> {
 
 fn ip(env: &mut Env) -> Result<(), DeclarationError> {
     global(env, "ip", vec![STRING_TYPE], |args| {
-        let [s] = one(args)?;
+        let [s] = take_args(args)?;
         owned(Ip::parse(arg::<CelString>(s.as_ref())?.inner()).map_err(error)?)
     })?;
     global(env, "isIP", vec![STRING_TYPE], |args| {
-        let [s] = one(args)?;
+        let [s] = take_args(args)?;
         owned(CelBool::from(
             Ip::parse(arg::<CelString>(s.as_ref())?.inner()).is_ok(),
         ))
     })?;
     global(env, "ip.isCanonical", vec![STRING_TYPE], |args| {
-        let [s] = one(args)?;
+        let [s] = take_args(args)?;
         let raw = arg::<CelString>(s.as_ref())?.inner();
         let ip = Ip::parse(raw).map_err(error)?;
         owned(CelBool::from(ip.canonical() == raw))
     })?;
     global(env, "string", vec![IP_TYPE.to_owned()], |args| {
-        let [a] = one(args)?;
+        let [a] = take_args(args)?;
         owned(CelString::from(arg::<Ip>(a.as_ref())?.canonical()))
     })?;
     member(env, "family", IP_TYPE.to_owned(), vec![], |args| {
-        let [a] = one(args)?;
+        let [a] = take_args(args)?;
         owned(CelInt::from(arg::<Ip>(a.as_ref())?.family()))
     })?;
     let predicates: [(&str, Overload); 5] = [
         ("isUnspecified", |args| {
-            let [a] = one(args)?;
+            let [a] = take_args(args)?;
             owned(CelBool::from(arg::<Ip>(a.as_ref())?.is_unspecified()))
         }),
         ("isLoopback", |args| {
-            let [a] = one(args)?;
+            let [a] = take_args(args)?;
             owned(CelBool::from(arg::<Ip>(a.as_ref())?.is_loopback()))
         }),
         ("isLinkLocalMulticast", |args| {
-            let [a] = one(args)?;
+            let [a] = take_args(args)?;
             owned(CelBool::from(
                 arg::<Ip>(a.as_ref())?.is_link_local_multicast(),
             ))
         }),
         ("isLinkLocalUnicast", |args| {
-            let [a] = one(args)?;
+            let [a] = take_args(args)?;
             owned(CelBool::from(
                 arg::<Ip>(a.as_ref())?.is_link_local_unicast(),
             ))
         }),
         ("isGlobalUnicast", |args| {
-            let [a] = one(args)?;
+            let [a] = take_args(args)?;
             owned(CelBool::from(arg::<Ip>(a.as_ref())?.is_global_unicast()))
         }),
     ];
@@ -499,17 +500,17 @@ fn ip(env: &mut Env) -> Result<(), DeclarationError> {
 fn cidr(env: &mut Env) -> Result<(), DeclarationError> {
     let c = || CIDR_TYPE.to_owned();
     global(env, "cidr", vec![STRING_TYPE], |args| {
-        let [s] = one(args)?;
+        let [s] = take_args(args)?;
         owned(Cidr::parse(arg::<CelString>(s.as_ref())?.inner()).map_err(error)?)
     })?;
     global(env, "isCIDR", vec![STRING_TYPE], |args| {
-        let [s] = one(args)?;
+        let [s] = take_args(args)?;
         owned(CelBool::from(
             Cidr::parse(arg::<CelString>(s.as_ref())?.inner()).is_ok(),
         ))
     })?;
     global(env, "string", vec![c()], |args| {
-        let [a] = one(args)?;
+        let [a] = take_args(args)?;
         owned(CelString::from(arg::<Cidr>(a.as_ref())?.canonical()))
     })?;
     fn ip_of(v: &dyn Val) -> Result<Ip, ExecutionError> {
@@ -526,7 +527,7 @@ fn cidr(env: &mut Env) -> Result<(), DeclarationError> {
     }
     for other in [IP_TYPE.to_owned(), STRING_TYPE] {
         member(env, "containsIP", c(), vec![other], |args| {
-            let [a, b] = one(args)?;
+            let [a, b] = take_args(args)?;
             owned(CelBool::from(
                 arg::<Cidr>(a.as_ref())?.contains_ip(ip_of(b.as_ref())?),
             ))
@@ -534,22 +535,22 @@ fn cidr(env: &mut Env) -> Result<(), DeclarationError> {
     }
     for other in [c(), STRING_TYPE] {
         member(env, "containsCIDR", c(), vec![other], |args| {
-            let [a, b] = one(args)?;
+            let [a, b] = take_args(args)?;
             owned(CelBool::from(
                 arg::<Cidr>(a.as_ref())?.contains_cidr(cidr_of(b.as_ref())?),
             ))
         })?;
     }
     member(env, "ip", c(), vec![], |args| {
-        let [a] = one(args)?;
+        let [a] = take_args(args)?;
         owned(Ip(arg::<Cidr>(a.as_ref())?.addr))
     })?;
     member(env, "masked", c(), vec![], |args| {
-        let [a] = one(args)?;
+        let [a] = take_args(args)?;
         owned(arg::<Cidr>(a.as_ref())?.masked())
     })?;
     member(env, "prefixLength", c(), vec![], |args| {
-        let [a] = one(args)?;
+        let [a] = take_args(args)?;
         owned(CelInt::from(i64::from(arg::<Cidr>(a.as_ref())?.bits)))
     })?;
     Ok(())
@@ -559,7 +560,7 @@ fn cidr(env: &mut Env) -> Result<(), DeclarationError> {
 
 fn named_formats(env: &mut Env) -> Result<(), DeclarationError> {
     global(env, "format.named", vec![STRING_TYPE], |args| {
-        let [s] = one(args)?;
+        let [s] = take_args(args)?;
         let name = arg::<CelString>(s.as_ref())?.inner();
         let found = format::NAMES.iter().find(|n| **n == name);
         owned(match found {
@@ -596,7 +597,7 @@ fn named_formats(env: &mut Env) -> Result<(), DeclarationError> {
         FORMAT_TYPE.to_owned(),
         vec![STRING_TYPE],
         |args| {
-            let [f, s] = one(args)?;
+            let [f, s] = take_args(args)?;
             let errors = format::validate(
                 arg::<NamedFormat>(f.as_ref())?.0,
                 arg::<CelString>(s.as_ref())?.inner(),
@@ -619,22 +620,22 @@ fn named_formats(env: &mut Env) -> Result<(), DeclarationError> {
 fn semver(env: &mut Env) -> Result<(), DeclarationError> {
     let v = || SEMVER_TYPE.to_owned();
     global(env, "semver", vec![STRING_TYPE], |args| {
-        let [s] = one(args)?;
+        let [s] = take_args(args)?;
         owned(Semver::parse(arg::<CelString>(s.as_ref())?.inner(), false).map_err(error)?)
     })?;
     global(env, "semver", vec![STRING_TYPE, BOOL_TYPE], |args| {
-        let [s, normalize] = one(args)?;
+        let [s, normalize] = take_args(args)?;
         let normalize = *arg::<CelBool>(normalize.as_ref())?.inner();
         owned(Semver::parse(arg::<CelString>(s.as_ref())?.inner(), normalize).map_err(error)?)
     })?;
     global(env, "isSemver", vec![STRING_TYPE], |args| {
-        let [s] = one(args)?;
+        let [s] = take_args(args)?;
         owned(CelBool::from(
             Semver::parse(arg::<CelString>(s.as_ref())?.inner(), false).is_ok(),
         ))
     })?;
     global(env, "isSemver", vec![STRING_TYPE, BOOL_TYPE], |args| {
-        let [s, normalize] = one(args)?;
+        let [s, normalize] = take_args(args)?;
         let normalize = *arg::<CelBool>(normalize.as_ref())?.inner();
         owned(CelBool::from(
             Semver::parse(arg::<CelString>(s.as_ref())?.inner(), normalize).is_ok(),
@@ -645,29 +646,29 @@ fn semver(env: &mut Env) -> Result<(), DeclarationError> {
         i64::try_from(n).unwrap_or(i64::MAX)
     }
     member(env, "major", v(), vec![], |args| {
-        let [a] = one(args)?;
+        let [a] = take_args(args)?;
         owned(CelInt::from(number(arg::<Semver>(a.as_ref())?, 0)))
     })?;
     member(env, "minor", v(), vec![], |args| {
-        let [a] = one(args)?;
+        let [a] = take_args(args)?;
         owned(CelInt::from(number(arg::<Semver>(a.as_ref())?, 1)))
     })?;
     member(env, "patch", v(), vec![], |args| {
-        let [a] = one(args)?;
+        let [a] = take_args(args)?;
         owned(CelInt::from(number(arg::<Semver>(a.as_ref())?, 2)))
     })?;
     member(env, "isGreaterThan", v(), vec![v()], |args| {
-        let [a, b] = one(args)?;
+        let [a, b] = take_args(args)?;
         let order = arg::<Semver>(a.as_ref())?.compare(arg::<Semver>(b.as_ref())?);
         owned(CelBool::from(order == Ordering::Greater))
     })?;
     member(env, "isLessThan", v(), vec![v()], |args| {
-        let [a, b] = one(args)?;
+        let [a, b] = take_args(args)?;
         let order = arg::<Semver>(a.as_ref())?.compare(arg::<Semver>(b.as_ref())?);
         owned(CelBool::from(order == Ordering::Less))
     })?;
     member(env, "compareTo", v(), vec![v()], |args| {
-        let [a, b] = one(args)?;
+        let [a, b] = take_args(args)?;
         let order = arg::<Semver>(a.as_ref())?.compare(arg::<Semver>(b.as_ref())?);
         owned(CelInt::from(order as i64))
     })?;
@@ -681,17 +682,17 @@ fn sets(env: &mut Env) -> Result<(), DeclarationError> {
         b.iter().all(|x| a.iter().any(|y| y.equals(*x)))
     }
     global(env, "sets.contains", vec![LIST_TYPE, LIST_TYPE], |args| {
-        let [a, b] = one(args)?;
+        let [a, b] = take_args(args)?;
         let (a, b) = (elements(a.as_ref())?, elements(b.as_ref())?);
         owned(CelBool::from(contains_all(&a, &b)))
     })?;
     global(env, "sets.equivalent", vec![LIST_TYPE, LIST_TYPE], |args| {
-        let [a, b] = one(args)?;
+        let [a, b] = take_args(args)?;
         let (a, b) = (elements(a.as_ref())?, elements(b.as_ref())?);
         owned(CelBool::from(contains_all(&a, &b) && contains_all(&b, &a)))
     })?;
     global(env, "sets.intersects", vec![LIST_TYPE, LIST_TYPE], |args| {
-        let [a, b] = one(args)?;
+        let [a, b] = take_args(args)?;
         let (a, b) = (elements(a.as_ref())?, elements(b.as_ref())?);
         owned(CelBool::from(
             a.iter().any(|x| b.iter().any(|y| x.equals(*y))),
