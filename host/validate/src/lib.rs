@@ -191,6 +191,18 @@ impl Validator {
         } else {
             push(Check::Cel, findings.cel);
         }
+        if outcome.api_version == "apiextensions.k8s.io/v1"
+            && outcome.kind == "CustomResourceDefinition"
+        {
+            push(Check::Cel, self.rules.crd_cost_problems(&object));
+        }
+        if outcome
+            .api_version
+            .starts_with("apiextensions.crossplane.io/")
+            && outcome.kind == "CompositeResourceDefinition"
+        {
+            push(Check::Cel, self.rules.xrd_cost_problems(&object));
+        }
         if outcome
             .api_version
             .starts_with("apiextensions.crossplane.io/")

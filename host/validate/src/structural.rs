@@ -708,7 +708,7 @@ fn json_equal(a: &Value, b: &Value) -> bool {
 
 /// Whether `s` is in one of the formats the API server checks; unknown
 /// formats pass, as there.
-fn format_matches(format: &str, s: &str) -> bool {
+pub(crate) fn format_matches(format: &str, s: &str) -> bool {
     use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
     match format {
         "byte" => base64::engine::general_purpose::STANDARD.decode(s).is_ok(),
