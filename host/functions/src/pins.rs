@@ -98,10 +98,7 @@ impl Pins {
     /// What `revision` records; nothing when it has no annotation (a
     /// revision made before plait recorded digests).
     pub fn of_revision(revision: &Value) -> Result<Pins, PinError> {
-        let pointer = format!(
-            "/metadata/annotations/{}",
-            DIGESTS_ANNOTATION.replace('/', "~1")
-        );
+        let pointer = plait_reconcile::pointer::annotation(DIGESTS_ANNOTATION);
         let Some(text) = revision.pointer(&pointer).and_then(Value::as_str) else {
             return Ok(Pins::default());
         };

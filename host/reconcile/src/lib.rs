@@ -11,6 +11,7 @@ pub mod cluster;
 pub mod compose;
 mod conditions;
 pub mod ordering;
+pub mod pointer;
 mod steps;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,7 +31,7 @@ use serde_json::{Value, json};
 pub use cluster::{
     Cluster, ClusterError, Event, EventType, Forwarding, MemoryCluster, ObjectRef, stable_uid,
 };
-pub use conditions::{set_condition, unready_message};
+pub use conditions::{READY, SYNCED, set_condition, unready_message};
 pub use steps::{PrepareError, pipeline_steps, prepare};
 
 /// Field manager for what the reconcile owns on the XR, as upstream names it.
@@ -455,10 +456,7 @@ impl<'a> Reconcile<'a> {
                 continue;
             }
             let name = object
-                .pointer(&format!(
-                    "/metadata/annotations/{}",
-                    ANNOTATION_RESOURCE_NAME.replace('/', "~1")
-                ))
+                .pointer(&pointer::annotation(ANNOTATION_RESOURCE_NAME))
                 .and_then(Value::as_str)
                 .ok_or_else(|| compose::ComposeError::MissingAnnotation(reference.to_string()))?
                 .to_string();
@@ -560,7 +558,7 @@ impl<'a> Reconcile<'a> {
 
 /// Whether `xr` already holds what `owned` would apply.
 fn already_owned(xr: &Value, owned: &Value, scope: CompositeScope) -> bool {
-    let label = format!("/metadata/labels/{}", LABEL_COMPOSITE.replace('/', "~1"));
+    let label = pointer::label(LABEL_COMPOSITE);
     let refs = format!("{}/resourceRefs", scope.machinery_pointer());
     xr.pointer(&label) == owned.pointer(&label) && xr.pointer(&refs) == owned.pointer(&refs)
 }
@@ -572,7 +570,7 @@ pub fn owned_fields(xr: &Value, scope: CompositeScope, refs: &[Value]) -> Value 
     let metadata = xr.get("metadata").cloned().unwrap_or_else(|| json!({}));
     let name = metadata.get("name").cloned().unwrap_or(Value::Null);
     let label = metadata
-        .pointer(&format!("/labels/{}", LABEL_COMPOSITE.replace('/', "~1")))
+        .pointer(&format!("/labels/{}", pointer::escape(LABEL_COMPOSITE)))
         .cloned()
         .unwrap_or_else(|| name.clone());
     let mut owned_metadata = serde_json::Map::new();
@@ -778,7 +776,7 @@ pub fn is_system_condition(condition: &Condition) -> bool {
 pub fn is_system_condition_type(type_: &str) -> bool {
     matches!(
         type_,
-        "Ready" | "Synced" | "Healthy" | "UpToDate" | "Responsive" | ordering::ORDERED_CONDITION
+        READY | SYNCED | "Healthy" | "UpToDate" | "Responsive" | ordering::ORDERED_CONDITION
     )
 }
 

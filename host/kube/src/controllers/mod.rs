@@ -1,6 +1,6 @@
 //! Controllers: the XRD, composite (XR), claim, Composition (revisions) and
 //! Function controllers, each a folder, and what they share: the
-//! reconciler idiom, timing and backoff, the fair admission queue, the
+//! controller kit (policy, start, shared errors, lifecycle), timing and backoff, the fair admission queue, the
 //! watch circuit breaker, the registry of child controllers per XRD, and
 //! the composed-resource watches that route events to XR controllers and
 //! fill the composed store. Imports the adapter, stores, API access and
@@ -12,7 +12,7 @@ pub mod children;
 pub mod claim;
 pub mod composite;
 pub mod function;
-pub mod reconciler;
+pub mod kit;
 pub mod revisions;
 pub mod runs;
 pub mod timing;

@@ -11,7 +11,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::{FutureExt, StreamExt};
+use futures::FutureExt;
 use kube::Client;
 use kube::api::{Api, DynamicObject};
 use kube::runtime::{Controller, watcher};
@@ -24,7 +24,7 @@ use crate::adapter;
 use crate::adapter::cluster::KubeCluster;
 use crate::controllers::function::{self, Functions};
 use crate::controllers::timing::Timing;
-use crate::controllers::{reconciler, revisions, usage, xrd};
+use crate::controllers::{kit, revisions, usage, xrd};
 use crate::stores;
 use crate::vocabulary::{api, metrics};
 use leader::{LeaderElection, LeaderError};
@@ -186,10 +186,12 @@ pub async fn run(
     ));
     let api: Api<DynamicObject> = Api::all_with(client, &api::xrd_resource());
     tracing::info!("controller started");
-    let xrds = Controller::new_with(api, watcher::Config::default(), api::xrd_resource())
-        .graceful_shutdown_on(stop.clone())
-        .run(xrd::reconcile, reconciler::error_policy, manager.clone())
-        .for_each(|_| futures::future::ready(()));
+    let xrds = kit::run(
+        Controller::new_with(api, watcher::Config::default(), api::xrd_resource()),
+        xrd::reconcile,
+        manager.clone(),
+        stop.clone(),
+    );
     match packages.zip(controller_writer) {
         Some((packages, writer)) => {
             let context = function::controller::FunctionContext::new(

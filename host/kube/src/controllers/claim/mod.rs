@@ -12,13 +12,12 @@ pub mod offer;
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 
-use futures::StreamExt;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::Store;
 use kube::runtime::{Controller, controller, watcher};
 use plait_model::CompositeResourceDefinition;
-use plait_reconcile::{ClusterError, Event, EventType, ObjectRef, set_condition};
+use plait_reconcile::{Event, EventType, ObjectRef, READY, SYNCED, set_condition};
 use serde_json::{Value, json};
 
 use crate::access::client::applied;
@@ -26,11 +25,11 @@ use crate::adapter::cluster::KubeCluster;
 use crate::adapter::fence::{self, Shards, shard_taken};
 use crate::controllers::admission::{self, Abandoned, Admission};
 use crate::controllers::children::Children;
-use crate::controllers::reconciler::{self, Controlled, ReconcileFailure};
-use crate::controllers::timing::{Backoff, Timing, now};
-use crate::vocabulary::api::{ANNOTATION_PAUSED, RECONCILE_PAUSED};
+use crate::controllers::kit::{self, Controlled, Lifecycle, ObjectError, Policy, ReconcileFailure};
+use crate::controllers::timing::{Timing, now};
+use crate::vocabulary::api::RECONCILE_PAUSED;
 use crate::vocabulary::metrics::{ReconcileResult, metrics};
-use crate::vocabulary::object::{self, condition, has_finalizer, is_status, put_condition, text};
+use crate::vocabulary::object::{self, condition, is_status, put_condition, text};
 
 pub use binding::{claim_from_xr, desired_xr, status_from_xr};
 use binding::{claim_ref, xr_name};
@@ -46,13 +45,7 @@ const DELETE_POLL: Duration = Duration::from_secs(2);
 #[derive(Debug, thiserror::Error)]
 pub enum ClaimError {
     #[error(transparent)]
-    Cluster(#[from] ClusterError),
-    #[error("claim {claim}: cannot be encoded: {source}")]
-    Encode {
-        claim: String,
-        #[source]
-        source: serde_json::Error,
-    },
+    Object(#[from] ObjectError),
     #[error("reconcile of claim {claim} {abandoned}")]
     TimedOut { claim: String, abandoned: Abandoned },
 }
@@ -60,9 +53,7 @@ pub enum ClaimError {
 impl ReconcileFailure for ClaimError {
     fn metric_label(&self) -> &'static str {
         match self {
-            ClaimError::Cluster(ClusterError::Conflict { .. }) => "conflict",
-            ClaimError::Cluster(_) => "cluster",
-            ClaimError::Encode { .. } => "encode",
+            ClaimError::Object(error) => error.metric_label(),
             ClaimError::TimedOut { .. } => "timeout",
         }
     }
@@ -75,8 +66,7 @@ pub struct ClaimContext {
     pub xrd: RwLock<CompositeResourceDefinition>,
     pub claim: ApiResource,
     pub xr: ApiResource,
-    backoff: Backoff<ObjectRef>,
-    conflicts: Backoff<ObjectRef>,
+    policy: Policy,
     /// The shards this replica reconciles, when claims are sharded.
     shards: Option<Arc<Shards>>,
     /// The queue every XR and claim reconcile waits in for its turn.
@@ -107,10 +97,12 @@ impl ClaimContext {
     }
 
     fn value(&self, object: &DynamicObject, resource: &ApiResource) -> Result<Value, ClaimError> {
-        object::to_value(object, resource).map_err(|source| ClaimError::Encode {
-            claim: object.metadata.name.clone().unwrap_or_default(),
-            source,
-        })
+        Ok(
+            object::to_value(object, resource).map_err(ObjectError::encode(format!(
+                "claim {}",
+                object.metadata.name.clone().unwrap_or_default()
+            )))?,
+        )
     }
 }
 
@@ -123,16 +115,8 @@ impl ClaimContext {
 }
 
 impl Controlled for ClaimContext {
-    fn resource(&self) -> &ApiResource {
-        &self.claim
-    }
-
-    fn backoff(&self) -> &Backoff<ObjectRef> {
-        &self.backoff
-    }
-
-    fn conflicts(&self) -> &Backoff<ObjectRef> {
-        &self.conflicts
+    fn policy(&self) -> &Policy {
+        &self.policy
     }
 }
 
@@ -185,10 +169,9 @@ impl ClaimControllers {
                     cluster: cluster.clone(),
                     timing: timing.clone(),
                     xrd: RwLock::new(xrd.clone()),
+                    policy: Policy::new(claim_for_context.clone(), timing),
                     claim: claim_for_context,
                     xr: xr_for_context,
-                    backoff: Backoff::of(timing),
-                    conflicts: Backoff::conflicts(timing),
                     shards: shards.clone(),
                     admission: admission.clone(),
                     store: OnceLock::new(),
@@ -207,36 +190,32 @@ impl ClaimControllers {
                         .with_config(controller::Config::default().concurrency(0));
                 context.watch_with(controller.store());
                 let taken = shard_taken(shards.as_deref(), controller.store(), claim);
-                controller
-                    .reconcile_on(taken)
-                    .watches_with(
-                        xrs,
-                        xr,
-                        watcher::Config::default(),
-                        move |xr: DynamicObject| {
-                            let claim_ref = &xr.data["spec"]["claimRef"];
-                            let ours = claim_ref["kind"] == claim_for_map.kind.as_str()
-                                && claim_ref["apiVersion"] == claim_for_map.api_version.as_str();
-                            let target = match (
-                                ours,
-                                text(claim_ref, "/name"),
-                                text(claim_ref, "/namespace"),
-                            ) {
-                                (true, Some(name), Some(ns)) => Some(
-                                    kube::runtime::reflector::ObjectRef::new_with(
-                                        name,
-                                        claim_for_map.clone(),
-                                    )
-                                    .within(ns),
-                                ),
-                                _ => None,
-                            };
-                            target.into_iter()
-                        },
-                    )
-                    .graceful_shutdown_on(stop)
-                    .run(reconcile, reconciler::error_policy, context)
-                    .for_each(|_| futures::future::ready(()))
+                let controller = controller.reconcile_on(taken).watches_with(
+                    xrs,
+                    xr,
+                    watcher::Config::default(),
+                    move |xr: DynamicObject| {
+                        let claim_ref = &xr.data["spec"]["claimRef"];
+                        let ours = claim_ref["kind"] == claim_for_map.kind.as_str()
+                            && claim_ref["apiVersion"] == claim_for_map.api_version.as_str();
+                        let target = match (
+                            ours,
+                            text(claim_ref, "/name"),
+                            text(claim_ref, "/namespace"),
+                        ) {
+                            (true, Some(name), Some(ns)) => Some(
+                                kube::runtime::reflector::ObjectRef::new_with(
+                                    name,
+                                    claim_for_map.clone(),
+                                )
+                                .within(ns),
+                            ),
+                            _ => None,
+                        };
+                        target.into_iter()
+                    },
+                );
+                kit::run(controller, reconcile, context, stop)
             },
         );
     }
@@ -273,7 +252,7 @@ pub async fn reconcile(
                 &target,
                 reconcile_claim(object, shared),
             );
-            reconciler::counted(shared.as_ref(), &target, admitted).await
+            kit::counted(shared.as_ref(), &target, admitted).await
         })
         .await;
     ran.unwrap_or_else(|abandoned| {
@@ -288,10 +267,7 @@ async fn reconcile_claim(
     object: Arc<DynamicObject>,
     ctx: &ClaimContext,
 ) -> Result<(Action, ReconcileResult), ClaimError> {
-    let mut claim = object::to_value(&object, &ctx.claim).map_err(|source| ClaimError::Encode {
-        claim: object.metadata.name.clone().unwrap_or_default(),
-        source,
-    })?;
+    let mut claim = ctx.claim_value(&object)?;
     let Some(reference) = ObjectRef::of(&claim) else {
         return Ok((Action::await_change(), ReconcileResult::Skipped));
     };
@@ -309,14 +285,8 @@ async fn reconcile_claim(
         failed(ctx, claim, reference_ref, "BindCompositeResource", message)
     };
 
-    if text(
-        &claim,
-        &format!(
-            "/metadata/annotations/{}",
-            ANNOTATION_PAUSED.replace('/', "~1")
-        ),
-    ) == Some("true")
-    {
+    let lifecycle = Lifecycle::of(&claim, FINALIZER);
+    if lifecycle == Lifecycle::Paused {
         event(
             ctx,
             &reference,
@@ -326,7 +296,7 @@ async fn reconcile_claim(
         );
         set_condition(
             &mut claim,
-            "Synced",
+            SYNCED,
             "False",
             "ReconcilePaused",
             Some(RECONCILE_PAUSED),
@@ -362,17 +332,21 @@ async fn reconcile_claim(
         return Ok((Action::await_change(), ReconcileResult::NotSynced));
     }
 
-    if claim.pointer("/metadata/deletionTimestamp").is_some() {
-        admission::stage("deleting its XR");
-        return delete(ctx, &claims, &xrs, claim, xr, &reference).await;
+    match lifecycle {
+        Lifecycle::Released => return Ok((Action::await_change(), ReconcileResult::Deleting)),
+        Lifecycle::Deleting => {
+            admission::stage("deleting its XR");
+            return delete(ctx, &claims, &xrs, claim, xr, &reference).await;
+        }
+        _ => {}
     }
 
-    if !has_finalizer(&claim, FINALIZER) {
+    if lifecycle == Lifecycle::Unfinalized {
         admission::stage("adding its finalizer");
         match object::add_finalizer(&claims, &ctx.claim, &claim, FINALIZER).await {
             Ok(patched) => claim = ctx.claim_value(&patched)?,
             Err(e) if object::is_stale_write(&e) => {
-                return Ok(reconciler::conflicted(ctx, &reference));
+                return Ok(kit::conflicted(ctx, &reference));
             }
             Err(e) => {
                 let message = format!("cannot add finalizer to claim: {e}");
@@ -414,7 +388,7 @@ async fn reconcile_claim(
         .await
     {
         Ok(updated) => claim = ctx.claim_value(&updated)?,
-        Err(e) if is_status(&e, 409) => return Ok(reconciler::conflicted(ctx, &reference)),
+        Err(e) if is_status(&e, 409) => return Ok(kit::conflicted(ctx, &reference)),
         Err(e) => {
             let message = format!(
                 "cannot bind and sync claim with composite resource: cannot update composite resource claim: {e}"
@@ -446,7 +420,7 @@ async fn reconcile_claim(
 
     claim["status"] = status_from_xr(&claim, &xr);
     let now = now();
-    set_condition(&mut claim, "Synced", "True", "ReconcileSuccess", None, &now);
+    set_condition(&mut claim, SYNCED, "True", "ReconcileSuccess", None, &now);
     let copied: Vec<Value> = xr
         .pointer("/status/claimConditionTypes")
         .and_then(Value::as_array)
@@ -459,7 +433,7 @@ async fn reconcile_claim(
         put_condition(&mut claim, c);
     }
 
-    if condition(&xr, "Ready").is_none_or(|c| c["status"] != "True") {
+    if condition(&xr, READY).is_none_or(|c| c["status"] != "True") {
         event(
             ctx,
             &reference,
@@ -469,7 +443,7 @@ async fn reconcile_claim(
         );
         set_condition(
             &mut claim,
-            "Ready",
+            READY,
             "False",
             "Waiting",
             Some("Claim is waiting for composite resource to become Ready"),
@@ -501,9 +475,9 @@ async fn reconcile_claim(
             return failed(ctx, claim, &reference, "PropagateConnectionSecret", message).await;
         }
     }
-    set_condition(&mut claim, "Ready", "True", "Available", None, &now);
+    set_condition(&mut claim, READY, "True", "Available", None, &now);
     write_status(ctx, &claim).await?;
-    ctx.backoff.succeeded(&reference);
+    ctx.policy.backoff.succeeded(&reference);
     Ok((
         Action::requeue(ctx.timing.poll_interval),
         ReconcileResult::Success,
@@ -542,10 +516,7 @@ async fn delete(
     xr: Option<Value>,
     reference: &ObjectRef,
 ) -> Result<(Action, ReconcileResult), ClaimError> {
-    if !has_finalizer(&claim, FINALIZER) {
-        return Ok((Action::await_change(), ReconcileResult::Deleting));
-    }
-    set_condition(&mut claim, "Ready", "False", "Deleting", None, &now());
+    set_condition(&mut claim, READY, "False", "Deleting", None, &now());
     let foreground = match text(&claim, "/spec/compositeDeletePolicy") {
         Some(p) => p == "Foreground",
         None => ctx
@@ -590,11 +561,11 @@ async fn delete(
     );
     match object::remove_finalizer(claims, &claim, FINALIZER).await {
         Ok(_) => {
-            ctx.backoff.succeeded(reference);
+            ctx.policy.backoff.succeeded(reference);
             Ok((Action::await_change(), ReconcileResult::Deleting))
         }
         Err(e) if is_status(&e, 404) => Ok((Action::await_change(), ReconcileResult::Deleting)),
-        Err(e) if object::is_stale_write(&e) => Ok(reconciler::conflicted(ctx, reference)),
+        Err(e) if object::is_stale_write(&e) => Ok(kit::conflicted(ctx, reference)),
         Err(e) => {
             let message = format!("cannot remove finalizer from claim: {e}");
             failed(ctx, claim, reference, "DeleteCompositeResource", message).await
@@ -629,7 +600,7 @@ async fn failed(
     event(ctx, reference, EventType::Warning, reason, &message);
     set_condition(
         &mut claim,
-        "Synced",
+        SYNCED,
         "False",
         "ReconcileError",
         Some(&message),
@@ -637,7 +608,7 @@ async fn failed(
     );
     write_status(ctx, &claim).await?;
     Ok((
-        Action::requeue(ctx.backoff.failed(reference)),
+        Action::requeue(ctx.policy.backoff.failed(reference)),
         ReconcileResult::NotSynced,
     ))
 }
@@ -647,7 +618,14 @@ async fn write_status(ctx: &ClaimContext, claim: &Value) -> Result<(), ClaimErro
     admission::stage("writing its status");
     ctx.cluster
         .apply_async(claim, CLAIM_FIELD_MANAGER, true)
-        .await?;
+        .await
+        .map_err(ObjectError::cluster(
+            format!(
+                "claim {}",
+                text(claim, "/metadata/name").unwrap_or_default()
+            ),
+            "cannot write its status",
+        ))?;
     Ok(())
 }
 

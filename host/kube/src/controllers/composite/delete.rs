@@ -12,9 +12,10 @@ use plait_reconcile::{
 };
 use serde_json::Value;
 
-use super::{FINALIZER, XrContext, XrError, kube_error};
+use super::{FINALIZER, XrContext, XrError};
+use crate::controllers::kit::ObjectError;
 use crate::controllers::timing::now;
-use crate::vocabulary::object::{self, has_finalizer, is_status, text};
+use crate::vocabulary::object::{self, is_status, text};
 
 /// Deletes what the XR composed and lets it go once all of it is gone.
 /// Composed resources carry a controller reference to the XR, so Kubernetes'
@@ -26,16 +27,15 @@ pub async fn delete(
     scope: CompositeScope,
     ctx: &XrContext,
 ) -> Result<Action, XrError> {
-    if !has_finalizer(&xr, FINALIZER) {
-        return Ok(Action::await_change());
-    }
     let uid = text(&xr, "/metadata/uid").unwrap_or_default().to_string();
     let refs = xr
         .pointer(&format!("{}/resourceRefs", scope.machinery_pointer()))
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let composing = ctx.composing_cluster(plait_reconcile::tenant_of(&xr, scope).as_deref())?;
+    let composing = ctx
+        .composing_cluster(plait_reconcile::tenant_of(&xr, scope).as_deref())
+        .map_err(ObjectError::cluster(&reference, "cannot act as its tenant"))?;
     // What the XR still controls, by name in the Composition.
     let mut controlled: BTreeMap<String, (ObjectRef, Value)> = BTreeMap::new();
     let mut kinds = BTreeSet::new();
@@ -62,7 +62,14 @@ pub async fn delete(
             namespace,
             name: name.into(),
         };
-        let Some(object) = composing.get_async(&composed).await? else {
+        let Some(object) = composing
+            .get_async(&composed)
+            .await
+            .map_err(ObjectError::cluster(
+                &reference,
+                "cannot read a composed resource",
+            ))?
+        else {
             continue;
         };
         if compose::controller_uid(&object) != Some(uid.as_str()) {
@@ -70,9 +77,8 @@ pub async fn delete(
         }
         kinds.insert((api_version.to_string(), kind.to_string()));
         let name = object
-            .pointer(&format!(
-                "/metadata/annotations/{}",
-                ANNOTATION_RESOURCE_NAME.replace('/', "~1")
+            .pointer(&plait_reconcile::pointer::annotation(
+                ANNOTATION_RESOURCE_NAME,
             ))
             .and_then(Value::as_str)
             .map_or_else(|| composed.to_string(), str::to_string);
@@ -113,7 +119,9 @@ pub async fn delete(
     let remaining: Vec<String> = controlled.values().map(|(c, _)| c.to_string()).collect();
     ctx.watches.track(&ctx.cluster, &reference, kinds).await;
     if let Some(error) = refused {
-        return Err(error.into());
+        return Err(
+            ObjectError::cluster(&reference, "cannot delete a composed resource")(error).into(),
+        );
     }
     if !remaining.is_empty() {
         let mut message = format!(
@@ -128,7 +136,7 @@ pub async fn delete(
         }
         set_condition(
             &mut xr,
-            "Ready",
+            plait_reconcile::READY,
             "False",
             "Deleting",
             Some(&message),
@@ -136,7 +144,8 @@ pub async fn delete(
         );
         ctx.cluster
             .apply_async(&xr, COMPOSITE_FIELD_MANAGER, true)
-            .await?;
+            .await
+            .map_err(ObjectError::cluster(&reference, "cannot write its status"))?;
         // The composed watches bring the XR back as each one goes; the
         // requeue covers a watch that is still starting.
         return Ok(Action::requeue(
@@ -146,7 +155,9 @@ pub async fn delete(
     match object::remove_finalizer(&ctx.api(&reference), &xr, FINALIZER).await {
         Ok(_) => {}
         Err(e) if is_status(&e, 404) => {}
-        Err(e) => return Err(kube_error(&reference)(e)),
+        Err(e) => {
+            return Err(ObjectError::kube(&reference, "cannot remove its finalizer")(e).into());
+        }
     }
     ctx.forget(&reference);
     Ok(Action::await_change())

@@ -19,7 +19,7 @@ use plait_model::CompositeResourceDefinition;
 use plait_pipeline::ReadGrants;
 use plait_reconcile::{
     COMPOSITE_FIELD_MANAGER, ClusterError, CompositeScope, Event, EventType, ObjectRef, Reconcile,
-    set_condition,
+    SYNCED, set_condition,
 };
 use serde_json::{Value, json};
 
@@ -30,17 +30,17 @@ use crate::adapter::tenants::TenantClusters;
 use crate::controllers::admission::{self, Abandoned, Admission, Permit, thread_cpu};
 use crate::controllers::breaker::CircuitBreaker;
 use crate::controllers::function::Functions;
-use crate::controllers::reconciler::{self, Controlled, ReconcileFailure};
+use crate::controllers::kit::{self, Controlled, Lifecycle, ObjectError, Policy, ReconcileFailure};
 use crate::controllers::runs;
 use crate::controllers::timing::{Backoff, Timing, now};
 use crate::controllers::watches::ComposedWatches;
 use crate::stores::catalog::{Catalog, CompiledPipeline};
 use crate::stores::composed::Kind;
-use crate::vocabulary::api::{ANNOTATION_PAUSED, RECONCILE_PAUSED};
+use crate::vocabulary::api::RECONCILE_PAUSED;
 use crate::vocabulary::metrics::{
     CallMetrics, PLATFORM, ReconcileResult, ThrottleListener, Trigger, metrics,
 };
-use crate::vocabulary::object::{self, has_finalizer, text};
+use crate::vocabulary::object::{self, text};
 
 pub const FINALIZER: &str = "composite.apiextensions.crossplane.io";
 
@@ -51,19 +51,7 @@ const CREATED_BASE: Duration = Duration::from_millis(100);
 #[derive(Debug, thiserror::Error)]
 pub enum XrError {
     #[error(transparent)]
-    Cluster(#[from] ClusterError),
-    #[error("{object}: {source}")]
-    Kube {
-        object: String,
-        #[source]
-        source: Box<kube::Error>,
-    },
-    #[error("composite resource {object}: cannot be encoded: {source}")]
-    Encode {
-        object: String,
-        #[source]
-        source: serde_json::Error,
-    },
+    Object(#[from] ObjectError),
     #[error("reconcile of {object} did not finish: {source}")]
     Join {
         object: ObjectRef,
@@ -80,18 +68,14 @@ pub enum XrError {
 impl ReconcileFailure for XrError {
     fn is_conflict(&self) -> bool {
         match self {
-            XrError::Cluster(ClusterError::Conflict { .. }) => true,
-            XrError::Kube { source, .. } => object::is_stale_write(source),
+            XrError::Object(error) => error.is_conflict(),
             _ => false,
         }
     }
 
     fn metric_label(&self) -> &'static str {
         match self {
-            XrError::Cluster(ClusterError::Conflict { .. }) => "conflict",
-            XrError::Cluster(_) => "cluster",
-            XrError::Kube { .. } => "kube",
-            XrError::Encode { .. } => "encode",
+            XrError::Object(error) => error.metric_label(),
             XrError::Join { .. } => "join",
             XrError::TimedOut { .. } => "timeout",
         }
@@ -110,9 +94,7 @@ pub struct XrContext {
     pub timing: Timing,
     /// The XRD, refreshed whenever the XRD controller sees it change.
     pub xrd: RwLock<CompositeResourceDefinition>,
-    pub resource: ApiResource,
-    backoff: Backoff<ObjectRef>,
-    conflicts: Backoff<ObjectRef>,
+    pub policy: Policy,
     /// The watch circuits of this kind's XRs.
     pub breaker: Arc<CircuitBreaker>,
     /// The shards this replica reconciles, when XRs are sharded.
@@ -148,17 +130,15 @@ impl XrContext {
             functions,
             catalog,
             watches,
-            backoff: Backoff::of(&timing),
-            conflicts: Backoff::conflicts(&timing),
             breaker: Arc::new(CircuitBreaker::new(&resource.kind, timing.circuit_breaker)),
             shards,
             creating: Backoff::new(CREATED_BASE, timing.poll_interval),
             latest: latest::LatestStored::default(),
             admission,
             store: OnceLock::new(),
-            timing,
             xrd: RwLock::new(xrd),
-            resource,
+            policy: Policy::new(resource, &timing),
+            timing,
         }
     }
 
@@ -180,7 +160,7 @@ impl XrContext {
     fn api(&self, reference: &ObjectRef) -> kube::Api<DynamicObject> {
         object::api_for(
             self.cluster.client(),
-            &self.resource,
+            &self.policy.resource,
             reference.namespace.as_deref(),
         )
     }
@@ -209,7 +189,7 @@ impl XrContext {
         };
         store.get(&kube::runtime::reflector::ObjectRef::from_obj_with(
             xr.as_ref(),
-            self.resource.clone(),
+            self.policy.resource.clone(),
         ))
     }
 
@@ -224,19 +204,12 @@ impl XrContext {
 
     /// Whether a reconcile of `xr` has finished in this controller.
     fn has_reconciled(&self, xr: &DynamicObject) -> bool {
-        let reference = ObjectRef {
-            api_version: self.resource.api_version.clone(),
-            kind: self.resource.kind.clone(),
-            namespace: xr.metadata.namespace.clone(),
-            name: xr.metadata.name.clone().unwrap_or_default(),
-        };
-        self.latest.knows(&reference)
+        self.latest.knows(&self.policy.reference(xr))
     }
 
     /// Forgets an XR that is gone.
     fn forget(&self, reference: &ObjectRef) {
-        self.backoff.succeeded(reference);
-        self.conflicts.succeeded(reference);
+        self.policy.forget(reference);
         self.creating.succeeded(reference);
         self.latest.forget(reference);
         self.breaker
@@ -246,32 +219,15 @@ impl XrContext {
 
     /// The XR as stored after a write, as JSON; the write is recorded as this controller's.
     fn stored(&self, patched: &DynamicObject, reference: &ObjectRef) -> Result<Value, XrError> {
-        self.cluster.wrote(patched, &self.resource);
-        object::to_value(patched, &self.resource).map_err(|source| XrError::Encode {
-            object: reference.to_string(),
-            source,
-        })
+        self.cluster.wrote(patched, &self.policy.resource);
+        Ok(object::to_value(patched, &self.policy.resource)
+            .map_err(ObjectError::encode(reference))?)
     }
 }
 
 impl Controlled for XrContext {
-    fn resource(&self) -> &ApiResource {
-        &self.resource
-    }
-
-    fn backoff(&self) -> &Backoff<ObjectRef> {
-        &self.backoff
-    }
-
-    fn conflicts(&self) -> &Backoff<ObjectRef> {
-        &self.conflicts
-    }
-}
-
-fn kube_error(reference: &ObjectRef) -> impl FnOnce(kube::Error) -> XrError + '_ {
-    move |source| XrError::Kube {
-        object: reference.to_string(),
-        source: Box::new(source),
+    fn policy(&self) -> &Policy {
+        &self.policy
     }
 }
 
@@ -292,8 +248,8 @@ pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<XrContext>) -> Resul
         })
         .await;
     ran.unwrap_or_else(|abandoned| {
-        metrics().reconcile_failed(&ctx.resource.kind, "timeout");
-        let object = format!("{}/{name}", ctx.resource.kind);
+        metrics().reconcile_failed(&ctx.policy.resource.kind, "timeout");
+        let object = format!("{}/{name}", ctx.policy.resource.kind);
         tracing::warn!(object, %abandoned, "reconcile abandoned");
         Err(XrError::TimedOut { object, abandoned })
     })
@@ -310,7 +266,7 @@ async fn reconcile_admitted(
         &target,
         reconcile_xr(object, ctx, permit),
     );
-    let reconciled = reconciler::counted(ctx.as_ref(), &target, admitted).await;
+    let reconciled = kit::counted(ctx.as_ref(), &target, admitted).await;
     let next = match &reconciled {
         Ok(action) if *action == Action::await_change() => None,
         Ok(action) if *action == Action::requeue(ctx.timing.poll_interval) => Some(Trigger::Poll),
@@ -318,7 +274,7 @@ async fn reconcile_admitted(
         _ => Some(Trigger::Requeue),
     };
     if let Some(trigger) = next {
-        metrics().triggered(&ctx.resource.kind, trigger, 1);
+        metrics().triggered(&ctx.policy.resource.kind, trigger, 1);
     }
     reconciled
 }
@@ -328,13 +284,14 @@ async fn reconcile_xr(
     ctx: &XrContext,
     permit: &Permit,
 ) -> Result<(Action, ReconcileResult), XrError> {
-    let mut handed = serde_json::to_value(object.as_ref()).map_err(|source| XrError::Encode {
-        object: object.metadata.name.clone().unwrap_or_default(),
-        source,
-    })?;
+    let mut handed =
+        serde_json::to_value(object.as_ref()).map_err(ObjectError::encode(format!(
+            "composite resource {}",
+            object.metadata.name.clone().unwrap_or_default()
+        )))?;
     if handed.get("apiVersion").is_none() {
-        handed["apiVersion"] = json!(ctx.resource.api_version);
-        handed["kind"] = json!(ctx.resource.kind);
+        handed["apiVersion"] = json!(ctx.policy.resource.api_version);
+        handed["kind"] = json!(ctx.policy.resource.kind);
     }
     let Some(reference) = ObjectRef::of(&handed) else {
         return Ok((Action::await_change(), ReconcileResult::Skipped));
@@ -365,36 +322,32 @@ async fn compose(
     ctx: &XrContext,
     permit: &Permit,
 ) -> Result<(Action, ReconcileResult), XrError> {
-    if text(
-        xr,
-        &format!(
-            "/metadata/annotations/{}",
-            ANNOTATION_PAUSED.replace('/', "~1")
-        ),
-    ) == Some("true")
-    {
-        ctx.cluster.publish(Event {
-            regarding: reference.clone(),
-            event_type: EventType::Normal,
-            reason: "ReconciliationPaused".into(),
-            message: "Reconciliation is paused via the pause annotation".into(),
-        });
-        write_condition(ctx, xr, "ReconcilePaused", RECONCILE_PAUSED).await?;
-        return Ok((Action::await_change(), ReconcileResult::Paused));
-    }
-
-    if xr.pointer("/metadata/deletionTimestamp").is_some() {
-        admission::stage("deleting its composed resources");
-        let action = delete::delete(xr.clone(), reference.clone(), scope, ctx).await?;
-        return Ok((action, ReconcileResult::Deleting));
-    }
-
-    if !has_finalizer(xr, FINALIZER) {
-        admission::stage("adding its finalizer");
-        let patched = object::add_finalizer(&ctx.api(reference), &ctx.resource, xr, FINALIZER)
-            .await
-            .map_err(kube_error(reference))?;
-        *xr = ctx.stored(&patched, reference)?;
+    match Lifecycle::of(xr, FINALIZER) {
+        Lifecycle::Paused => {
+            ctx.cluster.publish(Event {
+                regarding: reference.clone(),
+                event_type: EventType::Normal,
+                reason: "ReconciliationPaused".into(),
+                message: "Reconciliation is paused via the pause annotation".into(),
+            });
+            write_condition(ctx, xr, reference, "ReconcilePaused", RECONCILE_PAUSED).await?;
+            return Ok((Action::await_change(), ReconcileResult::Paused));
+        }
+        Lifecycle::Released => return Ok((Action::await_change(), ReconcileResult::Deleting)),
+        Lifecycle::Deleting => {
+            admission::stage("deleting its composed resources");
+            let action = delete::delete(xr.clone(), reference.clone(), scope, ctx).await?;
+            return Ok((action, ReconcileResult::Deleting));
+        }
+        Lifecycle::Unfinalized => {
+            admission::stage("adding its finalizer");
+            let api = ctx.api(reference);
+            let patched = object::add_finalizer(&api, &ctx.policy.resource, xr, FINALIZER)
+                .await
+                .map_err(ObjectError::kube(reference, "cannot add its finalizer"))?;
+            *xr = ctx.stored(&patched, reference)?;
+        }
+        Lifecycle::Live => {}
     }
 
     admission::stage("selecting its Composition revision");
@@ -411,7 +364,7 @@ async fn compose(
             let (_, result) = not_synced(ctx, xr, reference, &message).await?;
             // Not a failure of this XR's: no backoff to grow, and nothing to
             // retry until a revision of its kind arrives (the poll is the backstop).
-            ctx.backoff.succeeded(reference);
+            ctx.policy.backoff.succeeded(reference);
             return Ok((Action::requeue(ctx.timing.poll_interval), result));
         }
         Err(select::Failure::Error(e)) => return Err(e),
@@ -431,7 +384,10 @@ async fn compose(
         let fields = json!({"spec": {"writeConnectionSecretToRef": secret_ref}});
         let patched = object::merge_patch(&ctx.api(reference), xr, fields)
             .await
-            .map_err(kube_error(reference))?;
+            .map_err(ObjectError::kube(
+                reference,
+                "cannot default its connection Secret reference",
+            ))?;
         *xr = ctx.stored(&patched, reference)?;
     }
 
@@ -503,7 +459,7 @@ async fn compose(
         Ok(outcome) => outcome,
         // The XR changed while its pipeline ran, so it was read stale:
         // nothing is wrong with it, and the next reconcile reads the new version.
-        Err(e) if e.is_conflict() => return Ok(reconciler::conflicted(ctx, reference)),
+        Err(e) if e.is_conflict() => return Ok(kit::conflicted(ctx, reference)),
         Err(e) => return not_synced(ctx, xr, reference, &e.to_string()).await,
     };
     *xr = outcome.xr.clone();
@@ -519,7 +475,7 @@ async fn compose(
     if let Some(error) = &outcome.error {
         tracing::info!(composite = %reference, %error, "reconcile did not sync");
         return Ok((
-            Action::requeue(ctx.backoff.failed(reference)),
+            Action::requeue(ctx.policy.backoff.failed(reference)),
             ReconcileResult::NotSynced,
         ));
     }
@@ -543,12 +499,12 @@ async fn compose(
                 message: error.to_string(),
             });
             return Ok((
-                Action::requeue(ctx.backoff.failed(reference)),
+                Action::requeue(ctx.policy.backoff.failed(reference)),
                 ReconcileResult::Error,
             ));
         }
     }
-    ctx.backoff.succeeded(reference);
+    ctx.policy.backoff.succeeded(reference);
     tracing::debug!(composite = %reference, composed = outcome.composed.len(), "reconciled");
     // The watch events of this controller's own writes do not bring the XR
     // back, so an XR that has just created resources looks again soon to
@@ -667,9 +623,9 @@ async fn not_synced(
         reason: "ReconcileError".into(),
         message: message.into(),
     });
-    write_condition(ctx, xr, "ReconcileError", message).await?;
+    write_condition(ctx, xr, reference, "ReconcileError", message).await?;
     Ok((
-        Action::requeue(ctx.backoff.failed(reference)),
+        Action::requeue(ctx.policy.backoff.failed(reference)),
         ReconcileResult::NotSynced,
     ))
 }
@@ -678,24 +634,19 @@ async fn not_synced(
 async fn write_condition(
     ctx: &XrContext,
     xr: &mut Value,
+    reference: &ObjectRef,
     reason: &str,
     message: &str,
 ) -> Result<(), XrError> {
     let mut updated = xr.clone();
-    set_condition(
-        &mut updated,
-        "Synced",
-        "False",
-        reason,
-        Some(message),
-        &now(),
-    );
+    set_condition(&mut updated, SYNCED, "False", reason, Some(message), &now());
     if updated.get("status") != xr.get("status") {
         admission::stage("writing its status");
         *xr = ctx
             .cluster
             .apply_async(&updated, COMPOSITE_FIELD_MANAGER, true)
-            .await?;
+            .await
+            .map_err(ObjectError::cluster(reference, "cannot write its status"))?;
     }
     Ok(())
 }

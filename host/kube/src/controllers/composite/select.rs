@@ -8,10 +8,11 @@ use std::sync::Arc;
 
 use kube::api::{Patch, PatchParams};
 use plait_model::{CompositeResourceDefinition, UpdatePolicy};
-use plait_reconcile::{ClusterError, CompositeScope, Event, EventType, ObjectRef, PrepareError};
+use plait_reconcile::{CompositeScope, Event, EventType, ObjectRef, PrepareError};
 use serde_json::{Value, json};
 
-use super::{XrContext, XrError, kube_error};
+use super::{XrContext, XrError};
+use crate::controllers::kit::ObjectError;
 use crate::controllers::revisions;
 use crate::stores::catalog::{CompileError, CompiledPipeline};
 use crate::vocabulary::object::text;
@@ -25,12 +26,6 @@ pub enum Failure {
     /// once the catalog holds it, so it waits for that rather than retrying.
     Awaiting(String),
     Error(XrError),
-}
-
-impl From<ClusterError> for Failure {
-    fn from(e: ClusterError) -> Self {
-        Failure::Error(e.into())
-    }
 }
 
 impl From<XrError> for Failure {
@@ -71,7 +66,11 @@ pub async fn composition(
             .into_iter()
             .map(|(k, v)| (k, v.as_str().unwrap_or_default().to_string()))
             .collect();
-        ctx.catalog.ready().await?;
+        ctx.catalog
+            .ready()
+            .await
+            .map_err(ObjectError::cluster(reference, "cannot read the catalog"))
+            .map_err(XrError::from)?;
         let mut candidates: Vec<String> = ctx
             .catalog
             .compositions(&labels)
@@ -139,7 +138,11 @@ pub async fn revision(
             message: "Default revision selector has been selected".into(),
         });
     }
-    ctx.catalog.ready().await?;
+    ctx.catalog
+        .ready()
+        .await
+        .map_err(ObjectError::cluster(reference, "cannot read the catalog"))
+        .map_err(XrError::from)?;
     let fetch = |message: String| Failure::Synced(format!("cannot fetch Composition: {message}"));
     // The catalog's revision store wakes the XR once it holds a new revision.
     let awaiting =
@@ -211,7 +214,10 @@ async fn merge_patch(
             &Patch::Merge(patch),
         )
         .await
-        .map_err(kube_error(reference))?;
+        .map_err(ObjectError::kube(
+            reference,
+            "cannot record its Composition",
+        ))?;
     ctx.stored(&patched, reference)
 }
 

@@ -10,7 +10,7 @@ use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams};
 use kube::runtime::controller::Action;
 use kube::runtime::{Controller, controller, reflector, watcher};
 use plait_model::{CompositeResourceDefinition, Manifest};
-use plait_reconcile::{ClusterError, ObjectRef, set_condition};
+use plait_reconcile::{ObjectRef, SYNCED, set_condition};
 use serde_json::{Value, json};
 
 use crate::access::install;
@@ -23,8 +23,8 @@ use crate::controllers::children::Children;
 use crate::controllers::claim::{ClaimControllers, OfferError, Offered, offer};
 use crate::controllers::composite::{self, XrContext};
 use crate::controllers::function::Functions;
-use crate::controllers::reconciler::{self, Controlled, ReconcileFailure};
-use crate::controllers::timing::{Backoff, Timing, now};
+use crate::controllers::kit::{self, Controlled, ObjectError, Policy, ReconcileFailure};
+use crate::controllers::timing::{Timing, now};
 use crate::controllers::watches::{ComposedWatches, Route};
 use crate::stores::catalog::Catalog;
 use crate::stores::reflect;
@@ -37,25 +37,8 @@ pub const FINALIZER: &str = "defined.apiextensions.crossplane.io";
 
 #[derive(Debug, thiserror::Error)]
 pub enum XrdError {
-    #[error("XRD {xrd:?}: {what}: {source}")]
-    Kube {
-        xrd: String,
-        what: &'static str,
-        #[source]
-        source: kube::Error,
-    },
-    #[error("XRD {xrd:?}: {source}")]
-    Cluster {
-        xrd: String,
-        #[source]
-        source: ClusterError,
-    },
-    #[error("XRD {xrd:?}: cannot be encoded: {source}")]
-    Encode {
-        xrd: String,
-        #[source]
-        source: serde_json::Error,
-    },
+    #[error(transparent)]
+    Object(#[from] ObjectError),
     #[error("XRD {xrd:?}: {source}")]
     Offer {
         xrd: String,
@@ -67,9 +50,7 @@ pub enum XrdError {
 impl ReconcileFailure for XrdError {
     fn metric_label(&self) -> &'static str {
         match self {
-            XrdError::Kube { .. } => "kube",
-            XrdError::Cluster { .. } => "cluster",
-            XrdError::Encode { .. } => "encode",
+            XrdError::Object(error) => error.metric_label(),
             XrdError::Offer { .. } => "offer",
         }
     }
@@ -89,9 +70,7 @@ pub struct Manager {
     pub claims: ClaimControllers,
     /// The XR controllers, one per XRD, each serving its XR kind.
     xrs: Children<ApiResource, XrContext>,
-    resource: ApiResource,
-    backoff: Backoff<ObjectRef>,
-    conflicts: Backoff<ObjectRef>,
+    policy: Policy,
     /// The shards this replica reconciles, when XRs and claims are sharded.
     shards: Option<Arc<Shards>>,
     /// The fair queue every XR and claim reconcile waits in.
@@ -99,16 +78,8 @@ pub struct Manager {
 }
 
 impl Controlled for Manager {
-    fn resource(&self) -> &ApiResource {
-        &self.resource
-    }
-
-    fn backoff(&self) -> &Backoff<ObjectRef> {
-        &self.backoff
-    }
-
-    fn conflicts(&self) -> &Backoff<ObjectRef> {
-        &self.conflicts
+    fn policy(&self) -> &Policy {
+        &self.policy
     }
 }
 
@@ -137,11 +108,9 @@ impl Manager {
             cluster,
             functions,
             watches,
-            backoff: Backoff::of(&timing),
-            conflicts: Backoff::conflicts(&timing),
+            policy: Policy::new(xrd_resource(), &timing),
             timing,
             xrs: Children::new("XR controller"),
-            resource: xrd_resource(),
         }
     }
 
@@ -270,14 +239,12 @@ impl Manager {
                     })
                     .flatten()
                 };
-                controller
+                let controller = controller
                     .reconcile_on(unreconciled)
                     .reconcile_on(taken)
                     .reconcile_on(revised)
-                    .reconcile_on(triggers)
-                    .graceful_shutdown_on(stop)
-                    .run(composite::reconcile, reconciler::error_policy, context)
-                    .for_each(|_| futures::future::ready(()))
+                    .reconcile_on(triggers);
+                kit::run(controller, composite::reconcile, context, stop)
             },
         );
         // The previous controller served another version or kind: its
@@ -305,12 +272,9 @@ impl Manager {
     }
 }
 
-fn kube_error<'a>(xrd: &'a str, what: &'static str) -> impl FnOnce(kube::Error) -> XrdError + 'a {
-    move |source| XrdError::Kube {
-        xrd: xrd.into(),
-        what,
-        source,
-    }
+fn kube_error(xrd: &str, what: &'static str) -> impl FnOnce(kube::Error) -> XrdError {
+    let object = ObjectError::kube(format!("XRD {xrd:?}"), what);
+    move |source| object(source).into()
 }
 
 /// Reconciles one XRD.
@@ -319,7 +283,7 @@ pub async fn reconcile(
     manager: Arc<Manager>,
 ) -> Result<Action, XrdError> {
     let target = Arc::clone(&object);
-    reconciler::counted(manager.as_ref(), &target, reconcile_xrd(object, &manager)).await
+    kit::counted(manager.as_ref(), &target, reconcile_xrd(object, &manager)).await
 }
 
 async fn reconcile_xrd(
@@ -327,11 +291,8 @@ async fn reconcile_xrd(
     manager: &Manager,
 ) -> Result<(Action, ReconcileResult), XrdError> {
     let name = object.metadata.name.clone().unwrap_or_default();
-    let mut value =
-        object::to_value(&object, &manager.resource).map_err(|source| XrdError::Encode {
-            xrd: name.clone(),
-            source,
-        })?;
+    let mut value = object::to_value(&object, &manager.policy.resource)
+        .map_err(ObjectError::encode(format!("XRD {name:?}")))?;
     let client = manager.cluster.client().clone();
     let xrds: Api<DynamicObject> = Api::all_with(client.clone(), &xrd_resource());
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
@@ -389,7 +350,7 @@ async fn reconcile_xrd(
     };
 
     let now = now();
-    set_condition(&mut value, "Synced", "True", "ReconcileSuccess", None, &now);
+    set_condition(&mut value, SYNCED, "True", "ReconcileSuccess", None, &now);
     set_condition(
         &mut value,
         "Established",
@@ -406,6 +367,7 @@ async fn reconcile_xrd(
     offer::offered_status(&mut value, &offered, &now);
     write_status(manager, &value).await?;
     manager
+        .policy
         .backoff
         .succeeded(&ObjectRef::of(&value).unwrap_or_else(|| xrd_ref(&name)));
     if offered == Offered::Withdrawing {
@@ -480,10 +442,10 @@ async fn write_status(manager: &Manager, xrd: &Value) -> Result<(), XrdError> {
         .cluster
         .apply_async(xrd, FIELD_MANAGER, true)
         .await
-        .map_err(|source| XrdError::Cluster {
-            xrd: name.into(),
-            source,
-        })?;
+        .map_err(ObjectError::cluster(
+            format!("XRD {name:?}"),
+            "cannot write its status",
+        ))?;
     Ok(())
 }
 
@@ -503,7 +465,7 @@ async fn invalid(
     });
     set_condition(
         &mut value,
-        "Synced",
+        SYNCED,
         "False",
         "ReconcileError",
         Some(message),
