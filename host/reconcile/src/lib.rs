@@ -21,7 +21,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use plait_pipeline::{
     FunctionRunner, OutputRules, Pipeline, PipelineError, ReadGrants, ReadPolicy, ReadRefused,
-    ReadTarget, RequirementSource, SecretRef, Step, StepResult,
+    ReadTarget, RequirementSource, SecretRef, Step, StepResult, Tenant,
 };
 use plait_sdk::{
     Condition, Ready, ResourceMatch, ResourceSelector, SchemaSelector, Severity, State,
@@ -224,7 +224,7 @@ impl<'a> Reconcile<'a> {
                 ..OutputRules::default()
             },
             reads: ReadPolicy {
-                tenant: tenant.as_deref(),
+                tenant: &tenant,
                 grants: self.grants,
             },
         };
@@ -503,7 +503,7 @@ impl<'a> Reconcile<'a> {
         };
         let tenant = tenant_of(&self.xr, self.scope);
         let reads = ReadPolicy {
-            tenant: tenant.as_deref(),
+            tenant: &tenant,
             grants: self.grants,
         };
         let target = ReadTarget {
@@ -658,27 +658,25 @@ pub fn default_connection_secret_ref(
     Some(json!({"name": uid, "namespace": namespace}))
 }
 
-/// Whose XR this is, for what its functions may read: a namespaced XR's
-/// namespace, or the namespace of the claim an XR is bound to; `None` for
-/// the platform's own (cluster-scoped, unclaimed) XRs.
-pub fn tenant_of(xr: &Value, scope: CompositeScope) -> Option<String> {
+/// Whose XR this is: a namespaced XR's namespace, the namespace of the
+/// claim an XR is bound to, or the platform for its own (cluster-scoped,
+/// unclaimed) XRs.
+pub fn tenant_of(xr: &Value, scope: CompositeScope) -> Tenant {
     let namespace = xr.pointer("/metadata/namespace").and_then(Value::as_str);
-    tenant_in(scope, namespace, xr.get("spec")).map(str::to_string)
+    tenant_in(scope, namespace, xr.get("spec"))
 }
 
 /// [`tenant_of`] an XR of `scope` in `namespace` with `spec`, for a caller
 /// that holds the XR's parts rather than its JSON.
-pub fn tenant_in<'a>(
-    scope: CompositeScope,
-    namespace: Option<&'a str>,
-    spec: Option<&'a Value>,
-) -> Option<&'a str> {
-    let tenant = match scope {
+pub fn tenant_in(scope: CompositeScope, namespace: Option<&str>, spec: Option<&Value>) -> Tenant {
+    let namespace = match scope {
         CompositeScope::Namespaced => namespace,
-        CompositeScope::LegacyCluster => spec?.pointer("/claimRef/namespace")?.as_str(),
+        CompositeScope::LegacyCluster => spec
+            .and_then(|spec| spec.pointer("/claimRef/namespace"))
+            .and_then(Value::as_str),
         CompositeScope::Cluster => None,
     };
-    tenant.filter(|ns| !ns.is_empty())
+    Tenant::of_namespace(namespace)
 }
 
 struct ClusterSource<'a> {

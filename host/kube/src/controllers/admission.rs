@@ -35,6 +35,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use plait_functions::WaitNotice;
+use plait_pipeline::Tenant;
 use tokio::sync::oneshot;
 
 use crate::vocabulary::metrics::metrics;
@@ -70,11 +71,11 @@ pub struct Admission {
 struct State {
     working: usize,
     next_ticket: u64,
-    tenants: HashMap<String, Tenant>,
+    tenants: HashMap<Tenant, Account>,
 }
 
 #[derive(Default)]
-struct Tenant {
+struct Account {
     /// Reconciles waiting, in arrival order.
     queue: VecDeque<Waiter>,
     /// Admitted and not finished.
@@ -93,7 +94,7 @@ struct Waiter {
     grant: oneshot::Sender<Grant>,
 }
 
-impl Tenant {
+impl Account {
     fn is_active(&self) -> bool {
         !self.queue.is_empty() || self.in_flight > 0
     }
@@ -110,7 +111,7 @@ impl State {
     }
 
     /// The tenant whose first waiter goes next.
-    fn next(&self, limits: AdmissionLimits) -> Option<String> {
+    fn next(&self, limits: AdmissionLimits) -> Option<Tenant> {
         self.tenants
             .iter()
             .filter(|(_, t)| !t.queue.is_empty() && t.in_flight < limits.per_tenant)
@@ -131,7 +132,7 @@ pub struct Permit(Arc<Grant>);
 /// What one admitted reconcile holds.
 pub struct Grant {
     admission: Arc<Admission>,
-    tenant: String,
+    tenant: Tenant,
     /// What its tenant was charged on admission, in seconds.
     charged: f64,
     /// CPU recorded by the reconcile, in nanoseconds.
@@ -161,7 +162,7 @@ impl Admission {
 
     /// Waits for `tenant`'s turn to reconcile. Dropped while waiting, the
     /// reconcile leaves the queue.
-    pub async fn admit(self: &Arc<Self>, tenant: &str) -> Permit {
+    pub async fn admit(self: &Arc<Self>, tenant: &Tenant) -> Permit {
         loop {
             let (sender, receiver) = oneshot::channel();
             let ticket = self.enqueue(tenant, sender);
@@ -188,7 +189,7 @@ impl Admission {
     /// waiting reconciles holds only what waiting takes.
     pub async fn run<T, F, Fut>(
         self: &Arc<Self>,
-        tenant: &str,
+        tenant: &Tenant,
         limit: Duration,
         reconcile: F,
     ) -> Result<T, Abandoned>
@@ -210,17 +211,17 @@ impl Admission {
     }
 
     /// Puts a waiter of `tenant` at the back of its tenant's line.
-    fn enqueue(&self, tenant: &str, grant: oneshot::Sender<Grant>) -> u64 {
+    fn enqueue(&self, tenant: &Tenant, grant: oneshot::Sender<Grant>) -> u64 {
         let mut state = self.lock();
         let ticket = state.next_ticket;
         state.next_ticket += 1;
         let floor = state.floor();
         let entry = state
             .tenants
-            .entry(tenant.to_string())
-            .or_insert_with(|| Tenant {
+            .entry(tenant.clone())
+            .or_insert_with(|| Account {
                 estimate: FIRST_ESTIMATE.as_secs_f64(),
-                ..Tenant::default()
+                ..Account::default()
             });
         if !entry.is_active()
             && let Some(floor) = floor
@@ -317,7 +318,7 @@ pub struct AdmissionCounts {
 /// Takes a waiter out of the queue when its reconcile is dropped before its turn.
 struct Leave<'a> {
     admission: &'a Arc<Admission>,
-    tenant: &'a str,
+    tenant: &'a Tenant,
     ticket: u64,
     waiting: bool,
 }
@@ -349,7 +350,7 @@ impl Permit {
         self.0.clone()
     }
 
-    pub fn tenant(&self) -> &str {
+    pub fn tenant(&self) -> &Tenant {
         &self.0.tenant
     }
 }
@@ -423,6 +424,11 @@ mod tests {
 
     use super::*;
 
+    /// The tenant of namespace `name`.
+    fn ns(name: &str) -> Tenant {
+        Tenant::Namespace(name.into())
+    }
+
     fn admission(working: usize, per_tenant: usize) -> Arc<Admission> {
         Admission::new(AdmissionLimits {
             working,
@@ -459,7 +465,7 @@ mod tests {
                     admitted.clone(),
                 );
                 tokio::spawn(async move {
-                    let permit = admission.admit(&tenant).await;
+                    let permit = admission.admit(&ns(&tenant)).await;
                     admitted.send((label, permit)).unwrap();
                 })
             })
@@ -492,7 +498,7 @@ mod tests {
         for (takes, stages, expected) in cases {
             let admission = admission(1, 1);
             let ran = admission
-                .run("team-a", limit, |_permit| async move {
+                .run(&ns("team-a"), limit, |_permit| async move {
                     for reached in stages {
                         stage(reached);
                     }
@@ -552,7 +558,7 @@ mod tests {
             tasks.push(tokio::spawn(async move {
                 for _ in 0..ROUNDS {
                     let asked = admissions.load(Ordering::SeqCst);
-                    let permit = admission.admit(tenant).await;
+                    let permit = admission.admit(&ns(tenant)).await;
                     let others = admissions.fetch_add(1, Ordering::SeqCst) - asked;
                     worst.fetch_max(others, Ordering::SeqCst);
                     permit.add_cpu(Duration::from_millis(1));
@@ -575,7 +581,7 @@ mod tests {
     #[tokio::test]
     async fn reconciles_of_one_tenant_go_in_the_order_they_arrived() {
         let admission = admission(1, 16);
-        let held = admission.admit("a").await;
+        let held = admission.admit(&ns("a")).await;
         let (sender, mut admitted) = tokio::sync::mpsc::unbounded_channel();
         let labels = ["1", "2", "3", "4", "5"];
         for (i, label) in labels.iter().enumerate() {
@@ -612,7 +618,7 @@ mod tests {
                 let (admission, turns) = (admission.clone(), turns.clone());
                 tasks.push(tokio::spawn(async move {
                     loop {
-                        let permit = admission.admit(tenant).await;
+                        let permit = admission.admit(&ns(tenant)).await;
                         let full = {
                             let mut turns = turns.lock().unwrap();
                             let full = turns.len() >= 400;
@@ -651,11 +657,11 @@ mod tests {
     #[tokio::test]
     async fn a_reconcile_dropped_while_it_waits_leaves_the_queue() {
         let admission = admission(1, 16);
-        let held = admission.admit("a").await;
+        let held = admission.admit(&ns("a")).await;
         let gone = tokio::spawn({
             let admission = admission.clone();
             async move {
-                let _never = admission.admit("b").await;
+                let _never = admission.admit(&ns("b")).await;
             }
         });
         until_waiting(&admission, 1).await;
@@ -664,7 +670,7 @@ mod tests {
         assert_eq!(admission.counts().waiting, 0);
         drop(held);
         // The slot is free: the next reconcile goes at once.
-        let next = tokio::time::timeout(Duration::from_secs(5), admission.admit("c")).await;
+        let next = tokio::time::timeout(Duration::from_secs(5), admission.admit(&ns("c"))).await;
         assert!(next.is_ok());
         assert_eq!(
             admission.counts(),
@@ -681,7 +687,7 @@ mod tests {
         let admission = admission(1, 16);
         // A runs up a debt, then has nothing left to reconcile.
         for _ in 0..3 {
-            let permit = admission.admit("a").await;
+            let permit = admission.admit(&ns("a")).await;
             permit.add_cpu(Duration::from_secs(2));
         }
         assert!(
@@ -690,7 +696,7 @@ mod tests {
         );
         // B is busy with reconciles of 10 ms; A comes back and is not held
         // back by its past: it goes within B's next two.
-        let held = admission.admit("b").await;
+        let held = admission.admit(&ns("b")).await;
         held.add_cpu(Duration::from_millis(10));
         let (sender, mut admitted) = tokio::sync::mpsc::unbounded_channel();
         let bs: Vec<String> = (0..10).map(|i| format!("b{i}")).collect();
@@ -714,7 +720,7 @@ mod tests {
     #[tokio::test]
     async fn a_reconcile_waiting_for_a_call_slot_lends_its_working_slot() {
         let admission = admission(1, 16);
-        let a = admission.admit("a").await;
+        let a = admission.admit(&ns("a")).await;
         let (sender, mut admitted) = tokio::sync::mpsc::unbounded_channel();
         waiters(&admission, "b", &["b"], &sender);
         until_waiting(&admission, 1).await;
@@ -741,7 +747,7 @@ mod tests {
     #[tokio::test]
     async fn a_tenant_at_its_limit_leaves_working_slots_to_others() {
         let admission = admission(4, 1);
-        let a = admission.admit("a").await;
+        let a = admission.admit(&ns("a")).await;
         a.notice().waiting();
         let (sender, mut admitted) = tokio::sync::mpsc::unbounded_channel();
         waiters(&admission, "a", &["a2"], &sender);

@@ -17,6 +17,7 @@ use kube::runtime::controller::Action;
 use kube::runtime::reflector::Store;
 use kube::runtime::{Controller, controller, watcher};
 use plait_model::CompositeResourceDefinition;
+use plait_pipeline::Tenant;
 use plait_reconcile::{Event, EventType, ObjectRef, READY, SYNCED, set_condition};
 use serde_json::{Value, json};
 
@@ -236,7 +237,7 @@ pub async fn reconcile(
     object: Arc<DynamicObject>,
     ctx: Arc<ClaimContext>,
 ) -> Result<Action, ClaimError> {
-    let tenant = object.metadata.namespace.clone().unwrap_or_default();
+    let tenant = Tenant::of_namespace(object.metadata.namespace.as_deref());
     let name = object.metadata.name.clone().unwrap_or_default();
     let shared = &ctx;
     let ran = ctx

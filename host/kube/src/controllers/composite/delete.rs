@@ -34,7 +34,7 @@ pub async fn delete(
         .cloned()
         .unwrap_or_default();
     let composing = ctx
-        .composing_cluster(plait_reconcile::tenant_of(&xr, scope).as_deref())
+        .composing_cluster(&plait_reconcile::tenant_of(&xr, scope))
         .map_err(ObjectError::cluster(&reference, "cannot act as its tenant"))?;
     // What the XR still controls, by name in the Composition.
     let mut controlled: BTreeMap<String, (ObjectRef, Value)> = BTreeMap::new();

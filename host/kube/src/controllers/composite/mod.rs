@@ -16,7 +16,7 @@ use kube::runtime::controller::Action;
 use kube::runtime::reflector::Store;
 use plait_functions::{CacheScope, PipelineFunctions};
 use plait_model::CompositeResourceDefinition;
-use plait_pipeline::ReadGrants;
+use plait_pipeline::{ReadGrants, Tenant};
 use plait_reconcile::{
     COMPOSITE_FIELD_MANAGER, ClusterError, CompositeScope, Event, EventType, ObjectRef, Reconcile,
     SYNCED, set_condition,
@@ -38,7 +38,7 @@ use crate::stores::catalog::{Catalog, CompiledPipeline};
 use crate::stores::composed::Kind;
 use crate::vocabulary::api::RECONCILE_PAUSED;
 use crate::vocabulary::metrics::{
-    CallMetrics, PLATFORM, ReconcileResult, ThrottleListener, Trigger, metrics,
+    CallMetrics, ReconcileResult, ThrottleListener, Trigger, metrics,
 };
 use crate::vocabulary::object::{self, text};
 
@@ -142,12 +142,11 @@ impl XrContext {
         }
     }
 
-    /// The cluster a pipeline for `tenant` (`None`: the platform) reads and
-    /// writes through: as the tenant when pipelines act as tenants, else as
-    /// the controller.
-    fn composing_cluster(&self, tenant: Option<&str>) -> Result<KubeCluster, ClusterError> {
+    /// The cluster a pipeline for `tenant` reads and writes through: as the
+    /// tenant when pipelines act as tenants, else as the controller.
+    fn composing_cluster(&self, tenant: &Tenant) -> Result<KubeCluster, ClusterError> {
         match (&self.tenants, tenant) {
-            (Some(tenants), Some(namespace)) => tenants.of(namespace),
+            (Some(tenants), Tenant::Namespace(namespace)) => tenants.of(namespace),
             _ => Ok(self.cluster.clone()),
         }
     }
@@ -172,13 +171,11 @@ impl XrContext {
     }
 
     /// The tenant an XR's reconcile waits as: its namespace, its claim's, or the platform.
-    fn tenant(&self, xr: &DynamicObject) -> String {
+    fn tenant(&self, xr: &DynamicObject) -> Tenant {
         let scope = self
             .xrd()
             .map_or(CompositeScope::Namespaced, |xrd| CompositeScope::of(&xrd));
         plait_reconcile::tenant_in(scope, xr.metadata.namespace.as_deref(), xr.data.get("spec"))
-            .unwrap_or(PLATFORM)
-            .to_string()
     }
 
     /// `xr` as the watch has it now: it may have changed, or gone, while
@@ -393,20 +390,20 @@ async fn compose(
 
     let cluster = ctx.cluster.clone();
     let tenant = plait_reconcile::tenant_of(xr, scope);
-    let composing = match ctx.composing_cluster(tenant.as_deref()) {
+    let composing = match ctx.composing_cluster(&tenant) {
         Ok(composing) => composing,
         Err(e) => return not_synced(ctx, xr, reference, &e.to_string()).await,
     };
     let recorder = runs::Recorder::new(Arc::new(CallMetrics {
-        tenant: tenant.as_deref().unwrap_or(PLATFORM).to_string(),
-        on_throttle: Some(throttle_listener(ctx, reference, tenant.as_deref())),
+        tenant: tenant.clone(),
+        on_throttle: Some(throttle_listener(ctx, reference, &tenant)),
     }));
     let functions = calls(
         ctx,
         &pipeline,
         reference,
         xr,
-        tenant.as_deref(),
+        &tenant,
         permit,
         recorder.clone(),
     );
@@ -534,15 +531,14 @@ fn calls(
     pipeline: &CompiledPipeline,
     reference: &ObjectRef,
     xr: &Value,
-    tenant: Option<&str>,
+    tenant: &Tenant,
     permit: &Permit,
     recorder: Arc<runs::Recorder>,
 ) -> PipelineFunctions {
-    let label = tenant.unwrap_or(PLATFORM).to_string();
     let mut functions =
         PipelineFunctions::new(pipeline.functions.clone(), ctx.timing.reconcile_timeout)
             .observed_by(recorder)
-            .sharing(ctx.functions.share.clone(), label.clone())
+            .sharing(ctx.functions.share.clone(), tenant.clone())
             .noticing(permit.notice());
     if let Some(last) = pipeline.steps.last() {
         functions = functions.ending_with(last.name.clone());
@@ -552,7 +548,7 @@ fn calls(
             let uid = text(xr, "/metadata/uid").unwrap_or_default();
             let scope = CacheScope {
                 xr: format!("{reference}/{uid}"),
-                tenant: label,
+                tenant: tenant.clone(),
             };
             functions.cached(cache.clone(), scope)
         }
@@ -561,13 +557,9 @@ fn calls(
 }
 
 /// Tells, on the XR, when one of its calls changed its tenant's throttle.
-fn throttle_listener(
-    ctx: &XrContext,
-    reference: &ObjectRef,
-    tenant: Option<&str>,
-) -> ThrottleListener {
+fn throttle_listener(ctx: &XrContext, reference: &ObjectRef, tenant: &Tenant) -> ThrottleListener {
     let (cluster, reference) = (ctx.cluster.clone(), reference.clone());
-    let tenant = tenant.unwrap_or(PLATFORM).to_string();
+    let tenant = tenant.clone();
     Box::new(move |function: &str, throttle: u32| {
         throttle_event(&cluster, &reference, &tenant, function, throttle)
     })
@@ -578,7 +570,7 @@ fn throttle_listener(
 fn throttle_event(
     cluster: &KubeCluster,
     reference: &ObjectRef,
-    tenant: &str,
+    tenant: &Tenant,
     function: &str,
     throttle: u32,
 ) {
@@ -587,7 +579,7 @@ fn throttle_event(
             EventType::Warning,
             "CallsThrottled",
             format!(
-                "calls of function {function:?} reach their deadline: tenant {tenant:?}'s time now counts {throttle}× in the share of function-call slots, until its calls end in time again"
+                "calls of function {function:?} reach their deadline: tenant \"{tenant}\"'s time now counts {throttle}× in the share of function-call slots, until its calls end in time again"
             ),
         )
     } else {
@@ -595,11 +587,11 @@ fn throttle_event(
             EventType::Normal,
             "CallsUnthrottled",
             format!(
-                "calls of function {function:?} end in time again: tenant {tenant:?}'s time counts as anyone's in the share of function-call slots"
+                "calls of function {function:?} end in time again: tenant \"{tenant}\"'s time counts as anyone's in the share of function-call slots"
             ),
         )
     };
-    tracing::info!(composite = %reference, tenant, function, throttle, "{message}");
+    tracing::info!(composite = %reference, %tenant, function, throttle, "{message}");
     cluster.publish(Event {
         regarding: reference.clone(),
         event_type,
