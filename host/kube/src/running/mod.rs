@@ -197,7 +197,7 @@ pub async fn run(
             let context = function::controller::FunctionContext::new(
                 packages,
                 cluster,
-                manager.watches.clone(),
+                manager.shared.watches.clone(),
                 timing,
                 function_store,
             );

@@ -117,7 +117,10 @@ pub async fn delete(
         }
     }
     let remaining: Vec<String> = controlled.values().map(|(c, _)| c.to_string()).collect();
-    ctx.watches.track(&ctx.cluster, &reference, kinds).await;
+    ctx.shared
+        .watches
+        .track(&ctx.shared.cluster, &reference, kinds)
+        .await;
     if let Some(error) = refused {
         return Err(
             ObjectError::cluster(&reference, "cannot delete a composed resource")(error).into(),
@@ -142,14 +145,15 @@ pub async fn delete(
             Some(&message),
             &now(),
         );
-        ctx.cluster
+        ctx.shared
+            .cluster
             .apply_async(&xr, COMPOSITE_FIELD_MANAGER, true)
             .await
             .map_err(ObjectError::cluster(&reference, "cannot write its status"))?;
         // The composed watches bring the XR back as each one goes; the
         // requeue covers a watch that is still starting.
         return Ok(Action::requeue(
-            ctx.timing.poll_interval.min(Duration::from_secs(10)),
+            ctx.shared.timing.poll_interval.min(Duration::from_secs(10)),
         ));
     }
     match object::remove_finalizer(&ctx.api(&reference), &xr, FINALIZER).await {

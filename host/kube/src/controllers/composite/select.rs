@@ -66,12 +66,14 @@ pub async fn composition(
             .into_iter()
             .map(|(k, v)| (k, v.as_str().unwrap_or_default().to_string()))
             .collect();
-        ctx.catalog
+        ctx.shared
+            .catalog
             .ready()
             .await
             .map_err(ObjectError::cluster(reference, "cannot read the catalog"))
             .map_err(XrError::from)?;
         let mut candidates: Vec<String> = ctx
+            .shared
             .catalog
             .compositions(&labels)
             .into_iter()
@@ -94,7 +96,7 @@ pub async fn composition(
     if current.as_deref() != Some(chosen.as_str()) {
         let patch = scope.wrap_machinery(json!({"compositionRef": {"name": chosen}}));
         *xr = merge_patch(ctx, reference, &patch).await?;
-        ctx.cluster.publish(Event {
+        ctx.shared.cluster.publish(Event {
             regarding: reference.clone(),
             event_type: EventType::Normal,
             reason: "SelectComposition".into(),
@@ -131,14 +133,15 @@ pub async fn revision(
     {
         selector = revisions::match_labels(Some(default));
         persist.insert("compositionRevisionSelector".into(), default.clone());
-        ctx.cluster.publish(Event {
+        ctx.shared.cluster.publish(Event {
             regarding: reference.clone(),
             event_type: EventType::Normal,
             reason: "SelectComposition".into(),
             message: "Default revision selector has been selected".into(),
         });
     }
-    ctx.catalog
+    ctx.shared
+        .catalog
         .ready()
         .await
         .map_err(ObjectError::cluster(reference, "cannot read the catalog"))
@@ -148,13 +151,15 @@ pub async fn revision(
     let awaiting =
         |message: String| Failure::Awaiting(format!("cannot fetch Composition: {message}"));
     let revision = match (&current, policy) {
-        (Some(name), UpdatePolicy::Manual) => ctx.catalog.revision(name).ok_or_else(|| {
-            awaiting(format!(
-                "cannot get CompositionRevision {name:?}: not found"
-            ))
-        })?,
+        (Some(name), UpdatePolicy::Manual) => {
+            ctx.shared.catalog.revision(name).ok_or_else(|| {
+                awaiting(format!(
+                    "cannot get CompositionRevision {name:?}: not found"
+                ))
+            })?
+        }
         _ => {
-            let found = ctx.catalog.composition(composition).ok_or_else(|| {
+            let found = ctx.shared.catalog.composition(composition).ok_or_else(|| {
                 fetch(format!("cannot get Composition {composition:?}: not found"))
             })?;
             let mut labels = match policy {
@@ -162,7 +167,7 @@ pub async fn revision(
                 UpdatePolicy::Manual => BTreeMap::new(),
             };
             labels.insert(revisions::LABEL_COMPOSITION_NAME.into(), composition.into());
-            let candidates = ctx.catalog.revisions(&labels);
+            let candidates = ctx.shared.catalog.revisions(&labels);
             let latest = revisions::latest(&found, &candidates)
                 .cloned()
                 .ok_or_else(|| awaiting("no compatible CompositionRevisions found".into()))?;
@@ -178,8 +183,9 @@ pub async fn revision(
         *xr = merge_patch(ctx, reference, &patch).await?;
     }
     let compiled = ctx
+        .shared
         .catalog
-        .pipeline(&revision, reference, &ctx.functions.resolver)
+        .pipeline(&revision, reference, &ctx.shared.functions.resolver)
         .await;
     match compiled {
         Ok(pipeline) => Ok(pipeline),

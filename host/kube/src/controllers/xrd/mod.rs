@@ -4,32 +4,28 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams};
 use kube::runtime::controller::Action;
-use kube::runtime::{Controller, controller, reflector, watcher};
 use plait_model::{CompositeResourceDefinition, Manifest};
 use plait_reconcile::{ObjectRef, SYNCED, set_condition};
 use serde_json::{Value, json};
 
 use crate::access::install;
-use crate::access::writes;
 use crate::adapter::cluster::KubeCluster;
-use crate::adapter::fence::{self, Shards};
+use crate::adapter::fence::Shards;
 use crate::adapter::tenants::TenantClusters;
 use crate::controllers::admission::Admission;
 use crate::controllers::children::Children;
 use crate::controllers::claim::{ClaimControllers, OfferError, Offered, offer};
-use crate::controllers::composite::{self, XrContext};
+use crate::controllers::composite::{self, XrContext, XrShared};
 use crate::controllers::function::Functions;
 use crate::controllers::kit::{self, Controlled, ObjectError, Policy, ReconcileFailure};
 use crate::controllers::timing::{Timing, now};
-use crate::controllers::watches::{ComposedWatches, Route};
+use crate::controllers::watches::ComposedWatches;
 use crate::stores::catalog::Catalog;
-use crate::stores::reflect;
 use crate::vocabulary::api::{FIELD_MANAGER, XRD_KIND, defined_resource, xrd_resource};
-use crate::vocabulary::metrics::{ReconcileResult, Trigger, metrics};
+use crate::vocabulary::metrics::ReconcileResult;
 use crate::vocabulary::object::{self, has_finalizer, is_status};
 use plait_model::crd::{composite_crd, validate_claim_names};
 
@@ -56,25 +52,16 @@ impl ReconcileFailure for XrdError {
     }
 }
 
-/// What the XRD controller shares with the XR controllers it starts.
+/// The XRD controller's context: what it shares with the XR controllers it
+/// starts, and the claim and XR controllers it runs.
 pub struct Manager {
-    pub cluster: KubeCluster,
-    pub functions: Functions,
-    /// What XR reconciles compose from, shared by every XR kind.
-    pub catalog: Arc<Catalog>,
-    pub watches: Arc<ComposedWatches>,
-    pub timing: Timing,
-    /// Each tenant's view of the cluster, when pipelines act as tenants.
-    tenants: Option<Arc<TenantClusters>>,
+    /// What every XR controller shares.
+    pub shared: XrShared,
     /// The claim controllers of XRDs that offer claims.
     pub claims: ClaimControllers,
     /// The XR controllers, one per XRD, each serving its XR kind.
     xrs: Children<ApiResource, XrContext>,
     policy: Policy,
-    /// The shards this replica reconciles, when XRs and claims are sharded.
-    shards: Option<Arc<Shards>>,
-    /// The fair queue every XR and claim reconcile waits in.
-    admission: Arc<Admission>,
 }
 
 impl Controlled for Manager {
@@ -95,25 +82,29 @@ impl Manager {
         let watches = Arc::new(ComposedWatches::new(cluster.shared().composed.clone()));
         let admission = Admission::new(timing.admission_limits());
         Manager {
-            tenants,
-            catalog,
             claims: ClaimControllers::new(
                 cluster.clone(),
                 timing.clone(),
                 shards.clone(),
                 admission.clone(),
             ),
-            admission,
-            shards,
-            cluster,
-            functions,
-            watches,
             policy: Policy::new(xrd_resource(), &timing),
-            timing,
+            shared: XrShared {
+                cluster,
+                tenants,
+                functions,
+                catalog,
+                watches,
+                timing,
+                shards,
+                admission,
+            },
             xrs: Children::new("XR controller"),
         }
     }
 
+    /// Keeps the controller of the XR kind `xrd` defines running, serving
+    /// `resource`; a running one only takes in the XRD.
     fn start(&self, xrd: &CompositeResourceDefinition, resource: ApiResource, namespaced: bool) {
         let replaced = self.xrs.ensure(
             xrd.metadata.name(),
@@ -123,142 +114,21 @@ impl Manager {
                     *x = xrd.clone();
                 }
             },
-            || {
-                Arc::new(XrContext::new(
-                    self.cluster.clone(),
-                    self.tenants.clone(),
-                    self.functions.clone(),
-                    self.catalog.clone(),
-                    self.watches.clone(),
-                    self.timing.clone(),
-                    xrd.clone(),
-                    resource.clone(),
-                    self.shards.clone(),
-                    self.admission.clone(),
-                ))
-            },
-            |context, stop| {
-                let (sender, triggers) = futures::channel::mpsc::unbounded();
-                self.watches.route(
-                    &resource.group,
-                    &resource.kind,
-                    Route {
-                        sender,
-                        resource: resource.clone(),
-                        namespaced,
-                        breaker: context.breaker.clone(),
-                    },
-                );
-                let writer = reflector::store::Writer::new(resource.clone());
-                let store = writer.as_reader();
-                let events = reflect::reflector(
-                    self.cluster.client(),
-                    &resource,
-                    watcher::Config::default(),
-                    writer,
-                );
-                // The XR's own status and reference writes do not bring it back.
-                let changed_kind = resource.kind.clone();
-                let breaker = context.breaker.clone();
-                let xrs = writes::changes_by_others(
-                    events,
-                    self.cluster.writes().clone(),
-                    resource.clone(),
-                    false,
-                )
-                .try_filter(move |xr| {
-                    let key = (
-                        xr.metadata.namespace.clone(),
-                        xr.metadata.name.clone().unwrap_or_default(),
-                    );
-                    futures::future::ready(breaker.event(&key).is_allowed())
-                })
-                .inspect_ok(move |_| metrics().triggered(&changed_kind, Trigger::Changed, 1));
-                context.watch_with(store.clone());
-                // Every XR that is due goes to its reconcile at once, which
-                // waits its turn in the fair admission queue: the
-                // controller's own limit would pick in hash order.
-                let controller = Controller::for_stream_with(xrs, store.clone(), resource.clone())
-                    .with_config(controller::Config::default().concurrency(0));
-                let (api_version, kind) = (resource.api_version.clone(), resource.kind.clone());
-                let xr_resource = resource.clone();
-                // A new or renumbered CompositionRevision re-runs every XR of the
-                // kind it composes; each XR's reconcile decides whether the change
-                // concerns it. The revisions come from the catalog, once its
-                // store has them, so the reconcile reads what woke it.
-                let revised = self.catalog.subscribe_revisions().flat_map(
-                    move |revision: Arc<DynamicObject>| {
-                        let type_ref = &revision.data["spec"]["compositeTypeRef"];
-                        let ours = type_ref["apiVersion"] == api_version.as_str()
-                            && type_ref["kind"] == kind.as_str();
-                        let xrs = if ours { store.state() } else { Vec::new() };
-                        metrics().triggered(&kind, Trigger::Revision, xrs.len());
-                        let woken: Vec<_> = xrs
-                            .iter()
-                            .map(|xr| {
-                                kube::runtime::reflector::ObjectRef::from_obj_with(
-                                    xr.as_ref(),
-                                    xr_resource.clone(),
-                                )
-                            })
-                            .collect();
-                        futures::stream::iter(woken)
-                    },
-                );
-                let taken = fence::shard_taken(
-                    self.shards.as_deref(),
-                    controller.store(),
-                    resource.clone(),
-                );
-                // Every poll interval, each XR no reconcile has finished for
-                // yet: a trigger lost on the way to the queue must not leave
-                // an XR that has never been reconciled, and so has no poll
-                // of its own, alone for good.
-                let unreconciled = {
-                    let (store, context, resource) =
-                        (controller.store(), context.clone(), resource.clone());
-                    let period = self.timing.poll_interval;
-                    futures::stream::unfold((), move |()| {
-                        let (store, context, resource) =
-                            (store.clone(), context.clone(), resource.clone());
-                        async move {
-                            tokio::time::sleep(period).await;
-                            let xrs: Vec<_> = store
-                                .state()
-                                .iter()
-                                .filter(|xr| context.awaits_first_reconcile(xr))
-                                .map(|xr| {
-                                    kube::runtime::reflector::ObjectRef::from_obj_with(
-                                        xr.as_ref(),
-                                        resource.clone(),
-                                    )
-                                })
-                                .collect();
-                            Some((futures::stream::iter(xrs), ()))
-                        }
-                    })
-                    .flatten()
-                };
-                let controller = controller
-                    .reconcile_on(unreconciled)
-                    .reconcile_on(taken)
-                    .reconcile_on(revised)
-                    .reconcile_on(triggers);
-                kit::run(controller, composite::reconcile, context, stop)
-            },
+            || Arc::new(XrContext::new(&self.shared, xrd.clone(), resource.clone())),
+            |context, stop| composite::run(context, namespaced, stop),
         );
         // The previous controller served another version or kind: its
         // route goes, unless the new controller took the same one over.
         if let Some(previous) = replaced
             && (previous.group != resource.group || previous.kind != resource.kind)
         {
-            self.watches.unroute(&previous.group, &previous.kind);
+            self.shared.watches.unroute(&previous.group, &previous.kind);
         }
     }
 
     fn stop_controller(&self, xrd: &str) {
         if let Some(resource) = self.xrs.stop(xrd) {
-            self.watches.unroute(&resource.group, &resource.kind);
+            self.shared.watches.unroute(&resource.group, &resource.kind);
         }
     }
 
@@ -266,9 +136,9 @@ impl Manager {
     pub async fn shutdown(&self) {
         self.claims.shutdown().await;
         for resource in self.xrs.shutdown().await {
-            self.watches.unroute(&resource.group, &resource.kind);
+            self.shared.watches.unroute(&resource.group, &resource.kind);
         }
-        self.watches.stop();
+        self.shared.watches.stop();
     }
 }
 
@@ -293,7 +163,7 @@ async fn reconcile_xrd(
     let name = object.metadata.name.clone().unwrap_or_default();
     let mut value = object::to_value(&object, &manager.policy.resource)
         .map_err(ObjectError::encode(format!("XRD {name:?}")))?;
-    let client = manager.cluster.client().clone();
+    let client = manager.shared.cluster.client().clone();
     let xrds: Api<DynamicObject> = Api::all_with(client.clone(), &xrd_resource());
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
 
@@ -338,7 +208,10 @@ async fn reconcile_xrd(
     if let Err(message) = serve_crd(manager, &crd, &name).await {
         return invalid(manager, &name, value, &message).await;
     }
-    manager.cluster.forget_kind(&gvk.api_version(), &gvk.kind);
+    manager
+        .shared
+        .cluster
+        .forget_kind(&gvk.api_version(), &gvk.kind);
     let resource = defined_resource(&gvk, &xrd.spec.names.plural);
     manager.start(&xrd, resource.clone(), xrd.is_namespaced());
     let offered = match offer::offer(&manager.claims, &xrd, &value, resource).await {
@@ -377,7 +250,7 @@ async fn reconcile_xrd(
         ));
     }
     Ok((
-        Action::requeue(manager.timing.poll_interval),
+        Action::requeue(manager.shared.timing.poll_interval),
         ReconcileResult::Success,
     ))
 }
@@ -402,12 +275,14 @@ async fn serve_crd(manager: &Manager, crd: &Value, name: &str) -> Result<(), Str
         name: name.into(),
     };
     let current = manager
+        .shared
         .cluster
         .get_async(&reference)
         .await
         .map_err(|e| format!("cannot read CustomResourceDefinition: {e}"))?;
     let unchanged = current.as_ref().is_some_and(|current| {
         manager
+            .shared
             .cluster
             .already_applied(crd, false, FIELD_MANAGER, current)
             && object::condition(current, "Established").is_some_and(|c| c["status"] == "True")
@@ -416,19 +291,25 @@ async fn serve_crd(manager: &Manager, crd: &Value, name: &str) -> Result<(), Str
         return Ok(());
     }
     manager
+        .shared
         .cluster
         .apply_async(crd, FIELD_MANAGER, false)
         .await
         .map_err(|e| format!("cannot apply CustomResourceDefinition: {e}"))?;
-    install::established(manager.cluster.client(), name, install::ESTABLISH_TIMEOUT)
-        .await
-        .map_err(|_| "waiting for the CustomResourceDefinition to be established".to_string())
+    install::established(
+        manager.shared.cluster.client(),
+        name,
+        install::ESTABLISH_TIMEOUT,
+    )
+    .await
+    .map_err(|_| "waiting for the CustomResourceDefinition to be established".to_string())
 }
 
 /// Writes the XRD's status, unless this controller last wrote exactly that
 /// status and the XRD has not changed since.
 async fn write_status(manager: &Manager, xrd: &Value) -> Result<(), XrdError> {
     if manager
+        .shared
         .cluster
         .already_applied(xrd, true, FIELD_MANAGER, xrd)
     {
@@ -439,6 +320,7 @@ async fn write_status(manager: &Manager, xrd: &Value) -> Result<(), XrdError> {
         .and_then(Value::as_str)
         .unwrap_or_default();
     manager
+        .shared
         .cluster
         .apply_async(xrd, FIELD_MANAGER, true)
         .await
@@ -457,7 +339,7 @@ async fn invalid(
     message: &str,
 ) -> Result<(Action, ReconcileResult), XrdError> {
     tracing::warn!(xrd = name, message, "XRD not established");
-    manager.cluster.publish(plait_reconcile::Event {
+    manager.shared.cluster.publish(plait_reconcile::Event {
         regarding: xrd_ref(name),
         event_type: plait_reconcile::EventType::Warning,
         reason: "ReconcileError".into(),
@@ -473,7 +355,13 @@ async fn invalid(
     );
     write_status(manager, &value).await?;
     Ok((
-        Action::requeue(manager.timing.poll_interval.min(Duration::from_secs(30))),
+        Action::requeue(
+            manager
+                .shared
+                .timing
+                .poll_interval
+                .min(Duration::from_secs(30)),
+        ),
         ReconcileResult::NotSynced,
     ))
 }
@@ -533,7 +421,7 @@ async fn delete(
                 plural: crd.spec.names.plural.clone(),
             };
             let xrs: Api<DynamicObject> =
-                Api::all_with(manager.cluster.client().clone(), &resource);
+                Api::all_with(manager.shared.cluster.client().clone(), &resource);
             let list = xrs
                 .list_metadata(&ListParams::default())
                 .await
@@ -549,7 +437,7 @@ async fn delete(
                     if item.metadata.deletion_timestamp.is_some() {
                         continue;
                     }
-                    let api = object::api_for(manager.cluster.client(), &resource, ns);
+                    let api = object::api_for(manager.shared.cluster.client(), &resource, ns);
                     match api.delete(xr_name, &DeleteParams::background()).await {
                         Ok(_) => {}
                         Err(e) if is_status(&e, 404) => {}
