@@ -8,9 +8,9 @@ use plait_model::CompositeResourceDefinition;
 use serde_json::Value;
 
 use super::ClaimError;
-use crate::adapter::cluster::KubeCluster;
-use crate::adapter::fence::Shards;
-use crate::controllers::admission::Admission;
+use crate::clusters::cluster::KubeCluster;
+use crate::clusters::fence::Shards;
+use crate::controllers::fair_queue::FairQueue;
 use crate::controllers::kit::{Controlled, ObjectError, Policy};
 use crate::controllers::timing::Timing;
 use crate::vocabulary::object;
@@ -26,7 +26,7 @@ pub struct ClaimContext {
     /// The shards this replica reconciles, when claims are sharded.
     pub(super) shards: Option<Arc<Shards>>,
     /// The queue every XR and claim reconcile waits in for its turn.
-    pub(super) admission: Arc<Admission>,
+    pub(super) fair_queue: Arc<FairQueue>,
     /// The claims as the controller's watch last saw them, once it runs.
     pub(super) store: OnceLock<Store<DynamicObject>>,
 }

@@ -26,10 +26,10 @@ use std::time::Duration;
 use kube::api::ApiResource;
 use plait_model::CompositeResourceDefinition;
 
-use crate::adapter::cluster::KubeCluster;
-use crate::adapter::fence::Shards;
-use crate::controllers::admission::{Abandoned, Admission};
+use crate::clusters::cluster::KubeCluster;
+use crate::clusters::fence::Shards;
 use crate::controllers::children::Children;
+use crate::controllers::fair_queue::{Abandoned, FairQueue};
 use crate::controllers::kit::{self, ObjectError, Policy, ReconcileFailure};
 use crate::controllers::timing::Timing;
 
@@ -67,7 +67,7 @@ pub struct ClaimControllers {
     cluster: KubeCluster,
     timing: Timing,
     shards: Option<Arc<Shards>>,
-    admission: Arc<Admission>,
+    fair_queue: Arc<FairQueue>,
     children: Children<(ApiResource, ApiResource), ClaimContext>,
 }
 
@@ -76,13 +76,13 @@ impl ClaimControllers {
         cluster: KubeCluster,
         timing: Timing,
         shards: Option<Arc<Shards>>,
-        admission: Arc<Admission>,
+        fair_queue: Arc<FairQueue>,
     ) -> ClaimControllers {
         ClaimControllers {
             cluster,
             timing,
             shards,
-            admission,
+            fair_queue,
             children: Children::new("claim controller"),
         }
     }
@@ -94,8 +94,8 @@ impl ClaimControllers {
     /// Starts the claim controller for `xrd`, or refreshes the XRD it sees
     /// when one already runs for the same kinds.
     pub fn start(&self, xrd: &CompositeResourceDefinition, claim: ApiResource, xr: ApiResource) {
-        let (cluster, timing, shards, admission) =
-            (&self.cluster, &self.timing, &self.shards, &self.admission);
+        let (cluster, timing, shards, fair_queue) =
+            (&self.cluster, &self.timing, &self.shards, &self.fair_queue);
         let (claim_for_context, xr_for_context) = (claim.clone(), xr.clone());
         self.children.ensure(
             xrd.metadata.name(),
@@ -114,7 +114,7 @@ impl ClaimControllers {
                     claim: claim_for_context,
                     xr: xr_for_context,
                     shards: shards.clone(),
-                    admission: admission.clone(),
+                    fair_queue: fair_queue.clone(),
                     store: OnceLock::new(),
                 })
             },

@@ -16,8 +16,8 @@ use super::binding::{claim_from_xr, claim_ref, desired_xr, status_from_xr, xr_na
 use super::context::ClaimContext;
 use super::{CLAIM_FIELD_MANAGER, ClaimError, DELETE_POLL, FINALIZER, connection};
 use crate::access::client::applied;
-use crate::adapter::fence;
-use crate::controllers::admission;
+use crate::clusters::fence;
+use crate::controllers::fair_queue;
 use crate::controllers::kit::{self, Lifecycle, ObjectError};
 use crate::controllers::timing::now;
 use crate::vocabulary::api::RECONCILE_PAUSED;
@@ -33,7 +33,7 @@ pub async fn reconcile(
     let name = object.metadata.name.clone().unwrap_or_default();
     let shared = &ctx;
     let ran = ctx
-        .admission
+        .fair_queue
         .run(&tenant, ctx.timing.abandon_after(), |_permit| async move {
             let Some(object) = shared.current(object) else {
                 // Gone while it waited: nothing to do.
@@ -119,7 +119,7 @@ impl ClaimReconcile<'_> {
                 )));
             }
             Lifecycle::Deleting => {
-                admission::stage("deleting its XR");
+                fair_queue::stage("deleting its XR");
                 let done = delete(self, claim.clone(), xr).await?;
                 return Ok(ControlFlow::Break(done));
             }
@@ -181,7 +181,7 @@ impl ClaimReconcile<'_> {
     async fn bound_xr(&self, claim: &Value) -> Phase<Option<Value>> {
         let mut xr = None;
         if let Some(name) = text(claim, "/spec/resourceRef/name") {
-            admission::stage("reading its XR");
+            fair_queue::stage("reading its XR");
             match self.xrs.get_opt(name).await {
                 Ok(found) => xr = found.map(|x| self.ctx.xr_value(&x)).transpose()?,
                 Err(e) => {
@@ -213,7 +213,7 @@ impl ClaimReconcile<'_> {
 
     /// Adds the claim controller's finalizer.
     async fn finalize(&self, claim: &mut Value) -> Phase<()> {
-        admission::stage("adding its finalizer");
+        fair_queue::stage("adding its finalizer");
         let ctx = self.ctx;
         match object::add_finalizer(&self.claims, &ctx.claim, claim, FINALIZER).await {
             Ok(patched) => *claim = ctx.claim_value(&patched)?,
@@ -253,7 +253,7 @@ impl ClaimReconcile<'_> {
         let desired = desired_xr(claim, xr.as_ref(), &name, &self.xrd, &ctx.claim, &ctx.xr);
         let bound_view = xr.clone().unwrap_or_else(|| desired.clone());
         let claim_patch = claim_from_xr(claim, &bound_view, &self.xrd, &ctx.xr);
-        admission::stage("binding it to its XR");
+        fair_queue::stage("binding it to its XR");
         let params = PatchParams::apply(CLAIM_FIELD_MANAGER).force();
         let applied_claim = Patch::Apply(applied(&claim_patch, false));
         match self
@@ -337,7 +337,7 @@ impl ClaimReconcile<'_> {
             write_status(ctx, claim).await?;
             return Ok((poll, ReconcileResult::Success));
         }
-        admission::stage("propagating its connection Secret");
+        fair_queue::stage("propagating its connection Secret");
         match connection::propagate_connection(ctx, claim, xr).await {
             Ok(true) => {
                 claim["status"]["connectionDetails"] = json!({"lastPublishedTime": now});
@@ -493,7 +493,7 @@ async fn failed(
 
 /// Server-side applies the claim's status as the claim controller.
 async fn write_status(ctx: &ClaimContext, claim: &Value) -> Result<(), ClaimError> {
-    admission::stage("writing its status");
+    fair_queue::stage("writing its status");
     ctx.cluster
         .apply_async(claim, CLAIM_FIELD_MANAGER, true)
         .await

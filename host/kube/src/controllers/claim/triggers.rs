@@ -9,7 +9,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{Controller, controller, watcher};
 
 use super::context::ClaimContext;
-use crate::adapter::fence::shard_taken;
+use crate::clusters::fence::shard_taken;
 use crate::vocabulary::object::text;
 
 /// The claim kind's controller, built with everything that wakes its claims.

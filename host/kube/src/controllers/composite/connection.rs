@@ -11,7 +11,7 @@ use plait_model::{CompositeResourceDefinition, Composition};
 use plait_reconcile::{COMPOSITE_FIELD_MANAGER, ClusterError};
 use serde_json::{Value, json};
 
-use crate::adapter::cluster::KubeCluster;
+use crate::clusters::cluster::KubeCluster;
 use crate::controllers::timing::now;
 use crate::vocabulary::api::CONNECTION_SECRET_TYPE;
 use crate::vocabulary::object::text;

@@ -15,11 +15,11 @@ use serde_json::Value;
 use super::XrError;
 use super::latest::LatestStored;
 use crate::access::writes::WrittenObject;
-use crate::adapter::cluster::KubeCluster;
-use crate::adapter::fence::Shards;
-use crate::adapter::tenants::TenantClusters;
-use crate::controllers::admission::Admission;
+use crate::clusters::cluster::KubeCluster;
+use crate::clusters::fence::Shards;
+use crate::clusters::tenants::TenantClusters;
 use crate::controllers::breaker::CircuitBreaker;
+use crate::controllers::fair_queue::FairQueue;
 use crate::controllers::function::Functions;
 use crate::controllers::kit::{Controlled, ObjectError, Policy};
 use crate::controllers::timing::{Backoff, Timing};
@@ -46,7 +46,7 @@ pub struct XrShared {
     /// The shards this replica reconciles, when XRs and claims are sharded.
     pub shards: Option<Arc<Shards>>,
     /// The fair queue every XR and claim reconcile waits in for its turn.
-    pub admission: Arc<Admission>,
+    pub fair_queue: Arc<FairQueue>,
 }
 
 /// What every XR of one kind shares.

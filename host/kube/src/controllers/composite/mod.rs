@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use plait_reconcile::ObjectRef;
 
-use crate::controllers::admission::Abandoned;
+use crate::controllers::fair_queue::Abandoned;
 use crate::controllers::kit::{self, ObjectError, ReconcileFailure};
 use crate::controllers::watches::Route;
 

@@ -24,9 +24,9 @@ use serde_json::{Value, json};
 use super::context::XrContext;
 use super::{FINALIZER, XrError, connection, delete, select};
 use crate::access::writes::WrittenObject;
-use crate::adapter::cluster::KubeCluster;
-use crate::adapter::fence::{self, Fenced, ShardFence};
-use crate::controllers::admission::{self, Permit, thread_cpu};
+use crate::clusters::cluster::KubeCluster;
+use crate::clusters::fence::{self, Fenced, ShardFence};
+use crate::controllers::fair_queue::{self, Permit, thread_cpu};
 use crate::controllers::kit::{self, Lifecycle, ObjectError};
 use crate::controllers::runs;
 use crate::controllers::timing::now;
@@ -45,7 +45,7 @@ pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<XrContext>) -> Resul
     let shared = &ctx;
     let ran = ctx
         .shared
-        .admission
+        .fair_queue
         .run(&tenant, limit, |permit| async move {
             let Some(object) = shared.current(object) else {
                 // Gone while it waited: nothing to do.
@@ -192,12 +192,12 @@ async fn lifecycle(
             ReconcileResult::Deleting,
         ))),
         Lifecycle::Deleting => {
-            admission::stage("deleting its composed resources");
+            fair_queue::stage("deleting its composed resources");
             let action = delete::delete(xr.clone(), reference.clone(), scope, ctx).await?;
             Ok(ControlFlow::Break((action, ReconcileResult::Deleting)))
         }
         Lifecycle::Unfinalized => {
-            admission::stage("adding its finalizer");
+            fair_queue::stage("adding its finalizer");
             let api = ctx.api(reference);
             let patched = object::add_finalizer(&api, &ctx.policy.resource, xr, FINALIZER)
                 .await
@@ -218,7 +218,7 @@ async fn selection(
     scope: CompositeScope,
     ctx: &XrContext,
 ) -> Phase<Arc<CompiledPipeline>> {
-    admission::stage("selecting its Composition revision");
+    fair_queue::stage("selecting its Composition revision");
     let selected = match select::composition(ctx, xrd, xr, reference, scope).await {
         Ok(name) => select::revision(ctx, xrd, xr, reference, scope, &name).await,
         Err(failure) => Err(failure),
@@ -260,7 +260,7 @@ async fn default_connection_secret_ref(
     else {
         return Ok(());
     };
-    admission::stage("defaulting its connection Secret reference");
+    fair_queue::stage("defaulting its connection Secret reference");
     let fields = json!({"spec": {"writeConnectionSecretToRef": secret_ref}});
     let patched = object::merge_patch(&ctx.api(reference), xr, fields)
         .await
@@ -320,7 +320,7 @@ async fn pipeline_run(
             .is_open(&(reference.namespace.clone(), reference.name.clone())),
         cpu: permit.clone(),
     };
-    admission::stage("running its pipeline");
+    fair_queue::stage("running its pipeline");
     let ran = tokio::task::spawn_blocking(move || run.run())
         .await
         .map_err(|source| XrError::Join {
@@ -399,7 +399,7 @@ async fn after_run(
 ) -> Result<(Action, ReconcileResult), XrError> {
     let mut kinds = referenced_kinds(&outcome.xr, scope);
     kinds.extend(outcome.composed.values().filter_map(kind_of));
-    admission::stage("watching its composed kinds");
+    fair_queue::stage("watching its composed kinds");
     ctx.shared
         .watches
         .track(&ctx.shared.cluster, reference, kinds)
@@ -415,7 +415,7 @@ async fn after_run(
         ));
     }
     if scope == CompositeScope::LegacyCluster {
-        admission::stage("publishing its connection details");
+        fair_queue::stage("publishing its connection details");
         let details = &outcome.connection_details;
         let published = connection::publish(
             &ctx.shared.cluster,
@@ -588,7 +588,7 @@ async fn write_condition(
     let mut updated = xr.clone();
     set_condition(&mut updated, SYNCED, "False", reason, Some(message), &now());
     if updated.get("status") != xr.get("status") {
-        admission::stage("writing its status");
+        fair_queue::stage("writing its status");
         *xr = ctx
             .shared
             .cluster

@@ -12,8 +12,8 @@ use plait_reconcile::{CompositeScope, Event, EventType, ObjectRef, PrepareError}
 use serde_json::{Value, json};
 
 use super::{XrContext, XrError};
+use crate::controllers::composition;
 use crate::controllers::kit::ObjectError;
-use crate::controllers::revisions;
 use crate::stores::catalog::{CompileError, CompiledPipeline};
 use crate::vocabulary::object::text;
 
@@ -125,13 +125,13 @@ pub async fn revision(
     };
     let current = text(xr, &format!("{machinery}/compositionRevisionRef/name")).map(str::to_string);
     let mut selector =
-        revisions::match_labels(xr.pointer(&format!("{machinery}/compositionRevisionSelector")));
+        composition::match_labels(xr.pointer(&format!("{machinery}/compositionRevisionSelector")));
     let mut persist = serde_json::Map::new();
     if selector.is_none()
         && current.is_none()
         && let Some(default) = xrd.spec.extra.get("defaultCompositionRevisionSelector")
     {
-        selector = revisions::match_labels(Some(default));
+        selector = composition::match_labels(Some(default));
         persist.insert("compositionRevisionSelector".into(), default.clone());
         ctx.shared.cluster.publish(Event {
             regarding: reference.clone(),
@@ -166,9 +166,12 @@ pub async fn revision(
                 UpdatePolicy::Automatic => selector.unwrap_or_default(),
                 UpdatePolicy::Manual => BTreeMap::new(),
             };
-            labels.insert(revisions::LABEL_COMPOSITION_NAME.into(), composition.into());
+            labels.insert(
+                composition::LABEL_COMPOSITION_NAME.into(),
+                composition.into(),
+            );
             let candidates = ctx.shared.catalog.revisions(&labels);
-            let latest = revisions::latest(&found, &candidates)
+            let latest = composition::latest(&found, &candidates)
                 .cloned()
                 .ok_or_else(|| awaiting("no compatible CompositionRevisions found".into()))?;
             let name = text(&latest, "/metadata/name").unwrap_or_default();

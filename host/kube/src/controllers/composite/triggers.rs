@@ -15,7 +15,7 @@ use kube::runtime::{Controller, controller, reflector, watcher};
 
 use super::context::XrContext;
 use crate::access::writes;
-use crate::adapter::fence;
+use crate::clusters::fence;
 use crate::stores::reflect;
 use crate::vocabulary::metrics::{Trigger, metrics};
 

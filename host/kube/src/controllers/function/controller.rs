@@ -29,7 +29,7 @@ use plait_runtime::Builtin;
 use serde_json::{Value, json};
 
 use super::packages::{Installed, InstalledPackages};
-use crate::adapter::cluster::KubeCluster;
+use crate::clusters::cluster::KubeCluster;
 use crate::controllers::function::image_config::{
     self, Applied, DOCKER_CONFIG_KEY, SecretData, image_config_of, image_config_resource,
     secrets_needed,

@@ -24,8 +24,8 @@ use plait_reconcile::{
 };
 use serde_json::{Value, json};
 
-use crate::adapter::cluster::KubeCluster;
-use crate::adapter::tenants::TenantClusters;
+use crate::clusters::cluster::KubeCluster;
+use crate::clusters::tenants::TenantClusters;
 use crate::controllers::kit::{self, Controlled, ObjectError, Policy, ReconcileFailure};
 use crate::controllers::timing::{Timing, now};
 use crate::vocabulary::api::{

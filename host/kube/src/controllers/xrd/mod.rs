@@ -12,13 +12,13 @@ use plait_reconcile::{ObjectRef, SYNCED, set_condition};
 use serde_json::{Value, json};
 
 use crate::access::install;
-use crate::adapter::cluster::KubeCluster;
-use crate::adapter::fence::Shards;
-use crate::adapter::tenants::TenantClusters;
-use crate::controllers::admission::Admission;
+use crate::clusters::cluster::KubeCluster;
+use crate::clusters::fence::Shards;
+use crate::clusters::tenants::TenantClusters;
 use crate::controllers::children::Children;
 use crate::controllers::claim::{ClaimControllers, OfferError, Offered, offer};
 use crate::controllers::composite::{self, XrContext, XrShared};
+use crate::controllers::fair_queue::FairQueue;
 use crate::controllers::function::Functions;
 use crate::controllers::kit::{self, Controlled, ObjectError, Policy, ReconcileFailure};
 use crate::controllers::timing::{Timing, now};
@@ -54,7 +54,7 @@ impl ReconcileFailure for XrdError {
 
 /// The XRD controller's context: what it shares with the XR controllers it
 /// starts, and the claim and XR controllers it runs.
-pub struct Manager {
+pub struct XrdContext {
     /// What every XR controller shares.
     pub shared: XrShared,
     /// The claim controllers of XRDs that offer claims.
@@ -64,13 +64,13 @@ pub struct Manager {
     policy: Policy,
 }
 
-impl Controlled for Manager {
+impl Controlled for XrdContext {
     fn policy(&self) -> &Policy {
         &self.policy
     }
 }
 
-impl Manager {
+impl XrdContext {
     pub fn new(
         cluster: KubeCluster,
         functions: Functions,
@@ -78,15 +78,15 @@ impl Manager {
         timing: Timing,
         tenants: Option<Arc<TenantClusters>>,
         shards: Option<Arc<Shards>>,
-    ) -> Manager {
+    ) -> XrdContext {
         let watches = Arc::new(ComposedWatches::new(cluster.shared().composed.clone()));
-        let admission = Admission::new(timing.admission_limits());
-        Manager {
+        let fair_queue = FairQueue::new(timing.fair_queue_limits());
+        XrdContext {
             claims: ClaimControllers::new(
                 cluster.clone(),
                 timing.clone(),
                 shards.clone(),
-                admission.clone(),
+                fair_queue.clone(),
             ),
             policy: Policy::new(xrd_resource(), &timing),
             shared: XrShared {
@@ -97,7 +97,7 @@ impl Manager {
                 watches,
                 timing,
                 shards,
-                admission,
+                fair_queue,
             },
             xrs: Children::new("XR controller"),
         }
@@ -150,7 +150,7 @@ fn kube_error(xrd: &str, what: &'static str) -> impl FnOnce(kube::Error) -> XrdE
 /// Reconciles one XRD.
 pub async fn reconcile(
     object: Arc<DynamicObject>,
-    manager: Arc<Manager>,
+    manager: Arc<XrdContext>,
 ) -> Result<Action, XrdError> {
     let target = Arc::clone(&object);
     kit::counted(manager.as_ref(), &target, reconcile_xrd(object, &manager)).await
@@ -158,7 +158,7 @@ pub async fn reconcile(
 
 async fn reconcile_xrd(
     object: Arc<DynamicObject>,
-    manager: &Manager,
+    manager: &XrdContext,
 ) -> Result<(Action, ReconcileResult), XrdError> {
     let name = object.metadata.name.clone().unwrap_or_default();
     let mut value = object::to_value(&object, &manager.policy.resource)
@@ -267,7 +267,7 @@ fn xrd_ref(name: &str) -> ObjectRef {
 /// Applies the CRD that serves the XRD's kind and waits until it is
 /// established; neither when it is established and this controller's last
 /// apply of it sent the same CRD, with nobody changing it since.
-async fn serve_crd(manager: &Manager, crd: &Value, name: &str) -> Result<(), String> {
+async fn serve_crd(manager: &XrdContext, crd: &Value, name: &str) -> Result<(), String> {
     let reference = ObjectRef {
         api_version: "apiextensions.k8s.io/v1".into(),
         kind: "CustomResourceDefinition".into(),
@@ -307,7 +307,7 @@ async fn serve_crd(manager: &Manager, crd: &Value, name: &str) -> Result<(), Str
 
 /// Writes the XRD's status, unless this controller last wrote exactly that
 /// status and the XRD has not changed since.
-async fn write_status(manager: &Manager, xrd: &Value) -> Result<(), XrdError> {
+async fn write_status(manager: &XrdContext, xrd: &Value) -> Result<(), XrdError> {
     if manager
         .shared
         .cluster
@@ -333,7 +333,7 @@ async fn write_status(manager: &Manager, xrd: &Value) -> Result<(), XrdError> {
 
 /// Reports an XRD that cannot be served as it stands, naming what is wrong.
 async fn invalid(
-    manager: &Manager,
+    manager: &XrdContext,
     name: &str,
     mut value: Value,
     message: &str,
@@ -369,7 +369,7 @@ async fn invalid(
 /// Deletes every XR of the kind, then stops its controller, removes the CRD
 /// and releases the XRD.
 async fn delete(
-    manager: &Manager,
+    manager: &XrdContext,
     name: &str,
     mut value: Value,
     xrds: &Api<DynamicObject>,

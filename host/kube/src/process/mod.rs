@@ -20,11 +20,11 @@ use serde_json::Value;
 use crate::access;
 use crate::access::impersonation::Impersonation;
 use crate::access::install::{self, CRDS, CrdError};
-use crate::adapter;
-use crate::adapter::cluster::KubeCluster;
+use crate::clusters;
+use crate::clusters::cluster::KubeCluster;
 use crate::controllers::function::{self, Functions};
 use crate::controllers::timing::Timing;
-use crate::controllers::{kit, revisions, usage, xrd};
+use crate::controllers::{composition, kit, usage, xrd};
 use crate::stores;
 use crate::vocabulary::{api, metrics};
 use leader::{LeaderElection, LeaderError};
@@ -129,8 +129,8 @@ pub async fn run(
     .shared();
     let cluster = KubeCluster::new(client.clone(), tokio::runtime::Handle::current());
     cluster.shared().environment.start(&client, stop.clone());
-    let revisions = revisions::run(
-        Arc::new(revisions::RevisionContext::new(
+    let revisions = composition::run(
+        Arc::new(composition::CompositionContext::new(
             cluster.clone(),
             &options.timing,
         )),
@@ -154,7 +154,7 @@ pub async fn run(
     );
     let timing = options.timing;
     let tenants = options.impersonation.map(|impersonation| {
-        Arc::new(adapter::tenants::TenantClusters::new(
+        Arc::new(clusters::tenants::TenantClusters::new(
             impersonation,
             tokio::runtime::Handle::current(),
             cluster.shared().clone(),
@@ -169,14 +169,14 @@ pub async fn run(
     let shards = options
         .sharding
         .as_ref()
-        .map(|sharding| Arc::new(adapter::fence::Shards::new(sharding.count)));
+        .map(|sharding| Arc::new(clusters::fence::Shards::new(sharding.count)));
     let sharded = match (options.sharding, &shards) {
         (Some(sharding), Some(shards)) => {
             shards::run(client.clone(), sharding, shards.clone(), stop.clone()).boxed()
         }
         _ => futures::future::ready(Ok(())).boxed(),
     };
-    let manager = Arc::new(xrd::Manager::new(
+    let manager = Arc::new(xrd::XrdContext::new(
         cluster.clone(),
         functions,
         catalog,

@@ -14,7 +14,7 @@
 //! duration is longer, and runs from when that replica saw the Lease
 //! change). While the hold lasts the shard's reconciles run; when it ends
 //! (handed back, or not renewed in time) they are cut short and their
-//! writes refused (`adapter/fence.rs`), and a shard handed back is released only once its
+//! writes refused (`clusters/fence.rs`), and a shard handed back is released only once its
 //! reconciles have ended.
 
 use std::collections::{BTreeSet, HashMap};
@@ -27,8 +27,8 @@ use kube::Client;
 use kube::api::{Api, ListParams};
 use tokio::time::Instant;
 
-use crate::adapter::fence::Shards;
-use crate::running::leader::{Elector, LeaderElection, LeaderError};
+use crate::clusters::fence::Shards;
+use crate::process::leader::{Elector, LeaderElection, LeaderError};
 
 const SHARD_PREFIX: &str = "plait-shard-";
 const MEMBER_PREFIX: &str = "plait-member-";

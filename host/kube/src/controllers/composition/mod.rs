@@ -27,7 +27,7 @@ use plait_reconcile::{ClusterError, Event, EventType, ObjectRef};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::adapter::cluster::KubeCluster;
+use crate::clusters::cluster::KubeCluster;
 use crate::controllers::kit::{self, Controlled, ObjectError, Policy};
 use crate::vocabulary::api::{
     COMPOSITION_API_VERSION, COMPOSITION_KIND, REVISION_KIND, XRD_API_VERSION, XRD_KIND,
@@ -46,7 +46,7 @@ pub const DEFAULT_REVISION_HISTORY_LIMIT: i64 = 1;
 /// can; a conflict means another writer changed the revisions first (with
 /// sharded replicas, every replica keeps revisions), and the next
 /// reconcile reads what it made.
-pub type RevisionError = ObjectError;
+pub type CompositionError = ObjectError;
 
 fn labels_of(object: &Value) -> Map<String, Value> {
     object
@@ -337,18 +337,18 @@ fn owned_oldest_first<'a>(composition: &Value, revisions: &'a [Value]) -> Vec<&'
 }
 
 /// What the Composition controller works with.
-pub struct RevisionContext {
+pub struct CompositionContext {
     pub cluster: KubeCluster,
     pub poll_interval: Duration,
     policy: Policy,
 }
 
-impl RevisionContext {
+impl CompositionContext {
     pub fn new(
         cluster: KubeCluster,
         timing: &crate::controllers::timing::Timing,
-    ) -> RevisionContext {
-        RevisionContext {
+    ) -> CompositionContext {
+        CompositionContext {
             cluster,
             poll_interval: timing.poll_interval,
             policy: Policy::new(composition_resource(), timing),
@@ -356,7 +356,7 @@ impl RevisionContext {
     }
 }
 
-impl Controlled for RevisionContext {
+impl Controlled for CompositionContext {
     fn policy(&self) -> &Policy {
         &self.policy
     }
@@ -365,20 +365,20 @@ impl Controlled for RevisionContext {
 fn kube_error(
     composition: &str,
     what: impl Into<String>,
-) -> impl FnOnce(kube::Error) -> RevisionError {
+) -> impl FnOnce(kube::Error) -> CompositionError {
     ObjectError::kube(format!("Composition {composition:?}"), what.into())
 }
 
 fn cluster_error(
     composition: &str,
     what: &'static str,
-) -> impl FnOnce(ClusterError) -> RevisionError {
+) -> impl FnOnce(ClusterError) -> CompositionError {
     ObjectError::cluster(format!("Composition {composition:?}"), what)
 }
 
 /// Runs the Composition controller until `shutdown` resolves.
 pub async fn run(
-    ctx: Arc<RevisionContext>,
+    ctx: Arc<CompositionContext>,
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
     let client = ctx.cluster.client().clone();
@@ -419,16 +419,16 @@ pub async fn run(
 /// Reconciles one Composition's revisions.
 pub async fn reconcile(
     object: Arc<DynamicObject>,
-    ctx: Arc<RevisionContext>,
-) -> Result<Action, RevisionError> {
+    ctx: Arc<CompositionContext>,
+) -> Result<Action, CompositionError> {
     let target = Arc::clone(&object);
     kit::counted(ctx.as_ref(), &target, reconcile_composition(object, &ctx)).await
 }
 
 async fn reconcile_composition(
     object: Arc<DynamicObject>,
-    ctx: &RevisionContext,
-) -> Result<(Action, ReconcileResult), RevisionError> {
+    ctx: &CompositionContext,
+) -> Result<(Action, ReconcileResult), CompositionError> {
     let name = object.metadata.name.clone().unwrap_or_default();
     if object.metadata.deletion_timestamp.is_some() {
         // Revisions go with the Composition through their owner references.
@@ -528,10 +528,10 @@ async fn reconcile_composition(
 /// each Function it names from the API server: the watch event that
 /// brought a Function's change here may be ahead of any store.
 async fn pins_for(
-    ctx: &RevisionContext,
+    ctx: &CompositionContext,
     composition: &Value,
     revisions: &[Value],
-) -> Result<Pins, RevisionError> {
+) -> Result<Pins, CompositionError> {
     let name = text(composition, "/metadata/name").unwrap_or_default();
     let recorded = match latest(composition, revisions).map(Pins::of_revision) {
         Some(Ok(pins)) => pins,
@@ -564,11 +564,11 @@ async fn pins_for(
 }
 
 async fn collect_garbage(
-    ctx: &RevisionContext,
+    ctx: &CompositionContext,
     composition: &Value,
     revisions: &[Value],
     api: &Api<DynamicObject>,
-) -> Result<(), RevisionError> {
+) -> Result<(), CompositionError> {
     let name = text(composition, "/metadata/name").unwrap_or_default();
     let limit = composition
         .pointer("/spec/revisionHistoryLimit")
@@ -623,7 +623,7 @@ async fn collect_garbage(
     Ok(())
 }
 
-fn publish(ctx: &RevisionContext, composition: &str, reason: &str, message: String) {
+fn publish(ctx: &CompositionContext, composition: &str, reason: &str, message: String) {
     ctx.cluster.publish(Event {
         regarding: ObjectRef {
             api_version: COMPOSITION_API_VERSION.into(),
