@@ -15,8 +15,6 @@ use plait_pipeline::Step;
 use plait_runtime::Builtin;
 use serde_json::{Map, Value, json};
 
-use crate::resolve::package_of;
-
 /// The annotation on a CompositionRevision that records its steps' functions.
 pub const DIGESTS_ANNOTATION: &str = "functions.plait.dev/digests";
 
@@ -206,6 +204,14 @@ pub fn current_pin(function: &str, object: Option<&Value>) -> Option<Pin> {
             pinned: pinned.to_string(),
         },
     })
+}
+
+/// The package a Function object names.
+pub fn package_of(function: &Value) -> &str {
+    function
+        .pointer("/spec/package")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
