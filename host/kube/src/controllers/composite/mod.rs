@@ -7,6 +7,8 @@
 //! - `reconcile.rs`: one XR's reconcile, in named phases;
 //! - `context.rs`: what the XR controllers share ([`XrShared`]) and what
 //!   one kind's controller holds ([`XrContext`]);
+//! - `writes.rs`: the one trait the phases write the XR through, over the
+//!   API server or the in-memory cluster;
 //! - `select.rs`, `delete.rs`, `connection.rs`, `latest.rs`: the phases'
 //!   parts (selection, deletion, legacy connection Secrets, what each XR's
 //!   last reconcile stored).
@@ -18,6 +20,7 @@ mod latest;
 mod reconcile;
 mod select;
 mod triggers;
+mod writes;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -16,12 +16,13 @@ use plait_functions::{CacheScope, PipelineFunctions};
 use plait_model::CompositeResourceDefinition;
 use plait_pipeline::{ReadGrants, Tenant};
 use plait_reconcile::{
-    COMPOSITE_FIELD_MANAGER, CompositeScope, Event, EventType, ObjectRef, Outcome, Reconcile,
-    ReconcileError, SYNCED, set_condition,
+    CompositeScope, Event, EventType, ObjectRef, Outcome, Reconcile, ReconcileError, SYNCED,
+    set_condition,
 };
 use serde_json::{Value, json};
 
 use super::context::XrContext;
+use super::writes::XrWrites;
 use super::{FINALIZER, XrError, connection, delete, select};
 use crate::access::writes::WrittenObject;
 use crate::clusters::cluster::KubeCluster;
@@ -36,7 +37,7 @@ use crate::vocabulary::api::RECONCILE_PAUSED;
 use crate::vocabulary::metrics::{
     CallMetrics, ReconcileResult, ThrottleListener, Trigger, metrics,
 };
-use crate::vocabulary::object::{self, text};
+use crate::vocabulary::object::text;
 
 pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<XrContext>) -> Result<Action, XrError> {
     let tenant = ctx.tenant(&object);
@@ -142,8 +143,14 @@ async fn compose(
     permit: &Permit,
 ) -> Result<(Action, ReconcileResult), XrError> {
     // 1. Lifecycle: paused, deleted, or first given the finalizer.
-    if let ControlFlow::Break(done) = lifecycle(xr, reference, scope, ctx).await? {
-        return Ok(done);
+    match lifecycle(xr, reference, ctx).await? {
+        Before::Compose => {}
+        Before::Done(result) => return Ok((Action::await_change(), result)),
+        Before::Delete => {
+            fair_queue::stage("deleting its composed resources");
+            let action = delete::delete(xr.clone(), reference.clone(), scope, ctx).await?;
+            return Ok((action, ReconcileResult::Deleting));
+        }
     }
     // 2. Selection: the Composition, its revision and the revision's pipeline.
     let pipeline = match selection(xr, reference, xrd, scope, ctx).await? {
@@ -151,7 +158,7 @@ async fn compose(
         ControlFlow::Break(done) => return Ok(done),
     };
     // 3. What upstream defaults on the XR before its pipeline runs.
-    default_connection_secret_ref(xr, reference, scope, &pipeline, ctx).await?;
+    default_connection_secret_ref(xr, scope, &pipeline, ctx).await?;
     // 4. The pipeline, through the reconcile core `plait render` runs too.
     let (outcome, recorder) =
         match pipeline_run(xr, reference, scope, &pipeline, ctx, permit).await? {
@@ -164,48 +171,44 @@ async fn compose(
     after_run(outcome, reference, xrd, scope, &pipeline, ctx).await
 }
 
+/// What the lifecycle phase leaves to the reconcile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Before {
+    /// The XR is live and finalized: compose it.
+    Compose,
+    /// The XR is being deleted: delete what it composed, then let it go.
+    Delete,
+    /// Nothing more to do until the XR changes.
+    Done(ReconcileResult),
+}
+
 /// Where the XR stands before anything is composed for it: a paused XR
 /// only says so, a deleted one has its composed resources deleted, and a
 /// live one first gets the finalizer.
 async fn lifecycle(
     xr: &mut Value,
     reference: &ObjectRef,
-    scope: CompositeScope,
-    ctx: &XrContext,
-) -> Phase<()> {
+    writes: &impl XrWrites,
+) -> Result<Before, XrError> {
     match Lifecycle::of(xr, FINALIZER) {
         Lifecycle::Paused => {
-            ctx.shared.cluster.publish(Event {
+            writes.publish(Event {
                 regarding: reference.clone(),
                 event_type: EventType::Normal,
                 reason: "ReconciliationPaused".into(),
                 message: "Reconciliation is paused via the pause annotation".into(),
             });
-            write_condition(ctx, xr, reference, "ReconcilePaused", RECONCILE_PAUSED).await?;
-            Ok(ControlFlow::Break((
-                Action::await_change(),
-                ReconcileResult::Paused,
-            )))
+            write_condition(writes, xr, "ReconcilePaused", RECONCILE_PAUSED).await?;
+            Ok(Before::Done(ReconcileResult::Paused))
         }
-        Lifecycle::Released => Ok(ControlFlow::Break((
-            Action::await_change(),
-            ReconcileResult::Deleting,
-        ))),
-        Lifecycle::Deleting => {
-            fair_queue::stage("deleting its composed resources");
-            let action = delete::delete(xr.clone(), reference.clone(), scope, ctx).await?;
-            Ok(ControlFlow::Break((action, ReconcileResult::Deleting)))
-        }
+        Lifecycle::Released => Ok(Before::Done(ReconcileResult::Deleting)),
+        Lifecycle::Deleting => Ok(Before::Delete),
         Lifecycle::Unfinalized => {
             fair_queue::stage("adding its finalizer");
-            let api = ctx.api(reference);
-            let patched = object::add_finalizer(&api, &ctx.policy.resource, xr, FINALIZER)
-                .await
-                .map_err(ObjectError::kube(reference, "cannot add its finalizer"))?;
-            *xr = ctx.stored(&patched, reference)?;
-            Ok(ControlFlow::Continue(()))
+            *xr = writes.add_finalizer(xr, FINALIZER).await?;
+            Ok(Before::Compose)
         }
-        Lifecycle::Live => Ok(ControlFlow::Continue(())),
+        Lifecycle::Live => Ok(Before::Compose),
     }
 }
 
@@ -246,7 +249,6 @@ async fn selection(
 /// pipeline runs, so patches from it reach composed resources.
 async fn default_connection_secret_ref(
     xr: &mut Value,
-    reference: &ObjectRef,
     scope: CompositeScope,
     pipeline: &CompiledPipeline,
     ctx: &XrContext,
@@ -262,13 +264,8 @@ async fn default_connection_secret_ref(
     };
     fair_queue::stage("defaulting its connection Secret reference");
     let fields = json!({"spec": {"writeConnectionSecretToRef": secret_ref}});
-    let patched = object::merge_patch(&ctx.api(reference), xr, fields)
-        .await
-        .map_err(ObjectError::kube(
-            reference,
-            "cannot default its connection Secret reference",
-        ))?;
-    *xr = ctx.stored(&patched, reference)?;
+    let what = "cannot default its connection Secret reference";
+    *xr = ctx.merge_patch(xr, fields, what).await?;
     Ok(())
 }
 
@@ -570,7 +567,7 @@ async fn not_synced(
         reason: "ReconcileError".into(),
         message: message.into(),
     });
-    write_condition(ctx, xr, reference, "ReconcileError", message).await?;
+    write_condition(ctx, xr, "ReconcileError", message).await?;
     Ok((
         Action::requeue(ctx.policy.backoff.failed(reference)),
         ReconcileResult::NotSynced,
@@ -579,9 +576,8 @@ async fn not_synced(
 
 /// Sets `Synced=False` with `reason`, writing the status only when that changed it.
 async fn write_condition(
-    ctx: &XrContext,
+    writes: &impl XrWrites,
     xr: &mut Value,
-    reference: &ObjectRef,
     reason: &str,
     message: &str,
 ) -> Result<(), XrError> {
@@ -589,12 +585,7 @@ async fn write_condition(
     set_condition(&mut updated, SYNCED, "False", reason, Some(message), &now());
     if updated.get("status") != xr.get("status") {
         fair_queue::stage("writing its status");
-        *xr = ctx
-            .shared
-            .cluster
-            .apply_async(&updated, COMPOSITE_FIELD_MANAGER, true)
-            .await
-            .map_err(ObjectError::cluster(reference, "cannot write its status"))?;
+        *xr = writes.write_status(&updated).await?;
     }
     Ok(())
 }
@@ -618,7 +609,104 @@ fn referenced_kinds(xr: &Value, scope: CompositeScope) -> BTreeSet<Kind> {
 
 #[cfg(test)]
 mod tests {
+    use plait_reconcile::{Cluster, MemoryCluster};
+
     use super::*;
+
+    fn xr(paused: bool, deleting: bool, finalizers: &[&str], conditions: Value) -> Value {
+        let mut xr = json!({
+            "apiVersion": "example.org/v1",
+            "kind": "XApp",
+            "metadata": {"name": "app", "namespace": "team-a", "finalizers": finalizers},
+            "spec": {},
+            "status": {"conditions": conditions},
+        });
+        if paused {
+            xr["metadata"]["annotations"] = json!({"crossplane.io/paused": "true"});
+        }
+        if deleting {
+            xr["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
+        }
+        xr
+    }
+
+    #[tokio::test]
+    async fn the_lifecycle_phase_pauses_deletes_finalizes_or_composes_with_only_the_writes_it_needs()
+     {
+        let paused_condition = json!([{
+            "type": "Synced", "status": "False", "reason": "ReconcilePaused",
+            "message": RECONCILE_PAUSED, "lastTransitionTime": "t0",
+        }]);
+        let none = json!([]);
+        // (XR, what the phase leaves, writes to the XR, events, finalizers after)
+        let cases = [
+            (
+                xr(true, false, &[FINALIZER], none.clone()),
+                Before::Done(ReconcileResult::Paused),
+                vec!["status"],
+                vec!["ReconciliationPaused"],
+                vec![FINALIZER],
+            ),
+            (
+                xr(true, true, &[FINALIZER], paused_condition),
+                Before::Done(ReconcileResult::Paused),
+                vec![],
+                vec!["ReconciliationPaused"],
+                vec![FINALIZER],
+            ),
+            (
+                xr(false, true, &[FINALIZER], none.clone()),
+                Before::Delete,
+                vec![],
+                vec![],
+                vec![FINALIZER],
+            ),
+            (
+                xr(false, true, &["other"], none.clone()),
+                Before::Done(ReconcileResult::Deleting),
+                vec![],
+                vec![],
+                vec!["other"],
+            ),
+            (
+                xr(false, false, &["other"], none.clone()),
+                Before::Compose,
+                vec!["apply"],
+                vec![],
+                vec!["other", FINALIZER],
+            ),
+            (
+                xr(false, false, &[FINALIZER], none),
+                Before::Compose,
+                vec![],
+                vec![],
+                vec![FINALIZER],
+            ),
+        ];
+        for (seeded, want, want_writes, want_events, want_finalizers) in cases {
+            let cluster = MemoryCluster::new();
+            cluster.seed([seeded.clone()]).unwrap();
+            let reference = ObjectRef::of(&seeded).unwrap();
+            let mut current = cluster.get(&reference).unwrap().unwrap();
+            let before = lifecycle(&mut current, &reference, &cluster).await.unwrap();
+            assert_eq!(before, want, "{seeded}");
+            let writes: Vec<&str> = cluster.writes().into_iter().map(|(_, w)| w).collect();
+            assert_eq!(writes, want_writes, "{seeded}");
+            let events: Vec<String> = cluster.events().into_iter().map(|e| e.reason).collect();
+            assert_eq!(events, want_events, "{seeded}");
+            let stored = cluster.get(&reference).unwrap().unwrap();
+            assert_eq!(
+                stored["metadata"]["finalizers"],
+                json!(want_finalizers),
+                "{seeded}"
+            );
+            if want == Before::Done(ReconcileResult::Paused) {
+                let synced = crate::vocabulary::object::condition(&stored, SYNCED).unwrap();
+                assert_eq!(synced["reason"], "ReconcilePaused", "{seeded}");
+                assert_eq!(current, stored, "the phase goes on from the XR as stored");
+            }
+        }
+    }
 
     #[test]
     fn an_xr_that_synced_looks_again_soon_after_creating_else_at_its_ttl_or_the_poll() {
