@@ -31,8 +31,8 @@ use serde_json::{Value, json};
 use super::packages::{Installed, InstalledPackages};
 use crate::clusters::cluster::KubeCluster;
 use crate::controllers::function::image_config::{
-    self, Applied, DOCKER_CONFIG_KEY, SecretData, image_config_of, image_config_resource,
-    secrets_needed,
+    self, Applied, DOCKER_CONFIG_KEY, SecretData, Verification, image_config_of,
+    image_config_resource, secrets_needed,
 };
 use crate::controllers::kit::{self, Controlled, ObjectError, Policy, ReconcileFailure};
 use crate::controllers::timing::{Timing, now};
@@ -404,6 +404,60 @@ impl FunctionContext {
         Ok(image_config::apply(&policy, package, &data, namespace))
     }
 
+    /// The outcome of `previous`, the Function's installed package, when it
+    /// is `package` under the same ImageConfigs and its module is loaded.
+    fn still_installed(
+        &self,
+        previous: Option<&Installed>,
+        package: &str,
+        policy: &str,
+    ) -> Option<Outcome> {
+        let Some(Installed::Package {
+            package: installed,
+            pinned,
+            digest,
+            policy: installed_policy,
+        }) = previous
+        else {
+            return None;
+        };
+        (installed == package
+            && installed_policy == policy
+            && self.packages.module(digest).is_some())
+        .then(|| Outcome::Healthy {
+            pinned: pinned.clone(),
+            digest: digest.clone(),
+        })
+    }
+
+    /// Checks the signature of the package `pinned` at `digest` against the
+    /// authorities an ImageConfig's `verification` names.
+    async fn verify(
+        &self,
+        name: &str,
+        pinned: &str,
+        digest: &str,
+        verification: &Verification,
+        keychain: &Keychain,
+    ) -> Result<(), plait_oci::Error> {
+        let started = Instant::now();
+        let verified = self
+            .packages
+            .client
+            .verify_signature(pinned, digest, &verification.authorities, keychain)
+            .await?;
+        tracing::info!(
+            function = name,
+            package = pinned,
+            image_config = verification.config,
+            authority = verified.authority,
+            remembered = verified.remembered,
+            elapsed = ?started.elapsed(),
+            "verified function package signature"
+        );
+        Ok(())
+    }
+
     /// Resolves, verifies and compiles the Function's package, unless it is
     /// built in or already installed from the same package under the same
     /// ImageConfigs (a tag is resolved again only under
@@ -425,21 +479,8 @@ impl FunctionContext {
         let policy = applied.fingerprint();
         let previous = self.packages.installed(name);
         let always = text(function, "/spec/packagePullPolicy") == Some("Always");
-        if !always
-            && let Some(Installed::Package {
-                package: installed,
-                pinned,
-                digest,
-                policy: installed_policy,
-            }) = &previous
-            && installed == package
-            && *installed_policy == policy
-            && self.packages.module(digest).is_some()
+        if !always && let Some(outcome) = self.still_installed(previous.as_ref(), package, &policy)
         {
-            let outcome = Outcome::Healthy {
-                pinned: pinned.clone(),
-                digest: digest.clone(),
-            };
             return Ok((outcome, Some(applied)));
         }
         let base = self
@@ -466,38 +507,21 @@ impl FunctionContext {
         let pulled = started.elapsed();
         let started = Instant::now();
         if let Some(verification) = &applied.verification {
-            let verified = client
-                .verify_signature(
-                    &resolved.pinned,
-                    &resolved.digest,
-                    &verification.authorities,
-                    &keychain,
-                )
-                .await;
-            match verified {
-                Ok(verified) => tracing::info!(
-                    function = name,
-                    package = resolved.pinned,
-                    image_config = verification.config,
-                    authority = verified.authority,
-                    remembered = verified.remembered,
-                    elapsed = ?started.elapsed(),
-                    "verified function package signature"
-                ),
-                Err(error) => {
-                    let previous = match previous {
-                        Some(Installed::Package { digest, .. }) if digest != resolved.digest => {
-                            Some(digest)
-                        }
-                        _ => None,
-                    };
-                    let outcome = Outcome::Unverified {
-                        config: verification.config.clone(),
-                        error,
-                        previous,
-                    };
-                    return Ok((outcome, Some(applied)));
-                }
+            let (pinned, digest) = (&resolved.pinned, &resolved.digest);
+            let checked = self.verify(name, pinned, digest, verification, &keychain);
+            if let Err(error) = checked.await {
+                let previous = match previous {
+                    Some(Installed::Package { digest, .. }) if digest != resolved.digest => {
+                        Some(digest)
+                    }
+                    _ => None,
+                };
+                let outcome = Outcome::Unverified {
+                    config: verification.config.clone(),
+                    error,
+                    previous,
+                };
+                return Ok((outcome, Some(applied)));
             }
         }
         let verified = started.elapsed();

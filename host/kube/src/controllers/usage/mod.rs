@@ -191,6 +191,43 @@ pub async fn reconcile(
     kit::counted(ctx.as_ref(), &object, reconcile_usage(&object, &ctx)).await
 }
 
+/// Gives the Usage its finalizer and the annotation that describes it;
+/// true when either was written.
+async fn finalize_and_describe(
+    ctx: &UsageContext,
+    reference: &ObjectRef,
+    usages: &Api<DynamicObject>,
+    usage: &mut Value,
+) -> Result<bool, UsageError> {
+    let mut configured = false;
+    if !has_finalizer(usage, USAGE_FINALIZER) {
+        let stored = add_finalizer(usages, &ctx.policy.resource, usage, USAGE_FINALIZER)
+            .await
+            .map_err(kube_error(reference, "cannot add finalizer"))
+            .inspect_err(|e| ctx.failed(reference, "AddFinalizer", e))?;
+        *usage = stored_value(ctx, reference, &stored)?;
+        configured = true;
+    }
+    let details = spec::details(usage);
+    let annotation = pointer::annotation(ANNOTATION_USAGE_DETAILS);
+    if text(usage, &annotation) != Some(details.as_str()) {
+        let stored = merge_patch(
+            usages,
+            usage,
+            json!({"metadata": {"annotations": {ANNOTATION_USAGE_DETAILS: details}}}),
+        )
+        .await
+        .map_err(kube_error(
+            reference,
+            "cannot update usage resource with details annotation",
+        ))
+        .inspect_err(|e| ctx.failed(reference, "AddDetailsToUsage", e))?;
+        *usage = stored_value(ctx, reference, &stored)?;
+        configured = true;
+    }
+    Ok(configured)
+}
+
 async fn reconcile_usage(
     object: &DynamicObject,
     ctx: &UsageContext,
@@ -231,33 +268,7 @@ async fn reconcile_usage(
         }
     }
 
-    let mut configured = false;
-    if !has_finalizer(&usage, USAGE_FINALIZER) {
-        let stored = add_finalizer(&usages, &ctx.policy.resource, &usage, USAGE_FINALIZER)
-            .await
-            .map_err(kube_error(&reference, "cannot add finalizer"))
-            .inspect_err(|e| ctx.failed(&reference, "AddFinalizer", e))?;
-        usage = stored_value(ctx, &reference, &stored)?;
-        configured = true;
-    }
-
-    let details = spec::details(&usage);
-    let annotation = pointer::annotation(ANNOTATION_USAGE_DETAILS);
-    if text(&usage, &annotation) != Some(details.as_str()) {
-        let stored = merge_patch(
-            &usages,
-            &usage,
-            json!({"metadata": {"annotations": {ANNOTATION_USAGE_DETAILS: details}}}),
-        )
-        .await
-        .map_err(kube_error(
-            &reference,
-            "cannot update usage resource with details annotation",
-        ))
-        .inspect_err(|e| ctx.failed(&reference, "AddDetailsToUsage", e))?;
-        usage = stored_value(ctx, &reference, &stored)?;
-        configured = true;
-    }
+    let mut configured = finalize_and_describe(ctx, &reference, &usages, &mut usage).await?;
 
     let Some(of) = spec::of(&usage) else {
         return Ok((Action::await_change(), ReconcileResult::NotSynced));
