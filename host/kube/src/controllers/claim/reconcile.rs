@@ -191,15 +191,7 @@ impl ClaimReconcile<'_> {
             }
         }
         let own_ref = claim_ref(claim, &self.ctx.claim);
-        if let Some(x) = &xr
-            && let Some(bound) = x.pointer("/spec/claimRef").filter(|r| !r.is_null())
-            && *bound != own_ref
-        {
-            let message = format!(
-                "refusing to operate on composite resource {:?} that is not bound to this claim: bound to claim {:?}",
-                text(x, "/metadata/name").unwrap_or_default(),
-                text(bound, "/name").unwrap_or_default(),
-            );
+        if let Some(message) = xr.as_ref().and_then(|x| bound_to_another(x, &own_ref)) {
             let reason = "BindCompositeResource";
             failed(self.ctx, claim.clone(), &self.reference, reason, message).await?;
             // A human has to fix the reference; the claim's next edit brings it back.
@@ -306,15 +298,7 @@ impl ClaimReconcile<'_> {
         claim["status"] = status_from_xr(claim, xr);
         let now = now();
         set_condition(claim, SYNCED, "True", "ReconcileSuccess", None, &now);
-        let copied: Vec<Value> = xr
-            .pointer("/status/claimConditionTypes")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .filter_map(|t| condition(xr, t).cloned())
-            .collect();
-        for c in &copied {
+        for c in &shared_conditions(xr) {
             put_condition(claim, c);
         }
         let poll = Action::requeue(ctx.timing.poll_interval);
@@ -364,6 +348,40 @@ impl ClaimReconcile<'_> {
     }
 }
 
+/// Why the claim may not operate on `xr`: it is bound to another claim.
+fn bound_to_another(xr: &Value, own_ref: &Value) -> Option<String> {
+    let bound = xr.pointer("/spec/claimRef").filter(|r| !r.is_null())?;
+    (bound != own_ref).then(|| {
+        format!(
+            "refusing to operate on composite resource {:?} that is not bound to this claim: bound to claim {:?}",
+            text(xr, "/metadata/name").unwrap_or_default(),
+            text(bound, "/name").unwrap_or_default(),
+        )
+    })
+}
+
+/// The XR's conditions it shares with its claim (`status.claimConditionTypes`).
+fn shared_conditions(xr: &Value) -> Vec<Value> {
+    xr.pointer("/status/claimConditionTypes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter_map(|t| condition(xr, t).cloned())
+        .collect()
+}
+
+/// Whether the claim's XR is deleted in the foreground: the claim's
+/// `compositeDeletePolicy`, else the XRD's default.
+fn deletes_in_foreground(claim: &Value, xrd: &CompositeResourceDefinition) -> bool {
+    match text(claim, "/spec/compositeDeletePolicy") {
+        Some(policy) => policy == "Foreground",
+        None => {
+            xrd.default_composite_delete_policy() == plait_model::CompositeDeletePolicy::Foreground
+        }
+    }
+}
+
 /// A name for a new XR that no XR bound to another claim has.
 async fn free_xr_name(
     xrs: &Api<DynamicObject>,
@@ -395,17 +413,7 @@ async fn delete(
 ) -> Result<(Action, ReconcileResult), ClaimError> {
     let (ctx, reference) = (run.ctx, &run.reference);
     set_condition(&mut claim, READY, "False", "Deleting", None, &now());
-    let foreground = match text(&claim, "/spec/compositeDeletePolicy") {
-        Some(p) => p == "Foreground",
-        None => ctx
-            .xrd
-            .read()
-            .map(|x| {
-                x.default_composite_delete_policy()
-                    == plait_model::CompositeDeletePolicy::Foreground
-            })
-            .unwrap_or(false),
-    };
+    let foreground = deletes_in_foreground(&claim, &run.xrd);
     if let Some(xr) = &xr {
         let name = text(xr, "/metadata/name").unwrap_or_default();
         if foreground && xr.pointer("/metadata/deletionTimestamp").is_some() {
@@ -505,4 +513,88 @@ async fn write_status(ctx: &ClaimContext, claim: &Value) -> Result<(), ClaimErro
             "cannot write its status",
         ))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use plait_model::Manifest;
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_claim_refuses_an_xr_bound_to_another_claim_only() {
+        let own = json!({"apiVersion": "example.org/v1", "kind": "App", "name": "a", "namespace": "team-a"});
+        let other = json!({"apiVersion": "example.org/v1", "kind": "App", "name": "b", "namespace": "team-a"});
+        let xr = |claim_ref: Value| json!({"metadata": {"name": "a-xyz"}, "spec": {"claimRef": claim_ref}});
+        let cases = [
+            (xr(own.clone()), None),
+            (xr(Value::Null), None),
+            (json!({"metadata": {"name": "a-xyz"}, "spec": {}}), None),
+            (
+                xr(other),
+                Some(
+                    "refusing to operate on composite resource \"a-xyz\" that is not bound to this claim: bound to claim \"b\"",
+                ),
+            ),
+        ];
+        for (xr, want) in cases {
+            assert_eq!(bound_to_another(&xr, &own).as_deref(), want, "{xr}");
+        }
+    }
+
+    #[test]
+    fn a_claim_copies_only_the_conditions_its_xr_shares() {
+        let xr = json!({"status": {
+            "claimConditionTypes": ["DatabaseReady", "Missing"],
+            "conditions": [
+                {"type": "Ready", "status": "True"},
+                {"type": "DatabaseReady", "status": "False", "reason": "Creating"},
+            ],
+        }});
+        assert_eq!(
+            shared_conditions(&xr),
+            vec![json!({"type": "DatabaseReady", "status": "False", "reason": "Creating"})]
+        );
+        assert!(shared_conditions(&json!({})).is_empty());
+    }
+
+    #[test]
+    fn the_claims_delete_policy_wins_over_the_xrds_default() {
+        let xrd = |policy: Option<&str>| {
+            let mut xrd = json!({
+                "apiVersion": "apiextensions.crossplane.io/v1",
+                "kind": "CompositeResourceDefinition",
+                "metadata": {"name": "xapps.example.org"},
+                "spec": {
+                    "group": "example.org",
+                    "names": {"kind": "XApp", "plural": "xapps"},
+                    "claimNames": {"kind": "App", "plural": "apps"},
+                    "versions": [{"name": "v1", "served": true, "referenceable": true}],
+                },
+            });
+            if let Some(policy) = policy {
+                xrd["spec"]["defaultCompositeDeletePolicy"] = json!(policy);
+            }
+            CompositeResourceDefinition::from_value(xrd).unwrap()
+        };
+        let claim = |policy: Option<&str>| match policy {
+            Some(p) => json!({"spec": {"compositeDeletePolicy": p}}),
+            None => json!({"spec": {}}),
+        };
+        let cases = [
+            (None, None, false),
+            (None, Some("Foreground"), true),
+            (Some("Background"), Some("Foreground"), false),
+            (Some("Foreground"), Some("Background"), true),
+            (Some("Foreground"), None, true),
+        ];
+        for (claims, xrds, want) in cases {
+            assert_eq!(
+                deletes_in_foreground(&claim(claims), &xrd(xrds)),
+                want,
+                "{claims:?} {xrds:?}"
+            );
+        }
+    }
 }
