@@ -14,10 +14,9 @@ use std::time::Duration;
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
 use kube::Client;
-use kube::api::{Api, DynamicObject};
+use kube::api::DynamicObject;
 use kube::runtime::reflector::Store;
 use kube::runtime::reflector::store::Writer;
-use kube::runtime::{Controller, watcher};
 use serde_json::Value;
 
 use crate::access;
@@ -28,7 +27,7 @@ use crate::clusters::fence::Shards;
 use crate::clusters::tenants::TenantClusters;
 use crate::controllers::function::{self, Functions};
 use crate::controllers::timing::Timing;
-use crate::controllers::{composition, kit, usage, xrd};
+use crate::controllers::{composition, usage, xrd};
 use crate::stores;
 use crate::vocabulary::{api, metrics};
 use leader::{LeaderElection, LeaderError};
@@ -156,14 +155,8 @@ pub async fn run(
         tenants,
         shards,
     ));
-    let api: Api<DynamicObject> = Api::all_with(client, &api::xrd_resource());
     tracing::info!("controller started");
-    let xrds = kit::run(
-        Controller::new_with(api, watcher::Config::default(), api::xrd_resource()),
-        xrd::reconcile,
-        manager.clone(),
-        stop.clone(),
-    );
+    let xrds = xrd::run(client, manager.clone(), stop.clone());
     match packages.zip(controller_writer) {
         Some((packages, writer)) => {
             let context = function::controller::FunctionContext::new(
