@@ -115,9 +115,8 @@ pub fn run(args: &RenderArgs) -> Result<String> {
             continue;
         };
         if object
-            .pointer(&format!(
-                "/metadata/annotations/{}",
-                ANNOTATION_RESOURCE_NAME.replace('/', "~1")
+            .pointer(&plait_reconcile::pointer::annotation(
+                ANNOTATION_RESOURCE_NAME,
             ))
             .is_none()
         {

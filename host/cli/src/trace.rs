@@ -545,10 +545,7 @@ fn table(roots: &[Node], wide: bool) -> String {
         if wide {
             let resource = text(
                 &node.object,
-                &format!(
-                    "/metadata/annotations/{}",
-                    ANNOTATION_RESOURCE_NAME.replace('/', "~1")
-                ),
+                &plait_reconcile::pointer::annotation(ANNOTATION_RESOURCE_NAME),
             );
             row.push(resource.unwrap_or_default().to_string());
         }

@@ -21,6 +21,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use plait_pipeline::Tenant;
 use plait_sdk::Response;
 
 /// How much the cache keeps, and for how long at most.
@@ -51,7 +52,7 @@ impl Default for CacheLimits {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct CacheScope {
     pub xr: String,
-    pub tenant: String,
+    pub tenant: Tenant,
 }
 
 /// One call: the step, the function it names, the digest of the module
@@ -83,13 +84,13 @@ struct Entry {
     bytes: usize,
     /// When it was last used, in the cache's own order of uses.
     used: u64,
-    tenant: String,
+    tenant: Tenant,
 }
 
 /// A response that left the cache to make room, for metrics.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Evicted {
-    pub tenant: String,
+    pub tenant: Tenant,
     pub function: String,
 }
 
@@ -293,7 +294,7 @@ mod tests {
     fn scope(xr: &str, tenant: &str) -> CacheScope {
         CacheScope {
             xr: xr.into(),
-            tenant: tenant.into(),
+            tenant: Tenant::Namespace(tenant.into()),
         }
     }
 
@@ -517,7 +518,7 @@ mod tests {
         assert_eq!(
             evicted,
             [Evicted {
-                tenant: "team-b".into(),
+                tenant: Tenant::Namespace("team-b".into()),
                 function: "fn-2".into()
             }]
         );

@@ -28,6 +28,7 @@
 //!   [`MAX_THROTTLE`]) and halves with each call that ends in time, so its
 //!   share shrinks while it fails.
 
+use plait_pipeline::Tenant;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -99,17 +100,17 @@ struct State {
     /// Slots taken: running calls, parked ones and kept ones.
     taken: usize,
     next_ticket: u64,
-    tenants: HashMap<String, Tenant>,
+    tenants: HashMap<Tenant, Account>,
     /// Throttles above 1, by tenant; kept while the tenant is idle.
-    throttles: HashMap<String, u32>,
+    throttles: HashMap<Tenant, u32>,
     /// Slots a lighter tenant freed, kept for its next call until their grace ends.
-    kept: Vec<(String, Instant)>,
+    kept: Vec<(Tenant, Instant)>,
     /// Tickets of waiting calls that a call giving way handed its slot to.
     handed: Vec<u64>,
 }
 
 #[derive(Default)]
-struct Tenant {
+struct Account {
     /// Weighted time used.
     used: Duration,
     /// How long its recent calls held a slot (a moving average).
@@ -129,7 +130,7 @@ struct Held {
     parked_until: Option<Instant>,
 }
 
-impl Tenant {
+impl Account {
     fn is_active(&self) -> bool {
         !self.waiting.is_empty() || !self.holding.is_empty()
     }
@@ -143,12 +144,12 @@ impl Tenant {
 }
 
 impl State {
-    fn throttle(&self, tenant: &str) -> u32 {
+    fn throttle(&self, tenant: &Tenant) -> u32 {
         self.throttles.get(tenant).copied().unwrap_or(1)
     }
 
     /// What `tenant` has used, its held slots included, weighted by its throttle.
-    fn usage(&self, name: &str, tenant: &Tenant, now: Instant) -> Duration {
+    fn usage(&self, name: &Tenant, tenant: &Account, now: Instant) -> Duration {
         let holding: Duration = tenant
             .holding
             .values()
@@ -170,7 +171,7 @@ impl State {
     /// The waiting call to serve next: the first of the tenant whose first
     /// waiting call has the best rank, then the least usage, then the
     /// earliest ticket; tenants at their own limit are passed over.
-    fn next(&self, limits: ShareLimits, now: Instant) -> Option<(String, u64)> {
+    fn next(&self, limits: ShareLimits, now: Instant) -> Option<(Tenant, u64)> {
         self.tenants
             .iter()
             .filter(|(_, t)| limits.per_tenant.is_none_or(|cap| t.holding.len() < cap))
@@ -185,11 +186,11 @@ impl State {
     /// The first waiting call of the tenant other than `tenant` that has
     /// used the least, if it has used less than `tenant`: the call a call
     /// of `tenant` gives its slot to.
-    fn lighter_waiting(&self, tenant: &str, limits: ShareLimits, now: Instant) -> Option<u64> {
+    fn lighter_waiting(&self, tenant: &Tenant, limits: ShareLimits, now: Instant) -> Option<u64> {
         let mine = self.usage(tenant, self.tenants.get(tenant)?, now);
         self.tenants
             .iter()
-            .filter(|(name, _)| name.as_str() != tenant)
+            .filter(|(name, _)| *name != tenant)
             .filter(|(_, t)| limits.per_tenant.is_none_or(|cap| t.holding.len() < cap))
             .filter_map(|(name, t)| {
                 let (_, ticket) = *t.waiting.first()?;
@@ -240,16 +241,16 @@ impl State {
     /// How long a slot `tenant` frees now is kept for its next call: only
     /// when it would go to a heavier tenant's call, for a fifth of that
     /// tenant's recent calls, within [TENANT_GRACE, MAX_TENANT_GRACE].
-    fn keep_for(&self, tenant: &str, limits: ShareLimits, now: Instant) -> Option<Duration> {
+    fn keep_for(&self, tenant: &Tenant, limits: ShareLimits, now: Instant) -> Option<Duration> {
         let mine = self.tenants.get(tenant)?;
         let (next, _) = self.next(limits, now)?;
         let heavier = self.tenants.get(&next)?;
-        (next != tenant && self.usage(&next, heavier, now) > self.usage(tenant, mine, now))
+        (next != *tenant && self.usage(&next, heavier, now) > self.usage(tenant, mine, now))
             .then(|| (heavier.recent_call / 5).clamp(TENANT_GRACE, MAX_TENANT_GRACE))
     }
 
     /// Counts `held` against `tenant`, weighted.
-    fn charge(&mut self, name: &str, held: Duration, now: Instant) {
+    fn charge(&mut self, name: &Tenant, held: Duration, now: Instant) {
         let weighted = held.saturating_mul(self.throttle(name));
         if let Some(tenant) = self.tenants.get_mut(name) {
             tenant.used += weighted;
@@ -263,7 +264,7 @@ impl State {
 /// counts the time it was held against the tenant.
 struct Slot {
     share: Arc<FairShare>,
-    tenant: String,
+    tenant: Tenant,
     ticket: u64,
 }
 
@@ -328,13 +329,13 @@ impl FairShare {
     }
 
     /// How much more `tenant`'s time counts because its calls reached their deadline.
-    pub fn throttle(&self, tenant: &str) -> u32 {
+    pub fn throttle(&self, tenant: &Tenant) -> u32 {
         self.lock().throttle(tenant)
     }
 
     /// Records how a call of `tenant` ended; returns the tenant's new
     /// throttle when this changed it.
-    pub fn record(&self, tenant: &str, reached_deadline: bool) -> Option<u32> {
+    pub fn record(&self, tenant: &Tenant, reached_deadline: bool) -> Option<u32> {
         let mut state = self.lock();
         let was = state.throttle(tenant);
         let now = if reached_deadline {
@@ -345,13 +346,13 @@ impl FairShare {
         if now == 1 {
             state.throttles.remove(tenant);
         } else {
-            state.throttles.insert(tenant.to_string(), now);
+            state.throttles.insert(tenant.clone(), now);
         }
         (now != was).then_some(now)
     }
 
     /// Waits for a slot for `tenant` until `deadline`, as a pipeline's first call.
-    pub fn turn(self: &Arc<Self>, tenant: &str, deadline: Instant) -> Result<Turn, NoTurn> {
+    pub fn turn(self: &Arc<Self>, tenant: &Tenant, deadline: Instant) -> Result<Turn, NoTurn> {
         self.turn_ranked(tenant, deadline, Rank::First, None)
     }
 
@@ -359,7 +360,7 @@ impl FairShare {
     /// hears when the call has to wait and when it stops.
     pub fn turn_ranked(
         self: &Arc<Self>,
-        tenant: &str,
+        tenant: &Tenant,
         deadline: Instant,
         rank: Rank,
         notice: Option<&dyn WaitNotice>,
@@ -369,7 +370,7 @@ impl FairShare {
         let ticket = state.next_ticket;
         state.next_ticket += 1;
         let floor = state.floor(started);
-        let entry = state.tenants.entry(tenant.to_string()).or_default();
+        let entry = state.tenants.entry(tenant.clone()).or_default();
         if !entry.is_active() {
             entry.used = entry.used.max(floor.saturating_sub(MAX_LEAD));
             entry.idle_since = None;
@@ -397,7 +398,7 @@ impl FairShare {
             if state.taken < self.limits.slots
                 && state
                     .next(self.limits, now)
-                    .is_some_and(|(t, k)| k == ticket && t == tenant)
+                    .is_some_and(|(t, k)| k == ticket && t == *tenant)
             {
                 break;
             }
@@ -454,14 +455,14 @@ impl FairShare {
         Ok(Turn {
             slot: Slot {
                 share: self.clone(),
-                tenant: tenant.to_string(),
+                tenant: tenant.clone(),
                 ticket,
             },
         })
     }
 
     /// Frees the slot `ticket` of `tenant` holds, charging its time.
-    fn release(&self, tenant: &str, ticket: u64) {
+    fn release(&self, tenant: &Tenant, ticket: u64) {
         let mut state = self.lock();
         let held = state
             .tenants
@@ -473,7 +474,7 @@ impl FairShare {
             state.charge(tenant, now.saturating_duration_since(held.since), now);
             if let Some(grace) = state.keep_for(tenant, self.limits, now) {
                 state.taken += 1;
-                state.kept.push((tenant.to_string(), now + grace));
+                state.kept.push((tenant.clone(), now + grace));
             }
         }
         drop(state);
@@ -482,7 +483,7 @@ impl FairShare {
 }
 
 impl Turn {
-    pub fn tenant(&self) -> &str {
+    pub fn tenant(&self) -> &Tenant {
         &self.slot.tenant
     }
 
@@ -592,6 +593,11 @@ mod tests {
 
     use super::*;
 
+    /// The tenant of namespace `name`.
+    fn ns(name: &str) -> Tenant {
+        Tenant::Namespace(name.into())
+    }
+
     fn far() -> Instant {
         Instant::now() + Duration::from_secs(30)
     }
@@ -608,7 +614,7 @@ mod tests {
                 let (share, running) = (share.clone(), running.clone());
                 let (tenant, each) = (tenant.to_string(), *each);
                 threads.push(std::thread::spawn(move || {
-                    let turn = share.turn(&tenant, far()).unwrap();
+                    let turn = share.turn(&ns(&tenant), far()).unwrap();
                     let now = running.fetch_add(1, Ordering::SeqCst) + 1;
                     assert!(now <= share.slots(), "never more than the slots at once");
                     std::thread::sleep(each);
@@ -663,7 +669,7 @@ mod tests {
             order.clone(),
         );
         std::thread::spawn(move || {
-            let turn = share.turn_ranked(&tenant, far(), rank, None).unwrap();
+            let turn = share.turn_ranked(&ns(&tenant), far(), rank, None).unwrap();
             order.send(label).unwrap();
             std::thread::sleep(hold);
             drop(turn);
@@ -683,13 +689,13 @@ mod tests {
         ];
         for (waiting, ran, a_before, gives_way) in cases {
             let share = Arc::new(FairShare::new(1));
-            let b_before = share.turn("b", far()).unwrap();
+            let b_before = share.turn(&ns("b"), far()).unwrap();
             std::thread::sleep(Duration::from_millis(150));
             drop(b_before);
-            let before = share.turn("a", far()).unwrap();
+            let before = share.turn(&ns("a"), far()).unwrap();
             std::thread::sleep(a_before);
             drop(before);
-            let running = share.turn("a", far()).unwrap();
+            let running = share.turn(&ns("a"), far()).unwrap();
             let (order, served) = mpsc::channel();
             let waiter = waiter(
                 &share,
@@ -721,10 +727,10 @@ mod tests {
     #[test]
     fn a_slot_given_way_goes_to_the_lighter_call_and_comes_back_after_it() {
         let share = Arc::new(FairShare::new(1));
-        let before = share.turn("a", far()).unwrap();
+        let before = share.turn(&ns("a"), far()).unwrap();
         std::thread::sleep(Duration::from_millis(100));
         drop(before);
-        let running = share.turn("a", far()).unwrap();
+        let running = share.turn(&ns("a"), far()).unwrap();
         let (order, served) = mpsc::channel();
         let b = waiter(
             &share,
@@ -778,9 +784,9 @@ mod tests {
     #[test]
     fn a_turn_not_given_before_the_deadline_says_how_long_it_waited() {
         let share = Arc::new(FairShare::new(1));
-        let held = share.turn("a", far()).unwrap();
+        let held = share.turn(&ns("a"), far()).unwrap();
         let refused = share
-            .turn("b", Instant::now() + Duration::from_millis(50))
+            .turn(&ns("b"), Instant::now() + Duration::from_millis(50))
             .err()
             .unwrap();
         assert_eq!(refused.slots, 1);
@@ -788,7 +794,7 @@ mod tests {
         drop(held);
         assert!(
             share
-                .turn("b", Instant::now() + Duration::from_millis(50))
+                .turn(&ns("b"), Instant::now() + Duration::from_millis(50))
                 .is_ok()
         );
     }
@@ -796,7 +802,7 @@ mod tests {
     #[test]
     fn calls_of_one_tenant_are_served_in_the_order_they_asked() {
         let share = Arc::new(FairShare::new(1));
-        let held = share.turn("a", far()).unwrap();
+        let held = share.turn(&ns("a"), far()).unwrap();
         let (order, served) = mpsc::channel();
         let mut threads = Vec::new();
         for i in 0..8 {
@@ -821,7 +827,7 @@ mod tests {
     #[test]
     fn a_continuing_pipeline_goes_before_first_calls_of_every_tenant() {
         let share = Arc::new(FairShare::new(1));
-        let held = share.turn("b", far()).unwrap();
+        let held = share.turn(&ns("b"), far()).unwrap();
         let (order, served) = mpsc::channel();
         // A asked first and has used nothing; B's continuing call still goes first.
         let first = waiter(&share, "a", Rank::First, "a first", Duration::ZERO, &order);
@@ -852,7 +858,7 @@ mod tests {
         ];
         for (grace, back_after, resumed) in cases {
             let share = Arc::new(FairShare::new(1));
-            let turn = share.turn("b", far()).unwrap();
+            let turn = share.turn(&ns("b"), far()).unwrap();
             let (order, served) = mpsc::channel();
             let a = waiter(&share, "a", Rank::First, "a", Duration::ZERO, &order);
             until_waiting(&share, 1);
@@ -874,10 +880,10 @@ mod tests {
         for (back_after, b_first) in cases {
             let share = Arc::new(FairShare::new(1));
             // A has used more than B.
-            let a_before = share.turn("a", far()).unwrap();
+            let a_before = share.turn(&ns("a"), far()).unwrap();
             std::thread::sleep(Duration::from_millis(30));
             drop(a_before);
-            let b = share.turn("b", far()).unwrap();
+            let b = share.turn(&ns("b"), far()).unwrap();
             let (order, served) = mpsc::channel();
             let a = waiter(
                 &share,
@@ -890,7 +896,7 @@ mod tests {
             until_waiting(&share, 1);
             drop(b);
             std::thread::sleep(back_after);
-            let again = share.turn("b", far()).unwrap();
+            let again = share.turn(&ns("b"), far()).unwrap();
             order.send("b".into()).unwrap();
             drop(again);
             a.join().unwrap();
@@ -903,8 +909,8 @@ mod tests {
     fn a_tenant_back_from_a_pause_keeps_what_it_saved_up_to_the_lead() {
         let share = Arc::new(FairShare::new(1));
         // A holds the slot a long time; B used little and paused.
-        drop(share.turn("b", far()).unwrap());
-        let a = share.turn("a", far()).unwrap();
+        drop(share.turn(&ns("b"), far()).unwrap());
+        let a = share.turn(&ns("a"), far()).unwrap();
         std::thread::sleep(Duration::from_millis(200));
         let (order, served) = mpsc::channel();
         let a2 = waiter(&share, "a", Rank::First, "a", Duration::ZERO, &order);
@@ -925,10 +931,10 @@ mod tests {
             slots: 3,
             per_tenant: Some(1),
         }));
-        let held = share.turn("a", far()).unwrap();
-        let refused = share.turn("a", Instant::now() + Duration::from_millis(50));
+        let held = share.turn(&ns("a"), far()).unwrap();
+        let refused = share.turn(&ns("a"), Instant::now() + Duration::from_millis(50));
         assert!(refused.is_err(), "a second call of a waits for its first");
-        let b = share.turn("b", Instant::now() + Duration::from_millis(50));
+        let b = share.turn(&ns("b"), Instant::now() + Duration::from_millis(50));
         assert!(b.is_ok(), "b takes a free slot beside a");
         drop(held);
     }
@@ -950,19 +956,23 @@ mod tests {
             (false, 1, false),
         ];
         for (i, (deadline, want, changed)) in steps.into_iter().enumerate() {
-            let reported = share.record("a", deadline);
-            assert_eq!(share.throttle("a"), want, "step {i}");
+            let reported = share.record(&ns("a"), deadline);
+            assert_eq!(share.throttle(&ns("a")), want, "step {i}");
             assert_eq!(reported, changed.then_some(want), "step {i}");
         }
-        assert_eq!(share.throttle("b"), 1, "other tenants are not throttled");
+        assert_eq!(
+            share.throttle(&ns("b")),
+            1,
+            "other tenants are not throttled"
+        );
     }
 
     #[test]
     fn a_throttled_tenant_gets_a_smaller_share_of_the_slots() {
         // Both tenants ask for 20 ms calls all the time; A's time counts 4×.
         let share = Arc::new(FairShare::new(1));
-        share.record("a", true);
-        share.record("a", true);
+        share.record(&ns("a"), true);
+        share.record(&ns("a"), true);
         let stop = far();
         let counts: Arc<Mutex<HashMap<&str, usize>>> = Arc::default();
         let mut threads = Vec::new();
@@ -971,7 +981,7 @@ mod tests {
             threads.push(std::thread::spawn(move || {
                 let started = Instant::now();
                 while started.elapsed() < Duration::from_millis(800) {
-                    let turn = share.turn(tenant, stop).unwrap();
+                    let turn = share.turn(&ns(tenant), stop).unwrap();
                     std::thread::sleep(Duration::from_millis(20));
                     drop(turn);
                     *counts.lock().unwrap().entry(tenant).or_default() += 1;
@@ -1004,7 +1014,7 @@ mod tests {
         let share = Arc::new(FairShare::new(1));
         let quiet = Notices::default();
         let held = share
-            .turn_ranked("a", far(), Rank::First, Some(&quiet))
+            .turn_ranked(&ns("a"), far(), Rank::First, Some(&quiet))
             .unwrap();
         assert!(quiet.0.lock().unwrap().is_empty());
         let noticed = Arc::new(Notices::default());
@@ -1013,7 +1023,7 @@ mod tests {
             std::thread::spawn(move || {
                 let notice: &dyn WaitNotice = noticed.as_ref();
                 share
-                    .turn_ranked("b", far(), Rank::First, Some(notice))
+                    .turn_ranked(&ns("b"), far(), Rank::First, Some(notice))
                     .map(drop)
                     .unwrap();
             })

@@ -20,12 +20,12 @@ mod runner;
 
 pub use cache::{CacheLimits, CacheScope, Call, Evicted, ResponseCache};
 pub use fair::{FairShare, MAX_THROTTLE, NoTurn, Rank, ShareLimits, WaitNotice};
-pub use pins::{DIGESTS_ANNOTATION, Pin, PinError, PinnedSource, Pins, current_pin};
+pub use pins::{DIGESTS_ANNOTATION, Pin, PinError, PinnedSource, Pins, current_pin, package_of};
 pub use policy::{
     DEADLINE_ANNOTATION, FunctionPolicy, MEMORY_ANNOTATION, OUTPUT_ANNOTATION, PolicyError,
 };
 pub use resolve::{
     ClusterFunctions, FUNCTION_API_VERSION, FUNCTION_KIND, FunctionObjects, GivenFunctions,
-    PackageSource, ResolveError, Resolver, package_of,
+    PackageSource, ResolveError, Resolver,
 };
 pub use runner::{CallObserver, PipelineFunctions, ResolvedFunctions};

@@ -15,8 +15,6 @@ use plait_pipeline::Step;
 use plait_runtime::Builtin;
 use serde_json::{Map, Value, json};
 
-use crate::resolve::package_of;
-
 /// The annotation on a CompositionRevision that records its steps' functions.
 pub const DIGESTS_ANNOTATION: &str = "functions.plait.dev/digests";
 
@@ -98,10 +96,7 @@ impl Pins {
     /// What `revision` records; nothing when it has no annotation (a
     /// revision made before plait recorded digests).
     pub fn of_revision(revision: &Value) -> Result<Pins, PinError> {
-        let pointer = format!(
-            "/metadata/annotations/{}",
-            DIGESTS_ANNOTATION.replace('/', "~1")
-        );
+        let pointer = plait_reconcile::pointer::annotation(DIGESTS_ANNOTATION);
         let Some(text) = revision.pointer(&pointer).and_then(Value::as_str) else {
             return Ok(Pins::default());
         };
@@ -209,6 +204,14 @@ pub fn current_pin(function: &str, object: Option<&Value>) -> Option<Pin> {
             pinned: pinned.to_string(),
         },
     })
+}
+
+/// The package a Function object names.
+pub fn package_of(function: &Value) -> &str {
+    function
+        .pointer("/spec/package")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

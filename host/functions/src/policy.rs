@@ -48,11 +48,8 @@ impl FunctionPolicy {
     pub fn of(object: Option<&Value>, maximum: &CallLimits) -> Result<FunctionPolicy, PolicyError> {
         let annotation = |name: &str| {
             object.and_then(|o| {
-                o.pointer(&format!(
-                    "/metadata/annotations/{}",
-                    name.replace('/', "~1")
-                ))
-                .and_then(Value::as_str)
+                o.pointer(&plait_reconcile::pointer::annotation(name))
+                    .and_then(Value::as_str)
             })
         };
         let mut limits = CallLimits {

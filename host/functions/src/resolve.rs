@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::pins::{Pin, PinError, PinnedSource};
+use crate::pins::{Pin, PinError, PinnedSource, package_of};
 use crate::policy::PolicyError;
 use plait_reconcile::{Cluster, ObjectRef};
 use plait_runtime::{Builtin, CallLimits, Module, ReadOnlyDir, Runtime, RuntimeError};
@@ -116,14 +116,6 @@ impl FunctionObjects for GivenFunctions {
             }
         )
     }
-}
-
-/// The package a Function object names.
-pub fn package_of(function: &Value) -> &str {
-    function
-        .pointer("/spec/package")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
 }
 
 /// Serves the Functions whose packages are not built into plait.

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use plait_pipeline::{FunctionRunner, ReadGrants, RunnerError, Step};
+use plait_pipeline::{FunctionRunner, ReadGrants, RunnerError, Step, Tenant};
 use plait_runtime::{Builtin, CallLimits, Checkpoint, Module, Runtime, Stopped};
 use plait_sdk::{LogLevel, Request, Response};
 
@@ -26,7 +26,7 @@ pub trait CallObserver: Send + Sync {
     /// A call the response cache could not answer.
     fn cache_missed(&self, _function: &str) {}
     /// A cached response of `tenant`'s `function` made room for another.
-    fn cache_evicted(&self, _tenant: &str, _function: &str) {}
+    fn cache_evicted(&self, _tenant: &Tenant, _function: &str) {}
     /// A call of `function` changed how much the tenant's time counts in
     /// the share of call slots (1: as anyone's; more after calls that
     /// reached their deadline).
@@ -41,7 +41,7 @@ pub const STEP_GRACE: Duration = Duration::from_millis(25);
 /// The shared call slots these calls take, and whose they are.
 struct Sharing {
     share: Arc<FairShare>,
-    tenant: String,
+    tenant: Tenant,
     /// Told while a call waits for a slot.
     notice: Option<Arc<dyn WaitNotice>>,
 }
@@ -232,14 +232,10 @@ impl PipelineFunctions {
     }
 
     /// Runs every call in a slot of `share`, counted against `tenant`.
-    pub fn sharing(
-        mut self,
-        share: Arc<FairShare>,
-        tenant: impl Into<String>,
-    ) -> PipelineFunctions {
+    pub fn sharing(mut self, share: Arc<FairShare>, tenant: Tenant) -> PipelineFunctions {
         self.share = Some(Sharing {
             share,
-            tenant: tenant.into(),
+            tenant,
             notice: None,
         });
         self
@@ -621,7 +617,7 @@ mod tests {
         let cache = Arc::new(ResponseCache::new(crate::CacheLimits::default()));
         let scope = CacheScope {
             xr: "example.org/v1/App team-a/app uid-1".into(),
-            tenant: "team-a".into(),
+            tenant: Tenant::Namespace("team-a".into()),
         };
         // (cache on, tags of the calls, what the observer hears)
         let cases: [(bool, &[&str], &[&str]); 3] = [

@@ -13,26 +13,27 @@
 //! The crate is in layers, each a module tree that imports only the layers
 //! below it (`tests/layers.rs` checks): `vocabulary` (names, JSON helpers,
 //! metrics) → `access` (API access) → `stores` (watch-fed caches) →
-//! `adapter` (`KubeCluster`, the shard fence) → `controllers` → `running`.
+//! `clusters` (`KubeCluster`, tenants' clusters, the shard fence) →
+//! `controllers` → `process` (the process's entry, Leases, probes).
 
 mod access;
-mod adapter;
+mod clusters;
 mod controllers;
-mod running;
+mod process;
 mod stores;
 mod vocabulary;
 
 pub use access::client::{KubeApi, ServedKind};
 pub use access::impersonation::Impersonation;
 pub use access::install::{CRDS, CrdError};
-pub use adapter::cluster::{KubeCluster, Shared};
-pub use controllers::admission::{Admission, AdmissionCounts, AdmissionLimits, MAX_DEBT};
+pub use clusters::cluster::{KubeCluster, Shared};
 pub use controllers::breaker::BreakerLimits;
+pub use controllers::fair_queue::{FairQueue, FairQueueCounts, FairQueueLimits, MAX_DEBT};
 pub use controllers::function::image_config;
 pub use controllers::function::{DEFAULT_NAMESPACE, Functions, InstalledPackages};
 pub use controllers::timing::{DEFAULT_MAX_CONCURRENT_RECONCILES, Timing};
 pub use controllers::usage::{refuse_deletion, refuse_usage, usages_of};
-pub use running::leader::{LeaderElection, LeaderError};
-pub use running::probes::{self, Health};
-pub use running::shards::Sharding;
-pub use running::{ControllerError, Options, crds, encoded_metrics, install_crds, run};
+pub use process::leader::{LeaderElection, LeaderError};
+pub use process::probes::{self, Health};
+pub use process::shards::Sharding;
+pub use process::{ControllerError, Options, crds, encoded_metrics, install_crds, run};

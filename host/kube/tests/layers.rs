@@ -1,7 +1,7 @@
 //! plait-kube is in layers, each a module tree under `src/`, and a layer
 //! imports only the layers below it:
 //!
-//! `vocabulary` → `access` → `stores` → `adapter` → `controllers` → `running`
+//! `vocabulary` → `access` → `stores` → `clusters` → `controllers` → `process`
 //!
 //! (read "→" as "is imported by"). This test reads every `crate::` and
 //! `super::` path in the crate's sources and fails on one that reaches a
@@ -16,9 +16,9 @@ const LAYERS: &[&str] = &[
     "vocabulary",
     "access",
     "stores",
-    "adapter",
+    "clusters",
     "controllers",
-    "running",
+    "process",
 ];
 
 /// A module: its path from the crate root.
@@ -431,12 +431,12 @@ fn an_import_that_goes_up_a_layer_is_found() {
         ),
         (
             "stores/catalog.rs",
-            "use crate::{vocabulary::api, adapter::cluster::KubeCluster};",
+            "use crate::{vocabulary::api, clusters::cluster::KubeCluster};",
             true,
         ),
         (
             "stores/catalog.rs",
-            "fn f() { super::super::running::run(); }",
+            "fn f() { super::super::process::run(); }",
             true,
         ),
         ("controllers/xrd/mod.rs", "use crate::Timing;", true),
@@ -447,11 +447,11 @@ fn an_import_that_goes_up_a_layer_is_found() {
         ),
         (
             "controllers/xrd/mod.rs",
-            "use crate::adapter::cluster::KubeCluster; // crate::running::x\nconst S: &str = \"crate::running\";",
+            "use crate::clusters::cluster::KubeCluster; // crate::process::x\nconst S: &str = \"crate::process\";",
             false,
         ),
         (
-            "running/mod.rs",
+            "process/mod.rs",
             "use crate::{access, controllers::xrd};",
             false,
         ),

@@ -24,6 +24,7 @@ use sha2::{Digest, Sha256};
 pub use check::{OutputRules, ScopeLookup};
 pub use tenancy::{
     GrantError, READS_ANNOTATION, ReadGrant, ReadGrants, ReadPolicy, ReadRefused, ReadTarget,
+    Tenant,
 };
 
 /// Crossplane's MaxRequirementsIterations: a step is called at most this many

@@ -12,6 +12,51 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+/// Whose an XR is: the platform's, or a tenant namespace's. It decides what
+/// the XR's functions may read, the identity its pipeline acts as, and the
+/// share of reconciles and function-call slots its work counts against.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Tenant {
+    /// The platform's own XRs: cluster-scoped, and not bound to a claim.
+    Platform,
+    /// A namespaced XR's namespace, or the namespace of the claim an XR is
+    /// bound to.
+    Namespace(String),
+}
+
+impl Tenant {
+    /// The label of [`Tenant::Platform`] in metrics and messages; no
+    /// namespace can be named this.
+    pub const PLATFORM_LABEL: &'static str = "(platform)";
+
+    /// The tenant of `namespace`; the platform for none (or an empty one).
+    pub fn of_namespace(namespace: Option<&str>) -> Tenant {
+        match namespace.filter(|ns| !ns.is_empty()) {
+            Some(ns) => Tenant::Namespace(ns.to_string()),
+            None => Tenant::Platform,
+        }
+    }
+
+    /// The tenant's namespace; `None` for the platform.
+    pub fn namespace(&self) -> Option<&str> {
+        match self {
+            Tenant::Platform => None,
+            Tenant::Namespace(ns) => Some(ns),
+        }
+    }
+
+    /// How the tenant is named in metrics' `tenant` label and in messages.
+    pub fn label(&self) -> &str {
+        self.namespace().unwrap_or(Tenant::PLATFORM_LABEL)
+    }
+}
+
+impl fmt::Display for Tenant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
 /// The annotation on a Function that grants its reads beyond the tenant.
 pub const READS_ANNOTATION: &str = "tenancy.plait.dev/reads";
 
@@ -152,10 +197,10 @@ impl fmt::Display for ReadTarget {
 /// A read the tenancy rules refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "function {function:?} may not read {target}: a function composing for tenant {tenant:?} reads only namespaced objects in namespace {tenant:?} unless the platform grants more (annotate the Function with {READS_ANNOTATION}: \"{grant}\")"
+    "function {function:?} may not read {target}: a function composing for tenant \"{tenant}\" reads only namespaced objects in namespace \"{tenant}\" unless the platform grants more (annotate the Function with {READS_ANNOTATION}: \"{grant}\")"
 )]
 pub struct ReadRefused {
-    pub tenant: String,
+    pub tenant: Tenant,
     pub function: String,
     pub target: ReadTarget,
     /// The grant that would allow it.
@@ -165,8 +210,8 @@ pub struct ReadRefused {
 /// The reads of one reconcile: whose they are, and what was granted.
 #[derive(Debug, Clone, Copy)]
 pub struct ReadPolicy<'a> {
-    /// The tenant's namespace; `None` when the XR belongs to the platform.
-    pub tenant: Option<&'a str>,
+    /// Whose XR's reads these are.
+    pub tenant: &'a Tenant,
     pub grants: &'a ReadGrants,
 }
 
@@ -174,12 +219,12 @@ impl ReadPolicy<'_> {
     /// Where a read that names no namespace looks: the tenant's namespace,
     /// or (for the platform) everywhere.
     pub fn default_namespace(&self) -> Option<&str> {
-        self.tenant
+        self.tenant.namespace()
     }
 
     /// Whether `function` may read `target`.
     pub fn check(&self, function: &str, target: &ReadTarget) -> Result<(), Box<ReadRefused>> {
-        let Some(tenant) = self.tenant else {
+        let Some(tenant) = self.tenant.namespace() else {
             return Ok(());
         };
         if target.namespace.as_deref() == Some(tenant) || self.grants.allow(function, target) {
@@ -191,7 +236,7 @@ impl ReadPolicy<'_> {
             namespace: target.namespace.clone(),
         };
         Err(Box::new(ReadRefused {
-            tenant: tenant.into(),
+            tenant: self.tenant.clone(),
             function: function.into(),
             target: target.clone(),
             grant: grant.to_string(),
@@ -321,15 +366,16 @@ mod tests {
             ),
             (None, "fn-b", target("v1", "Namespace", None), true),
         ];
-        for (tenant, function, target, allowed) in cases {
+        for (namespace, function, target, allowed) in cases {
+            let tenant = Tenant::of_namespace(namespace);
             let policy = ReadPolicy {
-                tenant,
+                tenant: &tenant,
                 grants: &grants,
             };
             assert_eq!(
                 policy.check(function, &target).is_ok(),
                 allowed,
-                "{tenant:?} {function} {target}"
+                "{tenant} {function} {target}"
             );
         }
     }
@@ -337,8 +383,9 @@ mod tests {
     #[test]
     fn a_refusal_names_the_function_what_it_asked_for_and_the_grant() {
         let grants = ReadGrants::default();
+        let tenant = Tenant::Namespace("team-a".into());
         let policy = ReadPolicy {
-            tenant: Some("team-a"),
+            tenant: &tenant,
             grants: &grants,
         };
         let refused = policy

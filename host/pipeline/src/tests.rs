@@ -95,7 +95,7 @@ fn run_for(
         source: files,
         rules: OutputRules::default(),
         reads: ReadPolicy {
-            tenant,
+            tenant: &Tenant::of_namespace(tenant),
             grants: &grants,
         },
     };

@@ -6,6 +6,12 @@ use plait_sdk::{Condition, Ready, State, Target};
 use serde_json::{Value, json};
 
 use crate::ordering::{Graph, ORDERED_CONDITION, describe_waiting};
+
+/// The condition type that says whether the last reconcile of an object
+/// went through (`True`) or why it did not (`False`).
+pub const SYNCED: &str = "Synced";
+/// The condition type that says whether an object is ready for use.
+pub const READY: &str = "Ready";
 use crate::{is_system_condition, is_system_condition_type};
 
 /// Names of desired composed resources that are not ready, sorted.
@@ -73,20 +79,15 @@ pub fn set_success(
     now: &str,
 ) {
     let synced = match synced_error {
-        None => condition("Synced", "True", "ReconcileSuccess", None),
-        Some(e) => condition("Synced", "False", "ReconcileError", Some(e)),
+        None => condition(SYNCED, "True", "ReconcileSuccess", None),
+        Some(e) => condition(SYNCED, "False", "ReconcileError", Some(e)),
     };
     let composite_ready = desired.composite.as_ref().map(|c| c.ready);
     let ready = match composite_ready {
-        Some(Ready::True) => condition("Ready", "True", "Available", None),
-        Some(Ready::False) => condition("Ready", "False", "Creating", None),
-        _ if unready.is_empty() => condition("Ready", "True", "Available", None),
-        _ => condition(
-            "Ready",
-            "False",
-            "Creating",
-            Some(&unready_message(unready)),
-        ),
+        Some(Ready::True) => condition(READY, "True", "Available", None),
+        Some(Ready::False) => condition(READY, "False", "Creating", None),
+        _ if unready.is_empty() => condition(READY, "True", "Available", None),
+        _ => condition(READY, "False", "Creating", Some(&unready_message(unready))),
     };
     // Upstream's reconciler sets the functions' conditions before
     // `Synced` and `Ready`, so a new XR lists them first.
@@ -131,7 +132,7 @@ pub fn set_claim_condition_types(xr: &mut Value, function_conditions: &[Conditio
 /// Sets conditions after a pipeline that failed: `Synced=False` with the
 /// error, and custom conditions the pipeline did not re-send become Unknown.
 pub fn set_fatal(xr: &mut Value, function_conditions: &[Condition], error: &str, now: &str) {
-    let mut updates = vec![condition("Synced", "False", "ReconcileError", Some(error))];
+    let mut updates = vec![condition(SYNCED, "False", "ReconcileError", Some(error))];
     let sent: Vec<&str> = function_conditions
         .iter()
         .map(|c| c.type_.as_str())

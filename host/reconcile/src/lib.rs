@@ -11,6 +11,7 @@ pub mod cluster;
 pub mod compose;
 mod conditions;
 pub mod ordering;
+pub mod pointer;
 mod steps;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -20,7 +21,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use plait_pipeline::{
     FunctionRunner, OutputRules, Pipeline, PipelineError, ReadGrants, ReadPolicy, ReadRefused,
-    ReadTarget, RequirementSource, SecretRef, Step, StepResult,
+    ReadTarget, RequirementSource, SecretRef, Step, StepResult, Tenant,
 };
 use plait_sdk::{
     Condition, Ready, ResourceMatch, ResourceSelector, SchemaSelector, Severity, State,
@@ -30,7 +31,7 @@ use serde_json::{Value, json};
 pub use cluster::{
     Cluster, ClusterError, Event, EventType, Forwarding, MemoryCluster, ObjectRef, stable_uid,
 };
-pub use conditions::{set_condition, unready_message};
+pub use conditions::{READY, SYNCED, set_condition, unready_message};
 pub use steps::{PrepareError, pipeline_steps, prepare};
 
 /// Field manager for what the reconcile owns on the XR, as upstream names it.
@@ -223,7 +224,7 @@ impl<'a> Reconcile<'a> {
                 ..OutputRules::default()
             },
             reads: ReadPolicy {
-                tenant: tenant.as_deref(),
+                tenant: &tenant,
                 grants: self.grants,
             },
         };
@@ -455,10 +456,7 @@ impl<'a> Reconcile<'a> {
                 continue;
             }
             let name = object
-                .pointer(&format!(
-                    "/metadata/annotations/{}",
-                    ANNOTATION_RESOURCE_NAME.replace('/', "~1")
-                ))
+                .pointer(&pointer::annotation(ANNOTATION_RESOURCE_NAME))
                 .and_then(Value::as_str)
                 .ok_or_else(|| compose::ComposeError::MissingAnnotation(reference.to_string()))?
                 .to_string();
@@ -505,7 +503,7 @@ impl<'a> Reconcile<'a> {
         };
         let tenant = tenant_of(&self.xr, self.scope);
         let reads = ReadPolicy {
-            tenant: tenant.as_deref(),
+            tenant: &tenant,
             grants: self.grants,
         };
         let target = ReadTarget {
@@ -560,7 +558,7 @@ impl<'a> Reconcile<'a> {
 
 /// Whether `xr` already holds what `owned` would apply.
 fn already_owned(xr: &Value, owned: &Value, scope: CompositeScope) -> bool {
-    let label = format!("/metadata/labels/{}", LABEL_COMPOSITE.replace('/', "~1"));
+    let label = pointer::label(LABEL_COMPOSITE);
     let refs = format!("{}/resourceRefs", scope.machinery_pointer());
     xr.pointer(&label) == owned.pointer(&label) && xr.pointer(&refs) == owned.pointer(&refs)
 }
@@ -572,7 +570,7 @@ pub fn owned_fields(xr: &Value, scope: CompositeScope, refs: &[Value]) -> Value 
     let metadata = xr.get("metadata").cloned().unwrap_or_else(|| json!({}));
     let name = metadata.get("name").cloned().unwrap_or(Value::Null);
     let label = metadata
-        .pointer(&format!("/labels/{}", LABEL_COMPOSITE.replace('/', "~1")))
+        .pointer(&format!("/labels/{}", pointer::escape(LABEL_COMPOSITE)))
         .cloned()
         .unwrap_or_else(|| name.clone());
     let mut owned_metadata = serde_json::Map::new();
@@ -660,27 +658,25 @@ pub fn default_connection_secret_ref(
     Some(json!({"name": uid, "namespace": namespace}))
 }
 
-/// Whose XR this is, for what its functions may read: a namespaced XR's
-/// namespace, or the namespace of the claim an XR is bound to; `None` for
-/// the platform's own (cluster-scoped, unclaimed) XRs.
-pub fn tenant_of(xr: &Value, scope: CompositeScope) -> Option<String> {
+/// Whose XR this is: a namespaced XR's namespace, the namespace of the
+/// claim an XR is bound to, or the platform for its own (cluster-scoped,
+/// unclaimed) XRs.
+pub fn tenant_of(xr: &Value, scope: CompositeScope) -> Tenant {
     let namespace = xr.pointer("/metadata/namespace").and_then(Value::as_str);
-    tenant_in(scope, namespace, xr.get("spec")).map(str::to_string)
+    tenant_in(scope, namespace, xr.get("spec"))
 }
 
 /// [`tenant_of`] an XR of `scope` in `namespace` with `spec`, for a caller
 /// that holds the XR's parts rather than its JSON.
-pub fn tenant_in<'a>(
-    scope: CompositeScope,
-    namespace: Option<&'a str>,
-    spec: Option<&'a Value>,
-) -> Option<&'a str> {
-    let tenant = match scope {
+pub fn tenant_in(scope: CompositeScope, namespace: Option<&str>, spec: Option<&Value>) -> Tenant {
+    let namespace = match scope {
         CompositeScope::Namespaced => namespace,
-        CompositeScope::LegacyCluster => spec?.pointer("/claimRef/namespace")?.as_str(),
+        CompositeScope::LegacyCluster => spec
+            .and_then(|spec| spec.pointer("/claimRef/namespace"))
+            .and_then(Value::as_str),
         CompositeScope::Cluster => None,
     };
-    tenant.filter(|ns| !ns.is_empty())
+    Tenant::of_namespace(namespace)
 }
 
 struct ClusterSource<'a> {
@@ -778,7 +774,7 @@ pub fn is_system_condition(condition: &Condition) -> bool {
 pub fn is_system_condition_type(type_: &str) -> bool {
     matches!(
         type_,
-        "Ready" | "Synced" | "Healthy" | "UpToDate" | "Responsive" | ordering::ORDERED_CONDITION
+        READY | SYNCED | "Healthy" | "UpToDate" | "Responsive" | ordering::ORDERED_CONDITION
     )
 }
 

@@ -46,10 +46,7 @@ pub struct Graph {
 
 /// The resources `object` says it depends on.
 pub fn dependencies_of(object: &Value) -> BTreeSet<String> {
-    let pointer = format!(
-        "/metadata/annotations/{}",
-        DEPENDS_ON_ANNOTATION.replace('/', "~1")
-    );
+    let pointer = crate::pointer::annotation(DEPENDS_ON_ANNOTATION);
     object
         .pointer(&pointer)
         .and_then(Value::as_str)

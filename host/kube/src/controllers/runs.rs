@@ -229,7 +229,7 @@ impl CallObserver for Recorder {
         self.inner.cache_missed(function);
     }
 
-    fn cache_evicted(&self, tenant: &str, function: &str) {
+    fn cache_evicted(&self, tenant: &plait_pipeline::Tenant, function: &str) {
         self.inner.cache_evicted(tenant, function);
     }
 

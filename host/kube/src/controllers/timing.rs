@@ -6,8 +6,8 @@ use std::hash::{BuildHasher, Hash};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use crate::controllers::admission::AdmissionLimits;
 use crate::controllers::breaker::BreakerLimits;
+use crate::controllers::fair_queue::FairQueueLimits;
 
 /// How often and how patiently XRs are reconciled.
 #[derive(Debug, Clone)]
@@ -19,7 +19,7 @@ pub struct Timing {
     /// The first retry after an error; doubled per failure up to the poll interval.
     pub backoff_base: Duration,
     /// How many XR and claim reconciles work at once, over every kind; the
-    /// others wait their turn in the fair admission queue. A reconcile
+    /// others wait their turn in the fair queue. A reconcile
     /// waiting for a function-call slot does not count.
     pub max_concurrent_reconciles: u16,
     /// How many reconciles of one tenant are admitted and unfinished at
@@ -52,9 +52,9 @@ impl Timing {
         self.reconcile_timeout + ABANDON_MARGIN
     }
 
-    /// The admission queue's limits.
-    pub fn admission_limits(&self) -> AdmissionLimits {
-        AdmissionLimits {
+    /// The fair queue's limits.
+    pub fn fair_queue_limits(&self) -> FairQueueLimits {
+        FairQueueLimits {
             working: usize::from(self.max_concurrent_reconciles),
             per_tenant: usize::from(self.tenant_max_reconciles),
         }

@@ -18,7 +18,7 @@ use plait_reconcile::LABEL_COMPOSITE;
 use tokio::task::JoinHandle;
 
 use crate::access::writes;
-use crate::adapter::cluster::KubeCluster;
+use crate::clusters::cluster::KubeCluster;
 use crate::controllers::breaker::CircuitBreaker;
 use crate::stores::composed::{CachedKind, ComposedCache, Kind};
 use crate::stores::reflect::reflector;

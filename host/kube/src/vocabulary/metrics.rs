@@ -8,6 +8,7 @@
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
+use plait_pipeline::Tenant;
 use plait_runtime::Runtime;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
@@ -136,10 +137,6 @@ struct GuestErrorLabels {
     function: String,
     error: String,
 }
-
-/// The `tenant` label of calls for the platform's own XRs (not a valid
-/// namespace name, so no tenant can have it).
-pub const PLATFORM: &str = "(platform)";
 
 type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
 
@@ -314,19 +311,19 @@ impl Metrics {
     }
 
     /// Records how long a reconcile of `tenant` waited for its turn.
-    pub fn admitted(&self, tenant: &str, waited: Duration) {
+    pub fn admitted(&self, tenant: &Tenant, waited: Duration) {
         self.admission_wait_seconds
             .get_or_create(&TenantLabels {
-                tenant: tenant.into(),
+                tenant: tenant.label().into(),
             })
             .observe(waited.as_secs_f64());
     }
 
     /// Sets how many times `tenant`'s time counts in the call slots' share.
-    pub fn call_throttle(&self, tenant: &str, throttle: u32) {
+    pub fn call_throttle(&self, tenant: &Tenant, throttle: u32) {
         self.call_throttle
             .get_or_create(&TenantLabels {
-                tenant: tenant.into(),
+                tenant: tenant.label().into(),
             })
             .set(i64::from(throttle));
     }
@@ -393,30 +390,30 @@ impl Metrics {
     }
 
     /// Counts a read the tenancy rules refused.
-    pub fn read_refused(&self, tenant: &str, function: &str, kind: &str) {
+    pub fn read_refused(&self, tenant: &Tenant, function: &str, kind: &str) {
         self.reads_refused
             .get_or_create(&ReadRefusedLabels {
-                tenant: tenant.into(),
+                tenant: tenant.label().into(),
                 function: function.into(),
                 kind: kind.into(),
             })
             .inc();
     }
 
-    pub fn function_called(&self, tenant: &str, function: &str, took: Duration) {
+    pub fn function_called(&self, tenant: &Tenant, function: &str, took: Duration) {
         self.function_call_seconds
             .get_or_create(&FunctionLabels {
-                tenant: tenant.into(),
+                tenant: tenant.label().into(),
                 function: function.into(),
             })
             .observe(took.as_secs_f64());
     }
 
     /// Counts a failed call; `error` is [`plait_runtime::CallError::kind`].
-    pub fn guest_failed(&self, tenant: &str, function: &str, error: &str) {
+    pub fn guest_failed(&self, tenant: &Tenant, function: &str, error: &str) {
         self.guest_errors
             .get_or_create(&GuestErrorLabels {
-                tenant: tenant.into(),
+                tenant: tenant.label().into(),
                 function: function.into(),
                 error: error.into(),
             })
@@ -424,7 +421,7 @@ impl Metrics {
     }
 
     /// Counts a response cache hit, miss or eviction.
-    pub fn function_cache(&self, tenant: &str, function: &str, event: CacheEvent) {
+    pub fn function_cache(&self, tenant: &Tenant, function: &str, event: CacheEvent) {
         let family = match event {
             CacheEvent::Hit => &self.cache_hits,
             CacheEvent::Miss => &self.cache_misses,
@@ -432,7 +429,7 @@ impl Metrics {
         };
         family
             .get_or_create(&FunctionLabels {
-                tenant: tenant.into(),
+                tenant: tenant.label().into(),
                 function: function.into(),
             })
             .inc();
@@ -467,7 +464,7 @@ pub enum CacheEvent {
 
 /// Reports the function calls of one tenant's XR pipelines to [`metrics`].
 pub struct CallMetrics {
-    pub tenant: String,
+    pub tenant: Tenant,
     /// Told when a call changed the tenant's throttle.
     pub on_throttle: Option<ThrottleListener>,
 }
@@ -492,7 +489,7 @@ impl plait_functions::CallObserver for CallMetrics {
         metrics().function_cache(&self.tenant, function, CacheEvent::Miss);
     }
 
-    fn cache_evicted(&self, tenant: &str, function: &str) {
+    fn cache_evicted(&self, tenant: &Tenant, function: &str) {
         metrics().function_cache(tenant, function, CacheEvent::Eviction);
     }
 
@@ -597,17 +594,25 @@ mod tests {
         metrics.reconciled("App", ReconcileResult::Success, Duration::from_millis(5));
         metrics.reconciled("App", ReconcileResult::NotSynced, Duration::from_millis(1));
         metrics.function_called(
-            "team-a",
+            &Tenant::Namespace("team-a".into()),
             "function-patch-and-transform",
             Duration::from_micros(300),
         );
-        metrics.guest_failed("team-a", "bad-fn", "trap");
+        metrics.guest_failed(&Tenant::Namespace("team-a".into()), "bad-fn", "trap");
         metrics.reconcile_failed("Composition", "kube");
-        metrics.read_refused("team-a", "fn-a", "Secret");
-        metrics.function_cache("team-a", "fn-a", CacheEvent::Hit);
-        metrics.function_cache("team-a", "fn-a", CacheEvent::Hit);
-        metrics.function_cache("team-a", "fn-a", CacheEvent::Miss);
-        metrics.function_cache("team-b", "fn-a", CacheEvent::Eviction);
+        metrics.read_refused(&Tenant::Namespace("team-a".into()), "fn-a", "Secret");
+        metrics.function_cache(&Tenant::Namespace("team-a".into()), "fn-a", CacheEvent::Hit);
+        metrics.function_cache(&Tenant::Namespace("team-a".into()), "fn-a", CacheEvent::Hit);
+        metrics.function_cache(
+            &Tenant::Namespace("team-a".into()),
+            "fn-a",
+            CacheEvent::Miss,
+        );
+        metrics.function_cache(
+            &Tenant::Namespace("team-b".into()),
+            "fn-a",
+            CacheEvent::Eviction,
+        );
         metrics.api_request("get", "configmaps");
         let text = metrics.encode();
         let cases = [

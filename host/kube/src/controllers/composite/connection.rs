@@ -11,7 +11,7 @@ use plait_model::{CompositeResourceDefinition, Composition};
 use plait_reconcile::{COMPOSITE_FIELD_MANAGER, ClusterError};
 use serde_json::{Value, json};
 
-use crate::adapter::cluster::KubeCluster;
+use crate::clusters::cluster::KubeCluster;
 use crate::controllers::timing::now;
 use crate::vocabulary::api::CONNECTION_SECRET_TYPE;
 use crate::vocabulary::object::text;
@@ -102,29 +102,14 @@ pub async fn publish(
             name: name.clone(),
             source,
         })?;
-    let mut data: BTreeMap<String, ByteString> = BTreeMap::new();
-    if let Some(existing) = &existing {
-        let owner = existing
-            .metadata
-            .owner_references
-            .iter()
-            .flatten()
-            .find(|o| o.controller == Some(true));
-        if owner.is_some_and(|o| o.uid != uid) {
+    let keys = xrd.spec.connection_secret_keys.as_deref();
+    let data = match published_data(existing.as_ref(), uid, details, keys) {
+        Published::Changed(data) => data,
+        Published::Unchanged => return Ok(false),
+        Published::NotControlled => {
             return Err(PublishError::NotControlled { namespace, name });
         }
-        data = existing.data.clone().unwrap_or_default();
-    }
-    let keys = xrd.spec.connection_secret_keys.as_deref();
-    for (k, v) in filter_keys(details, keys) {
-        data.insert(k, ByteString(v));
-    }
-    if existing
-        .as_ref()
-        .is_some_and(|e| e.data.clone().unwrap_or_default() == data)
-    {
-        return Ok(false);
-    }
+    };
     let secret = json!({
         "apiVersion": "v1",
         "kind": "Secret",
@@ -161,6 +146,47 @@ pub async fn publish(
         .await
         .map_err(PublishError::Stamp)?;
     Ok(true)
+}
+
+/// What the XR's connection Secret is to hold.
+enum Published {
+    /// These keys, the Secret's own and the XR's details over them.
+    Changed(BTreeMap<String, ByteString>),
+    /// What it holds already.
+    Unchanged,
+    /// Nothing: another object controls the Secret.
+    NotControlled,
+}
+
+/// Adds the XR's `details` (filtered by the XRD's `keys`) to what the
+/// `existing` Secret holds, unless another object than the XR (`uid`)
+/// controls it.
+fn published_data(
+    existing: Option<&Secret>,
+    uid: &str,
+    details: &BTreeMap<String, Vec<u8>>,
+    keys: Option<&[String]>,
+) -> Published {
+    let mut data: BTreeMap<String, ByteString> = BTreeMap::new();
+    if let Some(existing) = existing {
+        let owner = existing
+            .metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .find(|o| o.controller == Some(true));
+        if owner.is_some_and(|o| o.uid != uid) {
+            return Published::NotControlled;
+        }
+        data = existing.data.clone().unwrap_or_default();
+    }
+    for (k, v) in filter_keys(details, keys) {
+        data.insert(k, ByteString(v));
+    }
+    if existing.is_some_and(|e| e.data.clone().unwrap_or_default() == data) {
+        return Published::Unchanged;
+    }
+    Published::Changed(data)
 }
 
 #[cfg(test)]

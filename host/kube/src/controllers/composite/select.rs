@@ -8,11 +8,12 @@ use std::sync::Arc;
 
 use kube::api::{Patch, PatchParams};
 use plait_model::{CompositeResourceDefinition, UpdatePolicy};
-use plait_reconcile::{ClusterError, CompositeScope, Event, EventType, ObjectRef, PrepareError};
+use plait_reconcile::{CompositeScope, Event, EventType, ObjectRef, PrepareError};
 use serde_json::{Value, json};
 
-use super::{XrContext, XrError, kube_error};
-use crate::controllers::revisions;
+use super::{XrContext, XrError};
+use crate::controllers::composition;
+use crate::controllers::kit::ObjectError;
 use crate::stores::catalog::{CompileError, CompiledPipeline};
 use crate::vocabulary::object::text;
 
@@ -25,12 +26,6 @@ pub enum Failure {
     /// once the catalog holds it, so it waits for that rather than retrying.
     Awaiting(String),
     Error(XrError),
-}
-
-impl From<ClusterError> for Failure {
-    fn from(e: ClusterError) -> Self {
-        Failure::Error(e.into())
-    }
 }
 
 impl From<XrError> for Failure {
@@ -71,8 +66,14 @@ pub async fn composition(
             .into_iter()
             .map(|(k, v)| (k, v.as_str().unwrap_or_default().to_string()))
             .collect();
-        ctx.catalog.ready().await?;
+        ctx.shared
+            .catalog
+            .ready()
+            .await
+            .map_err(ObjectError::cluster(reference, "cannot read the catalog"))
+            .map_err(XrError::from)?;
         let mut candidates: Vec<String> = ctx
+            .shared
             .catalog
             .compositions(&labels)
             .into_iter()
@@ -95,7 +96,7 @@ pub async fn composition(
     if current.as_deref() != Some(chosen.as_str()) {
         let patch = scope.wrap_machinery(json!({"compositionRef": {"name": chosen}}));
         *xr = merge_patch(ctx, reference, &patch).await?;
-        ctx.cluster.publish(Event {
+        ctx.shared.cluster.publish(Event {
             regarding: reference.clone(),
             event_type: EventType::Normal,
             reason: "SelectComposition".into(),
@@ -124,43 +125,53 @@ pub async fn revision(
     };
     let current = text(xr, &format!("{machinery}/compositionRevisionRef/name")).map(str::to_string);
     let mut selector =
-        revisions::match_labels(xr.pointer(&format!("{machinery}/compositionRevisionSelector")));
+        composition::match_labels(xr.pointer(&format!("{machinery}/compositionRevisionSelector")));
     let mut persist = serde_json::Map::new();
     if selector.is_none()
         && current.is_none()
         && let Some(default) = xrd.spec.extra.get("defaultCompositionRevisionSelector")
     {
-        selector = revisions::match_labels(Some(default));
+        selector = composition::match_labels(Some(default));
         persist.insert("compositionRevisionSelector".into(), default.clone());
-        ctx.cluster.publish(Event {
+        ctx.shared.cluster.publish(Event {
             regarding: reference.clone(),
             event_type: EventType::Normal,
             reason: "SelectComposition".into(),
             message: "Default revision selector has been selected".into(),
         });
     }
-    ctx.catalog.ready().await?;
+    ctx.shared
+        .catalog
+        .ready()
+        .await
+        .map_err(ObjectError::cluster(reference, "cannot read the catalog"))
+        .map_err(XrError::from)?;
     let fetch = |message: String| Failure::Synced(format!("cannot fetch Composition: {message}"));
     // The catalog's revision store wakes the XR once it holds a new revision.
     let awaiting =
         |message: String| Failure::Awaiting(format!("cannot fetch Composition: {message}"));
     let revision = match (&current, policy) {
-        (Some(name), UpdatePolicy::Manual) => ctx.catalog.revision(name).ok_or_else(|| {
-            awaiting(format!(
-                "cannot get CompositionRevision {name:?}: not found"
-            ))
-        })?,
+        (Some(name), UpdatePolicy::Manual) => {
+            ctx.shared.catalog.revision(name).ok_or_else(|| {
+                awaiting(format!(
+                    "cannot get CompositionRevision {name:?}: not found"
+                ))
+            })?
+        }
         _ => {
-            let found = ctx.catalog.composition(composition).ok_or_else(|| {
+            let found = ctx.shared.catalog.composition(composition).ok_or_else(|| {
                 fetch(format!("cannot get Composition {composition:?}: not found"))
             })?;
             let mut labels = match policy {
                 UpdatePolicy::Automatic => selector.unwrap_or_default(),
                 UpdatePolicy::Manual => BTreeMap::new(),
             };
-            labels.insert(revisions::LABEL_COMPOSITION_NAME.into(), composition.into());
-            let candidates = ctx.catalog.revisions(&labels);
-            let latest = revisions::latest(&found, &candidates)
+            labels.insert(
+                composition::LABEL_COMPOSITION_NAME.into(),
+                composition.into(),
+            );
+            let candidates = ctx.shared.catalog.revisions(&labels);
+            let latest = composition::latest(&found, &candidates)
                 .cloned()
                 .ok_or_else(|| awaiting("no compatible CompositionRevisions found".into()))?;
             let name = text(&latest, "/metadata/name").unwrap_or_default();
@@ -175,8 +186,9 @@ pub async fn revision(
         *xr = merge_patch(ctx, reference, &patch).await?;
     }
     let compiled = ctx
+        .shared
         .catalog
-        .pipeline(&revision, reference, &ctx.functions.resolver)
+        .pipeline(&revision, reference, &ctx.shared.functions.resolver)
         .await;
     match compiled {
         Ok(pipeline) => Ok(pipeline),
@@ -211,7 +223,10 @@ async fn merge_patch(
             &Patch::Merge(patch),
         )
         .await
-        .map_err(kube_error(reference))?;
+        .map_err(ObjectError::kube(
+            reference,
+            "cannot record its Composition",
+        ))?;
     ctx.stored(&patched, reference)
 }
 

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+use kube::api::{Api, DynamicObject, ListParams};
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::Store;
 use kube::runtime::reflector::store::Writer;
@@ -24,18 +24,18 @@ use kube::runtime::{Controller, WatchStreamExt, predicates, watcher};
 use plait_functions::{FUNCTION_API_VERSION, FUNCTION_KIND, package_of};
 use plait_model::ImagePolicy;
 use plait_oci::Keychain;
-use plait_reconcile::{ClusterError, ObjectRef, set_condition};
+use plait_reconcile::{ObjectRef, set_condition};
 use plait_runtime::Builtin;
 use serde_json::{Value, json};
 
 use super::packages::{Installed, InstalledPackages};
-use crate::adapter::cluster::KubeCluster;
+use crate::clusters::cluster::KubeCluster;
 use crate::controllers::function::image_config::{
-    self, Applied, DOCKER_CONFIG_KEY, SecretData, image_config_of, image_config_resource,
-    secrets_needed,
+    self, Applied, DOCKER_CONFIG_KEY, SecretData, Verification, image_config_of,
+    image_config_resource, secrets_needed,
 };
-use crate::controllers::reconciler::{self, Controlled, ReconcileFailure};
-use crate::controllers::timing::{Backoff, Timing, now};
+use crate::controllers::kit::{self, Controlled, ObjectError, Policy, ReconcileFailure};
+use crate::controllers::timing::{Timing, now};
 use crate::controllers::watches::ComposedWatches;
 use crate::vocabulary::api::{
     COMPOSITION_API_VERSION, COMPOSITION_KIND, FIELD_MANAGER, REVISION_KIND, function_resource,
@@ -54,21 +54,8 @@ pub const REASON_HEALTHY: &str = "HealthyPackageRevision";
 
 #[derive(Debug, thiserror::Error)]
 pub enum FunctionError {
-    #[error("Function {function:?}: {what}: {source}")]
-    Kube {
-        function: String,
-        what: String,
-        #[source]
-        source: kube::Error,
-    },
-    #[error("Function {function:?}: cannot be encoded: {source}")]
-    Encode {
-        function: String,
-        #[source]
-        source: serde_json::Error,
-    },
     #[error(transparent)]
-    Cluster(#[from] ClusterError),
+    Object(#[from] ObjectError),
     #[error("Function {function:?}: compiling its package did not finish: {source}")]
     Join {
         function: String,
@@ -80,9 +67,7 @@ pub enum FunctionError {
 impl ReconcileFailure for FunctionError {
     fn metric_label(&self) -> &'static str {
         match self {
-            FunctionError::Kube { .. } => "kube",
-            FunctionError::Encode { .. } => "encode",
-            FunctionError::Cluster(_) => "cluster",
+            FunctionError::Object(error) => error.metric_label(),
             FunctionError::Join { .. } => "join",
         }
     }
@@ -270,24 +255,14 @@ pub struct FunctionContext {
     cluster: KubeCluster,
     watches: Arc<ComposedWatches>,
     timing: Timing,
-    resource: ApiResource,
-    backoff: Backoff<ObjectRef>,
-    conflicts: Backoff<ObjectRef>,
+    policy: Policy,
     /// The Function store this controller fills, which XR reconciles read.
     store: Store<DynamicObject>,
 }
 
 impl Controlled for FunctionContext {
-    fn resource(&self) -> &ApiResource {
-        &self.resource
-    }
-
-    fn backoff(&self) -> &Backoff<ObjectRef> {
-        &self.backoff
-    }
-
-    fn conflicts(&self) -> &Backoff<ObjectRef> {
-        &self.conflicts
+    fn policy(&self) -> &Policy {
+        &self.policy
     }
 }
 
@@ -304,10 +279,8 @@ impl FunctionContext {
             packages,
             cluster,
             watches,
-            backoff: Backoff::of(&timing),
-            conflicts: Backoff::conflicts(&timing),
+            policy: Policy::new(function_resource(), &timing),
             timing,
-            resource: function_resource(),
         }
     }
 
@@ -346,11 +319,10 @@ impl FunctionContext {
             let secret = secrets
                 .get_opt(secret_name)
                 .await
-                .map_err(|e| FunctionError::Kube {
-                    function: name.into(),
-                    what: format!("cannot read {source}"),
-                    source: e,
-                })?;
+                .map_err(ObjectError::kube(
+                    format!("Function {name:?}"),
+                    format!("cannot read {source}"),
+                ))?;
             let Some(secret) = secret else {
                 return Ok(Err(configuration("not found".into())));
             };
@@ -377,10 +349,8 @@ impl FunctionContext {
         package: &str,
     ) -> Result<Result<Applied, plait_oci::Error>, FunctionError> {
         let kube_error = |what: String| {
-            move |source| FunctionError::Kube {
-                function: name.into(),
-                what,
-                source,
+            move |source| -> FunctionError {
+                ObjectError::kube(format!("Function {name:?}"), what)(source).into()
             }
         };
         let configs: Api<DynamicObject> =
@@ -434,6 +404,60 @@ impl FunctionContext {
         Ok(image_config::apply(&policy, package, &data, namespace))
     }
 
+    /// The outcome of `previous`, the Function's installed package, when it
+    /// is `package` under the same ImageConfigs and its module is loaded.
+    fn still_installed(
+        &self,
+        previous: Option<&Installed>,
+        package: &str,
+        policy: &str,
+    ) -> Option<Outcome> {
+        let Some(Installed::Package {
+            package: installed,
+            pinned,
+            digest,
+            policy: installed_policy,
+        }) = previous
+        else {
+            return None;
+        };
+        (installed == package
+            && installed_policy == policy
+            && self.packages.module(digest).is_some())
+        .then(|| Outcome::Healthy {
+            pinned: pinned.clone(),
+            digest: digest.clone(),
+        })
+    }
+
+    /// Checks the signature of the package `pinned` at `digest` against the
+    /// authorities an ImageConfig's `verification` names.
+    async fn verify(
+        &self,
+        name: &str,
+        pinned: &str,
+        digest: &str,
+        verification: &Verification,
+        keychain: &Keychain,
+    ) -> Result<(), plait_oci::Error> {
+        let started = Instant::now();
+        let verified = self
+            .packages
+            .client
+            .verify_signature(pinned, digest, &verification.authorities, keychain)
+            .await?;
+        tracing::info!(
+            function = name,
+            package = pinned,
+            image_config = verification.config,
+            authority = verified.authority,
+            remembered = verified.remembered,
+            elapsed = ?started.elapsed(),
+            "verified function package signature"
+        );
+        Ok(())
+    }
+
     /// Resolves, verifies and compiles the Function's package, unless it is
     /// built in or already installed from the same package under the same
     /// ImageConfigs (a tag is resolved again only under
@@ -455,21 +479,8 @@ impl FunctionContext {
         let policy = applied.fingerprint();
         let previous = self.packages.installed(name);
         let always = text(function, "/spec/packagePullPolicy") == Some("Always");
-        if !always
-            && let Some(Installed::Package {
-                package: installed,
-                pinned,
-                digest,
-                policy: installed_policy,
-            }) = &previous
-            && installed == package
-            && *installed_policy == policy
-            && self.packages.module(digest).is_some()
+        if !always && let Some(outcome) = self.still_installed(previous.as_ref(), package, &policy)
         {
-            let outcome = Outcome::Healthy {
-                pinned: pinned.clone(),
-                digest: digest.clone(),
-            };
             return Ok((outcome, Some(applied)));
         }
         let base = self
@@ -496,38 +507,21 @@ impl FunctionContext {
         let pulled = started.elapsed();
         let started = Instant::now();
         if let Some(verification) = &applied.verification {
-            let verified = client
-                .verify_signature(
-                    &resolved.pinned,
-                    &resolved.digest,
-                    &verification.authorities,
-                    &keychain,
-                )
-                .await;
-            match verified {
-                Ok(verified) => tracing::info!(
-                    function = name,
-                    package = resolved.pinned,
-                    image_config = verification.config,
-                    authority = verified.authority,
-                    remembered = verified.remembered,
-                    elapsed = ?started.elapsed(),
-                    "verified function package signature"
-                ),
-                Err(error) => {
-                    let previous = match previous {
-                        Some(Installed::Package { digest, .. }) if digest != resolved.digest => {
-                            Some(digest)
-                        }
-                        _ => None,
-                    };
-                    let outcome = Outcome::Unverified {
-                        config: verification.config.clone(),
-                        error,
-                        previous,
-                    };
-                    return Ok((outcome, Some(applied)));
-                }
+            let (pinned, digest) = (&resolved.pinned, &resolved.digest);
+            let checked = self.verify(name, pinned, digest, verification, &keychain);
+            if let Err(error) = checked.await {
+                let previous = match previous {
+                    Some(Installed::Package { digest, .. }) if digest != resolved.digest => {
+                        Some(digest)
+                    }
+                    _ => None,
+                };
+                let outcome = Outcome::Unverified {
+                    config: verification.config.clone(),
+                    error,
+                    previous,
+                };
+                return Ok((outcome, Some(applied)));
             }
         }
         let verified = started.elapsed();
@@ -580,7 +574,11 @@ impl FunctionContext {
                 None,
                 &BTreeMap::new(),
             )
-            .await?;
+            .await
+            .map_err(ObjectError::cluster(
+                format!("Function {name:?}"),
+                "cannot list CompositionRevisions",
+            ))?;
         let missing = self.packages.recorded_missing(name, &revisions);
         let mut loaded = 0;
         let mut failed = 0;
@@ -726,7 +724,11 @@ impl FunctionContext {
             let compositions = self
                 .cluster
                 .list_async(COMPOSITION_API_VERSION, kind, None, &BTreeMap::new())
-                .await?;
+                .await
+                .map_err(ObjectError::cluster(
+                    format!("Function {function:?}"),
+                    "cannot list what runs it",
+                ))?;
             for composition in compositions.iter().filter(|c| uses(c, function)) {
                 let api_version = text(composition, "/spec/compositeTypeRef/apiVersion");
                 kinds.insert((
@@ -744,14 +746,13 @@ impl FunctionContext {
             };
             let xrs: Api<DynamicObject> =
                 Api::all_with(self.cluster.client().clone(), &route.resource);
-            let list = xrs
-                .list_metadata(&ListParams::default())
-                .await
-                .map_err(|e| FunctionError::Kube {
-                    function: function.into(),
-                    what: format!("cannot list {kind}.{group} to roll"),
-                    source: e,
-                })?;
+            let list =
+                xrs.list_metadata(&ListParams::default())
+                    .await
+                    .map_err(ObjectError::kube(
+                        format!("Function {function:?}"),
+                        format!("cannot list {kind}.{group} to roll"),
+                    ))?;
             for xr in list.items {
                 let Some(xr_name) = xr.metadata.name.as_deref() else {
                     continue;
@@ -797,7 +798,7 @@ pub async fn reconcile(
     ctx: Arc<FunctionContext>,
 ) -> Result<Action, FunctionError> {
     let target = Arc::clone(&object);
-    reconciler::counted(ctx.as_ref(), &target, install(object, &ctx)).await
+    kit::counted(ctx.as_ref(), &target, install(object, &ctx)).await
 }
 
 async fn install(
@@ -805,11 +806,8 @@ async fn install(
     ctx: &FunctionContext,
 ) -> Result<(Action, ReconcileResult), FunctionError> {
     let name = object.metadata.name.clone().unwrap_or_default();
-    let mut function =
-        serde_json::to_value(object.as_ref()).map_err(|source| FunctionError::Encode {
-            function: name.clone(),
-            source,
-        })?;
+    let mut function = serde_json::to_value(object.as_ref())
+        .map_err(ObjectError::encode(format!("Function {name:?}")))?;
     function["apiVersion"] = json!(FUNCTION_API_VERSION);
     function["kind"] = json!(FUNCTION_KIND);
     let (outcome, applied) = ctx.install(&name, &function).await?;
@@ -830,7 +828,11 @@ async fn install(
             FIELD_MANAGER,
             true,
         )
-        .await?;
+        .await
+        .map_err(ObjectError::cluster(
+            format!("Function {name:?}"),
+            "cannot write its status",
+        ))?;
     let policy = applied.map(|a| a.fingerprint()).unwrap_or_default();
     if ctx
         .packages
@@ -848,14 +850,14 @@ async fn install(
     ctx.load_recorded(&name, &function).await?;
     let reference = ctx.reference(&name);
     if outcome.healthy() {
-        ctx.backoff.succeeded(&reference);
+        ctx.policy.backoff.succeeded(&reference);
         Ok((
             Action::requeue(ctx.timing.poll_interval),
             ReconcileResult::Success,
         ))
     } else {
         Ok((
-            Action::requeue(ctx.backoff.failed(&reference)),
+            Action::requeue(ctx.policy.backoff.failed(&reference)),
             ReconcileResult::NotSynced,
         ))
     }
@@ -921,17 +923,13 @@ pub async fn run(
             })
             .collect::<Vec<_>>()
     };
-    Controller::for_stream_with(trigger, reader, resource)
-        .watches_with(
-            image_config_api,
-            image_configs,
-            watcher::Config::default(),
-            matched_functions,
-        )
-        .graceful_shutdown_on(shutdown)
-        .run(reconcile, reconciler::error_policy, ctx)
-        .for_each(|_| futures::future::ready(()))
-        .await;
+    let controller = Controller::for_stream_with(trigger, reader, resource).watches_with(
+        image_config_api,
+        image_configs,
+        watcher::Config::default(),
+        matched_functions,
+    );
+    kit::run(controller, reconcile, ctx, shutdown).await;
 }
 
 #[cfg(test)]

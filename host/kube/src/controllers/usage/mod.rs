@@ -13,28 +13,28 @@ pub mod spec;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams,
     PropagationPolicy,
 };
 use kube::runtime::controller::Action;
 use kube::runtime::{Controller, watcher};
-use plait_reconcile::{ClusterError, Event, EventType, LABEL_COMPOSITE, ObjectRef, set_condition};
+use plait_reconcile::{
+    ClusterError, Event, EventType, LABEL_COMPOSITE, ObjectRef, pointer, set_condition,
+};
 use serde_json::{Value, json};
 
-use crate::adapter::cluster::KubeCluster;
-use crate::adapter::tenants::TenantClusters;
-use crate::controllers::reconciler::{self, Controlled, ReconcileFailure};
-use crate::controllers::timing::{Backoff, Timing, now};
+use crate::clusters::cluster::KubeCluster;
+use crate::clusters::tenants::TenantClusters;
+use crate::controllers::kit::{self, Controlled, ObjectError, Policy, ReconcileFailure};
+use crate::controllers::timing::{Timing, now};
 use crate::vocabulary::api::{
     ANNOTATION_DELETION_ATTEMPT, ANNOTATION_USAGE_DETAILS, LABEL_IN_USE, USAGE_FINALIZER,
     cluster_usage_resource, usage_resource,
 };
 use crate::vocabulary::metrics::ReconcileResult;
 use crate::vocabulary::object::{
-    add_finalizer, api_for, has_finalizer, is_stale_write, merge_patch, remove_finalizer, text,
-    to_value,
+    add_finalizer, api_for, has_finalizer, merge_patch, remove_finalizer, text, to_value,
 };
 use spec::Target;
 
@@ -43,20 +43,8 @@ const WAIT_FOR_USER: Duration = Duration::from_secs(30);
 
 #[derive(Debug, thiserror::Error)]
 pub enum UsageError {
-    #[error("{usage}: {what}: {source}")]
-    Kube {
-        usage: String,
-        what: &'static str,
-        #[source]
-        source: kube::Error,
-    },
-    #[error("{usage}: {what}: {source}")]
-    Cluster {
-        usage: String,
-        what: &'static str,
-        #[source]
-        source: ClusterError,
-    },
+    #[error(transparent)]
+    Object(#[from] ObjectError),
     #[error("{usage}: cannot resolve selectors: cannot resolve selector at \"{field}\": {message}")]
     Unresolved {
         usage: String,
@@ -70,29 +58,20 @@ pub enum UsageError {
         kind: String,
         name: String,
     },
-    #[error("{usage}: cannot be encoded: {source}")]
-    Encode {
-        usage: String,
-        #[source]
-        source: serde_json::Error,
-    },
 }
 
 impl ReconcileFailure for UsageError {
     fn metric_label(&self) -> &'static str {
         match self {
-            UsageError::Kube { .. } => "kube",
-            UsageError::Cluster { .. } => "cluster",
+            UsageError::Object(error) => error.metric_label(),
             UsageError::Unresolved { .. } => "selector",
             UsageError::Missing { .. } => "missing",
-            UsageError::Encode { .. } => "encode",
         }
     }
 
     fn is_conflict(&self) -> bool {
         match self {
-            UsageError::Kube { source, .. } => is_stale_write(source),
-            UsageError::Cluster { source, .. } => matches!(source, ClusterError::Conflict { .. }),
+            UsageError::Object(error) => error.is_conflict(),
             _ => false,
         }
     }
@@ -105,10 +84,8 @@ pub struct UsageContext {
     /// and deletes the resources it names as its namespace's tenant, so a
     /// tenant protects only what it may change itself.
     tenants: Option<Arc<TenantClusters>>,
-    resource: ApiResource,
     poll_interval: Duration,
-    backoff: Backoff<ObjectRef>,
-    conflicts: Backoff<ObjectRef>,
+    policy: Policy,
 }
 
 impl UsageContext {
@@ -121,10 +98,8 @@ impl UsageContext {
         UsageContext {
             cluster,
             tenants,
-            resource,
             poll_interval: timing.poll_interval,
-            backoff: Backoff::of(timing),
-            conflicts: Backoff::conflicts(timing),
+            policy: Policy::new(resource, timing),
         }
     }
 
@@ -182,16 +157,8 @@ impl UsageContext {
 }
 
 impl Controlled for UsageContext {
-    fn resource(&self) -> &ApiResource {
-        &self.resource
-    }
-
-    fn backoff(&self) -> &Backoff<ObjectRef> {
-        &self.backoff
-    }
-
-    fn conflicts(&self) -> &Backoff<ObjectRef> {
-        &self.conflicts
+    fn policy(&self) -> &Policy {
+        &self.policy
     }
 }
 
@@ -210,10 +177,8 @@ pub async fn run(
             resource.clone(),
             &timing,
         ));
-        Controller::new_with(api, watcher::Config::default(), resource)
-            .graceful_shutdown_on(shutdown.clone())
-            .run(reconcile, reconciler::error_policy, ctx)
-            .for_each(|_| futures::future::ready(()))
+        let controller = Controller::new_with(api, watcher::Config::default(), resource);
+        kit::run(controller, reconcile, ctx, shutdown.clone())
     });
     futures::future::join_all(controllers).await;
 }
@@ -223,19 +188,54 @@ pub async fn reconcile(
     object: Arc<DynamicObject>,
     ctx: Arc<UsageContext>,
 ) -> Result<Action, UsageError> {
-    reconciler::counted(ctx.as_ref(), &object, reconcile_usage(&object, &ctx)).await
+    kit::counted(ctx.as_ref(), &object, reconcile_usage(&object, &ctx)).await
+}
+
+/// Gives the Usage its finalizer and the annotation that describes it;
+/// true when either was written.
+async fn finalize_and_describe(
+    ctx: &UsageContext,
+    reference: &ObjectRef,
+    usages: &Api<DynamicObject>,
+    usage: &mut Value,
+) -> Result<bool, UsageError> {
+    let mut configured = false;
+    if !has_finalizer(usage, USAGE_FINALIZER) {
+        let stored = add_finalizer(usages, &ctx.policy.resource, usage, USAGE_FINALIZER)
+            .await
+            .map_err(kube_error(reference, "cannot add finalizer"))
+            .inspect_err(|e| ctx.failed(reference, "AddFinalizer", e))?;
+        *usage = stored_value(ctx, reference, &stored)?;
+        configured = true;
+    }
+    let details = spec::details(usage);
+    let annotation = pointer::annotation(ANNOTATION_USAGE_DETAILS);
+    if text(usage, &annotation) != Some(details.as_str()) {
+        let stored = merge_patch(
+            usages,
+            usage,
+            json!({"metadata": {"annotations": {ANNOTATION_USAGE_DETAILS: details}}}),
+        )
+        .await
+        .map_err(kube_error(
+            reference,
+            "cannot update usage resource with details annotation",
+        ))
+        .inspect_err(|e| ctx.failed(reference, "AddDetailsToUsage", e))?;
+        *usage = stored_value(ctx, reference, &stored)?;
+        configured = true;
+    }
+    Ok(configured)
 }
 
 async fn reconcile_usage(
     object: &DynamicObject,
     ctx: &UsageContext,
 ) -> Result<(Action, ReconcileResult), UsageError> {
-    let reference = reconciler::reference(object, &ctx.resource);
-    let mut usage = to_value(object, &ctx.resource).map_err(|source| UsageError::Encode {
-        usage: reference.to_string(),
-        source,
-    })?;
-    let usages = api_for(ctx.client(), &ctx.resource, spec::namespace(&usage));
+    let reference = kit::reference(object, &ctx.policy.resource);
+    let mut usage =
+        to_value(object, &ctx.policy.resource).map_err(ObjectError::encode(&reference))?;
+    let usages = api_for(ctx.client(), &ctx.policy.resource, spec::namespace(&usage));
     let deleting = object.metadata.deletion_timestamp.is_some();
 
     let refused = match refusal(&usage) {
@@ -268,36 +268,7 @@ async fn reconcile_usage(
         }
     }
 
-    let mut configured = false;
-    if !has_finalizer(&usage, USAGE_FINALIZER) {
-        let stored = add_finalizer(&usages, &ctx.resource, &usage, USAGE_FINALIZER)
-            .await
-            .map_err(kube_error(&reference, "cannot add finalizer"))
-            .inspect_err(|e| ctx.failed(&reference, "AddFinalizer", e))?;
-        usage = stored_value(ctx, &reference, &stored)?;
-        configured = true;
-    }
-
-    let details = spec::details(&usage);
-    let annotation = format!(
-        "/metadata/annotations/{}",
-        pointer_escape(ANNOTATION_USAGE_DETAILS)
-    );
-    if text(&usage, &annotation) != Some(details.as_str()) {
-        let stored = merge_patch(
-            &usages,
-            &usage,
-            json!({"metadata": {"annotations": {ANNOTATION_USAGE_DETAILS: details}}}),
-        )
-        .await
-        .map_err(kube_error(
-            &reference,
-            "cannot update usage resource with details annotation",
-        ))
-        .inspect_err(|e| ctx.failed(&reference, "AddDetailsToUsage", e))?;
-        usage = stored_value(ctx, &reference, &stored)?;
-        configured = true;
-    }
+    let mut configured = finalize_and_describe(ctx, &reference, &usages, &mut usage).await?;
 
     let Some(of) = spec::of(&usage) else {
         return Ok((Action::await_change(), ReconcileResult::NotSynced));
@@ -305,11 +276,7 @@ async fn reconcile_usage(
     let used = get(ctx, &reference, &usage, &of, "cannot get used")
         .await
         .inspect_err(|e| ctx.failed(&reference, "GetUsedResource", e))?;
-    if text(
-        &used,
-        &format!("/metadata/labels/{}", pointer_escape(LABEL_IN_USE)),
-    ) != Some("true")
-    {
+    if text(&used, &pointer::label(LABEL_IN_USE)) != Some("true") {
         label_in_use(ctx, &reference, &usage, &used, true).await?;
         configured = true;
     }
@@ -344,7 +311,7 @@ async fn reconcile_usage(
             "Usage configured successfully.".into(),
         );
     }
-    ctx.backoff.succeeded(&reference);
+    ctx.policy.backoff.succeeded(&reference);
     // Neither the used nor the using resource is watched: the poll notices
     // when either goes.
     Ok((Action::requeue(ctx.poll_interval), ReconcileResult::Success))
@@ -375,11 +342,7 @@ async fn cluster_scoped_refusal(
         .cluster
         .served_kind(&of.api_version, &of.kind)
         .await
-        .map_err(|source| UsageError::Cluster {
-            usage: reference.to_string(),
-            what: "cannot get used",
-            source,
-        })?;
+        .map_err(ObjectError::cluster(reference, "cannot get used"))?;
     Ok(served
         .filter(|served| !served.namespaced)
         .map(|_| spec::cluster_scoped_message(&of.api_version, &of.kind)))
@@ -447,7 +410,7 @@ async fn resolve(
     .await
     .inspect_err(|e| ctx.failed(reference, "ResolveSelectors", e))?;
     let key = pointer.trim_start_matches("/spec/");
-    let usages = api_for(ctx.client(), &ctx.resource, spec::namespace(usage));
+    let usages = api_for(ctx.client(), &ctx.policy.resource, spec::namespace(usage));
     let stored = merge_patch(
         &usages,
         usage,
@@ -476,11 +439,7 @@ async fn release(
     // A Usage composed together with its user goes when their composite
     // does; without this wait it would stop protecting at once. Upstream
     // waits whenever the Usage is composed, whoever composed the user.
-    let composed = text(
-        usage,
-        &format!("/metadata/labels/{}", pointer_escape(LABEL_COMPOSITE)),
-    )
-    .is_some();
+    let composed = text(usage, &pointer::label(LABEL_COMPOSITE)).is_some();
     if composed && let Some(by) = spec::by(usage).filter(|by| by.name.is_some()) {
         match get(ctx, reference, usage, &by, "cannot get using").await {
             Ok(_) => {
@@ -515,10 +474,7 @@ async fn release(
                 if others.len() < 2 {
                     label_in_use(ctx, reference, usage, &used, false).await?;
                 }
-                let attempt = format!(
-                    "/metadata/annotations/{}",
-                    pointer_escape(ANNOTATION_DELETION_ATTEMPT)
-                );
+                let attempt = pointer::annotation(ANNOTATION_DELETION_ATTEMPT);
                 if spec::replays_deletion(usage)
                     && let Some(policy) = used.pointer(&attempt).and_then(Value::as_str)
                 {
@@ -628,11 +584,7 @@ async fn get(
             kind: target.kind.clone(),
             name,
         }),
-        Err(source) => Err(UsageError::Cluster {
-            usage: reference.to_string(),
-            what,
-            source,
-        }),
+        Err(source) => Err(ObjectError::cluster(reference, what)(source).into()),
     }
 }
 
@@ -662,11 +614,7 @@ async fn label_in_use(
     let value = if in_use { json!("true") } else { Value::Null };
     let patch = json!({"metadata": {"labels": {LABEL_IN_USE: value}}});
     let patched = match ctx.api_of(usage, &target).await {
-        Err(source) => Err(UsageError::Cluster {
-            usage: reference.to_string(),
-            what,
-            source,
-        }),
+        Err(source) => Err(ObjectError::cluster(reference, what)(source).into()),
         Ok(api) => match api
             .patch(&target.name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
@@ -740,24 +688,13 @@ fn stored_value(
     reference: &ObjectRef,
     stored: &DynamicObject,
 ) -> Result<Value, UsageError> {
-    to_value(stored, &ctx.resource).map_err(|source| UsageError::Encode {
-        usage: reference.to_string(),
-        source,
-    })
+    to_value(stored, &ctx.policy.resource)
+        .map_err(|source| ObjectError::encode(&reference)(source).into())
 }
 
 fn kube_error(reference: &ObjectRef, what: &'static str) -> impl FnOnce(kube::Error) -> UsageError {
-    let usage = reference.to_string();
-    move |source| UsageError::Kube {
-        usage,
-        what,
-        source,
-    }
-}
-
-/// A label or annotation key as one JSON pointer token.
-fn pointer_escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
+    let object = ObjectError::kube(reference, what);
+    move |source| object(source).into()
 }
 
 /// The Usages and ClusterUsages that protect `object`: the Usages of its
@@ -799,10 +736,7 @@ pub async fn refuse_deletion(
         return Ok(None);
     }
     let message = spec::in_use_message(&usages);
-    let attempt = format!(
-        "/metadata/annotations/{}",
-        pointer_escape(ANNOTATION_DELETION_ATTEMPT)
-    );
+    let attempt = pointer::annotation(ANNOTATION_DELETION_ATTEMPT);
     if !dry_run
         && object.pointer(&attempt).and_then(Value::as_str) != Some(policy)
         && let Some(target) = ObjectRef::of(object)

@@ -10,7 +10,7 @@ use plait_reconcile::ClusterError;
 use tokio::runtime::Handle;
 
 use crate::access::impersonation::Impersonation;
-use crate::adapter::cluster::{KubeCluster, Shared};
+use crate::clusters::cluster::{KubeCluster, Shared};
 
 /// One cluster per tenant, each seen as the tenant's service account.
 pub struct TenantClusters {

@@ -11,20 +11,23 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::{FutureExt, StreamExt};
+use futures::FutureExt;
+use futures::future::{BoxFuture, Shared};
 use kube::Client;
-use kube::api::{Api, DynamicObject};
-use kube::runtime::{Controller, watcher};
+use kube::api::DynamicObject;
+use kube::runtime::reflector::Store;
+use kube::runtime::reflector::store::Writer;
 use serde_json::Value;
 
 use crate::access;
 use crate::access::impersonation::Impersonation;
 use crate::access::install::{self, CRDS, CrdError};
-use crate::adapter;
-use crate::adapter::cluster::KubeCluster;
+use crate::clusters::cluster::KubeCluster;
+use crate::clusters::fence::Shards;
+use crate::clusters::tenants::TenantClusters;
 use crate::controllers::function::{self, Functions};
 use crate::controllers::timing::Timing;
-use crate::controllers::{reconciler, revisions, usage, xrd};
+use crate::controllers::{composition, usage, xrd};
 use crate::stores;
 use crate::vocabulary::{api, metrics};
 use leader::{LeaderElection, LeaderError};
@@ -115,48 +118,25 @@ pub async fn run(
         },
         None => None,
     };
-    let lost = leadership.as_ref().map(leader::Leadership::lost);
-    let stop = async move {
-        match lost {
-            Some(lost) => {
-                futures::future::select(shutdown, Box::pin(lost)).await;
-            }
-            None => shutdown.await,
-        }
-    }
-    .boxed()
-    // The controller wants a Sync trigger; a shared future is one.
-    .shared();
+    let stop = until_stopped(shutdown, leadership.as_ref().map(leader::Leadership::lost));
     let cluster = KubeCluster::new(client.clone(), tokio::runtime::Handle::current());
     cluster.shared().environment.start(&client, stop.clone());
-    let revisions = revisions::run(
-        Arc::new(revisions::RevisionContext::new(
+    let revisions = composition::run(
+        Arc::new(composition::CompositionContext::new(
             cluster.clone(),
             &options.timing,
         )),
         stop.clone(),
     );
     let packages = functions.packages.clone();
-    // One Function store: the Function controller fills it when it runs,
-    // else the catalog watches Functions itself.
-    let function_writer = kube::runtime::reflector::store::Writer::new(api::function_resource());
-    let function_store = function_writer.as_reader();
-    let (catalog_writer, controller_writer) = match packages {
-        Some(_) => (None, Some(function_writer)),
-        None => (Some(function_writer), None),
-    };
-    let catalog = stores::catalog::Catalog::start(
-        &client,
-        function_store.clone(),
-        catalog_writer,
-        stores::catalog::DEFAULT_CAPACITY,
-        stop.clone(),
-    );
+    let (catalog, function_store, controller_writer) =
+        catalog(&client, packages.is_some(), stop.clone());
     let timing = options.timing;
     let tenants = options.impersonation.map(|impersonation| {
-        Arc::new(adapter::tenants::TenantClusters::new(
+        let handle = tokio::runtime::Handle::current();
+        Arc::new(TenantClusters::new(
             impersonation,
-            tokio::runtime::Handle::current(),
+            handle,
             cluster.shared().clone(),
         ))
     });
@@ -166,17 +146,8 @@ pub async fn run(
         timing.clone(),
         stop.clone(),
     );
-    let shards = options
-        .sharding
-        .as_ref()
-        .map(|sharding| Arc::new(adapter::fence::Shards::new(sharding.count)));
-    let sharded = match (options.sharding, &shards) {
-        (Some(sharding), Some(shards)) => {
-            shards::run(client.clone(), sharding, shards.clone(), stop.clone()).boxed()
-        }
-        _ => futures::future::ready(Ok(())).boxed(),
-    };
-    let manager = Arc::new(xrd::Manager::new(
+    let (shards, sharded) = sharding(&client, options.sharding, stop.clone());
+    let manager = Arc::new(xrd::XrdContext::new(
         cluster.clone(),
         functions,
         catalog,
@@ -184,18 +155,14 @@ pub async fn run(
         tenants,
         shards,
     ));
-    let api: Api<DynamicObject> = Api::all_with(client, &api::xrd_resource());
     tracing::info!("controller started");
-    let xrds = Controller::new_with(api, watcher::Config::default(), api::xrd_resource())
-        .graceful_shutdown_on(stop.clone())
-        .run(xrd::reconcile, reconciler::error_policy, manager.clone())
-        .for_each(|_| futures::future::ready(()));
+    let xrds = xrd::run(client, manager.clone(), stop.clone());
     match packages.zip(controller_writer) {
         Some((packages, writer)) => {
             let context = function::controller::FunctionContext::new(
                 packages,
                 cluster,
-                manager.watches.clone(),
+                manager.shared.watches.clone(),
                 timing,
                 function_store,
             );
@@ -215,6 +182,79 @@ pub async fn run(
     }
     manager.shutdown().await;
     tracing::info!("controller stopped");
+    step_down(leadership).await
+}
+
+/// The shards this replica holds under `--shards`, and the task that keeps
+/// their Leases.
+fn sharding(
+    client: &Client,
+    sharding: Option<Sharding>,
+    stop: impl Future<Output = ()> + Send + Sync + 'static,
+) -> (
+    Option<Arc<Shards>>,
+    BoxFuture<'static, Result<(), LeaderError>>,
+) {
+    match sharding {
+        Some(sharding) => {
+            let shards = Arc::new(Shards::new(sharding.count));
+            let kept = shards::run(client.clone(), sharding, shards.clone(), stop);
+            (Some(shards), kept.boxed())
+        }
+        None => (None, futures::future::ready(Ok(())).boxed()),
+    }
+}
+
+/// Resolves on `shutdown`, or once the leadership is `lost`.
+fn until_stopped(
+    shutdown: impl Future<Output = ()> + Unpin + Send + 'static,
+    lost: Option<impl Future + Send + 'static>,
+) -> Shared<BoxFuture<'static, ()>> {
+    async move {
+        match lost {
+            Some(lost) => {
+                futures::future::select(shutdown, Box::pin(lost)).await;
+            }
+            None => shutdown.await,
+        }
+    }
+    .boxed()
+    // The controller wants a Sync trigger; a shared future is one.
+    .shared()
+}
+
+/// The catalog, and the one Function store: the Function controller fills
+/// it when it runs (and gets its writer), else the catalog watches
+/// Functions itself.
+fn catalog(
+    client: &Client,
+    controller_fills_functions: bool,
+    stop: impl Future<Output = ()> + Clone + Send + 'static,
+) -> (
+    Arc<stores::catalog::Catalog>,
+    Store<DynamicObject>,
+    Option<Writer<DynamicObject>>,
+) {
+    let function_writer = Writer::new(api::function_resource());
+    let function_store = function_writer.as_reader();
+    let (catalog_writer, controller_writer) = if controller_fills_functions {
+        (None, Some(function_writer))
+    } else {
+        (Some(function_writer), None)
+    };
+    let catalog = stores::catalog::Catalog::start(
+        client,
+        function_store.clone(),
+        catalog_writer,
+        stores::catalog::DEFAULT_CAPACITY,
+        stop,
+    );
+    (catalog, function_store, controller_writer)
+}
+
+/// Lets the leadership go once the controllers stopped; one that was lost
+/// is an error.
+async fn step_down(leadership: Option<leader::Leadership>) -> Result<(), ControllerError> {
     match leadership {
         Some(leadership) if leadership.is_lost() => Err(ControllerError::LeadershipLost),
         Some(leadership) => {

@@ -3,7 +3,7 @@
 //! reconcile runs only while this replica holds that shard ([`admitted`]),
 //! and the writes of the pipeline it started go ahead only while the hold
 //! lasts ([`Fenced`], the reconcile core's `Cluster` with a fence). Which
-//! shards are held is decided by the shard Leases (`running/shards.rs`).
+//! shards are held is decided by the shard Leases (`process/shards.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;

@@ -24,7 +24,7 @@
 //!   more than a bounded number of others' reconciles. Within a tenant,
 //!   reconciles go in the order they arrived.
 //!
-//! However it is held up, an admitted reconcile ends: [`Admission::run`]
+//! However it is held up, an admitted reconcile ends: [`FairQueue::run`]
 //! abandons it past a limit, saying at which [`stage`] it was held up, so
 //! the object is retried rather than kept waiting behind it for good.
 
@@ -35,6 +35,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use plait_functions::WaitNotice;
+use plait_pipeline::Tenant;
 use tokio::sync::oneshot;
 
 use crate::vocabulary::metrics::metrics;
@@ -52,7 +53,7 @@ const ESTIMATE_WEIGHT: f64 = 0.25;
 
 /// How many reconciles run at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AdmissionLimits {
+pub struct FairQueueLimits {
     /// Reconciles doing work (not waiting for a call slot) at once.
     pub working: usize,
     /// Reconciles of one tenant admitted and not finished, working or
@@ -61,8 +62,8 @@ pub struct AdmissionLimits {
 }
 
 /// The fair queue of reconciles.
-pub struct Admission {
-    limits: AdmissionLimits,
+pub struct FairQueue {
+    limits: FairQueueLimits,
     state: Mutex<State>,
 }
 
@@ -70,11 +71,11 @@ pub struct Admission {
 struct State {
     working: usize,
     next_ticket: u64,
-    tenants: HashMap<String, Tenant>,
+    tenants: HashMap<Tenant, Account>,
 }
 
 #[derive(Default)]
-struct Tenant {
+struct Account {
     /// Reconciles waiting, in arrival order.
     queue: VecDeque<Waiter>,
     /// Admitted and not finished.
@@ -93,7 +94,7 @@ struct Waiter {
     grant: oneshot::Sender<Grant>,
 }
 
-impl Tenant {
+impl Account {
     fn is_active(&self) -> bool {
         !self.queue.is_empty() || self.in_flight > 0
     }
@@ -110,7 +111,7 @@ impl State {
     }
 
     /// The tenant whose first waiter goes next.
-    fn next(&self, limits: AdmissionLimits) -> Option<String> {
+    fn next(&self, limits: FairQueueLimits) -> Option<Tenant> {
         self.tenants
             .iter()
             .filter(|(_, t)| !t.queue.is_empty() && t.in_flight < limits.per_tenant)
@@ -130,8 +131,8 @@ pub struct Permit(Arc<Grant>);
 
 /// What one admitted reconcile holds.
 pub struct Grant {
-    admission: Arc<Admission>,
-    tenant: String,
+    fair_queue: Arc<FairQueue>,
+    tenant: Tenant,
     /// What its tenant was charged on admission, in seconds.
     charged: f64,
     /// CPU recorded by the reconcile, in nanoseconds.
@@ -140,10 +141,10 @@ pub struct Grant {
     lent: AtomicBool,
 }
 
-impl Admission {
-    pub fn new(limits: AdmissionLimits) -> Arc<Admission> {
-        Arc::new(Admission {
-            limits: AdmissionLimits {
+impl FairQueue {
+    pub fn new(limits: FairQueueLimits) -> Arc<FairQueue> {
+        Arc::new(FairQueue {
+            limits: FairQueueLimits {
                 working: limits.working.max(1),
                 per_tenant: limits.per_tenant.max(1),
             },
@@ -151,7 +152,7 @@ impl Admission {
         })
     }
 
-    pub fn limits(&self) -> AdmissionLimits {
+    pub fn limits(&self) -> FairQueueLimits {
         self.limits
     }
 
@@ -161,12 +162,12 @@ impl Admission {
 
     /// Waits for `tenant`'s turn to reconcile. Dropped while waiting, the
     /// reconcile leaves the queue.
-    pub async fn admit(self: &Arc<Self>, tenant: &str) -> Permit {
+    pub async fn admit(self: &Arc<Self>, tenant: &Tenant) -> Permit {
         loop {
             let (sender, receiver) = oneshot::channel();
             let ticket = self.enqueue(tenant, sender);
             let mut leave = Leave {
-                admission: self,
+                fair_queue: self,
                 tenant,
                 ticket,
                 waiting: true,
@@ -188,7 +189,7 @@ impl Admission {
     /// waiting reconciles holds only what waiting takes.
     pub async fn run<T, F, Fut>(
         self: &Arc<Self>,
-        tenant: &str,
+        tenant: &Tenant,
         limit: Duration,
         reconcile: F,
     ) -> Result<T, Abandoned>
@@ -210,17 +211,17 @@ impl Admission {
     }
 
     /// Puts a waiter of `tenant` at the back of its tenant's line.
-    fn enqueue(&self, tenant: &str, grant: oneshot::Sender<Grant>) -> u64 {
+    fn enqueue(&self, tenant: &Tenant, grant: oneshot::Sender<Grant>) -> u64 {
         let mut state = self.lock();
         let ticket = state.next_ticket;
         state.next_ticket += 1;
         let floor = state.floor();
         let entry = state
             .tenants
-            .entry(tenant.to_string())
-            .or_insert_with(|| Tenant {
+            .entry(tenant.clone())
+            .or_insert_with(|| Account {
                 estimate: FIRST_ESTIMATE.as_secs_f64(),
-                ..Tenant::default()
+                ..Account::default()
             });
         if !entry.is_active()
             && let Some(floor) = floor
@@ -258,7 +259,7 @@ impl Admission {
                     (tenant.virtual_time + charged).min(floor + MAX_DEBT.as_secs_f64());
                 state.working += 1;
                 let grant = Grant {
-                    admission: self.clone(),
+                    fair_queue: self.clone(),
                     tenant: name,
                     charged,
                     cpu: AtomicU64::new(0),
@@ -296,9 +297,9 @@ impl Admission {
     }
 
     /// Reconciles waiting, admitted and working, for metrics and tests.
-    pub fn counts(&self) -> AdmissionCounts {
+    pub fn counts(&self) -> FairQueueCounts {
         let state = self.lock();
-        AdmissionCounts {
+        FairQueueCounts {
             waiting: state.tenants.values().map(|t| t.queue.len()).sum(),
             in_flight: state.tenants.values().map(|t| t.in_flight).sum(),
             working: state.working,
@@ -308,7 +309,7 @@ impl Admission {
 
 /// A snapshot of the queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AdmissionCounts {
+pub struct FairQueueCounts {
     pub waiting: usize,
     pub in_flight: usize,
     pub working: usize,
@@ -316,8 +317,8 @@ pub struct AdmissionCounts {
 
 /// Takes a waiter out of the queue when its reconcile is dropped before its turn.
 struct Leave<'a> {
-    admission: &'a Arc<Admission>,
-    tenant: &'a str,
+    fair_queue: &'a Arc<FairQueue>,
+    tenant: &'a Tenant,
     ticket: u64,
     waiting: bool,
 }
@@ -327,7 +328,7 @@ impl Drop for Leave<'_> {
         if !self.waiting {
             return;
         }
-        let mut state = self.admission.lock();
+        let mut state = self.fair_queue.lock();
         if let Some(tenant) = state.tenants.get_mut(self.tenant) {
             tenant.queue.retain(|w| w.ticket != self.ticket);
             if !tenant.is_active() {
@@ -349,7 +350,7 @@ impl Permit {
         self.0.clone()
     }
 
-    pub fn tenant(&self) -> &str {
+    pub fn tenant(&self) -> &Tenant {
         &self.0.tenant
     }
 }
@@ -358,24 +359,24 @@ impl WaitNotice for Grant {
     fn waiting(&self) {
         if !self.lent.swap(true, Ordering::SeqCst) {
             {
-                let mut state = self.admission.lock();
+                let mut state = self.fair_queue.lock();
                 state.working = state.working.saturating_sub(1);
             }
-            self.admission.dispatch();
+            self.fair_queue.dispatch();
         }
     }
 
     fn resumed(&self) {
         if self.lent.swap(false, Ordering::SeqCst) {
-            self.admission.lock().working += 1;
+            self.fair_queue.lock().working += 1;
         }
     }
 }
 
 impl Drop for Grant {
     fn drop(&mut self) {
-        let admission = self.admission.clone();
-        admission.finish(self);
+        let fair_queue = self.fair_queue.clone();
+        fair_queue.finish(self);
     }
 }
 
@@ -423,28 +424,33 @@ mod tests {
 
     use super::*;
 
-    fn admission(working: usize, per_tenant: usize) -> Arc<Admission> {
-        Admission::new(AdmissionLimits {
+    /// The tenant of namespace `name`.
+    fn ns(name: &str) -> Tenant {
+        Tenant::Namespace(name.into())
+    }
+
+    fn fair_queue(working: usize, per_tenant: usize) -> Arc<FairQueue> {
+        FairQueue::new(FairQueueLimits {
             working,
             per_tenant,
         })
     }
 
     /// Lets spawned tasks run until the queue holds `waiting`.
-    async fn until_waiting(admission: &Admission, waiting: usize) {
+    async fn until_waiting(fair_queue: &FairQueue, waiting: usize) {
         for _ in 0..10_000 {
-            if admission.counts().waiting == waiting {
+            if fair_queue.counts().waiting == waiting {
                 return;
             }
             tokio::task::yield_now().await;
         }
-        panic!("never {waiting} waiting: {:?}", admission.counts());
+        panic!("never {waiting} waiting: {:?}", fair_queue.counts());
     }
 
     /// Starts `n` reconciles of `tenant` that wait for their turn; each
     /// reports its label once admitted and holds its permit until told.
     fn waiters(
-        admission: &Arc<Admission>,
+        fair_queue: &Arc<FairQueue>,
         tenant: &str,
         labels: &[&str],
         admitted: &tokio::sync::mpsc::UnboundedSender<(String, Permit)>,
@@ -452,14 +458,14 @@ mod tests {
         labels
             .iter()
             .map(|label| {
-                let (admission, tenant, label, admitted) = (
-                    admission.clone(),
+                let (fair_queue, tenant, label, admitted) = (
+                    fair_queue.clone(),
                     tenant.to_string(),
                     label.to_string(),
                     admitted.clone(),
                 );
                 tokio::spawn(async move {
-                    let permit = admission.admit(&tenant).await;
+                    let permit = fair_queue.admit(&ns(&tenant)).await;
                     admitted.send((label, permit)).unwrap();
                 })
             })
@@ -490,9 +496,9 @@ mod tests {
             ),
         ];
         for (takes, stages, expected) in cases {
-            let admission = admission(1, 1);
-            let ran = admission
-                .run("team-a", limit, |_permit| async move {
+            let fair_queue = fair_queue(1, 1);
+            let ran = fair_queue
+                .run(&ns("team-a"), limit, |_permit| async move {
                     for reached in stages {
                         stage(reached);
                     }
@@ -501,7 +507,7 @@ mod tests {
                 })
                 .await;
             assert_eq!(ran, expected, "{takes:?} {stages:?}");
-            let counts = admission.counts();
+            let counts = fair_queue.counts();
             assert_eq!(
                 (counts.in_flight, counts.working),
                 (0, 0),
@@ -541,18 +547,18 @@ mod tests {
 
         // Here every object comes back as soon as it is done, in two
         // tenants; each waits at most for the others once round.
-        let admission = admission(2, 16);
+        let fair_queue = fair_queue(2, 16);
         let admissions = Arc::new(AtomicUsize::new(0));
         let worst = Arc::new(AtomicUsize::new(0));
         let mut tasks = Vec::new();
         for i in 0..OBJECTS {
             let tenant = if i % 4 == 0 { "b" } else { "a" };
-            let (admission, admissions, worst) =
-                (admission.clone(), admissions.clone(), worst.clone());
+            let (fair_queue, admissions, worst) =
+                (fair_queue.clone(), admissions.clone(), worst.clone());
             tasks.push(tokio::spawn(async move {
                 for _ in 0..ROUNDS {
                     let asked = admissions.load(Ordering::SeqCst);
-                    let permit = admission.admit(tenant).await;
+                    let permit = fair_queue.admit(&ns(tenant)).await;
                     let others = admissions.fetch_add(1, Ordering::SeqCst) - asked;
                     worst.fetch_max(others, Ordering::SeqCst);
                     permit.add_cpu(Duration::from_millis(1));
@@ -574,13 +580,13 @@ mod tests {
 
     #[tokio::test]
     async fn reconciles_of_one_tenant_go_in_the_order_they_arrived() {
-        let admission = admission(1, 16);
-        let held = admission.admit("a").await;
+        let fair_queue = fair_queue(1, 16);
+        let held = fair_queue.admit(&ns("a")).await;
         let (sender, mut admitted) = tokio::sync::mpsc::unbounded_channel();
         let labels = ["1", "2", "3", "4", "5"];
         for (i, label) in labels.iter().enumerate() {
-            waiters(&admission, "a", &[label], &sender);
-            until_waiting(&admission, i + 1).await;
+            waiters(&fair_queue, "a", &[label], &sender);
+            until_waiting(&fair_queue, i + 1).await;
         }
         drop(held);
         let mut order = Vec::new();
@@ -605,14 +611,14 @@ mod tests {
             ),
         ];
         for (a_cpu, b_cpu, b_least, a_least) in cases {
-            let admission = admission(1, 16);
+            let fair_queue = fair_queue(1, 16);
             let turns: Arc<Mutex<Vec<&str>>> = Arc::default();
             let mut tasks = Vec::new();
             for (tenant, cpu) in [("a", a_cpu), ("a", a_cpu), ("b", b_cpu), ("b", b_cpu)] {
-                let (admission, turns) = (admission.clone(), turns.clone());
+                let (fair_queue, turns) = (fair_queue.clone(), turns.clone());
                 tasks.push(tokio::spawn(async move {
                     loop {
-                        let permit = admission.admit(tenant).await;
+                        let permit = fair_queue.admit(&ns(tenant)).await;
                         let full = {
                             let mut turns = turns.lock().unwrap();
                             let full = turns.len() >= 400;
@@ -650,25 +656,25 @@ mod tests {
 
     #[tokio::test]
     async fn a_reconcile_dropped_while_it_waits_leaves_the_queue() {
-        let admission = admission(1, 16);
-        let held = admission.admit("a").await;
+        let fair_queue = fair_queue(1, 16);
+        let held = fair_queue.admit(&ns("a")).await;
         let gone = tokio::spawn({
-            let admission = admission.clone();
+            let fair_queue = fair_queue.clone();
             async move {
-                let _never = admission.admit("b").await;
+                let _never = fair_queue.admit(&ns("b")).await;
             }
         });
-        until_waiting(&admission, 1).await;
+        until_waiting(&fair_queue, 1).await;
         gone.abort();
         let _ = gone.await;
-        assert_eq!(admission.counts().waiting, 0);
+        assert_eq!(fair_queue.counts().waiting, 0);
         drop(held);
         // The slot is free: the next reconcile goes at once.
-        let next = tokio::time::timeout(Duration::from_secs(5), admission.admit("c")).await;
+        let next = tokio::time::timeout(Duration::from_secs(5), fair_queue.admit(&ns("c"))).await;
         assert!(next.is_ok());
         assert_eq!(
-            admission.counts(),
-            AdmissionCounts {
+            fair_queue.counts(),
+            FairQueueCounts {
                 waiting: 0,
                 in_flight: 1,
                 working: 1
@@ -678,27 +684,27 @@ mod tests {
 
     #[tokio::test]
     async fn a_tenant_that_left_is_forgotten_and_returns_level_with_the_others() {
-        let admission = admission(1, 16);
+        let fair_queue = fair_queue(1, 16);
         // A runs up a debt, then has nothing left to reconcile.
         for _ in 0..3 {
-            let permit = admission.admit("a").await;
+            let permit = fair_queue.admit(&ns("a")).await;
             permit.add_cpu(Duration::from_secs(2));
         }
         assert!(
-            admission.lock().tenants.is_empty(),
+            fair_queue.lock().tenants.is_empty(),
             "an idle tenant is forgotten"
         );
         // B is busy with reconciles of 10 ms; A comes back and is not held
         // back by its past: it goes within B's next two.
-        let held = admission.admit("b").await;
+        let held = fair_queue.admit(&ns("b")).await;
         held.add_cpu(Duration::from_millis(10));
         let (sender, mut admitted) = tokio::sync::mpsc::unbounded_channel();
         let bs: Vec<String> = (0..10).map(|i| format!("b{i}")).collect();
         let bs: Vec<&str> = bs.iter().map(String::as_str).collect();
-        waiters(&admission, "b", &bs, &sender);
-        until_waiting(&admission, 10).await;
-        waiters(&admission, "a", &["a"], &sender);
-        until_waiting(&admission, 11).await;
+        waiters(&fair_queue, "b", &bs, &sender);
+        until_waiting(&fair_queue, 10).await;
+        waiters(&fair_queue, "a", &["a"], &sender);
+        until_waiting(&fair_queue, 11).await;
         drop(held);
         let mut order = Vec::new();
         while order.len() < 11 {
@@ -713,23 +719,23 @@ mod tests {
 
     #[tokio::test]
     async fn a_reconcile_waiting_for_a_call_slot_lends_its_working_slot() {
-        let admission = admission(1, 16);
-        let a = admission.admit("a").await;
+        let fair_queue = fair_queue(1, 16);
+        let a = fair_queue.admit(&ns("a")).await;
         let (sender, mut admitted) = tokio::sync::mpsc::unbounded_channel();
-        waiters(&admission, "b", &["b"], &sender);
-        until_waiting(&admission, 1).await;
+        waiters(&fair_queue, "b", &["b"], &sender);
+        until_waiting(&fair_queue, 1).await;
         // A's call waits for a slot: B may work meanwhile.
         a.notice().waiting();
         let (_, b) = admitted.recv().await.unwrap();
-        assert_eq!(admission.counts().working, 1);
+        assert_eq!(fair_queue.counts().working, 1);
         // A's call runs: A works again at once, beside B.
         a.notice().resumed();
-        assert_eq!(admission.counts().working, 2);
-        waiters(&admission, "c", &["c"], &sender);
-        until_waiting(&admission, 1).await;
+        assert_eq!(fair_queue.counts().working, 2);
+        waiters(&fair_queue, "c", &["c"], &sender);
+        until_waiting(&fair_queue, 1).await;
         drop(b);
         assert_eq!(
-            admission.counts().waiting,
+            fair_queue.counts().waiting,
             1,
             "over the limit, C still waits"
         );
@@ -740,16 +746,16 @@ mod tests {
 
     #[tokio::test]
     async fn a_tenant_at_its_limit_leaves_working_slots_to_others() {
-        let admission = admission(4, 1);
-        let a = admission.admit("a").await;
+        let fair_queue = fair_queue(4, 1);
+        let a = fair_queue.admit(&ns("a")).await;
         a.notice().waiting();
         let (sender, mut admitted) = tokio::sync::mpsc::unbounded_channel();
-        waiters(&admission, "a", &["a2"], &sender);
-        waiters(&admission, "b", &["b"], &sender);
+        waiters(&fair_queue, "a", &["a2"], &sender);
+        waiters(&fair_queue, "b", &["b"], &sender);
         let (label, _b) = admitted.recv().await.unwrap();
         assert_eq!(label, "b");
         assert_eq!(
-            admission.counts().waiting,
+            fair_queue.counts().waiting,
             1,
             "A's second waits for its first"
         );

@@ -14,7 +14,7 @@
 //! duration is longer, and runs from when that replica saw the Lease
 //! change). While the hold lasts the shard's reconciles run; when it ends
 //! (handed back, or not renewed in time) they are cut short and their
-//! writes refused (`adapter/fence.rs`), and a shard handed back is released only once its
+//! writes refused (`clusters/fence.rs`), and a shard handed back is released only once its
 //! reconciles have ended.
 
 use std::collections::{BTreeSet, HashMap};
@@ -27,8 +27,8 @@ use kube::Client;
 use kube::api::{Api, ListParams};
 use tokio::time::Instant;
 
-use crate::adapter::fence::Shards;
-use crate::running::leader::{Elector, LeaderElection, LeaderError};
+use crate::clusters::fence::Shards;
+use crate::process::leader::{Elector, LeaderElection, LeaderError};
 
 const SHARD_PREFIX: &str = "plait-shard-";
 const MEMBER_PREFIX: &str = "plait-member-";
@@ -138,6 +138,55 @@ fn member_lease(identity: &str) -> String {
     format!("{MEMBER_PREFIX}{}", &hex::encode(digest)[..16])
 }
 
+/// The member Leases and the shard Leases, as listed now; none when they
+/// cannot be listed.
+async fn member_and_shard_leases(leases: &Api<Lease>) -> (Vec<Lease>, Vec<Lease>) {
+    let listed = match leases.list(&ListParams::default()).await {
+        Ok(list) => list.items,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot list the shard and member Leases");
+            Vec::new()
+        }
+    };
+    let name_starts = |lease: &Lease, prefix: &str| {
+        lease
+            .metadata
+            .name
+            .as_deref()
+            .is_some_and(|n| n.starts_with(prefix))
+    };
+    listed
+        .into_iter()
+        .filter(|l| name_starts(l, MEMBER_PREFIX) || name_starts(l, SHARD_PREFIX))
+        .partition(|l| name_starts(l, MEMBER_PREFIX))
+}
+
+/// Renews the Lease of every shard held; a shard whose Lease could not be
+/// renewed by its deadline is lost.
+async fn renew_held(shards: &Shards, electors: &mut [Elector], renew_deadline: Duration) {
+    for shard in shards.held() {
+        let (Some(elector), Some(deadline)) =
+            (electors.get_mut(shard as usize), shards.held_until(shard))
+        else {
+            continue;
+        };
+        let attempt = Instant::now();
+        match tokio::time::timeout_at(deadline, elector.try_acquire_or_renew()).await {
+            Ok(Ok(true)) => shards.hold(shard, attempt + renew_deadline),
+            outcome => {
+                if Instant::now() >= deadline {
+                    tracing::error!(
+                        shard,
+                        ?outcome,
+                        "lost the shard: its Lease could not be renewed within the renew deadline"
+                    );
+                    shards.stop(shard);
+                }
+            }
+        }
+    }
+}
+
 /// Holds this replica's fair share of shards until `stop` resolves, then
 /// hands them all back.
 pub async fn run(
@@ -162,27 +211,7 @@ pub async fn run(
         if let Err(e) = member.try_acquire_or_renew().await {
             tracing::warn!(error = %e, "cannot renew this replica's member Lease");
         }
-        let listed = match leases.list(&ListParams::default()).await {
-            Ok(list) => list.items,
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot list the shard and member Leases");
-                Vec::new()
-            }
-        };
-        let (member_leases, shard_leases): (Vec<Lease>, Vec<Lease>) = listed
-            .into_iter()
-            .filter(|l| {
-                l.metadata
-                    .name
-                    .as_deref()
-                    .is_some_and(|n| n.starts_with(MEMBER_PREFIX) || n.starts_with(SHARD_PREFIX))
-            })
-            .partition(|l| {
-                l.metadata
-                    .name
-                    .as_deref()
-                    .is_some_and(|n| n.starts_with(MEMBER_PREFIX))
-            });
+        let (member_leases, shard_leases) = member_and_shard_leases(&leases).await;
         members.observe(&member_leases, Instant::now());
         let live = members.live_identities(config.lease_duration, Instant::now());
         // This replica counts itself even before its own Lease is listed.
@@ -201,27 +230,7 @@ pub async fn run(
             .iter()
             .any(|(member, n)| member != &config.identity && *n < floor);
 
-        for shard in shards.held() {
-            let (Some(elector), Some(deadline)) =
-                (electors.get_mut(shard as usize), shards.held_until(shard))
-            else {
-                continue;
-            };
-            let attempt = Instant::now();
-            match tokio::time::timeout_at(deadline, elector.try_acquire_or_renew()).await {
-                Ok(Ok(true)) => shards.hold(shard, attempt + config.renew_deadline),
-                outcome => {
-                    if Instant::now() >= deadline {
-                        tracing::error!(
-                            shard,
-                            ?outcome,
-                            "lost the shard: its Lease could not be renewed within the renew deadline"
-                        );
-                        shards.stop(shard);
-                    }
-                }
-            }
-        }
+        renew_held(&shards, &mut electors, config.renew_deadline).await;
         let held = shards.held();
         // Above the fair share, or at it while another replica has less
         // than its floor: hand back what evens the replicas out.

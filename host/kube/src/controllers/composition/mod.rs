@@ -17,8 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
 use kube::runtime::{Controller, watcher};
 use plait_functions::{
@@ -28,9 +27,8 @@ use plait_reconcile::{ClusterError, Event, EventType, ObjectRef};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::adapter::cluster::KubeCluster;
-use crate::controllers::reconciler::{self, Controlled, ReconcileFailure};
-use crate::controllers::timing::Backoff;
+use crate::clusters::cluster::KubeCluster;
+use crate::controllers::kit::{self, Controlled, ObjectError, Policy};
 use crate::vocabulary::api::{
     COMPOSITION_API_VERSION, COMPOSITION_KIND, REVISION_KIND, XRD_API_VERSION, XRD_KIND,
     composition_resource, function_resource, group_of, revision_resource,
@@ -44,50 +42,11 @@ pub const LABEL_COMPOSITION_HASH: &str = "crossplane.io/composition-hash";
 /// `revisionHistoryLimit`, as upstream defaults it.
 pub const DEFAULT_REVISION_HISTORY_LIMIT: i64 = 1;
 
-#[derive(Debug, thiserror::Error)]
-pub enum RevisionError {
-    #[error("Composition {composition:?}: {what}: {source}")]
-    Kube {
-        composition: String,
-        what: String,
-        #[source]
-        source: kube::Error,
-    },
-    #[error("Composition {composition:?}: {source}")]
-    Cluster {
-        composition: String,
-        #[source]
-        source: ClusterError,
-    },
-    #[error("Composition {composition:?}: cannot be encoded: {source}")]
-    Encode {
-        composition: String,
-        #[source]
-        source: serde_json::Error,
-    },
-}
-
-impl ReconcileFailure for RevisionError {
-    /// Another writer changed the revisions first (with sharded replicas,
-    /// every replica keeps revisions): the next reconcile reads what it made.
-    fn is_conflict(&self) -> bool {
-        match self {
-            RevisionError::Kube { source, .. } => crate::vocabulary::object::is_stale_write(source),
-            RevisionError::Cluster { source, .. } => {
-                matches!(source, ClusterError::Conflict { .. })
-            }
-            RevisionError::Encode { .. } => false,
-        }
-    }
-
-    fn metric_label(&self) -> &'static str {
-        match self {
-            RevisionError::Kube { .. } => "kube",
-            RevisionError::Cluster { .. } => "cluster",
-            RevisionError::Encode { .. } => "encode",
-        }
-    }
-}
+/// The Composition controller fails only in the ways every controller
+/// can; a conflict means another writer changed the revisions first (with
+/// sharded replicas, every replica keeps revisions), and the next
+/// reconcile reads what it made.
+pub type CompositionError = ObjectError;
 
 fn labels_of(object: &Value) -> Map<String, Value> {
     object
@@ -378,67 +337,48 @@ fn owned_oldest_first<'a>(composition: &Value, revisions: &'a [Value]) -> Vec<&'
 }
 
 /// What the Composition controller works with.
-pub struct RevisionContext {
+pub struct CompositionContext {
     pub cluster: KubeCluster,
     pub poll_interval: Duration,
-    resource: ApiResource,
-    backoff: Backoff<ObjectRef>,
-    conflicts: Backoff<ObjectRef>,
+    policy: Policy,
 }
 
-impl RevisionContext {
+impl CompositionContext {
     pub fn new(
         cluster: KubeCluster,
         timing: &crate::controllers::timing::Timing,
-    ) -> RevisionContext {
-        RevisionContext {
+    ) -> CompositionContext {
+        CompositionContext {
             cluster,
             poll_interval: timing.poll_interval,
-            resource: composition_resource(),
-            backoff: Backoff::of(timing),
-            conflicts: Backoff::conflicts(timing),
+            policy: Policy::new(composition_resource(), timing),
         }
     }
 }
 
-impl Controlled for RevisionContext {
-    fn resource(&self) -> &ApiResource {
-        &self.resource
-    }
-
-    fn backoff(&self) -> &Backoff<ObjectRef> {
-        &self.backoff
-    }
-
-    fn conflicts(&self) -> &Backoff<ObjectRef> {
-        &self.conflicts
+impl Controlled for CompositionContext {
+    fn policy(&self) -> &Policy {
+        &self.policy
     }
 }
 
 fn kube_error(
     composition: &str,
     what: impl Into<String>,
-) -> impl FnOnce(kube::Error) -> RevisionError {
-    let composition = composition.to_string();
-    let what = what.into();
-    move |source| RevisionError::Kube {
-        composition,
-        what,
-        source,
-    }
+) -> impl FnOnce(kube::Error) -> CompositionError {
+    ObjectError::kube(format!("Composition {composition:?}"), what.into())
 }
 
-fn cluster_error(composition: &str) -> impl FnOnce(ClusterError) -> RevisionError {
-    let composition = composition.to_string();
-    move |source| RevisionError::Cluster {
-        composition,
-        source,
-    }
+fn cluster_error(
+    composition: &str,
+    what: &'static str,
+) -> impl FnOnce(ClusterError) -> CompositionError {
+    ObjectError::cluster(format!("Composition {composition:?}"), what)
 }
 
 /// Runs the Composition controller until `shutdown` resolves.
 pub async fn run(
-    ctx: Arc<RevisionContext>,
+    ctx: Arc<CompositionContext>,
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
     let client = ctx.cluster.client().clone();
@@ -454,64 +394,55 @@ pub async fn run(
     // A Function that changes (a new digest, health) may change what the
     // Compositions that run it would record.
     let known = controller.store();
-    controller
-        .watches_with(
-            functions,
-            function_resource(),
-            watcher::Config::default(),
-            move |function| {
-                let name = function.metadata.name.unwrap_or_default();
-                known
-                    .state()
-                    .into_iter()
-                    .filter(|composition| runs(&composition.data, &name))
-                    .map(|composition| {
-                        kube::runtime::reflector::ObjectRef::from_obj_with(
-                            composition.as_ref(),
-                            composition_resource(),
-                        )
-                    })
-                    .collect::<Vec<_>>()
-            },
-        )
-        .graceful_shutdown_on(shutdown)
-        .run(reconcile, reconciler::error_policy, ctx)
-        .for_each(|_| futures::future::ready(()))
-        .await;
+    let controller = controller.watches_with(
+        functions,
+        function_resource(),
+        watcher::Config::default(),
+        move |function| {
+            let name = function.metadata.name.unwrap_or_default();
+            known
+                .state()
+                .into_iter()
+                .filter(|composition| runs(&composition.data, &name))
+                .map(|composition| {
+                    kube::runtime::reflector::ObjectRef::from_obj_with(
+                        composition.as_ref(),
+                        composition_resource(),
+                    )
+                })
+                .collect::<Vec<_>>()
+        },
+    );
+    kit::run(controller, reconcile, ctx, shutdown).await;
 }
 
 /// Reconciles one Composition's revisions.
 pub async fn reconcile(
     object: Arc<DynamicObject>,
-    ctx: Arc<RevisionContext>,
-) -> Result<Action, RevisionError> {
+    ctx: Arc<CompositionContext>,
+) -> Result<Action, CompositionError> {
     let target = Arc::clone(&object);
-    reconciler::counted(ctx.as_ref(), &target, reconcile_composition(object, &ctx)).await
+    kit::counted(ctx.as_ref(), &target, reconcile_composition(object, &ctx)).await
 }
 
 async fn reconcile_composition(
     object: Arc<DynamicObject>,
-    ctx: &RevisionContext,
-) -> Result<(Action, ReconcileResult), RevisionError> {
+    ctx: &CompositionContext,
+) -> Result<(Action, ReconcileResult), CompositionError> {
     let name = object.metadata.name.clone().unwrap_or_default();
     if object.metadata.deletion_timestamp.is_some() {
         // Revisions go with the Composition through their owner references.
         return Ok((Action::await_change(), ReconcileResult::Deleting));
     }
-    let composition =
-        crate::vocabulary::object::to_value(&object, &ctx.resource).map_err(|source| {
-            RevisionError::Encode {
-                composition: name.clone(),
-                source,
-            }
-        })?;
+    let composition = crate::vocabulary::object::to_value(&object, &ctx.policy.resource)
+        .map_err(ObjectError::encode(format!("Composition {name:?}")))?;
     let api: Api<DynamicObject> = Api::all_with(ctx.cluster.client().clone(), &revision_resource());
     let labelled = BTreeMap::from([(LABEL_COMPOSITION_NAME.to_string(), name.clone())]);
     let mut revisions = ctx
         .cluster
         .list_async(COMPOSITION_API_VERSION, REVISION_KIND, None, &labelled)
         .await
-        .map_err(cluster_error(&name))?;
+        .map_err(cluster_error(&name, "cannot list its revisions"))?;
 
     let pins = pins_for(ctx, &composition, &revisions).await?;
     for change in plan(&composition, &pins, &revisions) {
@@ -565,11 +496,8 @@ async fn reconcile_composition(
             }
             Change::Create(number) => {
                 let revision = new_revision(&composition, &pins, number);
-                let dynamic: DynamicObject =
-                    serde_json::from_value(revision).map_err(|source| RevisionError::Encode {
-                        composition: name.clone(),
-                        source,
-                    })?;
+                let dynamic: DynamicObject = serde_json::from_value(revision)
+                    .map_err(ObjectError::encode(format!("Composition {name:?}")))?;
                 api.create(&PostParams::default(), &dynamic)
                     .await
                     .map_err(kube_error(&name, "cannot create CompositionRevision"))?;
@@ -587,10 +515,11 @@ async fn reconcile_composition(
     }
 
     collect_garbage(ctx, &composition, &revisions, &api).await?;
-    ctx.backoff
-        .succeeded(&crate::controllers::reconciler::reference(
+    ctx.policy
+        .backoff
+        .succeeded(&crate::controllers::kit::reference(
             &object,
-            &ctx.resource,
+            &ctx.policy.resource,
         ));
     Ok((Action::requeue(ctx.poll_interval), ReconcileResult::Success))
 }
@@ -599,10 +528,10 @@ async fn reconcile_composition(
 /// each Function it names from the API server: the watch event that
 /// brought a Function's change here may be ahead of any store.
 async fn pins_for(
-    ctx: &RevisionContext,
+    ctx: &CompositionContext,
     composition: &Value,
     revisions: &[Value],
-) -> Result<Pins, RevisionError> {
+) -> Result<Pins, CompositionError> {
     let name = text(composition, "/metadata/name").unwrap_or_default();
     let recorded = match latest(composition, revisions).map(Pins::of_revision) {
         Some(Ok(pins)) => pins,
@@ -626,7 +555,7 @@ async fn pins_for(
                 name: function.into(),
             })
             .await
-            .map_err(cluster_error(name))?;
+            .map_err(cluster_error(name, "cannot read a Function it runs"))?;
         current.insert(function, current_pin(function, object.as_ref()));
     }
     Ok(desired_pins(composition, &recorded, |function| {
@@ -635,11 +564,11 @@ async fn pins_for(
 }
 
 async fn collect_garbage(
-    ctx: &RevisionContext,
+    ctx: &CompositionContext,
     composition: &Value,
     revisions: &[Value],
     api: &Api<DynamicObject>,
-) -> Result<(), RevisionError> {
+) -> Result<(), CompositionError> {
     let name = text(composition, "/metadata/name").unwrap_or_default();
     let limit = composition
         .pointer("/spec/revisionHistoryLimit")
@@ -660,13 +589,16 @@ async fn collect_garbage(
         .cluster
         .list_async(api_version, kind, None, &none)
         .await
-        .map_err(cluster_error(name))?;
+        .map_err(cluster_error(
+            name,
+            "cannot list the composite resources it composes",
+        ))?;
     let group = group_of(api_version);
     let xrds = ctx
         .cluster
         .list_async(XRD_API_VERSION, XRD_KIND, None, &none)
         .await
-        .map_err(cluster_error(name))?;
+        .map_err(cluster_error(name, "cannot list XRDs"))?;
     let default_selector = xrds
         .iter()
         .find(|x| {
@@ -691,7 +623,7 @@ async fn collect_garbage(
     Ok(())
 }
 
-fn publish(ctx: &RevisionContext, composition: &str, reason: &str, message: String) {
+fn publish(ctx: &CompositionContext, composition: &str, reason: &str, message: String) {
     ctx.cluster.publish(Event {
         regarding: ObjectRef {
             api_version: COMPOSITION_API_VERSION.into(),
