@@ -42,7 +42,7 @@ pub enum ComponentizeError {
     #[error("the module does not implement plait's world (plait:function@1.0.0): {0}")]
     World(String),
     #[error(
-        "cannot pre-initialise the module: {0} (componentize it without the snapshot to have it initialise on every call)"
+        "cannot pre-initialise the module: {0} (`plait function componentize --no-snapshot` makes a component that initialises in every call instead)"
     )]
     Snapshot(String),
 }
