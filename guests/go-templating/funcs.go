@@ -5,7 +5,9 @@ package main
 // leak the function's environment).
 
 import (
+	cryptorand "crypto/rand"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math/rand"
@@ -47,6 +49,17 @@ func newTemplate(d *delims) *template.Template {
 	funcs := sprig.TxtFuncMap()
 	delete(funcs, "env")
 	delete(funcs, "expandenv")
+	// Sprig's randInt and shuffle draw from math/rand's global generator,
+	// which starts in the same state in every call of a component started
+	// from a snapshot; these draw from one seeded by the call's own
+	// randomness, so they differ from call to call as upstream's do.
+	random := callRandom()
+	funcs["randInt"] = func(min, max int) int { return random.Intn(max-min) + min }
+	funcs["shuffle"] = func(s string) string {
+		runes := []rune(s)
+		random.Shuffle(len(runes), func(i, j int) { runes[i], runes[j] = runes[j], runes[i] })
+		return string(runes)
+	}
 	t.Funcs(funcs)
 	return t
 }
@@ -61,6 +74,14 @@ func applyOptions(t *template.Template, options []string) (err error) {
 	}()
 	t.Option(options...)
 	return nil
+}
+
+// callRandom is a generator seeded from crypto/rand, which reads the
+// host's randomness on every call.
+func callRandom() *rand.Rand {
+	var seed [8]byte
+	_, _ = cryptorand.Read(seed[:])                                             // never fails: Go 1.24 crashes rather than return an error
+	return rand.New(rand.NewSource(int64(binary.LittleEndian.Uint64(seed[:])))) //nolint:gosec // not for secrets
 }
 
 func randomChoice(choices ...string) string {

@@ -10,10 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/plait-dev/plait/guests/sdk-go/component"
 )
 
 const environmentKey = "apiextensions.crossplane.io/environment"
@@ -64,14 +65,17 @@ func templateText(in *goTemplate, ctx map[string]any) (string, error) {
 }
 
 // templateFS is where FileSystem templates are read from.
-var templateFS fs.FS = osFS{}
+var templateFS fs.FS = grantedFS{}
 
-// osFS opens paths as given (relative to the working directory, or
-// absolute), which is how upstream reads its templates.
-type osFS struct{}
+// grantedFS opens paths as given (absolute, or relative to the working
+// directory), which is how upstream reads its templates, in the
+// directories the host granted this call: component.Open lists them on
+// every call, where os.Open would see those of the snapshot the component
+// starts from (none).
+type grantedFS struct{}
 
-func (osFS) Open(name string) (fs.File, error) {
-	return os.Open(filepath.Clean(name))
+func (grantedFS) Open(name string) (fs.File, error) {
+	return component.Open(name)
 }
 
 // readTemplateDir concatenates every file under dir, in lexical walk

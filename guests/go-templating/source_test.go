@@ -27,15 +27,15 @@ func TestFileSystemSource(t *testing.T) {
 }
 
 func TestReadTemplateDirConcatenatesInWalkOrder(t *testing.T) {
-	got, err := readTemplateDir(osFS{}, "testdata/templates")
+	got, err := readTemplateDir(grantedFS{}, "testdata/templates")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cm, err := readTemplateDir(osFS{}, "testdata/templates/configmap.yaml")
+	cm, err := readTemplateDir(grantedFS{}, "testdata/templates/configmap.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret, err := readTemplateDir(osFS{}, "testdata/templates/nested")
+	secret, err := readTemplateDir(grantedFS{}, "testdata/templates/nested")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestFileSystemSourceErrors(t *testing.T) {
 }
 
 func TestHiddenDirectoryRendersNothing(t *testing.T) {
-	got, err := readTemplateDir(osFS{}, "testdata/templates/..skipped")
+	got, err := readTemplateDir(grantedFS{}, "testdata/templates/..skipped")
 	if err != nil || got != "" {
 		t.Errorf("got %q, %v; want nothing", got, err)
 	}
@@ -81,7 +81,7 @@ func (sandboxFS) Open(name string) (fs.File, error) {
 // can be read, not with the errno WASI gives.
 func TestFileSystemSourceWithoutAFilesystem(t *testing.T) {
 	templateFS = sandboxFS{}
-	t.Cleanup(func() { templateFS = osFS{} })
+	t.Cleanup(func() { templateFS = grantedFS{} })
 	req := &component.Request{Input: input(map[string]any{"source": "FileSystem", "fileSystem": map[string]any{"dirPath": "/templates"}})}
 	want := "invalid function input: cannot read tmpl from the folder {/templates}: open /templates: " +
 		"no directory is granted to this function at that path: in plait render, " +

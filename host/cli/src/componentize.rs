@@ -1,5 +1,6 @@
 //! `plait function componentize`: a core WebAssembly module built for WASI
-//! preview 1 becomes a plait component (`plait-componentize`).
+//! preview 1 becomes a plait component (`plait-componentize`), a reactor's
+//! initialisation snapshotted unless asked not to.
 
 use std::path::PathBuf;
 
@@ -14,12 +15,23 @@ pub struct ComponentizeArgs {
     /// Where to write the component.
     #[arg(short, long)]
     pub output: PathBuf,
+    /// Run the module's initialisation (Go's runtime start and package
+    /// inits) at the start of every call instead of once, here. Only for a
+    /// function whose initialisation must see the call's directories or
+    /// must differ from call to call.
+    #[arg(long)]
+    pub no_snapshot: bool,
 }
 
 pub fn run(args: &ComponentizeArgs) -> Result<String> {
     let core = std::fs::read(&args.core)
         .with_context(|| format!("cannot read {}", args.core.display()))?;
-    let component = plait_componentize::componentize(&core)
+    let initialise = if args.no_snapshot {
+        plait_componentize::Initialise::EveryCall
+    } else {
+        plait_componentize::Initialise::Snapshot
+    };
+    let component = plait_componentize::componentize_with(&core, initialise)
         .with_context(|| format!("{}", args.core.display()))?;
     std::fs::write(&args.output, &component)
         .with_context(|| format!("cannot write {}", args.output.display()))?;

@@ -22,6 +22,7 @@ use wasm_encoder::{BlockType, Function, MemArg, ValType};
 use wasmparser::{Payload, TypeRef};
 
 use crate::ComponentizeError;
+use crate::snapshot::Clocks;
 
 const WASI: &str = "wasi_snapshot_preview1";
 const REALLOC: &str = "cabi_realloc";
@@ -100,8 +101,10 @@ impl Layout {
 }
 
 /// The module with its `cabi_realloc` guarded, or unchanged when it has no
-/// `cabi_realloc` or imports neither the clock nor `sched_yield`.
-pub(crate) fn guard_realloc(core: &[u8]) -> Result<Vec<u8>, ComponentizeError> {
+/// `cabi_realloc` or imports neither the clock nor `sched_yield`. `since`
+/// is what the module last read from each clock before it was snapshotted:
+/// the guard's answers go on from there.
+pub(crate) fn guard_realloc(core: &[u8], since: Clocks) -> Result<Vec<u8>, ComponentizeError> {
     let layout = Layout::of(core)?;
     let Some(realloc) = layout.realloc else {
         return Ok(core.to_vec());
@@ -126,6 +129,7 @@ pub(crate) fn guard_realloc(core: &[u8]) -> Result<Vec<u8>, ComponentizeError> {
         in_realloc: first_new_global,
         last_realtime: first_new_global + 1,
         last_monotonic: first_new_global + 2,
+        since,
         types: Types {
             clock: layout.type_of(layout.clock)?,
             sched_yield: layout.type_of(layout.sched_yield)?,
@@ -157,6 +161,7 @@ struct Guard {
     in_realloc: u32,
     last_realtime: u32,
     last_monotonic: u32,
+    since: Clocks,
     types: Types,
 }
 
@@ -288,8 +293,10 @@ impl Reencode for Guard {
             shared: false,
         };
         globals.global(global(ValType::I32), &wasm_encoder::ConstExpr::i32_const(0));
-        globals.global(global(ValType::I64), &wasm_encoder::ConstExpr::i64_const(0));
-        globals.global(global(ValType::I64), &wasm_encoder::ConstExpr::i64_const(0));
+        // Globals are signed; the clocks' nanoseconds are read back unsigned.
+        let since = |nanos: u64| wasm_encoder::ConstExpr::i64_const(nanos.cast_signed());
+        globals.global(global(ValType::I64), &since(self.since.realtime));
+        globals.global(global(ValType::I64), &since(self.since.monotonic));
         Ok(())
     }
 
@@ -426,7 +433,7 @@ mod tests {
 
     #[test]
     fn a_guarded_realloc_reads_the_last_time_without_leaving() {
-        let module = guard_realloc(&wat::parse_str(MODULE).unwrap()).unwrap();
+        let module = guard_realloc(&wat::parse_str(MODULE).unwrap(), Clocks::default()).unwrap();
         wasmparser::Validator::new().validate_all(&module).unwrap();
         let (mut store, instance) = instance(&module);
         let now = instance
@@ -458,7 +465,11 @@ mod tests {
         ];
         for wat in cases {
             let module = wat::parse_str(wat).unwrap();
-            assert_eq!(guard_realloc(&module).unwrap(), module, "{wat}");
+            assert_eq!(
+                guard_realloc(&module, Clocks::default()).unwrap(),
+                module,
+                "{wat}"
+            );
         }
     }
 }

@@ -6,13 +6,18 @@
 //! componentize` runs this, and so does the build of plait's built-in Go
 //! functions.
 //!
-//! Two passes make a Go module safe to run first: an allocator over the Go
-//! SDK's arena for the WASI adapter (`arena`), and a `cabi_realloc` that
-//! never leaves the component while the host lowers a request (`guard`).
+//! A reactor (a module exporting `_initialize`, as every Go one does) is
+//! first pre-initialised (`snapshot`): its initialisation runs once, here,
+//! deterministically, and the component starts from the state it left, so
+//! no call pays for Go's runtime start and package `init`s. Two passes then
+//! make a Go module safe to run: an allocator over the Go SDK's arena for
+//! the WASI adapter (`arena`), and a `cabi_realloc` that never leaves the
+//! component while the host lowers a request (`guard`).
 
 mod arena;
 mod guard;
 mod sections;
+mod snapshot;
 
 use wit_component::{ComponentEncoder, StringEncoding};
 use wit_parser::Resolve;
@@ -36,12 +41,36 @@ pub enum ComponentizeError {
     Adapter(String),
     #[error("the module does not implement plait's world (plait:function@1.0.0): {0}")]
     World(String),
+    #[error(
+        "cannot pre-initialise the module: {0} (`plait function componentize --no-snapshot` makes a component that initialises in every call instead)"
+    )]
+    Snapshot(String),
+}
+
+/// When a reactor's initialisation runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Initialise {
+    /// Once, while componentizing: every call starts from its snapshot.
+    #[default]
+    Snapshot,
+    /// At the start of every call, as the module was built.
+    EveryCall,
 }
 
 const WIT: &str = include_str!("../../../wit/function.wit");
 
-/// The component of a core module that implements plait's world.
+/// The component of a core module that implements plait's world, a
+/// reactor's initialisation snapshotted.
 pub fn componentize(core: &[u8]) -> Result<Vec<u8>, ComponentizeError> {
+    componentize_with(core, Initialise::Snapshot)
+}
+
+/// The component of a core module that implements plait's world, its
+/// initialisation run as `initialise` says.
+pub fn componentize_with(
+    core: &[u8],
+    initialise: Initialise,
+) -> Result<Vec<u8>, ComponentizeError> {
     let mut resolve = Resolve::default();
     let package = resolve
         .push_str("function.wit", WIT)
@@ -49,7 +78,17 @@ pub fn componentize(core: &[u8]) -> Result<Vec<u8>, ComponentizeError> {
     let world = resolve
         .select_world(&[package], Some("function"))
         .map_err(|e| ComponentizeError::Contract(format!("{e:#}")))?;
-    let mut module = guard::guard_realloc(&arena::with_adapter_arena(core)?)?;
+    let snapshot = match initialise {
+        Initialise::Snapshot if snapshot::has_initialize(core)? => snapshot::preinitialize(core)?,
+        _ => snapshot::Snapshot {
+            module: core.to_vec(),
+            clocks: snapshot::Clocks::default(),
+        },
+    };
+    let mut module = guard::guard_realloc(
+        &arena::with_adapter_arena(&snapshot.module)?,
+        snapshot.clocks,
+    )?;
     // Legacy (not canonical) names: `run-function`, `cabi_realloc`, the
     // import module `plait:function/log@1.0.0`, as wit-bindgen's C and the
     // Go SDK name them.

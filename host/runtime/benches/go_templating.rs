@@ -1,14 +1,17 @@
 //! The built-in go-templating component against the built-in
 //! patch-and-transform on the same 10 Buckets: the time of the first call
-//! (compiling the component, or loading it from the cache), then per-call
-//! medians of instantiating alone (for a Go component: starting Go's
-//! runtime and running every package's init) and of a whole call, each on
-//! a fresh instance as in the controller.
+//! (compiling the component) and the process's peak memory while it ran,
+//! then per-call medians of instantiating alone and of a whole call, each
+//! on a fresh instance as in the controller. go-templating is measured as
+//! built in (started from its snapshot) and, built again from its source,
+//! componentized without the snapshot (every instance starts Go's runtime
+//! and runs every package's init).
 //!
 //! `cargo bench -p plait-runtime --bench go_templating`
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use plait_patch_and_transform::bench_input;
@@ -77,28 +80,67 @@ fn median(mut call: impl FnMut()) -> Duration {
     samples[CALLS / 2]
 }
 
+/// go-templating componentized without its snapshot, from its source.
+fn go_templating_initialised_every_call() -> Vec<u8> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = tempfile::tempdir().unwrap();
+    let name = "plait-go-templating";
+    plait_guest_build::build_go_guest("guests/go-templating", name, &root, out.path()).unwrap();
+    let core = std::fs::read(out.path().join(format!("{name}.core.wasm"))).unwrap();
+    plait_componentize::componentize_with(&core, plait_componentize::Initialise::EveryCall).unwrap()
+}
+
+/// Forgets the process's peak memory so far (Linux), so the next reading
+/// is the peak from now on.
+fn reset_peak_memory() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// The process's peak resident memory since the last reset, in MB (Linux).
+fn peak_memory_mb() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb / 1024)
+}
+
 fn main() {
     let quick = !std::env::args().any(|arg| arg == "--bench");
     let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
     let limits = CallLimits::default();
     let pt_request = bench_input::request(10);
     let gt_request = go_templating_request(&pt_request);
+    let every_call = go_templating_initialised_every_call();
     println!(
-        "{:<16} {:>10} {:>12} {:>12} {:>12}",
-        "built-in", "size", "first call", "instantiate", "per call"
+        "{:<34} {:>10} {:>12} {:>10} {:>12} {:>12}",
+        "component", "size", "first call", "peak", "instantiate", "per call"
     );
-    for (builtin, request) in [
-        (Builtin::PatchAndTransform, &pt_request),
-        (Builtin::GoTemplating, &gt_request),
-    ] {
+    let rows: [(&str, &[u8], &Request); 3] = [
+        (
+            "patch-and-transform",
+            Builtin::PatchAndTransform.wasm(),
+            &pt_request,
+        ),
+        (
+            "go-templating (snapshot)",
+            Builtin::GoTemplating.wasm(),
+            &gt_request,
+        ),
+        ("go-templating (init every call)", &every_call, &gt_request),
+    ];
+    for (name, wasm, request) in rows {
+        reset_peak_memory();
         let start = Instant::now();
-        let module = runtime.builtin(builtin).unwrap();
+        let module = runtime.load(wasm).unwrap();
         let output = runtime.call(&module, request, &limits).unwrap();
         let first = start.elapsed();
+        let peak = peak_memory_mb();
         assert_eq!(
             output.response.desired.resources.len(),
             10,
-            "{builtin:?}: {:?}",
+            "{name}: {:?}",
             output.response.results
         );
         let (instantiate, per_call) = if quick {
@@ -114,10 +156,11 @@ fn main() {
             )
         };
         println!(
-            "{:<16} {:>8} KB {:>12.1?} {:>12.2?} {:>12.2?}",
-            builtin.name().trim_start_matches("function-"),
-            builtin.wasm().len() / 1024,
+            "{:<34} {:>7} KB {:>12.1?} {:>7} MB {:>12.2?} {:>12.2?}",
+            name,
+            wasm.len() / 1024,
             first,
+            peak,
             instantiate,
             per_call
         );
