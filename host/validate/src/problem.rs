@@ -32,8 +32,10 @@ pub enum ProblemKind {
     NotFound(Value),
     /// An invalid value Go prints as a struct without JSON names, in its
     /// field order: the text is that print (`{"Type":"x","RollingUpdate":null}`).
+    #[serde(rename = "invalid")]
     InvalidStruct(String),
     /// A value outside the supported ones that Go prints as a struct.
+    #[serde(rename = "notSupported")]
     NotSupportedStruct(String),
     /// The API server refuses the whole request before validating fields
     /// (the object cannot be decoded, or the apply patch cannot be typed):

@@ -1,6 +1,6 @@
 //! `apps/v1`: Deployments, ReplicaSets, DaemonSets, StatefulSets.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::core::{PodOwner, claim_spec, pod_template};
 use super::names::percent;
@@ -228,7 +228,23 @@ pub(crate) fn stateful_set(ctx: &mut Ctx, object: &Value) {
     ctx.non_negative(&spec, "replicas", &at);
     ctx.non_negative(&spec, "minReadySeconds", &at);
     ctx.non_negative(&spec, "revisionHistoryLimit", &at);
-    selector_and_template(ctx, &spec, &at, "statefulset");
+    // Each claim template is a volume of the pods, which containers mount.
+    let mut with_claims = spec.clone();
+    let claims: Vec<Value> = list(&spec, "volumeClaimTemplates")
+        .iter()
+        .filter_map(|c| c.pointer("/metadata/name"))
+        .map(|name| json!({"name": name, "persistentVolumeClaim": {"claimName": name}}))
+        .collect();
+    if !claims.is_empty()
+        && let Some(volumes) = with_claims
+            .pointer_mut("/template/spec")
+            .and_then(Value::as_object_mut)
+            .map(|spec| spec.entry("volumes").or_insert_with(|| json!([])))
+            .and_then(Value::as_array_mut)
+    {
+        volumes.extend(claims);
+    }
+    selector_and_template(ctx, &with_claims, &at, "statefulset");
     for (i, claim) in list(&spec, "volumeClaimTemplates").iter().enumerate() {
         let at = at.child("volumeClaimTemplates").index(i);
         if let Some(labels) = claim.pointer("/metadata/labels").and_then(Value::as_object) {
