@@ -217,3 +217,40 @@ fn duplicate(
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    use crate::Catalog;
+
+    #[test]
+    fn apply_refuses_duplicate_list_keys_with_their_defaults_filled_in() {
+        let catalog = Catalog::kubernetes().unwrap();
+        let deployment = catalog.get("apps/v1", "Deployment").unwrap();
+        let with_ports = |ports: serde_json::Value| {
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "shop"},
+                "spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx", "ports": ports}]}}}})
+        };
+        let cases = [
+            (json!([{"containerPort": 80}, {"containerPort": 443}]), None),
+            (
+                json!([{"containerPort": 53, "protocol": "UDP"}, {"containerPort": 53}]),
+                None,
+            ),
+            (
+                json!([{"containerPort": 80}, {"containerPort": 80, "protocol": "TCP"}]),
+                Some(
+                    "failed to create typed patch object (shop/web; apps/v1, Kind=Deployment): \
+                     .spec.template.spec.containers[name=\"app\"].ports: duplicate entries for key [containerPort=80,protocol=\"TCP\"]",
+                ),
+            ),
+        ];
+        for (ports, want) in cases {
+            let found = super::refusal(&with_ports(ports.clone()), deployment);
+            assert_eq!(found.map(|p| p.to_string()).as_deref(), want, "{ports}");
+        }
+    }
+}
