@@ -1265,6 +1265,25 @@ fn cases() -> Vec<Case> {
             json!({"spec": {"accessModes": ["ReadWriteMany"]}}),
         )
         .fields_only(),
+        // More of the Go validation.
+        create(secret("big", json!({"stringData": {"a": "x".repeat(1_048_577)}}))),
+        create(ingress("web", json!({"rules": [{"host": "example.com", "http": {"paths": []}}]}))),
+        create(ingress_path(json!({"backend": {"service": {"name": "web", "port": {}}}}))),
+        create(network_policy("web", json!({"ingress": [{"from": [{}]}]}))),
+        create(pod("web", json!({}), json!({"volumes": [{"name": "s", "secret": {}}]}))),
+        create(pod("web", json!({}), json!({"volumes": [{"name": "c", "configMap": {"name": "c", "items": [{"key": "a", "path": "/etc/a"}]}}]}))),
+        create(pod("web", json!({"env": [{"name": "A", "valueFrom": {}}]}), json!({}))),
+        create(pod("web", json!({"livenessProbe": {"periodSeconds": 5}}), json!({}))),
+        create(pod("web", json!({"ports": [{"name": "http"}]}), json!({}))),
+        create(pod("web", json!({"ports": [{"name": "http", "containerPort": 80}, {"name": "http", "containerPort": 81}]}), json!({}))),
+        create(pod("web", json!({"ports": [{"containerPort": 80, "hostPort": 70000}]}), json!({}))),
+        create(pod("web", json!({}), json!({"securityContext": {"runAsGroup": -1, "fsGroup": -5}}))),
+        create(binding("RoleBinding", "readers", json!({"name": "a/b"}), json!([]))),
+        create(binding("RoleBinding", "readers", json!({}), json!([{"kind": "ServiceAccount", "name": "builder", "apiGroup": "rbac.authorization.k8s.io"}]))),
+        create(deployment("web", json!({"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": -1}}}))),
+        create(config_map("owned", json!({"metadata": {"ownerReferences": [{"apiVersion": "", "kind": "", "name": "", "uid": "u"}]}}))),
+        create(service("web", json!({"type": "ExternalName", "externalName": "db.example.com.", "ports": null}))),
+        create(service("web", json!({"ports": [{"port": 80, "name": "http", "protocol": "UDP"}, {"port": 80, "name": "http-tcp"}]}))),
         // Real-world objects, all valid.
         create(object("apps/v1", "Deployment", "frontend", json!({
             "metadata": {"labels": {"app.kubernetes.io/name": "frontend", "app.kubernetes.io/part-of": "shop"}, "annotations": {"deployment.kubernetes.io/revision": "3"}},

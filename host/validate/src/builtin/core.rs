@@ -610,9 +610,18 @@ fn secret_data(object: &Value) -> Map<String, Value> {
 
 pub(crate) fn secret(ctx: &mut Ctx, object: &Value) {
     let data = secret_data(object);
-    for key in data.keys() {
+    let string_data = map(object, "stringData");
+    let mut size = 0;
+    for (key, value) in &data {
         let messages = names::config_map_key(key);
         ctx.invalid_each(&Path::root().child("data").key(key), key, messages);
+        size += match string_data.and_then(|s| s.get(key)) {
+            Some(text) => text.as_str().map_or(0, str::len),
+            None => decoded_len(value),
+        };
+    }
+    if size > DATA_MAX_BYTES {
+        ctx.too_long(&Path::root().child("data"), DATA_MAX_BYTES as u64);
     }
     let secret_type = text(object, "type")
         .filter(|t| !t.is_empty())
