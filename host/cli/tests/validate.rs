@@ -262,7 +262,7 @@ fn each_check_reports_in_crossplanes_format() {
         case(
             "a CEL rule at the root",
             bucket("{region: eu}").replace("b-one", "one"),
-            &["[x] CEL validation error example.org/v1, Kind=XBucket, one : Invalid value: \"object\": a bucket's name starts with b-"],
+            &["[x] CEL validation error example.org/v1, Kind=XBucket, one : <nil>: Invalid value: \"object\": a bucket's name starts with b-"],
             false,
         ),
         Case {

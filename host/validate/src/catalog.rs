@@ -38,6 +38,9 @@ pub struct KindSchema {
     pub origin: Origin,
     /// Whether the schema has `x-kubernetes-validations` rules anywhere.
     pub has_rules: bool,
+    /// Whether the kind serves `status` as a subresource (a custom
+    /// resource's: a write of the object itself leaves its status alone).
+    pub status_subresource: bool,
 }
 
 fn has_rules(schema: &Value) -> bool {
@@ -195,6 +198,7 @@ impl Catalog {
                         components: components.clone(),
                         origin: Origin::Builtin(source.to_string()),
                         has_rules: has_rules(schema),
+                        status_subresource: false,
                     },
                 );
                 added += 1;
@@ -281,6 +285,10 @@ impl Catalog {
             } else {
                 format!("{group}/{name}")
             };
+            let status_subresource = version
+                .pointer("/subresources/status")
+                .or_else(|| crd.pointer("/spec/subresources/status"))
+                .is_some();
             self.kinds.insert(
                 (api_version, kind.clone()),
                 KindSchema {
@@ -288,6 +296,7 @@ impl Catalog {
                     components: Arc::new(Map::new()),
                     origin: origin.clone(),
                     has_rules: has_rules(schema),
+                    status_subresource,
                 },
             );
             added += 1;

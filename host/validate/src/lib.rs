@@ -5,6 +5,8 @@
 //! fields reported, and `x-kubernetes-validations` rules evaluated; and each
 //! Composition against the schemas of the kinds it composes.
 
+mod apply;
+mod builtin;
 mod catalog;
 pub mod cel;
 mod composition;
@@ -40,6 +42,9 @@ pub enum Check {
     Cel,
     /// A Composition's patches, transforms and bases.
     Composition,
+    /// The validation kube-apiserver runs in Go for its own kinds (names,
+    /// selectors, ports, quantities, immutable fields, …).
+    Builtin,
 }
 
 impl Check {
@@ -49,6 +54,7 @@ impl Check {
             Check::Schema => "schema validation",
             Check::Cel => "CEL validation",
             Check::Composition => "composition validation",
+            Check::Builtin => "validation",
         }
     }
 }
@@ -156,11 +162,29 @@ impl Validator {
             return outcome;
         };
 
+        // Server-side apply refuses what it cannot make a typed patch of
+        // before anything else is checked.
+        if let Some(problem) = apply::refusal(object, schema) {
+            outcome.status = Status::Invalid;
+            outcome.findings.push(Finding {
+                check: Check::Schema,
+                message: problem.to_string(),
+                problem,
+            });
+            return outcome;
+        }
         let prepare = |value: &Value| {
             let mut value = value.clone();
             if schema.origin.is_custom() {
-                structural::prune_nulls(&mut value, &schema.root);
+                // Server-side apply keeps a null the schema does not allow
+                // (a create would drop it), so it is reported.
                 plait_model::default_value(&mut value, &schema.root);
+                // The status subresource's: a write of the object drops it.
+                if schema.status_subresource
+                    && let Some(map) = value.as_object_mut()
+                {
+                    map.remove("status");
+                }
             }
             value
         };
@@ -176,13 +200,37 @@ impl Validator {
                     problem,
                 }));
         };
-        push(Check::Schema, findings.schema);
+        let builtin = if schema.origin.is_custom() {
+            Vec::new()
+        } else {
+            builtin::check(&object, old.as_ref())
+        };
+        if builtin
+            .iter()
+            .any(|p| matches!(p.kind, ProblemKind::Rejected))
+        {
+            // The API server cannot decode the object: that is all it says.
+            let rejected = builtin
+                .into_iter()
+                .filter(|p| matches!(p.kind, ProblemKind::Rejected))
+                .take(1)
+                .collect();
+            push(Check::Builtin, rejected);
+            outcome.status = Status::Invalid;
+            return outcome;
+        }
+        let schema_problems = findings
+            .schema
+            .into_iter()
+            .filter(|p| !builtin::supersedes(&builtin, p))
+            .collect();
+        push(Check::Schema, schema_problems);
+        push(Check::Builtin, builtin);
         if findings.blocking && schema.has_rules {
             push(
                 Check::Cel,
                 vec![Problem::invalid(
-                    // Go renders the nil path of this error so.
-                    "<nil>",
+                    "",
                     Value::Null,
                     "some validation rules were not checked because the object was invalid; \
                      correct the existing errors to complete validation",
@@ -232,6 +280,63 @@ pub fn identity(object: &Value) -> (String, String, String, String) {
         text("/metadata/namespace"),
         text("/metadata/name"),
     )
+}
+
+#[cfg(test)]
+mod root_tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    use super::*;
+
+    /// The object itself is the field `""` in JSON whichever check found the
+    /// problem, and `<nil>` in the message, as kube-apiserver prints it.
+    #[test]
+    fn the_object_root_is_spelled_one_way() {
+        let crd = json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "roots.example.org"},
+            "spec": {"group": "example.org", "names": {"kind": "Root", "plural": "roots"}, "scope": "Namespaced",
+                "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "x-kubernetes-validations": [{"rule": "self.metadata.name.startsWith('r-')", "message": "starts with r-"}],
+                    "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer"}}}},
+                }}}]},
+        });
+        let mut catalog = Catalog::new();
+        catalog.add_definition(&crd).unwrap();
+        let validator = Validator::new(catalog);
+        let root = |name: &str, spec: serde_json::Value| {
+            let object = json!({"apiVersion": "example.org/v1", "kind": "Root",
+                "metadata": {"name": name, "namespace": "default"}, "spec": spec});
+            let outcome = validator.validate(&object, None);
+            let json = serde_json::to_value(&outcome).unwrap();
+            let finding = json["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["check"] == "cel")
+                .cloned()
+                .unwrap();
+            (finding["field"].clone(), finding["message"].clone())
+        };
+        let (field, message) = root("x", json!({"size": 1}));
+        assert_eq!(field, json!(""));
+        assert_eq!(
+            message,
+            json!("<nil>: Invalid value: \"object\": starts with r-")
+        );
+        let (field, message) = root("r-1", json!({"size": "one"}));
+        assert_eq!(field, json!(""));
+        assert!(
+            message
+                .as_str()
+                .unwrap()
+                .starts_with("<nil>: Invalid value: null: some validation rules were not checked")
+        );
+    }
 }
 
 #[cfg(test)]

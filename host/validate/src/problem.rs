@@ -28,12 +28,26 @@ pub enum ProblemKind {
     /// More entries than allowed, with how many there are.
     TooMany(Value),
     Forbidden,
+    /// A name or key that refers to nothing (Go's `field.NotFound`).
+    NotFound(Value),
+    /// An invalid value Go prints as a struct without JSON names, in its
+    /// field order: the text is that print (`{"Type":"x","RollingUpdate":null}`).
+    #[serde(rename = "invalid")]
+    InvalidStruct(String),
+    /// A value outside the supported ones that Go prints as a struct.
+    #[serde(rename = "notSupported")]
+    NotSupportedStruct(String),
+    /// The API server refuses the whole request before validating fields
+    /// (the object cannot be decoded, or the apply patch cannot be typed):
+    /// the detail is its whole message, the field where it points.
+    Rejected,
 }
 
 /// A field and what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Problem {
-    /// The field, `spec.forProvider.tags[0]`; empty for the object itself.
+    /// The field, `spec.forProvider.tags[0]`; empty for the object itself
+    /// (which the message names `<nil>`, as kube-apiserver's does).
     pub field: String,
     #[serde(flatten)]
     pub kind: ProblemKind,
@@ -77,6 +91,7 @@ impl Problem {
                 | ProblemKind::NotSupported(_)
                 | ProblemKind::TooLong
                 | ProblemKind::TooMany(_)
+                | ProblemKind::Rejected
         )
     }
 
@@ -177,16 +192,22 @@ impl fmt::Display for Problem {
             ProblemKind::TooLong => "Too long".to_string(),
             ProblemKind::TooMany(v) => format!("Too many: {}", bad_value(v)),
             ProblemKind::Forbidden => "Forbidden".to_string(),
+            ProblemKind::NotFound(v) => format!("Not found: {}", bad_value(v)),
+            ProblemKind::InvalidStruct(shown) => format!("Invalid value: {shown}"),
+            ProblemKind::NotSupportedStruct(shown) => format!("Unsupported value: {shown}"),
+            ProblemKind::Rejected => return f.write_str(&self.detail),
         };
         if !self.detail.is_empty() {
             body.push_str(": ");
             body.push_str(&self.detail);
         }
-        if self.field.is_empty() {
-            f.write_str(&body)
+        // The object itself: Go's error has a nil path, which it prints so.
+        let field = if self.field.is_empty() {
+            "<nil>"
         } else {
-            write!(f, "{}: {body}", self.field)
-        }
+            &self.field
+        };
+        write!(f, "{field}: {body}")
     }
 }
 
@@ -209,6 +230,11 @@ impl Path {
 
     pub(crate) fn index(&self, i: usize) -> Self {
         Path(format!("{}[{i}]", self.0))
+    }
+
+    /// A map's entry, `data[my key]`.
+    pub(crate) fn key(&self, key: &str) -> Self {
+        Path(format!("{}[{key}]", self.0))
     }
 
     pub(crate) fn as_str(&self) -> &str {
@@ -257,7 +283,23 @@ mod tests {
             ),
             (
                 Problem::invalid("", json!(2), "bad"),
-                "Invalid value: 2: bad",
+                "<nil>: Invalid value: 2: bad",
+            ),
+            (
+                Problem {
+                    field: "spec.strategy".into(),
+                    kind: ProblemKind::NotSupportedStruct(r#"{"Type":"x"}"#.into()),
+                    detail: "supported values: \"Recreate\"".into(),
+                },
+                r#"spec.strategy: Unsupported value: {"Type":"x"}: supported values: "Recreate""#,
+            ),
+            (
+                Problem {
+                    field: "spec.x".into(),
+                    kind: ProblemKind::Rejected,
+                    detail: "Deployment in version \"v1\" cannot be handled as a Deployment".into(),
+                },
+                "Deployment in version \"v1\" cannot be handled as a Deployment",
             ),
         ];
         for (problem, want) in cases {

@@ -152,7 +152,7 @@ impl<'a> Walker<'a> {
         let schema = resolved.schema;
         if value.is_null() {
             // Go decodes null into a built-in type's zero value; a custom
-            // resource's non-nullable nulls were pruned before validation.
+            // resource's non-nullable null is kept by server-side apply.
             let nullable = schema.get("nullable").and_then(Value::as_bool) == Some(true);
             if self.custom && !nullable && schema.get("type").is_some() {
                 let t = schema_type(schema).unwrap_or_default();
@@ -856,38 +856,6 @@ fn is_go_duration(s: &str) -> bool {
     true
 }
 
-/// Drops the nulls a custom resource's schema does not allow (no
-/// `nullable: true`), as the API server prunes them before defaulting.
-pub(crate) fn prune_nulls(value: &mut Value, schema: &Value) {
-    match value {
-        Value::Object(map) => {
-            let properties = schema.get("properties").and_then(Value::as_object);
-            let additional = schema.get("additionalProperties").filter(|a| a.is_object());
-            map.retain(|name, child| {
-                let child_schema = properties.and_then(|p| p.get(name)).or(additional);
-                !(child.is_null()
-                    && child_schema.is_some_and(|s| {
-                        s.get("nullable").and_then(Value::as_bool) != Some(true)
-                            && s.get("default").is_none()
-                    }))
-            });
-            for (name, child) in map.iter_mut() {
-                if let Some(s) = properties.and_then(|p| p.get(name)).or(additional) {
-                    prune_nulls(child, s);
-                }
-            }
-        }
-        Value::Array(items) => {
-            if let Some(item_schema) = schema.get("items") {
-                for item in items {
-                    prune_nulls(item, item_schema);
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -968,17 +936,5 @@ mod tests {
                 .is_some();
             assert_eq!(got, preserves, "{branch}");
         }
-    }
-
-    #[test]
-    fn nulls_are_pruned_unless_nullable_or_defaulted() {
-        let schema = json!({"type": "object", "properties": {
-            "a": {"type": "string"},
-            "b": {"type": "string", "nullable": true},
-            "c": {"type": "string", "default": "x"},
-        }});
-        let mut v = json!({"a": null, "b": null, "c": null});
-        prune_nulls(&mut v, &schema);
-        assert_eq!(v, json!({"b": null, "c": null}));
     }
 }
