@@ -6,6 +6,7 @@ CARGO ?= cargo
 PLAIT := target/release/plait
 
 .PHONY: demo test setup build-deps test-deps test-prereqs build lint unit bench test-cluster-binaries test-cosign upstream-crossplane toolchains functions bench-functions
+.PHONY: test-helm
 
 # Installs Debian packages that are missing (as root, or through sudo).
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -87,12 +88,17 @@ test-cluster-binaries: test-prereqs
 test-cosign: test-prereqs
 	tests/cosign/build-cosign.sh
 
+# helm, for the chart tests (host/cli/tests/helm_chart.rs), built from its Go
+# module once and cached under ~/.cache/plait/ (see docs/testing.md).
+test-helm: test-prereqs
+	tests/helm/build-helm.sh
+
 # Upstream Crossplane's CLI, core and functions for the differential suite,
 # built from Go modules once and cached under ~/.cache/plait/ (see docs/testing.md).
 upstream-crossplane: test-prereqs
 	tests/differential/build-upstream.sh
 
-unit: setup build-deps test-prereqs test-deps test-cluster-binaries test-cosign upstream-crossplane toolchains
+unit: setup build-deps test-prereqs test-deps test-cluster-binaries test-cosign upstream-crossplane toolchains test-helm
 	$(CARGO) test --workspace
 
 toolchains: test-prereqs $(CPY_DIR)/.done $(CJS_DIR)/.done $(ADAPTER_DIR)/.done $(CLANG_DIR)/.done

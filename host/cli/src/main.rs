@@ -36,9 +36,11 @@ struct Cli {
 enum Command {
     /// Render the resources a composite resource would be composed of, offline.
     Render(Box<RenderArgs>),
-    /// Print a `mode: Resources` Composition converted to a function pipeline.
+    /// Print a `mode: Resources` Composition converted to a function pipeline, or
+    /// ResourceClaimDefinitions and ResourceBindingDefinitions (with their classes)
+    /// as the XRD and Compositions they mean.
     Convert {
-        /// The Composition file (`-` for standard input).
+        /// The file or directory to convert (`-` for standard input).
         file: PathBuf,
     },
     /// Write, publish, inspect and verify functions: new, push, pull, inspect, verify.

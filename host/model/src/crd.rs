@@ -1,7 +1,7 @@
 //! The CustomResourceDefinitions an XRD defines, generated as upstream's
 //! `xcrd.ForCompositeResource` and `xcrd.ForCompositeResourceClaim` do.
 
-use crate::{CompositeDeletePolicy, CompositeResourceDefinition, Manifest, XrdScope};
+use crate::{CompositeDeletePolicy, CompositeResourceDefinition, Manifest, UpdatePolicy, XrdScope};
 use serde_json::{Map, Value, json};
 
 /// The category every XR CRD is in, so `kubectl get composite` lists them all.
@@ -39,7 +39,7 @@ pub fn composite_crd(xrd: &CompositeResourceDefinition) -> Result<Value, CrdErro
             "served": version.served,
             "storage": version.referenceable,
             "subresources": {"status": {}},
-            "schema": {"openAPIV3Schema": version_schema(version.open_api_v3_schema(), scope, index)?},
+            "schema": {"openAPIV3Schema": version_schema(version.open_api_v3_schema(), scope, index, xrd.spec.default_composition_update_policy)?},
             "additionalPrinterColumns": printer_columns(&version.additional_printer_columns, scope),
         });
         if let Some(d) = version.deprecated {
@@ -119,7 +119,12 @@ pub fn served_schemas(definition: &Value) -> Result<Vec<ServedSchema>, CrdError>
                 .map(|(index, v)| {
                     Ok((
                         v.name.clone(),
-                        version_schema(v.open_api_v3_schema(), scope, index)?,
+                        version_schema(
+                            v.open_api_v3_schema(),
+                            scope,
+                            index,
+                            xrd.spec.default_composition_update_policy,
+                        )?,
                     ))
                 })
                 .collect::<Result<_, CrdError>>()?
@@ -305,9 +310,22 @@ fn claim_machinery_properties(default_delete_policy: &str) -> Map<String, Value>
     m
 }
 
-fn version_schema(user: Option<&Value>, scope: XrdScope, index: usize) -> Result<Value, CrdError> {
+/// The schema of one XR version. `update_policy` (the XRD's
+/// `defaultCompositionUpdatePolicy`) is the default of the XR's
+/// `compositionUpdatePolicy`, as upstream's generated CRDs have it.
+fn version_schema(
+    user: Option<&Value>,
+    scope: XrdScope,
+    index: usize,
+    update_policy: Option<UpdatePolicy>,
+) -> Result<Value, CrdError> {
     let mut schema = base_schema(user, index)?;
-    let machinery = machinery_properties(scope);
+    let mut machinery = machinery_properties(scope);
+    if let (Some(policy), Some(field)) =
+        (update_policy, machinery.get_mut("compositionUpdatePolicy"))
+    {
+        field["default"] = json!(policy);
+    }
     match scope {
         XrdScope::LegacyCluster => {
             for (k, v) in machinery {
@@ -691,6 +709,31 @@ mod tests {
             json!(["type"])
         );
         assert_eq!(versions[1]["subresources"], json!({"status": {}}));
+    }
+
+    #[test]
+    fn the_xrds_default_update_policy_is_the_xr_crds_default() {
+        let namespaced = "/spec/properties/crossplane/properties";
+        let cases = [
+            ("apiextensions.crossplane.io/v2", Some("Manual"), namespaced),
+            (
+                "apiextensions.crossplane.io/v1",
+                Some("Automatic"),
+                "/spec/properties",
+            ),
+            ("apiextensions.crossplane.io/v2", None, namespaced),
+        ];
+        for (api_version, policy, machinery) in cases {
+            let mut definition = xrd(api_version, None);
+            definition.spec.default_composition_update_policy =
+                policy.map(|p| serde_json::from_value(json!(p)).unwrap());
+            let crd = composite_crd(&definition).unwrap();
+            let field = crd["spec"]["versions"][1]["schema"]["openAPIV3Schema"]["properties"]
+                .pointer(&format!("{machinery}/compositionUpdatePolicy"))
+                .unwrap();
+            let default = field.get("default").and_then(Value::as_str);
+            assert_eq!(default, policy, "{api_version}");
+        }
     }
 
     #[test]

@@ -3,9 +3,11 @@
 //! XRD schema defaulting.
 
 mod composition;
+pub mod composition_hash;
 mod composition_validation;
 mod convert;
 pub mod crd;
+pub mod crd_width;
 mod defaults;
 mod environment_config;
 mod error;
