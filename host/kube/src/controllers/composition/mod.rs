@@ -325,7 +325,13 @@ pub enum Change {
 pub fn plan(composition: &Value, hash: &str, pins: &Pins, revisions: &[Value]) -> Vec<Change> {
     let uid = text(composition, "/metadata/uid");
     let hash_label = upstream_revision_hash_label(hash);
-    let latest_number = latest(composition, revisions).map_or(0, revision_number);
+    // A revision about to be adopted counts: it keeps its number.
+    let latest_number = revisions
+        .iter()
+        .filter(|r| controller_uid(r).is_none_or(|owner| Some(owner) == uid))
+        .map(revision_number)
+        .max()
+        .unwrap_or(0);
     let mut changes = Vec::new();
     let mut matching = None;
     for revision in revisions {
@@ -1030,14 +1036,35 @@ mod tests {
                 }],
             ),
             (
-                "an orphaned revision is adopted",
+                "an orphaned revision is adopted with its number",
                 one.clone(),
-                vec![revision(one.clone(), 1, None)],
+                vec![revision(one.clone(), 5, None)],
+                vec![Change::Adopt(c1_name.clone())],
+            ),
+            (
+                "an orphaned older revision is adopted and becomes the latest",
+                one.clone(),
+                vec![
+                    revision(one.clone(), 1, None),
+                    revision(two.clone(), 2, Some("cuid")),
+                ],
                 vec![
                     Change::Adopt(c1_name.clone()),
                     Change::Renumber {
                         name: c1_name.clone(),
-                        revision: 1,
+                        revision: 3,
+                    },
+                ],
+            ),
+            (
+                "an orphaned revision of another state counts towards the next number",
+                two.clone(),
+                vec![revision(one.clone(), 4, None)],
+                vec![
+                    Change::Adopt(c1_name.clone()),
+                    Change::Create {
+                        name: c2_name.clone(),
+                        revision: 5,
                     },
                 ],
             ),
