@@ -10,7 +10,11 @@ mod support;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use plait_model::composition_hash::{
+    LABEL_COMPOSITION_HASH, LABEL_COMPOSITION_NAME, upstream_composition_hash,
+    upstream_revision_hash_label, upstream_revision_name,
+};
 use plait_reconcile::compose::deterministic_name;
 use serde_json::{Value, json};
 use support::{COPY_REQUIRED, api, cluster, condition, create, eventually, resource, yaml};
@@ -639,6 +643,93 @@ async fn an_edited_composition_gets_revision_2_and_automatic_xrs_follow_it() {
     assert_ne!(first, second);
     uses_revision(&app, "auto", &second).await;
     composes(&app, "auto", "a", "second").await;
+}
+
+/// Crossplane's revision of a Composition's current state, left without an
+/// owner (as after a backup and restore, or before plait saw the
+/// Composition): plait takes it over as it is, recording the digests its
+/// steps run, and makes no revision of its own.
+#[tokio::test]
+async fn a_revision_crossplane_made_is_adopted_with_its_name_and_number() {
+    let client = cluster().client().await;
+    let mut composition = saying("crossplane");
+    composition["metadata"]["name"] = json!("app-adopted");
+    composition["spec"]["compositeTypeRef"]["apiVersion"] = json!("adopted.example.org/v1alpha1");
+    // The Composition as the API server will store it, defaults and all.
+    let dry_run = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    let stored = compositions(&client)
+        .create(
+            &dry_run,
+            &serde_json::from_value(composition.clone()).unwrap(),
+        )
+        .await
+        .unwrap();
+    let stored = serde_json::to_value(&stored).unwrap();
+    let hash = upstream_composition_hash(&stored).unwrap();
+    let name = upstream_revision_name("app-adopted", &hash);
+    let mut spec = stored["spec"].clone();
+    spec["revision"] = json!(5);
+    let made_by_crossplane = json!({
+        "apiVersion": "apiextensions.crossplane.io/v1", "kind": "CompositionRevision",
+        "metadata": {"name": name, "labels": {
+            LABEL_COMPOSITION_NAME: "app-adopted",
+            LABEL_COMPOSITION_HASH: upstream_revision_hash_label(&hash),
+        }},
+        "spec": spec,
+    });
+    create(&client, &made_by_crossplane).await;
+    create(&client, &composition).await;
+
+    let revisions = api(
+        &client,
+        &resource(
+            "apiextensions.crossplane.io/v1",
+            "CompositionRevision",
+            "compositionrevisions",
+        ),
+        None,
+    );
+    let adopted = eventually("the revision to be adopted with its digests", || async {
+        let found = revisions.get(&name).await.ok()?;
+        let owned = found
+            .metadata
+            .owner_references
+            .as_ref()?
+            .iter()
+            .any(|o| o.controller == Some(true) && o.name == "app-adopted");
+        let recorded = found
+            .metadata
+            .annotations
+            .as_ref()?
+            .contains_key("functions.plait.dev/digests");
+        (owned && recorded).then_some(found)
+    })
+    .await;
+    assert_eq!(adopted.data["spec"]["revision"], 5);
+    let managers: Vec<_> = adopted
+        .metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .filter_map(|m| m.manager.as_deref())
+        .collect();
+    assert!(managers.contains(&"plait"), "managers: {managers:?}");
+    // Another reconcile would have created any revision by now.
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    let selector = format!("{LABEL_COMPOSITION_NAME}=app-adopted");
+    let all = revisions
+        .list(&kube::api::ListParams::default().labels(&selector))
+        .await
+        .unwrap();
+    let names: Vec<_> = all
+        .items
+        .iter()
+        .filter_map(|r| r.metadata.name.clone())
+        .collect();
+    assert_eq!(names, vec![name]);
 }
 
 #[tokio::test]

@@ -6,12 +6,15 @@
 //! pinned to a revision (`compositionUpdatePolicy: Manual`) keeps its output
 //! however the Composition is edited later.
 //!
-//! A revision also records, per step, the digest its Function resolved to
-//! when the revision was made ([`plait_functions::DIGESTS_ANNOTATION`]),
-//! and the digests of packages count towards the revision's hash: a
-//! Function that moves to a new digest makes a new revision of every
-//! Composition that runs it, which `Automatic` XRs follow and `Manual`
-//! ones do not, exactly as for an edit of the Composition.
+//! Revisions are upstream Crossplane's: a Pipeline-mode Composition's
+//! revision carries upstream's hash, name and labels, so the revisions a
+//! running Crossplane made are adopted as they are and taking over makes
+//! none. A revision also records, per step, the digest its Function
+//! resolved to when the revision was made
+//! ([`plait_functions::DIGESTS_ANNOTATION`]); a Function that moves to a
+//! new package digest makes a new revision of every Composition that runs
+//! it, which `Automatic` XRs follow and `Manual` ones do not, exactly as for
+//! an edit of the Composition.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -23,47 +26,91 @@ use kube::runtime::{Controller, watcher};
 use plait_functions::{
     DIGESTS_ANNOTATION, FUNCTION_API_VERSION, FUNCTION_KIND, Pin, Pins, current_pin,
 };
+use plait_model::composition_hash::{
+    HashError, upstream_composition_hash, upstream_revision_hash_label, upstream_revision_name,
+};
+pub use plait_model::composition_hash::{LABEL_COMPOSITION_HASH, LABEL_COMPOSITION_NAME};
 use plait_reconcile::{ClusterError, Event, EventType, ObjectRef};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::clusters::cluster::KubeCluster;
-use crate::controllers::kit::{self, Controlled, ObjectError, Policy};
+use crate::controllers::kit::{self, Controlled, ObjectError, Policy, ReconcileFailure};
 use crate::vocabulary::api::{
-    COMPOSITION_API_VERSION, COMPOSITION_KIND, REVISION_KIND, XRD_API_VERSION, XRD_KIND,
-    composition_resource, function_resource, group_of, revision_resource,
+    COMPOSITION_API_VERSION, COMPOSITION_KIND, FIELD_MANAGER, REVISION_KIND, XRD_API_VERSION,
+    XRD_KIND, composition_resource, function_resource, group_of, revision_resource,
 };
 use crate::vocabulary::metrics::ReconcileResult;
 use crate::vocabulary::object::{is_status, text};
 
-pub const LABEL_COMPOSITION_NAME: &str = "crossplane.io/composition-name";
-pub const LABEL_COMPOSITION_HASH: &str = "crossplane.io/composition-hash";
 /// Revisions kept besides the latest when a Composition sets no
 /// `revisionHistoryLimit`, as upstream defaults it.
 pub const DEFAULT_REVISION_HISTORY_LIMIT: i64 = 1;
 
-/// The Composition controller fails only in the ways every controller
-/// can; a conflict means another writer changed the revisions first (with
-/// sharded replicas, every replica keeps revisions), and the next
-/// reconcile reads what it made.
-pub type CompositionError = ObjectError;
+/// Why a Composition's revisions cannot be kept. A conflict means another
+/// writer changed the revisions first (with sharded replicas, every
+/// replica keeps revisions), and the next reconcile reads what it made.
+#[derive(Debug, thiserror::Error)]
+pub enum CompositionError {
+    #[error(transparent)]
+    Object(#[from] ObjectError),
+    /// The Composition has a field upstream's Go types cannot hold, so its
+    /// revision hash cannot be upstream's.
+    #[error("Composition {composition:?} cannot be hashed as upstream hashes it: {source}")]
+    Hash {
+        composition: String,
+        #[source]
+        source: HashError,
+    },
+}
 
-fn labels_of(object: &Value) -> Map<String, Value> {
+impl ReconcileFailure for CompositionError {
+    fn metric_label(&self) -> &'static str {
+        match self {
+            CompositionError::Object(error) => error.metric_label(),
+            CompositionError::Hash { .. } => "invalid",
+        }
+    }
+
+    fn is_conflict(&self) -> bool {
+        match self {
+            CompositionError::Object(error) => error.is_conflict(),
+            CompositionError::Hash { .. } => false,
+        }
+    }
+}
+
+fn map_of(object: &Value, pointer: &str) -> Map<String, Value> {
     object
-        .pointer("/metadata/labels")
+        .pointer(pointer)
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default()
 }
 
-/// The hash identifying a state of a Composition and the packages its
-/// steps run: SHA-256 over the canonical (key-sorted) JSON of its labels,
-/// annotations and spec, as upstream hashes those three (so a relabelled
-/// Composition gets a revision with the new labels), and the package
-/// digests by step. A Composition that runs no package (only built-ins,
-/// or functions not installed yet) hashes as upstream hashes it, so its
-/// revisions are named as upstream names them.
-pub fn revision_hash(composition: &Value, pins: &Pins) -> String {
+/// Whether `composition` runs upstream v1's patch-and-transform: `mode:
+/// Resources`, or no mode and resources to compose (upstream v1's default).
+fn is_resources_mode(composition: &Value) -> bool {
+    match composition.pointer("/spec/mode").and_then(Value::as_str) {
+        Some(mode) => mode == "Resources",
+        None => composition
+            .pointer("/spec/resources")
+            .and_then(Value::as_array)
+            .is_some_and(|resources| !resources.is_empty()),
+    }
+}
+
+/// The hash identifying a state of `composition`. A Pipeline-mode
+/// Composition hashes as upstream hashes it, so the revisions upstream made
+/// are recognised as plait's. Upstream's hash leaves out `mode: Resources`
+/// fields (`spec.resources`, `patchSets`, ...), which its v2 types no longer
+/// have, so a Resources-mode Composition hashes as SHA-256 over the
+/// canonical (key-sorted) JSON of its labels, annotations and spec instead,
+/// and an edit of its resources makes a new revision.
+pub fn revision_hash(composition: &Value) -> Result<String, HashError> {
+    if !is_resources_mode(composition) {
+        return upstream_composition_hash(composition);
+    }
     let part = |pointer: &str| {
         composition
             .pointer(pointer)
@@ -71,16 +118,12 @@ pub fn revision_hash(composition: &Value, pins: &Pins) -> String {
             .cloned()
             .unwrap_or_else(|| json!({}))
     };
-    let mut canonical = vec![
+    let canonical = json!([
         part("/metadata/labels"),
         part("/metadata/annotations"),
         part("/spec"),
-    ];
-    let digests = pins.package_digests();
-    if !digests.is_empty() {
-        canonical.push(json!(digests));
-    }
-    hex::encode(Sha256::digest(Value::Array(canonical).to_string()))
+    ]);
+    Ok(hex::encode(Sha256::digest(canonical.to_string())))
 }
 
 /// The functions `composition`'s pipeline steps run, by step: each as it
@@ -128,19 +171,30 @@ fn runs(composition: &Value, function: &str) -> bool {
         .any(|(_, f)| *f == function)
 }
 
-/// Revision `number` of `composition` as it stands, running `pins`.
-pub fn new_revision(composition: &Value, pins: &Pins, number: i64) -> Value {
-    let name = text(composition, "/metadata/name").unwrap_or_default();
-    let hash = revision_hash(composition, pins);
-    let mut labels = labels_of(composition);
-    labels.insert(LABEL_COMPOSITION_NAME.into(), json!(name));
-    // A label value holds at most 63 characters.
-    labels.insert(LABEL_COMPOSITION_HASH.into(), json!(hash[..63]));
-    let mut spec = composition
-        .get("spec")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
+/// Revision `number` of `composition` as it stands, hashed `hash`, named
+/// `name` and running `pins`: labelled and annotated as upstream makes it
+/// (the Composition's labels copied last, so they win on a clash), plus the
+/// digests its steps run.
+pub fn new_revision(
+    composition: &Value,
+    hash: &str,
+    pins: &Pins,
+    name: &str,
+    number: i64,
+) -> Value {
+    let composition_name = text(composition, "/metadata/name").unwrap_or_default();
+    let mut labels = Map::new();
+    labels.insert(LABEL_COMPOSITION_NAME.into(), json!(composition_name));
+    labels.insert(
+        LABEL_COMPOSITION_HASH.into(),
+        json!(upstream_revision_hash_label(hash)),
+    );
+    labels.extend(map_of(composition, "/metadata/labels"));
+    let mut annotations = map_of(composition, "/metadata/annotations");
+    if !pins.is_empty() {
+        annotations.insert(DIGESTS_ANNOTATION.into(), json!(pins.annotation()));
+    }
+    let mut spec = map_of(composition, "/spec");
     // How many revisions to keep concerns the Composition, not a revision.
     spec.remove("revisionHistoryLimit");
     spec.insert("revision".into(), json!(number));
@@ -148,16 +202,65 @@ pub fn new_revision(composition: &Value, pins: &Pins, number: i64) -> Value {
         "apiVersion": COMPOSITION_API_VERSION,
         "kind": REVISION_KIND,
         "metadata": {
-            "name": format!("{name}-{}", &hash[..7]),
+            "name": name,
             "labels": labels,
             "ownerReferences": [controller_reference(composition)],
         },
         "spec": spec,
     });
-    if !pins.is_empty() {
-        revision["metadata"]["annotations"] = json!({DIGESTS_ANNOTATION: pins.annotation()});
+    if !annotations.is_empty() {
+        revision["metadata"]["annotations"] = Value::Object(annotations);
     }
     revision
+}
+
+/// The name of a new revision of `composition` hashed `hash` running `pins`:
+/// upstream's, unless a revision of that name exists already (one of the
+/// same Composition running other digests), then upstream's followed by
+/// 5 hexadecimal digits of the digests' hash.
+pub fn revision_name(composition: &Value, hash: &str, pins: &Pins, revisions: &[Value]) -> String {
+    let upstream = upstream_revision_name(
+        text(composition, "/metadata/name").unwrap_or_default(),
+        hash,
+    );
+    let taken = revisions
+        .iter()
+        .any(|r| text(r, "/metadata/name") == Some(upstream.as_str()));
+    if !taken {
+        return upstream;
+    }
+    let digests = hex::encode(Sha256::digest(pins.annotation()));
+    format!("{upstream}-{}", &digests[..5])
+}
+
+/// How a revision's recorded digests compare with the digests a state runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Recorded {
+    /// The same packages (or the state runs none it knows of): the revision is the state's.
+    Same,
+    /// Nothing recorded, as on a revision upstream made: the revision is
+    /// the state's once the digests are recorded on it.
+    Missing,
+    /// Other packages, or a record that cannot be read.
+    Different,
+}
+
+/// Built-ins are left out of the comparison: they change only with plait
+/// itself, and an upgrade of plait makes no revision.
+fn recorded(revision: &Value, pins: &Pins) -> Recorded {
+    if pins.is_empty() {
+        return Recorded::Same;
+    }
+    if revision
+        .pointer(&plait_reconcile::pointer::annotation(DIGESTS_ANNOTATION))
+        .is_none()
+    {
+        return Recorded::Missing;
+    }
+    match Pins::of_revision(revision) {
+        Ok(record) if record.package_digests() == pins.package_digests() => Recorded::Same,
+        _ => Recorded::Different,
+    }
 }
 
 fn controller_reference(composition: &Value) -> Value {
@@ -205,18 +308,30 @@ pub enum Change {
     /// A revision of this Composition that lost its owner reference (as
     /// after a backup and restore) is taken back under its control.
     Adopt(String),
+    /// A revision that matches the Composition but records no digests (as
+    /// one upstream made) gets the digests its steps run, keeping its name
+    /// and number.
+    RecordDigests(String),
     /// An older revision matches the Composition again: it becomes the latest.
     Renumber { name: String, revision: i64 },
-    /// No revision matches the Composition: revision `n` is created.
-    Create(i64),
+    /// No revision matches the Composition: revision `revision` is created.
+    Create { name: String, revision: i64 },
 }
 
-/// What it takes for the latest revision to match `composition` running
-/// `pins`, given the revisions labelled with its name.
-pub fn plan(composition: &Value, pins: &Pins, revisions: &[Value]) -> Vec<Change> {
+/// What it takes for the latest revision to match `composition`, hashed
+/// `hash` and running `pins`, given the revisions labelled with its name:
+/// a revision matches when its hash label is the state's and it records
+/// the same digests, or none.
+pub fn plan(composition: &Value, hash: &str, pins: &Pins, revisions: &[Value]) -> Vec<Change> {
     let uid = text(composition, "/metadata/uid");
-    let hash = revision_hash(composition, pins);
-    let latest_number = latest(composition, revisions).map_or(0, revision_number);
+    let hash_label = upstream_revision_hash_label(hash);
+    // A revision about to be adopted counts: it keeps its number.
+    let latest_number = revisions
+        .iter()
+        .filter(|r| controller_uid(r).is_none_or(|owner| Some(owner) == uid))
+        .map(revision_number)
+        .max()
+        .unwrap_or(0);
     let mut changes = Vec::new();
     let mut matching = None;
     for revision in revisions {
@@ -228,18 +343,36 @@ pub fn plan(composition: &Value, pins: &Pins, revisions: &[Value]) -> Vec<Change
             Some(owner) if Some(owner) != uid => continue,
             Some(_) => {}
         }
-        if text(revision, "/metadata/labels/crossplane.io~1composition-hash") != Some(&hash[..63]) {
+        if text(revision, "/metadata/labels/crossplane.io~1composition-hash")
+            != Some(hash_label.as_str())
+        {
             continue;
         }
-        matching = Some((name, revision_number(revision)));
+        match recorded(revision, pins) {
+            Recorded::Different => continue,
+            Recorded::Same => matching = Some((name, revision_number(revision), false)),
+            // One that records the digests already is preferred.
+            Recorded::Missing if matching.is_none() => {
+                matching = Some((name, revision_number(revision), true));
+            }
+            Recorded::Missing => {}
+        }
     }
-    match matching {
-        Some((name, number)) if number != latest_number => changes.push(Change::Renumber {
+    let Some((name, number, unrecorded)) = matching else {
+        changes.push(Change::Create {
+            name: revision_name(composition, hash, pins, revisions),
+            revision: latest_number + 1,
+        });
+        return changes;
+    };
+    if unrecorded {
+        changes.push(Change::RecordDigests(name.to_string()));
+    }
+    if number != latest_number {
+        changes.push(Change::Renumber {
             name: name.to_string(),
             revision: latest_number + 1,
-        }),
-        Some(_) => {}
-        None => changes.push(Change::Create(latest_number + 1)),
+        });
     }
     changes
 }
@@ -365,14 +498,14 @@ impl Controlled for CompositionContext {
 fn kube_error(
     composition: &str,
     what: impl Into<String>,
-) -> impl FnOnce(kube::Error) -> CompositionError {
+) -> impl FnOnce(kube::Error) -> ObjectError {
     ObjectError::kube(format!("Composition {composition:?}"), what.into())
 }
 
 fn cluster_error(
     composition: &str,
     what: &'static str,
-) -> impl FnOnce(ClusterError) -> CompositionError {
+) -> impl FnOnce(ClusterError) -> ObjectError {
     ObjectError::cluster(format!("Composition {composition:?}"), what)
 }
 
@@ -445,7 +578,15 @@ async fn reconcile_composition(
         .map_err(cluster_error(&name, "cannot list its revisions"))?;
 
     let pins = pins_for(ctx, &composition, &revisions).await?;
-    for change in plan(&composition, &pins, &revisions) {
+    let hash = revision_hash(&composition).map_err(|source| CompositionError::Hash {
+        composition: name.clone(),
+        source,
+    })?;
+    let patch_params = PatchParams {
+        field_manager: Some(FIELD_MANAGER.into()),
+        ..PatchParams::default()
+    };
+    for change in plan(&composition, &hash, &pins, &revisions) {
         match change {
             Change::Adopt(revision) => {
                 let Some(found) = revisions
@@ -465,11 +606,32 @@ async fn reconcile_composition(
                     "resourceVersion": found.pointer("/metadata/resourceVersion"),
                 }});
                 let patched = api
-                    .patch(&revision, &PatchParams::default(), &Patch::Merge(&patch))
+                    .patch(&revision, &patch_params, &Patch::Merge(&patch))
                     .await
                     .map_err(kube_error(&name, format!("cannot adopt {revision}")))?;
                 found["metadata"]["ownerReferences"] = json!(owners);
                 found["metadata"]["resourceVersion"] = json!(patched.metadata.resource_version);
+            }
+            Change::RecordDigests(revision) => {
+                let Some(found) = revisions
+                    .iter_mut()
+                    .find(|r| text(r, "/metadata/name") == Some(revision.as_str()))
+                else {
+                    continue;
+                };
+                let patch = json!({"metadata": {
+                    "annotations": {DIGESTS_ANNOTATION: pins.annotation()},
+                    "resourceVersion": found.pointer("/metadata/resourceVersion"),
+                }});
+                let patched = api
+                    .patch(&revision, &patch_params, &Patch::Merge(&patch))
+                    .await
+                    .map_err(kube_error(
+                        &name,
+                        format!("cannot record the digests its steps run on {revision}"),
+                    ))?;
+                found["metadata"]["resourceVersion"] = json!(patched.metadata.resource_version);
+                tracing::info!(composition = name, revision, "recorded digests on revision");
             }
             Change::Renumber {
                 name: revision,
@@ -483,7 +645,7 @@ async fn reconcile_composition(
                     "metadata": {"resourceVersion": resource_version},
                     "spec": {"revision": number},
                 });
-                api.patch(&revision, &PatchParams::default(), &Patch::Merge(&patch))
+                api.patch(&revision, &patch_params, &Patch::Merge(&patch))
                     .await
                     .map_err(kube_error(&name, format!("cannot renumber {revision}")))?;
                 publish(
@@ -494,14 +656,24 @@ async fn reconcile_composition(
                 );
                 return Ok((Action::requeue(Duration::ZERO), ReconcileResult::Success));
             }
-            Change::Create(number) => {
-                let revision = new_revision(&composition, &pins, number);
-                let dynamic: DynamicObject = serde_json::from_value(revision)
+            Change::Create {
+                name: revision,
+                revision: number,
+            } => {
+                let made = new_revision(&composition, &hash, &pins, &revision, number);
+                let dynamic: DynamicObject = serde_json::from_value(made)
                     .map_err(ObjectError::encode(format!("Composition {name:?}")))?;
-                api.create(&PostParams::default(), &dynamic)
+                let post_params = PostParams {
+                    field_manager: Some(FIELD_MANAGER.into()),
+                    ..PostParams::default()
+                };
+                api.create(&post_params, &dynamic)
                     .await
-                    .map_err(kube_error(&name, "cannot create CompositionRevision"))?;
-                tracing::info!(composition = name, revision = number, "created revision");
+                    .map_err(kube_error(
+                        &name,
+                        format!("cannot create CompositionRevision {revision}"),
+                    ))?;
+                tracing::info!(composition = name, revision, number, "created revision");
                 publish(
                     ctx,
                     &name,
@@ -615,7 +787,8 @@ async fn collect_garbage(
                 return Err(kube_error(
                     name,
                     format!("cannot delete CompositionRevision {revision}"),
-                )(e));
+                )(e)
+                .into());
             }
         }
         tracing::info!(composition = name, revision, "deleted unused revision");
@@ -642,11 +815,6 @@ mod tests {
     use super::*;
     use crate::stores::catalog::composition_of;
 
-    /// Upstream's hash: the Composition's alone.
-    fn composition_hash(composition: &Value) -> String {
-        revision_hash(composition, &Pins::default())
-    }
-
     fn composition(spec: Value) -> Value {
         json!({
             "apiVersion": COMPOSITION_API_VERSION, "kind": COMPOSITION_KIND,
@@ -655,9 +823,29 @@ mod tests {
         })
     }
 
+    fn hash_of(composition: &Value) -> String {
+        revision_hash(composition).unwrap()
+    }
+
+    /// A Pipeline-mode spec running `functions` as `(step, function)`.
+    fn pipeline(functions: &[(&str, &str)]) -> Value {
+        let steps: Vec<Value> = functions
+            .iter()
+            .map(|(step, function)| json!({"step": step, "functionRef": {"name": function}}))
+            .collect();
+        json!({"mode": "Pipeline", "pipeline": steps})
+    }
+
+    /// Revision `number` of `composition` running `pins`, named as upstream names it.
+    fn revision_of(composition: &Value, pins: &Pins, number: i64) -> Value {
+        let hash = hash_of(composition);
+        let name = upstream_revision_name("c", &hash);
+        new_revision(composition, &hash, pins, &name, number)
+    }
+
     /// A revision of `c` numbered `number`, made from `spec`, controlled by `owner`.
     fn revision(spec: Value, number: i64, owner: Option<&str>) -> Value {
-        let mut r = new_revision(&composition(spec), &Pins::default(), number);
+        let mut r = revision_of(&composition(spec), &Pins::default(), number);
         match owner {
             Some(uid) => r["metadata"]["ownerReferences"][0]["uid"] = json!(uid),
             None => r["metadata"]["ownerReferences"] = json!([]),
@@ -665,11 +853,19 @@ mod tests {
         r
     }
 
+    fn name_of(revision: &Value) -> String {
+        revision["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
     #[test]
     fn a_revision_copies_the_composition_with_its_number_labels_and_owner() {
         let mut c = composition(json!({"mode": "Pipeline", "revisionHistoryLimit": 3}));
-        let hash = composition_hash(&c);
-        let r = new_revision(&c, &Pins::default(), 4);
+        let hash = hash_of(&c);
+        assert_eq!(hash, upstream_composition_hash(&c).unwrap());
+        let r = revision_of(&c, &Pins::default(), 4);
         assert_eq!(r["metadata"]["name"], format!("c-{}", &hash[..7]));
         assert_eq!(
             r["metadata"]["labels"],
@@ -678,28 +874,130 @@ mod tests {
         assert_eq!(r["spec"], json!({"mode": "Pipeline", "revision": 4}));
         assert_eq!(r["metadata"]["ownerReferences"][0]["uid"], "cuid");
         assert_eq!(r["metadata"]["ownerReferences"][0]["controller"], true);
+        assert!(r["metadata"].get("annotations").is_none());
         assert_eq!(composition_of(&r)["spec"], json!({"mode": "Pipeline"}));
         // Labels count towards the hash; key order does not.
         c["metadata"]["labels"]["channel"] = json!("prod");
-        assert_ne!(composition_hash(&c), hash);
+        assert_ne!(hash_of(&c), hash);
         let reordered: Value = serde_json::from_str(
             r#"{"spec": {"revisionHistoryLimit": 3, "mode": "Pipeline"}, "metadata": {"labels": {"channel": "dev"}, "name": "c"}}"#,
         )
         .unwrap();
-        assert_eq!(composition_hash(&reordered), hash);
+        assert_eq!(hash_of(&reordered), hash);
+    }
+
+    #[test]
+    fn a_revision_carries_the_compositions_labels_over_its_own_and_all_its_annotations() {
+        let digests = pins(&[("compose", at("fn-x", "sha256:1"))]);
+        // (what, labels, annotations, pins, want labels beyond the two, want annotations)
+        let cases = [
+            (
+                "labels and annotations are copied",
+                json!({"team": "a"}),
+                json!({"note": "x"}),
+                Pins::default(),
+                json!({"team": "a"}),
+                json!({"note": "x"}),
+            ),
+            (
+                "a Composition label of the same key wins, as upstream copies them last",
+                json!({LABEL_COMPOSITION_NAME: "other"}),
+                json!({}),
+                Pins::default(),
+                json!({LABEL_COMPOSITION_NAME: "other"}),
+                Value::Null,
+            ),
+            (
+                "the digests are added beside the Composition's annotations",
+                json!({}),
+                json!({"note": "x", DIGESTS_ANNOTATION: "stale"}),
+                digests.clone(),
+                json!({}),
+                json!({"note": "x", DIGESTS_ANNOTATION: digests.annotation()}),
+            ),
+        ];
+        for (what, labels, annotations, pins, want_labels, want_annotations) in cases {
+            let mut c = composition(pipeline(&[("compose", "fn-x")]));
+            c["metadata"]["labels"] = labels;
+            c["metadata"]["annotations"] = annotations;
+            let hash = hash_of(&c);
+            let r = new_revision(&c, &hash, &pins, "c-rev", 1);
+            let mut want =
+                json!({LABEL_COMPOSITION_NAME: "c", LABEL_COMPOSITION_HASH: &hash[..63]});
+            for (key, value) in want_labels.as_object().unwrap() {
+                want[key] = value.clone();
+            }
+            assert_eq!(r["metadata"]["labels"], want, "{what}");
+            assert_eq!(
+                r["metadata"]
+                    .get("annotations")
+                    .cloned()
+                    .unwrap_or_default(),
+                want_annotations,
+                "{what}"
+            );
+        }
+    }
+
+    #[test]
+    fn pipeline_compositions_hash_as_upstream_and_resources_ones_by_their_whole_spec() {
+        let resources = |name: &str| json!([{"name": name, "base": {"kind": "Bucket"}}]);
+        // (what, spec, whether upstream's hash)
+        let cases = [
+            ("mode Pipeline", pipeline(&[("s", "fn-x")]), true),
+            ("no mode and no resources", json!({"pipeline": []}), true),
+            (
+                "mode Resources",
+                json!({"mode": "Resources", "resources": resources("a")}),
+                false,
+            ),
+            (
+                "no mode with resources",
+                json!({"resources": resources("a")}),
+                false,
+            ),
+        ];
+        for (what, spec, upstream) in cases {
+            let c = composition(spec);
+            assert_eq!(
+                hash_of(&c) == upstream_composition_hash(&c).unwrap(),
+                upstream,
+                "{what}"
+            );
+        }
+        let one = composition(json!({"mode": "Resources", "resources": resources("a")}));
+        let two = composition(json!({"mode": "Resources", "resources": resources("b")}));
+        assert_eq!(
+            upstream_composition_hash(&one).unwrap(),
+            upstream_composition_hash(&two).unwrap(),
+            "upstream's hash does not see spec.resources"
+        );
+        assert_ne!(hash_of(&one), hash_of(&two), "plait's does");
+    }
+
+    #[test]
+    fn a_composition_upstream_cannot_read_is_a_hash_error_naming_the_field() {
+        let mut c = composition(pipeline(&[("s", "fn-x")]));
+        c["metadata"]["labels"]["channel"] = json!(1);
+        let error = revision_hash(&c).unwrap_err();
+        assert_eq!(error.field, "metadata.labels");
     }
 
     #[test]
     fn plan_creates_renumbers_or_adopts_as_upstream() {
-        let one = json!({"mode": "Pipeline", "v": 1});
-        let two = json!({"mode": "Pipeline", "v": 2});
-        let c1_name = revision(one.clone(), 1, Some("cuid"))["metadata"]["name"].clone();
+        let one = pipeline(&[("s", "fn-1")]);
+        let two = pipeline(&[("s", "fn-2")]);
+        let c1_name = name_of(&revision(one.clone(), 1, Some("cuid")));
+        let c2_name = name_of(&revision(two.clone(), 1, Some("cuid")));
         let cases = [
             (
                 "first revision",
                 one.clone(),
                 vec![],
-                vec![Change::Create(1)],
+                vec![Change::Create {
+                    name: c1_name.clone(),
+                    revision: 1,
+                }],
             ),
             (
                 "current matches the latest",
@@ -711,7 +1009,10 @@ mod tests {
                 "edited",
                 two.clone(),
                 vec![revision(one.clone(), 1, Some("cuid"))],
-                vec![Change::Create(2)],
+                vec![Change::Create {
+                    name: c2_name.clone(),
+                    revision: 2,
+                }],
             ),
             (
                 "back to an older state",
@@ -721,7 +1022,7 @@ mod tests {
                     revision(two.clone(), 2, Some("cuid")),
                 ],
                 vec![Change::Renumber {
-                    name: c1_name.as_str().unwrap().into(),
+                    name: c1_name.clone(),
                     revision: 3,
                 }],
             ),
@@ -729,24 +1030,49 @@ mod tests {
                 "another Composition's revision of the same name is not counted",
                 two.clone(),
                 vec![revision(one.clone(), 5, Some("other"))],
-                vec![Change::Create(1)],
+                vec![Change::Create {
+                    name: c2_name.clone(),
+                    revision: 1,
+                }],
             ),
             (
-                "an orphaned revision is adopted",
+                "an orphaned revision is adopted with its number",
                 one.clone(),
-                vec![revision(one.clone(), 1, None)],
+                vec![revision(one.clone(), 5, None)],
+                vec![Change::Adopt(c1_name.clone())],
+            ),
+            (
+                "an orphaned older revision is adopted and becomes the latest",
+                one.clone(),
                 vec![
-                    Change::Adopt(c1_name.as_str().unwrap().into()),
+                    revision(one.clone(), 1, None),
+                    revision(two.clone(), 2, Some("cuid")),
+                ],
+                vec![
+                    Change::Adopt(c1_name.clone()),
                     Change::Renumber {
-                        name: c1_name.as_str().unwrap().into(),
-                        revision: 1,
+                        name: c1_name.clone(),
+                        revision: 3,
+                    },
+                ],
+            ),
+            (
+                "an orphaned revision of another state counts towards the next number",
+                two.clone(),
+                vec![revision(one.clone(), 4, None)],
+                vec![
+                    Change::Adopt(c1_name.clone()),
+                    Change::Create {
+                        name: c2_name.clone(),
+                        revision: 5,
                     },
                 ],
             ),
         ];
         for (what, spec, revisions, want) in cases {
+            let c = composition(spec);
             assert_eq!(
-                plan(&composition(spec), &Pins::default(), &revisions),
+                plan(&c, &hash_of(&c), &Pins::default(), &revisions),
                 want,
                 "{what}"
             );
@@ -773,37 +1099,126 @@ mod tests {
         )
     }
 
-    fn pipeline(functions: &[(&str, &str)]) -> Value {
-        let steps: Vec<Value> = functions
-            .iter()
-            .map(|(step, function)| json!({"step": step, "functionRef": {"name": function}}))
-            .collect();
-        json!({"mode": "Pipeline", "pipeline": steps})
+    /// `revision` controlled by the test's Composition.
+    fn with_owner(mut revision: Value) -> Value {
+        revision["metadata"]["ownerReferences"][0]["uid"] = json!("cuid");
+        revision
+    }
+
+    /// The revision upstream Crossplane makes of `composition`: its name,
+    /// labels and annotations, its number, no digests.
+    fn upstream_made(composition: &Value, number: i64) -> Value {
+        with_owner(revision_of(composition, &Pins::default(), number))
     }
 
     #[test]
-    fn package_digests_count_towards_the_revision_and_are_recorded_on_it() {
+    fn upstream_revisions_are_adopted_and_new_states_named_as_upstream_names_them() {
+        let c = composition(pipeline(&[("compose", "fn-x")]));
+        let edited = composition(pipeline(&[("compose", "fn-x"), ("more", "fn-x")]));
+        let one = pins(&[("compose", at("fn-x", "sha256:1"))]);
+        let two = pins(&[("compose", at("fn-x", "sha256:2"))]);
+        let upstream_name = upstream_revision_name("c", &hash_of(&c));
+        let edited_name = upstream_revision_name("c", &hash_of(&edited));
+        let recorded_one = with_owner(revision_of(&c, &one, 3));
+        let older_upstream = upstream_made(&edited, 2);
+        let one_suffix = &hex::encode(Sha256::digest(one.annotation()))[..5];
+        let two_suffix = &hex::encode(Sha256::digest(two.annotation()))[..5];
+        let cases = [
+            (
+                "an upstream revision that is the latest only gets the digests recorded",
+                &c,
+                one.clone(),
+                vec![upstream_made(&c, 7)],
+                vec![Change::RecordDigests(upstream_name.clone())],
+            ),
+            (
+                "an older upstream revision gets the digests and becomes the latest",
+                &edited,
+                one.clone(),
+                vec![older_upstream.clone(), upstream_made(&c, 3)],
+                vec![
+                    Change::RecordDigests(edited_name.clone()),
+                    Change::Renumber {
+                        name: edited_name.clone(),
+                        revision: 4,
+                    },
+                ],
+            ),
+            (
+                "an upstream revision is the state's as it is while no digest is known",
+                &c,
+                Pins::default(),
+                vec![upstream_made(&c, 1)],
+                vec![],
+            ),
+            (
+                "an edited Composition gets a revision named as upstream names it",
+                &edited,
+                one.clone(),
+                vec![recorded_one.clone()],
+                vec![Change::Create {
+                    name: edited_name.clone(),
+                    revision: 4,
+                }],
+            ),
+            (
+                "new digests alone get upstream's name with the digests' hash",
+                &c,
+                two.clone(),
+                vec![recorded_one.clone()],
+                vec![Change::Create {
+                    name: format!("{upstream_name}-{two_suffix}"),
+                    revision: 4,
+                }],
+            ),
+            (
+                "the digests recorded already match",
+                &c,
+                one.clone(),
+                vec![recorded_one.clone()],
+                vec![],
+            ),
+            (
+                "back to digests a suffixed revision records renumbers it",
+                &c,
+                two.clone(),
+                vec![
+                    with_owner(new_revision(
+                        &c,
+                        &hash_of(&c),
+                        &two,
+                        &format!("{upstream_name}-{two_suffix}"),
+                        1,
+                    )),
+                    with_owner(revision_of(&c, &one, 2)),
+                ],
+                vec![Change::Renumber {
+                    name: format!("{upstream_name}-{two_suffix}"),
+                    revision: 3,
+                }],
+            ),
+        ];
+        for (what, composition, pins, revisions, want) in cases {
+            let got = plan(composition, &hash_of(composition), &pins, &revisions);
+            assert_eq!(got, want, "{what}");
+        }
+        assert_ne!(one_suffix, two_suffix);
+    }
+
+    #[test]
+    fn package_digests_are_recorded_on_the_revision_and_leave_its_hash_upstreams() {
         let c = composition(pipeline(&[
             ("compose", "fn-x"),
             ("ready", "function-auto-ready"),
         ]));
         let builtin = plait_functions::current_pin("function-auto-ready", None).unwrap();
-        let only_builtins = pins(&[("ready", builtin.clone())]);
         let one = pins(&[
             ("compose", at("fn-x", "sha256:1")),
             ("ready", builtin.clone()),
         ]);
-        let two = pins(&[("compose", at("fn-x", "sha256:2")), ("ready", builtin)]);
-        assert_eq!(
-            revision_hash(&c, &only_builtins),
-            composition_hash(&c),
-            "built-ins keep upstream's hash"
-        );
-        assert_ne!(revision_hash(&c, &one), composition_hash(&c));
-        assert_ne!(revision_hash(&c, &one), revision_hash(&c, &two));
-        let r = new_revision(&c, &one, 1);
-        let hash = revision_hash(&c, &one);
-        assert_eq!(r["metadata"]["name"], format!("c-{}", &hash[..7]));
+        let hash = hash_of(&c);
+        let r = revision_of(&c, &one, 1);
+        assert_eq!(r["metadata"]["name"], upstream_revision_name("c", &hash));
         assert_eq!(
             r["metadata"]["labels"][LABEL_COMPOSITION_HASH],
             json!(&hash[..63])
@@ -814,39 +1229,17 @@ mod tests {
             json!({"mode": "Pipeline", "revision": 1, "pipeline": c["spec"]["pipeline"]}),
             "the spec stays upstream's"
         );
-        assert!(
-            new_revision(&c, &Pins::default(), 1)["metadata"]
-                .get("annotations")
-                .is_none()
-        );
-    }
-
-    #[test]
-    fn a_function_moving_to_a_new_digest_makes_a_revision_and_moving_back_renumbers_the_old() {
-        let c = composition(pipeline(&[("compose", "fn-x")]));
-        let one = pins(&[("compose", at("fn-x", "sha256:1"))]);
-        let two = pins(&[("compose", at("fn-x", "sha256:2"))]);
-        let first = with_owner(new_revision(&c, &one, 1));
-        assert_eq!(plan(&c, &one, std::slice::from_ref(&first)), vec![]);
+        let mut other_builtin = builtin;
+        other_builtin.digest = "sha256:another-plait".into();
+        let upgraded = pins(&[
+            ("compose", at("fn-x", "sha256:1")),
+            ("ready", other_builtin),
+        ]);
         assert_eq!(
-            plan(&c, &two, std::slice::from_ref(&first)),
-            vec![Change::Create(2)]
+            plan(&c, &hash, &upgraded, &[with_owner(r)]),
+            vec![],
+            "a built-in's digest changes with plait alone and makes no revision"
         );
-        let second = with_owner(new_revision(&c, &two, 2));
-        let both = [first.clone(), second];
-        assert_eq!(
-            plan(&c, &one, &both),
-            vec![Change::Renumber {
-                name: first["metadata"]["name"].as_str().unwrap().into(),
-                revision: 3,
-            }]
-        );
-    }
-
-    /// `revision` controlled by the test's Composition.
-    fn with_owner(mut revision: Value) -> Value {
-        revision["metadata"]["ownerReferences"][0]["uid"] = json!("cuid");
-        revision
     }
 
     #[test]
@@ -887,7 +1280,7 @@ mod tests {
     #[test]
     fn old_revisions_beyond_the_limit_are_collected_unless_in_use() {
         let revisions: Vec<Value> = (1..=4)
-            .map(|n| revision(json!({"v": n}), n, Some("cuid")))
+            .map(|n| revision(pipeline(&[("s", &format!("fn-{n}"))]), n, Some("cuid")))
             .collect();
         let name = |n: usize| {
             revisions[n - 1]["metadata"]["name"]
@@ -917,7 +1310,7 @@ mod tests {
     #[test]
     fn revisions_in_use_are_referenced_or_newest_selected() {
         let mut revisions: Vec<Value> = (1..=3)
-            .map(|n| revision(json!({"v": n}), n, Some("cuid")))
+            .map(|n| revision(pipeline(&[("s", &format!("fn-{n}"))]), n, Some("cuid")))
             .collect();
         revisions[0]["metadata"]["labels"]["channel"] = json!("stable");
         let name = |n: usize| {
