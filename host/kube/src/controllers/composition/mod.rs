@@ -173,8 +173,8 @@ fn runs(composition: &Value, function: &str) -> bool {
 
 /// Revision `number` of `composition` as it stands, hashed `hash`, named
 /// `name` and running `pins`: labelled and annotated as upstream makes it
-/// (the Composition's labels copied last, so they win on a clash), plus the
-/// digests its steps run.
+/// (the Composition's labels copied last, so they win on a clash, but for
+/// the hash label), plus the digests its steps run.
 pub fn new_revision(
     composition: &Value,
     hash: &str,
@@ -190,6 +190,13 @@ pub fn new_revision(
         json!(upstream_revision_hash_label(hash)),
     );
     labels.extend(map_of(composition, "/metadata/labels"));
+    // The one label the Composition's own cannot replace: a revision is
+    // found again by its state's hash, and a Composition carrying a stale
+    // hash label would otherwise never find the revision just made.
+    labels.insert(
+        LABEL_COMPOSITION_HASH.into(),
+        json!(upstream_revision_hash_label(hash)),
+    );
     let mut annotations = map_of(composition, "/metadata/annotations");
     if !pins.is_empty() {
         annotations.insert(DIGESTS_ANNOTATION.into(), json!(pins.annotation()));
@@ -1203,6 +1210,21 @@ mod tests {
             assert_eq!(got, want, "{what}");
         }
         assert_ne!(one_suffix, two_suffix);
+    }
+
+    #[test]
+    fn a_composition_carrying_a_hash_label_of_its_own_finds_the_revision_made_for_it() {
+        let mut c = composition(pipeline(&[("compose", "fn-x")]));
+        c["metadata"]["labels"] = json!({LABEL_COMPOSITION_HASH: "stale", "team": "a"});
+        let none = pins(&[]);
+        let hash = hash_of(&c);
+        let r = revision_of(&c, &none, 1);
+        assert_eq!(r["metadata"]["labels"]["team"], json!("a"));
+        assert_eq!(
+            r["metadata"]["labels"][LABEL_COMPOSITION_HASH],
+            json!(&hash[..63])
+        );
+        assert_eq!(plan(&c, &hash, &none, &[with_owner(r)]), vec![]);
     }
 
     #[test]
