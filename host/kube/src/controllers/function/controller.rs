@@ -2,7 +2,9 @@
 //! how it went.
 //!
 //! Each `pkg.crossplane.io/v1` Function names a package: a function built
-//! into plait (Healthy at once, nothing pulled) or an OCI reference, which
+//! into plait (nothing pulled; its embedded component is compiled into the
+//! runtime's module cache on install, so no XR's reconcile waits for it to
+//! compile) or an OCI reference, which
 //! the controller resolves to a digest with plait-oci, verifies, compiles
 //! once and records in `status.resolvedDigest`, with `Installed` and
 //! `Healthy` conditions whose reasons are plait-oci's stable reasons. When
@@ -76,7 +78,11 @@ impl ReconcileFailure for FunctionError {
 /// How one attempt to install a Function's package ended.
 #[derive(Debug)]
 enum Outcome {
-    Builtin(Builtin),
+    /// Built in, its component compiled (or found compiled) in `took`.
+    Builtin {
+        builtin: Builtin,
+        took: Duration,
+    },
     Healthy {
         pinned: String,
         digest: String,
@@ -103,7 +109,7 @@ enum Outcome {
 impl Outcome {
     fn installed(&self, package: &str, policy: &str) -> Installed {
         match self {
-            Outcome::Builtin(builtin) => Installed::Builtin(*builtin),
+            Outcome::Builtin { builtin, .. } => Installed::Builtin(*builtin),
             Outcome::Healthy { pinned, digest } => Installed::Package {
                 package: package.into(),
                 pinned: pinned.clone(),
@@ -120,7 +126,7 @@ impl Outcome {
     }
 
     fn healthy(&self) -> bool {
-        matches!(self, Outcome::Builtin(_) | Outcome::Healthy { .. })
+        matches!(self, Outcome::Builtin { .. } | Outcome::Healthy { .. })
     }
 }
 
@@ -131,17 +137,27 @@ fn status(function: &Value, outcome: &Outcome, applied: &[(String, &str)], now: 
     let package = package_of(function);
     let mut updated = function.clone();
     let (installed, healthy, resolved) = match outcome {
-        Outcome::Builtin(builtin) => {
-            let message = format!(
-                "package {package} is built into plait as {}",
-                builtin.name()
-            );
+        Outcome::Builtin { builtin, took } => (
             (
-                ("True", REASON_ACTIVE, message.clone()),
-                ("True", REASON_HEALTHY, message),
-                None,
-            )
-        }
+                "True",
+                REASON_ACTIVE,
+                format!(
+                    "package {package} is built into plait as {}",
+                    builtin.name()
+                ),
+            ),
+            (
+                "True",
+                REASON_HEALTHY,
+                format!(
+                    "package {package} is built into plait as {} {} ({}), compiled and ready; compiling it took {took:.2?}",
+                    builtin.name(),
+                    builtin.upstream_version(),
+                    megabytes(builtin.wasm().len()),
+                ),
+            ),
+            None,
+        ),
         Outcome::Healthy { pinned, digest } => (
             (
                 "True",
@@ -222,6 +238,11 @@ fn status(function: &Value, outcome: &Outcome, applied: &[(String, &str)], now: 
         "metadata": {"name": function.pointer("/metadata/name")},
         "status": status,
     })
+}
+
+/// `bytes` in megabytes to one decimal, for people.
+fn megabytes(bytes: usize) -> String {
+    format!("{}.{} MB", bytes / 1_000_000, bytes % 1_000_000 / 100_000)
 }
 
 /// Whether a Function's package, or the reference it was last pulled from,
@@ -470,7 +491,7 @@ impl FunctionContext {
     ) -> Result<(Outcome, Option<Applied>), FunctionError> {
         let package = package_of(function);
         if let Some(builtin) = Builtin::from_package(package) {
-            return Ok((Outcome::Builtin(builtin), None));
+            return Ok((self.install_builtin(name, builtin).await?, None));
         }
         let applied = match self.image_policy(name, package).await? {
             Ok(applied) => applied,
@@ -554,6 +575,43 @@ impl FunctionContext {
             digest: resolved.digest,
         };
         Ok((outcome, Some(applied)))
+    }
+
+    /// Compiles `builtin`'s component into the runtime's module cache, where
+    /// the pipelines that run it find it, unless a Function installed it
+    /// already (modules are never dropped).
+    async fn install_builtin(
+        &self,
+        name: &str,
+        builtin: Builtin,
+    ) -> Result<Outcome, FunctionError> {
+        if let Some(took) = self.packages.builtin_took(builtin) {
+            return Ok(Outcome::Builtin { builtin, took });
+        }
+        let runtime = self.packages.runtime().clone();
+        let started = Instant::now();
+        let loaded = tokio::task::spawn_blocking(move || runtime.builtin(builtin))
+            .await
+            .map_err(|source| FunctionError::Join {
+                function: name.into(),
+                source,
+            })?;
+        if let Err(error) = loaded {
+            return Ok(Outcome::NotInstalled(plait_oci::Error::Compile {
+                reference: builtin.name().into(),
+                message: error.to_string(),
+            }));
+        }
+        let took = self.packages.builtin_loaded(builtin, started.elapsed());
+        tracing::info!(
+            function = name,
+            builtin = builtin.name(),
+            upstream = builtin.upstream_version(),
+            size = %megabytes(builtin.wasm().len()),
+            ?took,
+            "compiled the built-in function"
+        );
+        Ok(Outcome::Builtin { builtin, took })
     }
 
     /// Loads the packages CompositionRevisions record for `function` that
@@ -949,7 +1007,10 @@ mod tests {
         };
         let cases = [
             (
-                Outcome::Builtin(Builtin::PatchAndTransform),
+                Outcome::Builtin {
+                    builtin: Builtin::PatchAndTransform,
+                    took: Duration::from_millis(1250),
+                },
                 ("True", REASON_ACTIVE),
                 ("True", REASON_HEALTHY),
                 None,
@@ -1030,6 +1091,32 @@ mod tests {
                 want_digest.map(String::as_str),
                 "{outcome:?}"
             );
+        }
+    }
+
+    #[test]
+    fn a_builtin_is_healthy_naming_what_was_compiled_and_how_long_it_took() {
+        let object = function(
+            "xpkg.crossplane.io/crossplane-contrib/function-go-templating:v0.12.2",
+            json!({}),
+        );
+        let outcome = Outcome::Builtin {
+            builtin: Builtin::GoTemplating,
+            took: Duration::from_millis(9_812),
+        };
+        let applied = status(&object, &outcome, &[], "2025-01-01T00:00:00Z");
+        let message = text(condition(&applied, "Healthy").unwrap(), "/message").unwrap();
+        let size = megabytes(Builtin::GoTemplating.wasm().len());
+        for want in ["function-go-templating v0.12.2", &size, "compiled", "9.81s"] {
+            assert!(message.contains(want), "{want:?} in {message}");
+        }
+    }
+
+    #[test]
+    fn sizes_read_in_megabytes_to_one_decimal() {
+        let cases = [(0, "0.0 MB"), (14_650_000, "14.6 MB"), (999_999, "0.9 MB")];
+        for (bytes, want) in cases {
+            assert_eq!(megabytes(bytes), want);
         }
     }
 
