@@ -234,7 +234,7 @@ mod tests {
     use plait_reconcile::MemoryCluster;
     use serde_json::json;
 
-    use super::super::controller::REASON_HEALTHY;
+    use super::super::REASON_HEALTHY;
     use super::super::tests::{function, packages};
     use super::*;
 
@@ -311,5 +311,41 @@ mod tests {
             .err()
             .unwrap();
         assert!(matches!(error, ResolveError::Unknown { .. }), "{error}");
+    }
+
+    #[test]
+    fn a_function_changes_only_when_what_it_is_installed_as_does() {
+        let packages = packages();
+        let healthy = Installed::Package {
+            package: "r.io/fn:v1".into(),
+            pinned: "r.io/fn:v1@sha256:a".into(),
+            digest: "sha256:a".into(),
+            policy: String::new(),
+        };
+        let moved = Installed::Package {
+            package: "r.io/fn:v1".into(),
+            pinned: "r.io/fn:v1@sha256:b".into(),
+            digest: "sha256:b".into(),
+            policy: String::new(),
+        };
+        let steps = [
+            (healthy.clone(), true),
+            (healthy, false),
+            (moved, true),
+            (
+                Installed::Failed {
+                    package: "r.io/fn:v1".into(),
+                    reason: "NotFound",
+                },
+                true,
+            ),
+        ];
+        for (installed, want) in steps {
+            assert_eq!(
+                packages.record("fn", installed.clone()),
+                want,
+                "{installed:?}"
+            );
+        }
     }
 }
