@@ -40,6 +40,8 @@ struct Env {
     open: &'static Registry,
     private: &'static Registry,
     secrets: String,
+    /// The runtime the controller compiles Functions with and XRs run them on.
+    runtime: Runtime,
 }
 
 fn env() -> &'static Env {
@@ -49,7 +51,7 @@ fn env() -> &'static Env {
         let open = Registry::shared();
         let private = Registry::shared_with_auth(USER, PASSWORD);
         let insecure = vec![open.addr.clone(), private.addr.clone()];
-        let secrets = support::start_controller(cluster, move |_| async move {
+        let (secrets, runtime) = support::start_controller(cluster, move |_| async move {
             let secrets = cluster.namespace("plait-system").await;
             let registry = plait_oci::Client::new(ClientConfig {
                 insecure_registries: insecure,
@@ -58,14 +60,15 @@ fn env() -> &'static Env {
             })
             .unwrap();
             let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
-            let packages = InstalledPackages::new(registry, runtime, secrets.clone());
-            (Functions::packages(Arc::new(packages)), secrets)
+            let packages = InstalledPackages::new(registry, runtime.clone(), secrets.clone());
+            (Functions::packages(Arc::new(packages)), (secrets, runtime))
         });
         Env {
             cluster,
             open,
             private,
             secrets,
+            runtime,
         }
     })
 }
@@ -520,6 +523,47 @@ async fn functions_report_why_their_packages_install_or_not() {
             }
             _ => assert_eq!(digest, None, "{name}"),
         }
+    }
+}
+
+#[tokio::test]
+async fn a_built_in_function_is_compiled_when_installed_not_when_an_xr_first_runs_it() {
+    let env = env();
+    let client = env.cluster.client().await;
+    let builtin = Builtin::GoTemplating;
+    assert!(
+        env.runtime.loaded(builtin.digest()).is_none(),
+        "no other test of this binary loads {}",
+        builtin.name()
+    );
+    let started = Instant::now();
+    create_function(
+        &client,
+        "fn-go-templating",
+        "xpkg.crossplane.io/crossplane-contrib/function-go-templating:v0.12.2",
+        None,
+    )
+    .await;
+    let function = function_health(&client, "fn-go-templating", "True").await;
+    println!(
+        "timing: function-go-templating was Healthy {:?} after it was created",
+        started.elapsed()
+    );
+    assert!(
+        env.runtime.loaded(builtin.digest()).is_some(),
+        "the runtime XRs run pipelines on holds {} compiled",
+        builtin.name()
+    );
+    let healthy = condition(&function, "Healthy").unwrap();
+    assert_eq!(healthy["reason"], "HealthyPackageRevision", "{healthy}");
+    let message = healthy["message"].as_str().unwrap();
+    for want in [
+        "function-go-templating v0.12.2",
+        " MB",
+        "compiled and ready",
+        "took",
+    ] {
+        assert!(message.contains(want), "{want:?} in {message}");
     }
 }
 

@@ -111,6 +111,12 @@ impl Runtime {
         self.load_digest(builtin.digest().to_string(), builtin.wasm())
     }
 
+    /// The module with `digest` if it is compiled and in memory already:
+    /// what a load would answer at once, without compiling anything.
+    pub fn loaded(&self, digest: &str) -> Option<Arc<Module>> {
+        self.inner.modules.loaded(digest)
+    }
+
     fn load_digest(&self, digest: String, wasm: &[u8]) -> Result<Arc<Module>, RuntimeError> {
         self.inner.modules.load(digest, wasm, &self.inner.counters)
     }

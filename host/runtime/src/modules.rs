@@ -96,6 +96,18 @@ impl Modules {
         loaded
     }
 
+    /// The module already in memory for `digest`, without loading it;
+    /// `None` while it is still compiling.
+    pub(crate) fn loaded(&self, digest: &str) -> Option<Arc<Module>> {
+        let slot = lock(&self.slots).get(digest)?.clone();
+        let guard = match slot.try_lock() {
+            Ok(guard) => guard,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        guard.clone()
+    }
+
     /// Fetches a module from the disk cache or compiles it.
     fn load_uncached(
         &self,
@@ -185,5 +197,27 @@ impl std::fmt::Display for Megabytes {
         #[allow(clippy::cast_precision_loss)]
         let megabytes = self.0 as f64 / 1e6;
         write!(f, "{megabytes:.1} MB")
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use crate::{Builtin, Runtime, RuntimeConfig};
+
+    #[test]
+    fn a_module_is_found_loaded_only_once_a_load_compiled_it() {
+        let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
+        let digest = Builtin::AutoReady.digest();
+        assert!(runtime.loaded(digest).is_none());
+        let module = runtime.builtin(Builtin::AutoReady).unwrap();
+        let found = runtime.loaded(digest).unwrap();
+        assert!(std::sync::Arc::ptr_eq(&module, &found));
+        assert!(
+            runtime
+                .loaded(Builtin::PatchAndTransform.digest())
+                .is_none()
+        );
+        assert_eq!(runtime.stats().compiles, 1);
     }
 }

@@ -159,7 +159,7 @@ pub async fn run(
     let xrds = xrd::run(client, manager.clone(), stop.clone());
     match packages.zip(controller_writer) {
         Some((packages, writer)) => {
-            let context = function::controller::FunctionContext::new(
+            let context = function::FunctionContext::new(
                 packages,
                 cluster,
                 manager.shared.watches.clone(),
@@ -170,7 +170,7 @@ pub async fn run(
                 revisions,
                 usages,
                 xrds,
-                function::controller::run(Arc::new(context), writer, stop),
+                function::run(Arc::new(context), writer, stop),
                 sharded
             );
             sharded?;

@@ -1,17 +1,83 @@
 //! Functions in the cluster: the package store the Function controller
 //! fills ([`InstalledPackages`]), the controller itself, and [`Functions`],
 //! what the XR controllers run pipelines with.
+//!
+//! The Function controller installs each Function's package and reports
+//! how it went. Each `pkg.crossplane.io/v1` Function names a package: a
+//! function built into plait (nothing pulled; its embedded component is
+//! compiled into the runtime's module cache on install, so no XR's
+//! reconcile waits for it to compile) or an OCI reference, which the
+//! controller resolves to a digest with plait-oci, verifies, compiles once
+//! and records in `status.resolvedDigest`, with `Installed` and `Healthy`
+//! conditions whose reasons are plait-oci's stable reasons. When what a
+//! Function resolves to changes, or the Function is deleted, the XRs whose
+//! Compositions use it are reconciled at once.
+//!
+//! - `triggers.rs`: what wakes a Function;
+//! - `reconcile.rs`: one Function's reconcile;
+//! - `context.rs`: [`FunctionContext`], and how a package is installed;
+//! - `packages.rs`: [`InstalledPackages`], the store it fills;
+//! - `image_config.rs`: what ImageConfigs make of a package.
 
-pub mod controller;
+mod context;
 pub mod image_config;
 mod packages;
+mod reconcile;
+mod triggers;
 
+use std::future::Future;
 use std::sync::Arc;
 
+use kube::api::DynamicObject;
+use kube::runtime::reflector::store::Writer;
 use plait_functions::{CacheLimits, FairShare, Resolver, ResponseCache, ShareLimits};
 use plait_runtime::{CallLimits, Runtime};
 
+use crate::controllers::kit::{self, ObjectError, ReconcileFailure};
+
+pub use context::FunctionContext;
 pub use packages::InstalledPackages;
+pub use reconcile::reconcile;
+
+/// Upstream's reasons for an installed, healthy package.
+pub const REASON_ACTIVE: &str = "ActivePackageRevision";
+pub const REASON_HEALTHY: &str = "HealthyPackageRevision";
+
+#[derive(Debug, thiserror::Error)]
+pub enum FunctionError {
+    #[error(transparent)]
+    Object(#[from] ObjectError),
+    #[error("Function {function:?}: compiling its package did not finish: {source}")]
+    Join {
+        function: String,
+        #[source]
+        source: tokio::task::JoinError,
+    },
+}
+
+impl ReconcileFailure for FunctionError {
+    fn metric_label(&self) -> &'static str {
+        match self {
+            FunctionError::Object(error) => error.metric_label(),
+            FunctionError::Join { .. } => "join",
+        }
+    }
+}
+
+/// Runs the Function controller until `shutdown` resolves, filling the
+/// Function store `writer` writes (which XR reconciles read Functions from).
+pub async fn run(
+    ctx: Arc<FunctionContext>,
+    writer: Writer<DynamicObject>,
+    shutdown: impl Future<Output = ()> + Send + Sync + 'static,
+) {
+    let controller = triggers::controller(&ctx, writer);
+    tracing::info!(
+        namespace = ctx.packages.namespace(),
+        "Function controller started"
+    );
+    kit::run(controller, reconcile, ctx, shutdown).await;
+}
 
 /// Where pull secrets are read when plait is not told otherwise.
 pub const DEFAULT_NAMESPACE: &str = "plait-system";

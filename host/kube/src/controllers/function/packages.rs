@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use plait_functions::{PackageSource, Pin, PinnedSource, Pins, ResolveError, package_of};
 use plait_oci::Keychain;
@@ -42,6 +43,9 @@ pub struct InstalledPackages {
     installed: Mutex<HashMap<String, Installed>>,
     /// Functions every digest of which the revisions record is loaded.
     recorded_loaded: Mutex<HashSet<String>>,
+    /// The built-ins compiled on install, with how long their first load
+    /// took.
+    builtins: Mutex<HashMap<Builtin, Duration>>,
 }
 
 impl InstalledPackages {
@@ -56,6 +60,7 @@ impl InstalledPackages {
             modules: Mutex::new(HashMap::new()),
             installed: Mutex::new(HashMap::new()),
             recorded_loaded: Mutex::new(HashSet::new()),
+            builtins: Mutex::new(HashMap::new()),
         }
     }
 
@@ -91,6 +96,26 @@ impl InstalledPackages {
             .unwrap_or_else(PoisonError::into_inner)
             .get(digest)
             .cloned()
+    }
+
+    /// How long loading `builtin` took, once a Function installed it.
+    pub(super) fn builtin_took(&self, builtin: Builtin) -> Option<Duration> {
+        self.builtins
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&builtin)
+            .copied()
+    }
+
+    /// Notes that `builtin` is loaded, its first load having taken `took`;
+    /// returns the time of the first load noted.
+    pub(super) fn builtin_loaded(&self, builtin: Builtin, took: Duration) -> Duration {
+        *self
+            .builtins
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(builtin)
+            .or_insert(took)
     }
 
     pub(super) fn installed(&self, function: &str) -> Option<Installed> {
@@ -209,7 +234,7 @@ mod tests {
     use plait_reconcile::MemoryCluster;
     use serde_json::json;
 
-    use super::super::controller::REASON_HEALTHY;
+    use super::super::REASON_HEALTHY;
     use super::super::tests::{function, packages};
     use super::*;
 
@@ -286,5 +311,41 @@ mod tests {
             .err()
             .unwrap();
         assert!(matches!(error, ResolveError::Unknown { .. }), "{error}");
+    }
+
+    #[test]
+    fn a_function_changes_only_when_what_it_is_installed_as_does() {
+        let packages = packages();
+        let healthy = Installed::Package {
+            package: "r.io/fn:v1".into(),
+            pinned: "r.io/fn:v1@sha256:a".into(),
+            digest: "sha256:a".into(),
+            policy: String::new(),
+        };
+        let moved = Installed::Package {
+            package: "r.io/fn:v1".into(),
+            pinned: "r.io/fn:v1@sha256:b".into(),
+            digest: "sha256:b".into(),
+            policy: String::new(),
+        };
+        let steps = [
+            (healthy.clone(), true),
+            (healthy, false),
+            (moved, true),
+            (
+                Installed::Failed {
+                    package: "r.io/fn:v1".into(),
+                    reason: "NotFound",
+                },
+                true,
+            ),
+        ];
+        for (installed, want) in steps {
+            assert_eq!(
+                packages.record("fn", installed.clone()),
+                want,
+                "{installed:?}"
+            );
+        }
     }
 }

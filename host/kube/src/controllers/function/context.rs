@@ -1,82 +1,49 @@
-//! The Function controller: installs each Function's package and reports
-//! how it went.
-//!
-//! Each `pkg.crossplane.io/v1` Function names a package: a function built
-//! into plait (Healthy at once, nothing pulled) or an OCI reference, which
-//! the controller resolves to a digest with plait-oci, verifies, compiles
-//! once and records in `status.resolvedDigest`, with `Installed` and
-//! `Healthy` conditions whose reasons are plait-oci's stable reasons. When
-//! what a Function resolves to changes, or the Function is deleted, the XRs
-//! whose Compositions use it are reconciled at once.
+//! What the Function controller works with: the package store it fills,
+//! the cluster, the XR routes it requeues through, and how one Function's
+//! package is installed (resolved, verified and compiled, or a built-in
+//! compiled) into [`Outcome`].
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DynamicObject, ListParams};
-use kube::runtime::controller::Action;
 use kube::runtime::reflector::Store;
-use kube::runtime::reflector::store::Writer;
-use kube::runtime::{Controller, WatchStreamExt, predicates, watcher};
 use plait_functions::{FUNCTION_API_VERSION, FUNCTION_KIND, package_of};
 use plait_model::ImagePolicy;
 use plait_oci::Keychain;
-use plait_reconcile::{ObjectRef, set_condition};
+use plait_reconcile::ObjectRef;
 use plait_runtime::Builtin;
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use super::FunctionError;
 use super::packages::{Installed, InstalledPackages};
 use crate::clusters::cluster::KubeCluster;
 use crate::controllers::function::image_config::{
     self, Applied, DOCKER_CONFIG_KEY, SecretData, Verification, image_config_of,
     image_config_resource, secrets_needed,
 };
-use crate::controllers::kit::{self, Controlled, ObjectError, Policy, ReconcileFailure};
-use crate::controllers::timing::{Timing, now};
+use crate::controllers::kit::{Controlled, ObjectError, Policy};
+use crate::controllers::timing::Timing;
 use crate::controllers::watches::ComposedWatches;
 use crate::vocabulary::api::{
-    COMPOSITION_API_VERSION, COMPOSITION_KIND, FIELD_MANAGER, REVISION_KIND, function_resource,
-    group_of,
+    COMPOSITION_API_VERSION, COMPOSITION_KIND, REVISION_KIND, function_resource, group_of,
 };
-use crate::vocabulary::metrics::ReconcileResult;
 use crate::vocabulary::object::text;
 
 /// How long a changed Function's XRs wait for the Function store to catch
 /// up with the status just written (a watch event, usually milliseconds).
 const STORE_WAIT: Duration = Duration::from_secs(5);
 
-/// Upstream's reasons for an installed, healthy package.
-pub const REASON_ACTIVE: &str = "ActivePackageRevision";
-pub const REASON_HEALTHY: &str = "HealthyPackageRevision";
-
-#[derive(Debug, thiserror::Error)]
-pub enum FunctionError {
-    #[error(transparent)]
-    Object(#[from] ObjectError),
-    #[error("Function {function:?}: compiling its package did not finish: {source}")]
-    Join {
-        function: String,
-        #[source]
-        source: tokio::task::JoinError,
-    },
-}
-
-impl ReconcileFailure for FunctionError {
-    fn metric_label(&self) -> &'static str {
-        match self {
-            FunctionError::Object(error) => error.metric_label(),
-            FunctionError::Join { .. } => "join",
-        }
-    }
-}
-
 /// How one attempt to install a Function's package ended.
 #[derive(Debug)]
-enum Outcome {
-    Builtin(Builtin),
+pub(super) enum Outcome {
+    /// Built in, its component compiled (or found compiled) in `took`.
+    Builtin {
+        builtin: Builtin,
+        took: Duration,
+    },
     Healthy {
         pinned: String,
         digest: String,
@@ -101,9 +68,9 @@ enum Outcome {
 }
 
 impl Outcome {
-    fn installed(&self, package: &str, policy: &str) -> Installed {
+    pub(super) fn installed(&self, package: &str, policy: &str) -> Installed {
         match self {
-            Outcome::Builtin(builtin) => Installed::Builtin(*builtin),
+            Outcome::Builtin { builtin, .. } => Installed::Builtin(*builtin),
             Outcome::Healthy { pinned, digest } => Installed::Package {
                 package: package.into(),
                 pinned: pinned.clone(),
@@ -119,126 +86,14 @@ impl Outcome {
         }
     }
 
-    fn healthy(&self) -> bool {
-        matches!(self, Outcome::Builtin(_) | Outcome::Healthy { .. })
+    pub(super) fn healthy(&self) -> bool {
+        matches!(self, Outcome::Builtin { .. } | Outcome::Healthy { .. })
     }
 }
 
-/// The status apply for `function` after `outcome`: the conditions, the
-/// resolved digest and the ImageConfigs applied (`(name, reason)`), and
-/// nothing this controller does not own.
-fn status(function: &Value, outcome: &Outcome, applied: &[(String, &str)], now: &str) -> Value {
-    let package = package_of(function);
-    let mut updated = function.clone();
-    let (installed, healthy, resolved) = match outcome {
-        Outcome::Builtin(builtin) => {
-            let message = format!(
-                "package {package} is built into plait as {}",
-                builtin.name()
-            );
-            (
-                ("True", REASON_ACTIVE, message.clone()),
-                ("True", REASON_HEALTHY, message),
-                None,
-            )
-        }
-        Outcome::Healthy { pinned, digest } => (
-            (
-                "True",
-                REASON_ACTIVE,
-                format!("package {package} resolved to {pinned}"),
-            ),
-            (
-                "True",
-                REASON_HEALTHY,
-                format!("{pinned} is compiled and ready"),
-            ),
-            Some((pinned, digest)),
-        ),
-        Outcome::NotInstalled(error) => {
-            let message = format!("cannot install package {package}: {error}");
-            let reason = error.reason().as_str();
-            (
-                ("False", reason, message.clone()),
-                ("False", reason, message),
-                None,
-            )
-        }
-        Outcome::Unverified {
-            config,
-            error,
-            previous,
-        } => {
-            let moved = previous
-                .as_ref()
-                .map(|p| format!(" (the package was at {p} when last installed)"))
-                .unwrap_or_default();
-            let message = format!(
-                "package {package} is not verified by ImageConfig {config:?}: {error}{moved}"
-            );
-            let reason = error.reason().as_str();
-            (
-                ("False", reason, message.clone()),
-                ("False", reason, message),
-                None,
-            )
-        }
-        Outcome::Unhealthy {
-            pinned,
-            digest,
-            error,
-        } => (
-            (
-                "True",
-                REASON_ACTIVE,
-                format!("package {package} resolved to {pinned}"),
-            ),
-            ("False", error.reason().as_str(), error.to_string()),
-            Some((pinned, digest)),
-        ),
-    };
-    for (type_, (status, reason, message)) in [("Installed", installed), ("Healthy", healthy)] {
-        set_condition(&mut updated, type_, status, reason, Some(&message), now);
-    }
-    let conditions: Vec<Value> = updated["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|c| c["type"] == "Installed" || c["type"] == "Healthy")
-        .cloned()
-        .collect();
-    let applied: Vec<Value> = applied
-        .iter()
-        .map(|(name, reason)| json!({"name": name, "reason": reason}))
-        .collect();
-    let mut status = json!({"conditions": conditions, "appliedImageConfigRefs": applied});
-    if let Some((pinned, digest)) = resolved {
-        status["resolvedDigest"] = json!(digest);
-        status["resolvedPackage"] = json!(pinned);
-    }
-    json!({
-        "apiVersion": FUNCTION_API_VERSION,
-        "kind": FUNCTION_KIND,
-        "metadata": {"name": function.pointer("/metadata/name")},
-        "status": status,
-    })
-}
-
-/// Whether a Function's package, or the reference it was last pulled from,
-/// starts with one of an ImageConfig's `prefixes`.
-fn matches_any(function: &DynamicObject, prefixes: &[String]) -> bool {
-    let package = function
-        .data
-        .pointer("/spec/package")
-        .and_then(Value::as_str);
-    let pulled = function
-        .data
-        .pointer("/status/resolvedPackage")
-        .and_then(Value::as_str);
-    [package, pulled]
-        .into_iter()
-        .flatten()
-        .any(|reference| prefixes.iter().any(|p| reference.starts_with(p.as_str())))
+/// `bytes` in megabytes to one decimal, for people.
+pub(super) fn megabytes(bytes: usize) -> String {
+    format!("{}.{} MB", bytes / 1_000_000, bytes % 1_000_000 / 100_000)
 }
 
 /// Whether a Composition's (or CompositionRevision's) pipeline runs `function`.
@@ -251,11 +106,11 @@ fn uses(composition: &Value, function: &str) -> bool {
 
 /// What the Function controller shares across reconciles.
 pub struct FunctionContext {
-    packages: Arc<InstalledPackages>,
-    cluster: KubeCluster,
+    pub(super) packages: Arc<InstalledPackages>,
+    pub(super) cluster: KubeCluster,
     watches: Arc<ComposedWatches>,
-    timing: Timing,
-    policy: Policy,
+    pub(super) timing: Timing,
+    pub(super) policy: Policy,
     /// The Function store this controller fills, which XR reconciles read.
     store: Store<DynamicObject>,
 }
@@ -284,7 +139,7 @@ impl FunctionContext {
         }
     }
 
-    fn reference(&self, function: &str) -> ObjectRef {
+    pub(super) fn reference(&self, function: &str) -> ObjectRef {
         ObjectRef {
             api_version: FUNCTION_API_VERSION.into(),
             kind: FUNCTION_KIND.into(),
@@ -463,14 +318,14 @@ impl FunctionContext {
     /// ImageConfigs (a tag is resolved again only under
     /// `packagePullPolicy: Always`). Also returns what the ImageConfigs
     /// made of the package.
-    async fn install(
+    pub(super) async fn install(
         &self,
         name: &str,
         function: &Value,
     ) -> Result<(Outcome, Option<Applied>), FunctionError> {
         let package = package_of(function);
         if let Some(builtin) = Builtin::from_package(package) {
-            return Ok((Outcome::Builtin(builtin), None));
+            return Ok((self.install_builtin(name, builtin).await?, None));
         }
         let applied = match self.image_policy(name, package).await? {
             Ok(applied) => applied,
@@ -556,13 +411,54 @@ impl FunctionContext {
         Ok((outcome, Some(applied)))
     }
 
+    /// Compiles `builtin`'s component into the runtime's module cache, where
+    /// the pipelines that run it find it, unless a Function installed it
+    /// already (modules are never dropped).
+    async fn install_builtin(
+        &self,
+        name: &str,
+        builtin: Builtin,
+    ) -> Result<Outcome, FunctionError> {
+        if let Some(took) = self.packages.builtin_took(builtin) {
+            return Ok(Outcome::Builtin { builtin, took });
+        }
+        let runtime = self.packages.runtime().clone();
+        let started = Instant::now();
+        let loaded = tokio::task::spawn_blocking(move || runtime.builtin(builtin))
+            .await
+            .map_err(|source| FunctionError::Join {
+                function: name.into(),
+                source,
+            })?;
+        if let Err(error) = loaded {
+            return Ok(Outcome::NotInstalled(plait_oci::Error::Compile {
+                reference: builtin.name().into(),
+                message: error.to_string(),
+            }));
+        }
+        let took = self.packages.builtin_loaded(builtin, started.elapsed());
+        tracing::info!(
+            function = name,
+            builtin = builtin.name(),
+            upstream = builtin.upstream_version(),
+            size = %megabytes(builtin.wasm().len()),
+            ?took,
+            "compiled the built-in function"
+        );
+        Ok(Outcome::Builtin { builtin, took })
+    }
+
     /// Loads the packages CompositionRevisions record for `function` that
     /// are not loaded (after a restart, the digests the Function no longer
     /// resolves to), so XRs on those revisions compose with them again;
     /// requeues the Function's XRs when it loaded any. A package that
     /// cannot be loaded is logged and tried again at the next reconcile;
     /// the XRs that need it say it is not loaded.
-    async fn load_recorded(&self, name: &str, function: &Value) -> Result<(), FunctionError> {
+    pub(super) async fn load_recorded(
+        &self,
+        name: &str,
+        function: &Value,
+    ) -> Result<(), FunctionError> {
         if self.packages.recorded_loaded(name) {
             return Ok(());
         }
@@ -695,7 +591,7 @@ impl FunctionContext {
 
     /// Waits (briefly) until the Function store holds `function` as written
     /// at `resource_version`, so the XRs requeued next resolve it as it is now.
-    async fn stored(&self, function: &str, resource_version: Option<&str>) {
+    pub(super) async fn stored(&self, function: &str, resource_version: Option<&str>) {
         let reference =
             kube::runtime::reflector::ObjectRef::new_with(function, function_resource());
         let deadline = Instant::now() + STORE_WAIT;
@@ -718,7 +614,7 @@ impl FunctionContext {
 
     /// Requeues every XR of a kind some Composition or CompositionRevision
     /// runs `function` for; each XR's reconcile resolves it afresh.
-    async fn roll(&self, function: &str) -> Result<usize, FunctionError> {
+    pub(super) async fn roll(&self, function: &str) -> Result<usize, FunctionError> {
         let mut kinds = BTreeSet::new();
         for kind in [COMPOSITION_KIND, REVISION_KIND] {
             let compositions = self
@@ -777,7 +673,7 @@ impl FunctionContext {
 impl FunctionContext {
     /// A Function was deleted: the XRs that ran it fail at once, naming it,
     /// instead of at their next poll.
-    async fn forget(&self, function: &str) {
+    pub(super) async fn forget(&self, function: &str) {
         if !self.packages.forget(function) {
             return;
         }
@@ -792,268 +688,18 @@ impl FunctionContext {
     }
 }
 
-/// Installs one Function's package and reports how it went.
-pub async fn reconcile(
-    object: Arc<DynamicObject>,
-    ctx: Arc<FunctionContext>,
-) -> Result<Action, FunctionError> {
-    let target = Arc::clone(&object);
-    kit::counted(ctx.as_ref(), &target, install(object, &ctx)).await
-}
-
-async fn install(
-    object: Arc<DynamicObject>,
-    ctx: &FunctionContext,
-) -> Result<(Action, ReconcileResult), FunctionError> {
-    let name = object.metadata.name.clone().unwrap_or_default();
-    let mut function = serde_json::to_value(object.as_ref())
-        .map_err(ObjectError::encode(format!("Function {name:?}")))?;
-    function["apiVersion"] = json!(FUNCTION_API_VERSION);
-    function["kind"] = json!(FUNCTION_KIND);
-    let (outcome, applied) = ctx.install(&name, &function).await?;
-    if let Outcome::NotInstalled(error)
-    | Outcome::Unhealthy { error, .. }
-    | Outcome::Unverified { error, .. } = &outcome
-    {
-        tracing::warn!(function = name, %error, "cannot install function package");
-    }
-    let refs = applied
-        .as_ref()
-        .map(|a| a.refs.as_slice())
-        .unwrap_or_default();
-    let written = ctx
-        .cluster
-        .apply_async(
-            &status(&function, &outcome, refs, &now()),
-            FIELD_MANAGER,
-            true,
-        )
-        .await
-        .map_err(ObjectError::cluster(
-            format!("Function {name:?}"),
-            "cannot write its status",
-        ))?;
-    let policy = applied.map(|a| a.fingerprint()).unwrap_or_default();
-    if ctx
-        .packages
-        .record(&name, outcome.installed(package_of(&function), &policy))
-    {
-        ctx.stored(&name, text(&written, "/metadata/resourceVersion"))
-            .await;
-        let requeued = ctx.roll(&name).await?;
-        tracing::info!(
-            function = name,
-            requeued,
-            "function changed; reconciling its XRs"
-        );
-    }
-    ctx.load_recorded(&name, &function).await?;
-    let reference = ctx.reference(&name);
-    if outcome.healthy() {
-        ctx.policy.backoff.succeeded(&reference);
-        Ok((
-            Action::requeue(ctx.timing.poll_interval),
-            ReconcileResult::Success,
-        ))
-    } else {
-        Ok((
-            Action::requeue(ctx.policy.backoff.failed(&reference)),
-            ReconcileResult::NotSynced,
-        ))
-    }
-}
-
-/// Runs the Function controller until `shutdown` resolves, filling the
-/// Function store `writer` writes (which XR reconciles read Functions from).
-pub async fn run(
-    ctx: Arc<FunctionContext>,
-    writer: Writer<DynamicObject>,
-    shutdown: impl Future<Output = ()> + Send + Sync + 'static,
-) {
-    let resource = function_resource();
-    let api: Api<DynamicObject> = Api::all_with(ctx.cluster.client().clone(), &resource);
-    let reader = writer.as_reader();
-    // Only a new generation (a spec change) starts a reconcile: the status
-    // this controller writes does not, and polls re-check the rest.
-    let on_delete = ctx.clone();
-    let trigger = watcher(api, watcher::Config::default())
-        .default_backoff()
-        .reflect(writer)
-        .inspect(move |event| {
-            if let Ok(watcher::Event::Delete(function)) = event
-                && let Some(name) = function.metadata.name.clone()
-            {
-                let ctx = on_delete.clone();
-                tokio::spawn(async move { ctx.forget(&name).await });
-            }
-        })
-        .applied_objects()
-        .predicate_filter(predicates::generation, Default::default());
-    tracing::info!(
-        namespace = ctx.packages.namespace(),
-        "Function controller started"
-    );
-    let image_configs = image_config_resource();
-    let image_config_api: Api<DynamicObject> =
-        Api::all_with(ctx.cluster.client().clone(), &image_configs);
-    let functions = reader.clone();
-    let function_resource = resource.clone();
-    // Each ImageConfig's prefixes as last seen: a change re-resolves the
-    // Functions its old prefixes matched as well as its new ones.
-    let seen = std::sync::Mutex::new(BTreeMap::<String, Vec<String>>::new());
-    let matched_functions = move |config: DynamicObject| {
-        let name = config.metadata.name.clone().unwrap_or_default();
-        let mut prefixes: Vec<String> = image_config_of(&config)
-            .map(|c| c.spec.match_images.into_iter().map(|m| m.prefix).collect())
-            .unwrap_or_default();
-        let previous = seen
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(name, prefixes.clone());
-        prefixes.extend(previous.into_iter().flatten());
-        functions
-            .state()
-            .into_iter()
-            .filter(|function| matches_any(function, &prefixes))
-            .map(|function| {
-                kube::runtime::reflector::ObjectRef::from_obj_with(
-                    function.as_ref(),
-                    function_resource.clone(),
-                )
-            })
-            .collect::<Vec<_>>()
-    };
-    let controller = Controller::for_stream_with(trigger, reader, resource).watches_with(
-        image_config_api,
-        image_configs,
-        watcher::Config::default(),
-        matched_functions,
-    );
-    kit::run(controller, reconcile, ctx, shutdown).await;
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::super::tests::{function, packages};
+    use serde_json::json;
+
     use super::*;
-    use crate::vocabulary::object::condition;
 
     #[test]
-    fn status_reports_both_conditions_and_the_digest_it_resolved() {
-        let digest = format!("sha256:{}", "a".repeat(64));
-        let pinned = format!("r.io/fn:v1@{digest}");
-        let not_found = || plait_oci::Error::NotFound {
-            reference: "r.io/fn:v1".into(),
-            message: "manifest unknown".into(),
-        };
-        let cases = [
-            (
-                Outcome::Builtin(Builtin::PatchAndTransform),
-                ("True", REASON_ACTIVE),
-                ("True", REASON_HEALTHY),
-                None,
-            ),
-            (
-                Outcome::Healthy {
-                    pinned: pinned.clone(),
-                    digest: digest.clone(),
-                },
-                ("True", REASON_ACTIVE),
-                ("True", REASON_HEALTHY),
-                Some(&digest),
-            ),
-            (
-                Outcome::NotInstalled(not_found()),
-                ("False", "NotFound"),
-                ("False", "NotFound"),
-                None,
-            ),
-            (
-                Outcome::Unhealthy {
-                    pinned: pinned.clone(),
-                    digest: digest.clone(),
-                    error: plait_oci::Error::Compile {
-                        reference: pinned.clone(),
-                        message: "bad".into(),
-                    },
-                },
-                ("True", REASON_ACTIVE),
-                ("False", "CompileError"),
-                Some(&digest),
-            ),
-            (
-                Outcome::Unverified {
-                    config: "signed".into(),
-                    error: plait_oci::Error::Signature {
-                        reference: pinned.clone(),
-                        refusal: plait_oci::Refusal::NoSignature {
-                            tag: "r.io/fn:sha256-a.sig".into(),
-                        },
-                    },
-                    previous: None,
-                },
-                ("False", "SignatureVerificationFailed"),
-                ("False", "SignatureVerificationFailed"),
-                None,
-            ),
-        ];
-        let object = function(
-            "r.io/fn:v1",
-            json!({"conditions": [{"type": "Other", "status": "True", "reason": "X"}]}),
-        );
-        for (outcome, installed, healthy, want_digest) in cases {
-            let applied = status(&object, &outcome, &[], "2025-01-01T00:00:00Z");
-            for (type_, (want_status, want_reason)) in
-                [("Installed", installed), ("Healthy", healthy)]
-            {
-                let c = condition(&applied, type_).unwrap();
-                assert_eq!(
-                    (c["status"].as_str(), c["reason"].as_str()),
-                    (Some(want_status), Some(want_reason)),
-                    "{outcome:?} {type_}"
-                );
-                assert_eq!(c["observedGeneration"], 2);
-                assert!(
-                    text(c, "/message").is_some_and(|m| m.contains("r.io/fn")),
-                    "{outcome:?}: {c}"
-                );
-            }
-            assert!(
-                condition(&applied, "Other").is_none(),
-                "only owned conditions are applied"
-            );
-            assert_eq!(
-                applied
-                    .pointer("/status/resolvedDigest")
-                    .and_then(Value::as_str),
-                want_digest.map(String::as_str),
-                "{outcome:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn image_configs_requeue_the_functions_their_prefixes_match() {
-        let function = |package: &str, pulled: Option<&str>| -> DynamicObject {
-            let mut object = function(package, json!({}));
-            if let Some(pulled) = pulled {
-                object["status"]["resolvedPackage"] = json!(pulled);
-            }
-            serde_json::from_value(object).unwrap()
-        };
-        let prefixes = ["r.io/team/".to_string(), "mirror.io/".to_string()];
-        let cases = [
-            (function("r.io/team/fn:v1", None), true),
-            (function("r.io/other/fn:v1", None), false),
-            (
-                function("upstream.io/fn:v1", Some("mirror.io/fn:v1@sha256:a")),
-                true,
-            ),
-            (function("r.io/teammate/fn:v1", None), false),
-        ];
-        for (object, want) in cases {
-            assert_eq!(matches_any(&object, &prefixes), want, "{object:?}");
+    fn sizes_read_in_megabytes_to_one_decimal() {
+        let cases = [(0, "0.0 MB"), (14_650_000, "14.6 MB"), (999_999, "0.9 MB")];
+        for (bytes, want) in cases {
+            assert_eq!(megabytes(bytes), want);
         }
     }
 
@@ -1071,42 +717,6 @@ mod tests {
         ];
         for (composition, function, want) in cases {
             assert_eq!(uses(composition, function), want, "{function}");
-        }
-    }
-
-    #[test]
-    fn a_function_changes_only_when_what_it_is_installed_as_does() {
-        let packages = packages();
-        let healthy = Installed::Package {
-            package: "r.io/fn:v1".into(),
-            pinned: "r.io/fn:v1@sha256:a".into(),
-            digest: "sha256:a".into(),
-            policy: String::new(),
-        };
-        let moved = Installed::Package {
-            package: "r.io/fn:v1".into(),
-            pinned: "r.io/fn:v1@sha256:b".into(),
-            digest: "sha256:b".into(),
-            policy: String::new(),
-        };
-        let steps = [
-            (healthy.clone(), true),
-            (healthy, false),
-            (moved, true),
-            (
-                Installed::Failed {
-                    package: "r.io/fn:v1".into(),
-                    reason: "NotFound",
-                },
-                true,
-            ),
-        ];
-        for (installed, want) in steps {
-            assert_eq!(
-                packages.record("fn", installed.clone()),
-                want,
-                "{installed:?}"
-            );
         }
     }
 }
