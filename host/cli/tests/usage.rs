@@ -436,12 +436,27 @@ async fn a_namespaced_usage_of_another_namespace_or_a_cluster_scoped_kind_is_ref
             "resourceSelector": {"namespace": "default", "matchLabels": {"app": "x"}}}),
     ];
     for of in of_elsewhere {
+        // Without `by`, the CRD's own rule refuses it, as upstream's does.
         let refused = create(
             &scope.usages,
             scope.usage(
                 "elsewhere",
                 json!({"of": of, "reason": "not mine to protect"}),
             ),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            refused.to_string().contains(
+                "cross-namespace \"spec.of\" is not allowed without \"spec.by\" resource."
+            ),
+            "{of}: {refused}"
+        );
+        // With `by`, the webhook refuses it: a tenant protects only its own.
+        let by = json!({"apiVersion": "v1", "kind": "ConfigMap", "resourceRef": {"name": "user"}});
+        let refused = create(
+            &scope.usages,
+            scope.usage("elsewhere", json!({"of": of, "by": by})),
         )
         .await
         .unwrap_err();

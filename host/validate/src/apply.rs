@@ -66,7 +66,7 @@ fn mistyped_number(
         Some("integer" | "number")
     );
     if numeric && !(value.is_number() || value.is_null()) {
-        let got = match crate::structural::type_name(value) {
+        let got = match crate::openapi::type_name(value) {
             "object" => "map",
             "array" => "list",
             other => other,

@@ -25,8 +25,8 @@ use cel::{Context, Env, Program};
 use regex::Regex;
 use serde_json::{Value, json};
 
+use crate::openapi::type_name;
 use crate::problem::{Path, Problem};
-use crate::structural::type_name;
 
 /// The most rules and patterns kept compiled; one validation run over a
 /// few hundred CRDs stays well below it.

@@ -499,7 +499,7 @@ fn transform_type(t: &Transform, input: Ty) -> Result<Ty, String> {
 fn common_type<'v>(values: impl Iterator<Item = &'v Value>) -> Ty {
     let mut ty: Option<&'static str> = None;
     for v in values {
-        let t = crate::structural::type_name(v);
+        let t = crate::openapi::type_name(v);
         let t = match t {
             "null" => continue,
             other => other,

@@ -198,16 +198,13 @@ pub fn validate(name: &str, s: &str) -> Vec<String> {
             ],
         },
         "uuid" => one(
-            crate::structural::format_matches("uuid", s),
+            crate::openapi::format_matches("uuid", s),
             "does not match the UUID format",
         ),
-        "byte" => one(
-            crate::structural::format_matches("byte", s),
-            "invalid base64",
-        ),
-        "date" => one(crate::structural::format_matches("date", s), "invalid date"),
+        "byte" => one(crate::openapi::format_matches("byte", s), "invalid base64"),
+        "date" => one(crate::openapi::format_matches("date", s), "invalid date"),
         "datetime" => one(
-            crate::structural::format_matches("date-time", s),
+            crate::openapi::format_matches("date-time", s),
             "invalid datetime",
         ),
         _ => Vec::new(),
