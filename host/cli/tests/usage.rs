@@ -485,14 +485,15 @@ async fn a_namespaced_usage_of_another_namespace_or_a_cluster_scoped_kind_is_ref
         ),
         "{refused}"
     );
-    // Naming its own namespace is allowed.
+    // Naming its own namespace is allowed, with `by` (the CRD's rule, as
+    // upstream's, cannot tell a Usage's own namespace from another).
     create(
         &scope.usages,
         scope.usage(
             "own-namespace",
             json!({"of": {"apiVersion": "v1", "kind": "ConfigMap",
                 "resourceRef": {"name": "kube-root-ca.crt", "namespace": NAMESPACE}},
-                "reason": "mine"}),
+                "by": {"apiVersion": "v1", "kind": "ConfigMap", "resourceRef": {"name": "user"}}}),
         ),
     )
     .await
