@@ -10,6 +10,7 @@ mod builtin;
 mod catalog;
 pub mod cel;
 mod composition;
+mod formats;
 mod problem;
 mod structural;
 

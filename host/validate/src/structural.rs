@@ -195,7 +195,10 @@ impl<'a> Walker<'a> {
     ) -> bool {
         let actual = type_name(value);
         if resolved.int_or_string {
-            if matches!(value, Value::String(_) | Value::Number(_)) {
+            // A custom resource's int-or-string takes only whole numbers;
+            // a built-in quantity also takes a fraction.
+            let whole = value.is_i64() || value.is_u64() || is_whole_float(value);
+            if value.is_string() || (value.is_number() && (whole || !self.custom)) {
                 return true;
             }
             self.schema_problem(Problem::type_invalid(
@@ -475,7 +478,7 @@ impl<'a> Walker<'a> {
     /// reports only the first of maxLength, minLength and pattern that fails.
     fn check_string(&mut self, s: &str, schema: &Value, path: &Path) {
         if let Some(format) = schema.get("format").and_then(Value::as_str)
-            && !format_matches(format, s)
+            && !crate::formats::schema_format_matches(format, s)
         {
             self.schema_problem(Problem::type_invalid(
                 path.as_str(),
@@ -529,12 +532,41 @@ impl<'a> Walker<'a> {
         let Some(n) = value.as_f64() else { return };
         let exclusive = |key: &str| schema.get(key).and_then(Value::as_bool) == Some(true);
         let shown = plait_go_compat::printf::format_v;
-        let failed = if let Some(factor) = schema.get("multipleOf").filter(|f| f.is_number())
-            && factor
-                .as_f64()
-                .is_some_and(|f| f > 0.0 && (n / f).fract() != 0.0)
+        let factor = schema.get("multipleOf").and_then(Value::as_f64);
+        // kube-openapi divides integer data by the factor cut to an integer
+        // (0.5 becomes 0, which it refuses), unless the schema's integer
+        // type cannot hold the factor.
+        let integral_factor = factor.filter(|f| {
+            (value.is_i64() || value.is_u64())
+                && (f.fract() == 0.0 || schema_type(schema) != Some("integer"))
+        });
+        if let Some(f) = integral_factor
+            && f.trunc() < 1.0
         {
-            Some(format!("should be a multiple of {}", shown(factor)))
+            let cut = f.trunc() as i64;
+            self.schema_problem(Problem::invalid(
+                path.as_str(),
+                json!(cut),
+                format!(
+                    "factor MultipleOf declared for {} must be positive: {cut}",
+                    path.in_body()
+                ),
+            ));
+            return;
+        }
+        let failed = if let Some(f) = factor
+            && f > 0.0
+            && match (integral_factor, value.as_i64()) {
+                (Some(_), Some(i)) => i % (f.trunc() as i64) != 0,
+                (Some(_), None) => !value.as_u64().unwrap_or(0).is_multiple_of(f.trunc() as u64),
+                (None, _) => (n / f).fract() != 0.0,
+            } {
+            let shown_factor = if integral_factor.is_some() {
+                json!(f.trunc() as i64)
+            } else {
+                schema.get("multipleOf").cloned().unwrap_or_default()
+            };
+            Some(format!("should be a multiple of {}", shown(&shown_factor)))
         } else if let Some(max) = schema.get("maximum").filter(|m| m.is_number())
             && let Some(bound) = max.as_f64()
             && (n > bound || (exclusive("exclusiveMaximum") && n >= bound))
@@ -563,16 +595,6 @@ impl<'a> Walker<'a> {
                 path.as_str(),
                 value.clone(),
                 format!("{} in body {detail}", path.in_body()),
-            ));
-        }
-        if schema.get("format").and_then(Value::as_str) == Some("int32")
-            && let Some(i) = value.as_i64()
-            && i32::try_from(i).is_err()
-        {
-            self.schema_problem(Problem::type_invalid(
-                path.as_str(),
-                value.clone(),
-                format!("{} in body must be of type int32: \"{i}\"", path.in_body()),
             ));
         }
     }
