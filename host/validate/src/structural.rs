@@ -623,8 +623,12 @@ impl<'a> Walker<'a> {
 
     /// `allOf`, `anyOf`, `oneOf` and `not`: value validations only, as a
     /// structural schema allows them.
+    /// `allOf`, `anyOf`, `oneOf` and `not` as kube-openapi reports them:
+    /// a message of no field naming the combinator, and the problems of the
+    /// failing branches it keeps (every failing `allOf` branch; the first
+    /// failing branch of an `anyOf` or `oneOf` none of whose branches pass).
     fn check_combinators(&mut self, value: &Value, schema: &Value, path: &Path, depth: usize) {
-        let passes = |walker: &Walker, sub: &Value| {
+        let probe = |walker: &Walker, sub: &Value| {
             let mut probe = Walker {
                 kind: walker.kind,
                 rules: walker.rules,
@@ -632,64 +636,86 @@ impl<'a> Walker<'a> {
                 partial: walker.partial,
                 findings: Findings::default(),
             };
-            probe.check(value, None, sub, path, depth + 1, false);
-            probe.findings.schema.is_empty()
+            probe.check(value, None, &value_only(sub), path, depth + 1, false);
+            probe.findings
         };
+        let combinator = |detail: String| Problem::invalid("", json!(""), detail);
+        let named = path.as_str();
+        if let Some(any) = schema.get("anyOf").and_then(Value::as_array) {
+            let mut first_failure = None;
+            let mut passed = false;
+            for sub in any {
+                let findings = probe(self, sub);
+                if findings.schema.is_empty() {
+                    passed = true;
+                    break;
+                }
+                first_failure.get_or_insert(findings);
+            }
+            if !passed {
+                self.schema_problem(combinator(format!(
+                    "\"{named}\" must validate at least one schema (anyOf)"
+                )));
+                self.keep(first_failure);
+            }
+        }
+        if let Some(one) = schema.get("oneOf").and_then(Value::as_array) {
+            let mut first_failure = None;
+            let mut passed = 0;
+            for sub in one {
+                let findings = probe(self, sub);
+                if findings.schema.is_empty() {
+                    passed += 1;
+                } else if passed == 0 {
+                    first_failure.get_or_insert(findings);
+                }
+            }
+            if passed != 1 {
+                let found = if passed == 0 {
+                    "Found none valid".to_string()
+                } else {
+                    format!("Found {passed} valid alternatives")
+                };
+                self.schema_problem(combinator(format!(
+                    "\"{named}\" must validate one and only one schema (oneOf). {found}"
+                )));
+                if passed == 0 {
+                    self.keep(first_failure);
+                }
+            }
+        }
         if let Some(all) = schema.get("allOf").and_then(Value::as_array)
             && !(all.len() == 1 && all[0].get("$ref").is_some())
         {
+            let mut passed = 0;
             for sub in all {
-                let mut probe = Walker {
-                    kind: self.kind,
-                    rules: self.rules,
-                    custom: self.custom,
-                    partial: self.partial,
-                    findings: Findings::default(),
-                };
-                probe.check(value, None, &value_only(sub), path, depth + 1, false);
-                self.findings.schema.extend(probe.findings.schema);
-                self.findings.blocking |= probe.findings.blocking;
+                let findings = probe(self, sub);
+                if findings.schema.is_empty() {
+                    passed += 1;
+                }
+                self.keep(Some(findings));
             }
-        }
-        if let Some(any) = schema.get("anyOf").and_then(Value::as_array)
-            && !any.iter().any(|sub| passes(self, &value_only(sub)))
-        {
-            self.schema_problem(Problem::invalid(
-                path.as_str(),
-                value.clone(),
-                format!(
-                    "{} in body must validate at least one schema (anyOf)",
-                    path.in_body()
-                ),
-            ));
-        }
-        if let Some(one) = schema.get("oneOf").and_then(Value::as_array) {
-            let matching = one
-                .iter()
-                .filter(|sub| passes(self, &value_only(sub)))
-                .count();
-            if matching != 1 {
-                self.schema_problem(Problem::invalid(
-                    path.as_str(),
-                    value.clone(),
-                    format!(
-                        "{} in body must validate one and only one schema (oneOf)",
-                        path.in_body()
-                    ),
-                ));
+            if passed != all.len() {
+                let none = if passed == 0 { ". None validated" } else { "" };
+                self.schema_problem(combinator(format!(
+                    "\"{named}\" must validate all the schemas (allOf){none}"
+                )));
             }
         }
         if let Some(not) = schema.get("not")
-            && passes(self, &value_only(not))
+            && probe(self, not).schema.is_empty()
         {
-            self.schema_problem(Problem::invalid(
-                path.as_str(),
-                value.clone(),
-                format!(
-                    "{} in body must not validate the schema (not)",
-                    path.in_body()
-                ),
-            ));
+            self.schema_problem(combinator(format!(
+                "\"{named}\" must not validate the schema (not)"
+            )));
+        }
+    }
+
+    /// Keeps a combinator branch's schema problems as the object's own.
+    fn keep(&mut self, findings: Option<Findings>) {
+        if let Some(findings) = findings {
+            self.findings.schema.extend(findings.schema);
+            self.findings.blocking |= findings.blocking;
         }
     }
 }
