@@ -226,13 +226,18 @@ impl Typing {
                     key
                 }
                 Some("set") => {
-                    if item.is_object() || item.is_array() {
-                        let what = if item.is_object() { "map" } else { "list" };
-                        self.error(
-                            field,
-                            path,
-                            format!("element {i}: associative list without keys has an element that's a {what} type"),
-                        );
+                    let refused = match item {
+                        Value::Object(_) => {
+                            "associative list without keys has an element that's a map type"
+                        }
+                        Value::Array(_) => "not supported: associative list with lists as elements",
+                        Value::Null => {
+                            "associative list without keys has an element that's an explicit null"
+                        }
+                        _ => "",
+                    };
+                    if !refused.is_empty() {
+                        self.error(field, path, format!("element {i}: {refused}"));
                         return;
                     }
                     format!("={item}")
@@ -260,10 +265,14 @@ impl Typing {
     }
 }
 
-/// A list-map item's key as structured-merge-diff prints it (`name="a"`),
-/// defaults filled in; empty when the item has none of its keys.
+/// A list-map item's key as structured-merge-diff prints it (`name="a"`,
+/// keys sorted by name), defaults filled in; empty when the item has none
+/// of its keys.
 fn map_key(item: &Value, keys: &[&str], item_schema: &Value) -> String {
-    keys.iter()
+    let mut sorted = keys.to_vec();
+    sorted.sort_unstable();
+    sorted
+        .iter()
         .filter_map(|k| {
             let value = item.get(*k).filter(|v| !v.is_null()).cloned().or_else(|| {
                 item_schema
@@ -408,6 +417,93 @@ mod tests {
     use serde_json::json;
 
     use crate::Catalog;
+
+    #[test]
+    fn apply_refuses_a_custom_resource_that_does_not_fit_its_schema_with_one_message() {
+        let crd = json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "things.example.org"},
+            "spec": {"group": "example.org", "names": {"kind": "Thing", "plural": "things"}, "scope": "Namespaced",
+                "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {"spec": {"type": "object", "properties": {
+                        "count": {"type": "integer"},
+                        "name": {"type": "string"},
+                        "on": {"type": "boolean"},
+                        "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+                        "ports": {"type": "array", "x-kubernetes-list-type": "map",
+                            "x-kubernetes-list-map-keys": ["name", "port"],
+                            "items": {"type": "object", "properties": {
+                                "name": {"type": "string"}, "port": {"type": "integer"}}}},
+                        "either": {"x-kubernetes-int-or-string": true},
+                    }}},
+                }}}]},
+        });
+        let mut catalog = Catalog::new();
+        catalog.add_definition(&crd).unwrap();
+        let thing = catalog.get("example.org/v1", "Thing").unwrap();
+        let prefix =
+            "failed to create typed patch object (default/t; example.org/v1, Kind=Thing): ";
+        let cases = [
+            (json!({"count": 1, "either": "x", "tags": ["a", "b"]}), None),
+            (json!({"count": null, "either": 2}), None),
+            (
+                json!({"count": "1"}),
+                Some(".spec.count: expected numeric (int or float), got string"),
+            ),
+            (
+                json!({"count": true}),
+                Some(".spec.count: expected numeric (int or float), got bool"),
+            ),
+            (
+                json!({"name": 1}),
+                Some(".spec.name: expected string, got &value.valueUnstructured{Value:1}"),
+            ),
+            (
+                json!({"on": "true"}),
+                Some(".spec.on: expected boolean, got &{true}"),
+            ),
+            (
+                json!({"tags": "a"}),
+                Some(".spec.tags: expected list, got &{a}"),
+            ),
+            (
+                json!({"tags": ["a", "a"]}),
+                Some(".spec.tags: duplicate entries for key [=\"a\"]"),
+            ),
+            (
+                json!({"tags": [{}]}),
+                Some(
+                    ".spec.tags: element 0: associative list without keys has an element that's a map type",
+                ),
+            ),
+            (
+                json!({"ports": [{"port": 80, "name": 1}]}),
+                Some(
+                    ".spec.ports[name=1,port=80].name: expected string, got &value.valueUnstructured{Value:1}",
+                ),
+            ),
+            (
+                json!({"ports": [{}]}),
+                Some(
+                    ".spec.ports: element 0: associative list with keys has an element that omits all key fields [\"name\" \"port\"] (and doesn't have default values for any key fields)",
+                ),
+            ),
+            (
+                json!({"count": "1", "on": 0}),
+                Some(
+                    "errors:\n  .spec.count: expected numeric (int or float), got string\n  .spec.on: expected boolean, got &{0}",
+                ),
+            ),
+        ];
+        for (spec, want) in cases {
+            let object = json!({"apiVersion": "example.org/v1", "kind": "Thing",
+                "metadata": {"name": "t", "namespace": "default"}, "spec": spec});
+            let found = super::refusal(&object, thing).map(|p| p.to_string());
+            assert_eq!(found, want.map(|w| format!("{prefix}{w}")), "{spec}");
+        }
+    }
 
     #[test]
     fn apply_refuses_duplicate_list_keys_with_their_defaults_filled_in() {
