@@ -161,7 +161,7 @@ async fn package_schemas_come_from_the_registry_with_their_dependencies_then_fro
         resources.display().to_string(),
     );
     let want = "[✓] storage.example.org/v1beta1, Kind=Disk, good validated successfully\n\
-                [x] schema validation error storage.example.org/v1beta1, Kind=Disk, bad : spec.sizeGb: Invalid value: \"string\": spec.sizeGb in body must be of type integer: \"string\"\n\
+                [x] schema validation error storage.example.org/v1beta1, Kind=Disk, bad : failed to create typed patch object (/bad; storage.example.org/v1beta1, Kind=Disk): .spec.sizeGb: expected numeric (int or float), got string\n\
                 [x] schema validation error example.org/v1, Kind=XVolume, v : spec.size: Required value\n\
                 Total 3 resources: 0 missing schemas, 1 success cases, 2 failure cases\n";
     let addr = registry.addr.clone();

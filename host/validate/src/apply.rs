@@ -1,10 +1,12 @@
 //! The write path plait models: server-side apply, as plait's controller
 //! writes composed resources. Apply first makes the object a typed patch
-//! of its schema, and refuses a list whose items share a key of an
-//! `x-kubernetes-list-type: map` (where a create answers `Duplicate
-//! value` per item) with one message for the whole request.
+//! of its schema (structured-merge-diff), and refuses with one message for
+//! the whole request what does not fit: a value of the wrong type, a list
+//! whose items share a key of an `x-kubernetes-list-type: map` or `set`
+//! (where a create answers `Duplicate value` per item), a list-map item
+//! without any of its keys.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::catalog::KindSchema;
 use crate::gvk_string;
@@ -16,11 +18,13 @@ const MAX_REF_DEPTH: usize = 32;
 const MAX_DEPTH: usize = 128;
 
 /// The problem server-side apply refuses `object` with before validating
-/// it: the first list-map whose items share a key.
+/// it.
 pub(crate) fn refusal(object: &Value, kind: &KindSchema) -> Option<Problem> {
-    let (field, why) = match duplicate(object, &kind.root, kind, "", "", 0) {
-        Some((field, path, key)) => (field, format!("{path}: duplicate entries for key [{key}]")),
-        None => mistyped_status(object, kind)?,
+    let (field, why) = if kind.origin.is_custom() {
+        typed_patch_errors(object, kind)?
+    } else {
+        let (field, path, key) = duplicate(object, &kind.root, kind, "", "", 0)?;
+        (field, format!("{path}: duplicate entries for key [{key}]"))
     };
     let text = |pointer: &str| {
         object
@@ -41,58 +45,246 @@ pub(crate) fn refusal(object: &Value, kind: &KindSchema) -> Option<Problem> {
     })
 }
 
-/// A number of a custom resource's status subresource given as something
-/// else: a write of the object drops its status, but apply types it first.
-fn mistyped_status(object: &Value, kind: &KindSchema) -> Option<(String, String)> {
-    if !kind.status_subresource {
-        return None;
+/// Every error structured-merge-diff finds making a custom resource a
+/// typed patch, as its `ValidationErrors` prints them (one alone, or
+/// `errors:` and one per line), with plait's path of the first.
+fn typed_patch_errors(object: &Value, kind: &KindSchema) -> Option<(String, String)> {
+    let mut typing = Typing::default();
+    let properties = kind.root.get("properties").and_then(Value::as_object);
+    for (name, value) in object.as_object()? {
+        if matches!(name.as_str(), "apiVersion" | "kind" | "metadata") {
+            continue;
+        }
+        if let Some(schema) = properties.and_then(|p| p.get(name)) {
+            typing.walk(value, schema, name, &format!(".{name}"), 0);
+        }
     }
-    let status = object.get("status")?;
-    let schema = kind.root.get("properties")?.get("status")?;
-    mistyped_number(status, schema, "status", 0)
+    let (field, _) = typing.errors.first()?.clone();
+    let why = match typing.errors.as_slice() {
+        [(_, only)] => only.clone(),
+        all => std::iter::once("errors:".to_string())
+            .chain(all.iter().map(|(_, e)| format!("  {e}")))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    };
+    Some((field, why))
 }
 
-fn mistyped_number(
-    value: &Value,
-    schema: &Value,
-    field: &str,
-    depth: usize,
-) -> Option<(String, String)> {
-    if depth > MAX_DEPTH {
-        return None;
+/// structured-merge-diff's validating walk of a custom resource's value:
+/// errors as (plait's field, `<apply path>: <message>`).
+#[derive(Default)]
+struct Typing {
+    errors: Vec<(String, String)>,
+}
+
+/// Go's `%v` of structured-merge-diff's value wrapper: `&{x}`.
+fn go_wrapped(value: &Value) -> String {
+    format!("&{{{}}}", plait_go_compat::printf::format_v(value))
+}
+
+impl Typing {
+    fn error(&mut self, field: &str, path: &str, message: String) {
+        self.errors
+            .push((field.to_string(), format!("{path}: {message}")));
     }
-    let numeric = matches!(
-        schema.get("type").and_then(Value::as_str),
-        Some("integer" | "number")
-    );
-    if numeric && !(value.is_number() || value.is_null()) {
-        let got = match crate::openapi::type_name(value) {
-            "object" => "map",
-            "array" => "list",
-            other => other,
+
+    fn walk(&mut self, value: &Value, schema: &Value, field: &str, path: &str, depth: usize) {
+        if depth > MAX_DEPTH || value.is_null() {
+            return;
+        }
+        if schema
+            .get("x-kubernetes-int-or-string")
+            .and_then(Value::as_bool)
+            == Some(true)
+        {
+            return;
+        }
+        match schema.get("type").and_then(Value::as_str) {
+            Some("integer" | "number") if !value.is_number() => {
+                let go_type = plait_go_compat::printf::sprintf("%T", std::slice::from_ref(value));
+                self.error(
+                    field,
+                    path,
+                    format!("expected numeric (int or float), got {go_type}"),
+                );
+            }
+            Some("string") if !value.is_string() => {
+                let shown = plait_go_compat::printf::sprintf("%#v", std::slice::from_ref(value));
+                self.error(
+                    field,
+                    path,
+                    format!("expected string, got &value.valueUnstructured{{Value:{shown}}}"),
+                );
+            }
+            Some("boolean") if !value.is_boolean() => {
+                self.error(
+                    field,
+                    path,
+                    format!("expected boolean, got {}", go_wrapped(value)),
+                );
+            }
+            Some("object") => match value.as_object() {
+                None => self.error(
+                    field,
+                    path,
+                    format!("expected map, got {}", go_wrapped(value)),
+                ),
+                Some(map) => self.walk_map(map, schema, field, path, depth),
+            },
+            Some("array") => match value.as_array() {
+                None => self.error(
+                    field,
+                    path,
+                    format!("expected list, got {}", go_wrapped(value)),
+                ),
+                Some(items) => self.walk_list(items, schema, field, path, depth),
+            },
+            _ => {}
+        }
+    }
+
+    fn walk_map(
+        &mut self,
+        map: &serde_json::Map<String, Value>,
+        schema: &Value,
+        field: &str,
+        path: &str,
+        depth: usize,
+    ) {
+        let properties = schema.get("properties").and_then(Value::as_object);
+        let additional = schema.get("additionalProperties").filter(|a| a.is_object());
+        // The API server declares an embedded resource's kind fields.
+        let embedded = schema
+            .get("x-kubernetes-embedded-resource")
+            .and_then(Value::as_bool)
+            == Some(true);
+        let string = json!({"type": "string"});
+        for (name, child) in map {
+            let declared = properties.and_then(|p| p.get(name)).or(additional);
+            let child_schema = match declared {
+                Some(s) => s,
+                None if embedded && matches!(name.as_str(), "apiVersion" | "kind") => &string,
+                None => continue,
+            };
+            self.walk(
+                child,
+                child_schema,
+                &format!("{field}.{name}"),
+                &format!("{path}.{name}"),
+                depth + 1,
+            );
+        }
+    }
+
+    fn walk_list(
+        &mut self,
+        items: &[Value],
+        schema: &Value,
+        field: &str,
+        path: &str,
+        depth: usize,
+    ) {
+        let Some(item_schema) = schema.get("items") else {
+            return;
         };
-        return Some((
-            field.to_string(),
-            format!(".{field}: expected numeric (int or float), got {got}"),
-        ));
-    }
-    match value {
-        Value::Object(map) => {
-            let properties = schema.get("properties").and_then(Value::as_object);
-            let additional = schema.get("additionalProperties").filter(|a| a.is_object());
-            map.iter().find_map(|(name, child)| {
-                let child_schema = properties.and_then(|p| p.get(name)).or(additional)?;
-                mistyped_number(child, child_schema, &format!("{field}.{name}"), depth + 1)
-            })
+        let list_type = schema.get("x-kubernetes-list-type").and_then(Value::as_str);
+        let keys: Vec<&str> = schema
+            .get("x-kubernetes-list-map-keys")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let mut seen = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let element = match list_type {
+                Some("map") => {
+                    if !item.is_object() {
+                        self.error(
+                            field,
+                            path,
+                            format!("element {i}: associative list with keys may not have non-map elements"),
+                        );
+                        return;
+                    }
+                    let key = map_key(item, &keys, item_schema);
+                    if key.is_empty() {
+                        let quoted: Vec<String> = keys
+                            .iter()
+                            .map(|k| plait_go_compat::strconv::quote(k))
+                            .collect();
+                        self.error(
+                            field,
+                            path,
+                            format!(
+                                "element {i}: associative list with keys has an element that omits all key fields [{}] (and doesn't have default values for any key fields)",
+                                quoted.join(" ")
+                            ),
+                        );
+                        return;
+                    }
+                    key
+                }
+                Some("set") => {
+                    let refused = match item {
+                        Value::Object(_) => {
+                            "associative list without keys has an element that's a map type"
+                        }
+                        Value::Array(_) => "not supported: associative list with lists as elements",
+                        Value::Null => {
+                            "associative list without keys has an element that's an explicit null"
+                        }
+                        _ => "",
+                    };
+                    if !refused.is_empty() {
+                        self.error(field, path, format!("element {i}: {refused}"));
+                        return;
+                    }
+                    format!("={item}")
+                }
+                _ => i.to_string(),
+            };
+            if list_type == Some("map") || list_type == Some("set") {
+                if seen.contains(&element) {
+                    self.error(
+                        field,
+                        path,
+                        format!("duplicate entries for key [{element}]"),
+                    );
+                }
+                seen.push(element.clone());
+            }
+            self.walk(
+                item,
+                item_schema,
+                &format!("{field}[{i}]"),
+                &format!("{path}[{element}]"),
+                depth + 1,
+            );
         }
-        Value::Array(items) => {
-            let item_schema = schema.get("items")?;
-            items.iter().enumerate().find_map(|(i, item)| {
-                mistyped_number(item, item_schema, &format!("{field}[{i}]"), depth + 1)
-            })
-        }
-        _ => None,
     }
+}
+
+/// A list-map item's key as structured-merge-diff prints it (`name="a"`,
+/// keys sorted by name), defaults filled in; empty when the item has none
+/// of its keys.
+fn map_key(item: &Value, keys: &[&str], item_schema: &Value) -> String {
+    let mut sorted = keys.to_vec();
+    sorted.sort_unstable();
+    sorted
+        .iter()
+        .filter_map(|k| {
+            let value = item.get(*k).filter(|v| !v.is_null()).cloned().or_else(|| {
+                item_schema
+                    .get("properties")?
+                    .get(*k)?
+                    .get("default")
+                    .cloned()
+            })?;
+            Some(format!("{k}={value}"))
+        })
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn resolve<'s>(kind: &'s KindSchema, mut schema: &'s Value) -> &'s Value {
@@ -225,6 +417,93 @@ mod tests {
     use serde_json::json;
 
     use crate::Catalog;
+
+    #[test]
+    fn apply_refuses_a_custom_resource_that_does_not_fit_its_schema_with_one_message() {
+        let crd = json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "things.example.org"},
+            "spec": {"group": "example.org", "names": {"kind": "Thing", "plural": "things"}, "scope": "Namespaced",
+                "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {"spec": {"type": "object", "properties": {
+                        "count": {"type": "integer"},
+                        "name": {"type": "string"},
+                        "on": {"type": "boolean"},
+                        "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+                        "ports": {"type": "array", "x-kubernetes-list-type": "map",
+                            "x-kubernetes-list-map-keys": ["name", "port"],
+                            "items": {"type": "object", "properties": {
+                                "name": {"type": "string"}, "port": {"type": "integer"}}}},
+                        "either": {"x-kubernetes-int-or-string": true},
+                    }}},
+                }}}]},
+        });
+        let mut catalog = Catalog::new();
+        catalog.add_definition(&crd).unwrap();
+        let thing = catalog.get("example.org/v1", "Thing").unwrap();
+        let prefix =
+            "failed to create typed patch object (default/t; example.org/v1, Kind=Thing): ";
+        let cases = [
+            (json!({"count": 1, "either": "x", "tags": ["a", "b"]}), None),
+            (json!({"count": null, "either": 2}), None),
+            (
+                json!({"count": "1"}),
+                Some(".spec.count: expected numeric (int or float), got string"),
+            ),
+            (
+                json!({"count": true}),
+                Some(".spec.count: expected numeric (int or float), got bool"),
+            ),
+            (
+                json!({"name": 1}),
+                Some(".spec.name: expected string, got &value.valueUnstructured{Value:1}"),
+            ),
+            (
+                json!({"on": "true"}),
+                Some(".spec.on: expected boolean, got &{true}"),
+            ),
+            (
+                json!({"tags": "a"}),
+                Some(".spec.tags: expected list, got &{a}"),
+            ),
+            (
+                json!({"tags": ["a", "a"]}),
+                Some(".spec.tags: duplicate entries for key [=\"a\"]"),
+            ),
+            (
+                json!({"tags": [{}]}),
+                Some(
+                    ".spec.tags: element 0: associative list without keys has an element that's a map type",
+                ),
+            ),
+            (
+                json!({"ports": [{"port": 80, "name": 1}]}),
+                Some(
+                    ".spec.ports[name=1,port=80].name: expected string, got &value.valueUnstructured{Value:1}",
+                ),
+            ),
+            (
+                json!({"ports": [{}]}),
+                Some(
+                    ".spec.ports: element 0: associative list with keys has an element that omits all key fields [\"name\" \"port\"] (and doesn't have default values for any key fields)",
+                ),
+            ),
+            (
+                json!({"count": "1", "on": 0}),
+                Some(
+                    "errors:\n  .spec.count: expected numeric (int or float), got string\n  .spec.on: expected boolean, got &{0}",
+                ),
+            ),
+        ];
+        for (spec, want) in cases {
+            let object = json!({"apiVersion": "example.org/v1", "kind": "Thing",
+                "metadata": {"name": "t", "namespace": "default"}, "spec": spec});
+            let found = super::refusal(&object, thing).map(|p| p.to_string());
+            assert_eq!(found, want.map(|w| format!("{prefix}{w}")), "{spec}");
+        }
+    }
 
     #[test]
     fn apply_refuses_duplicate_list_keys_with_their_defaults_filled_in() {

@@ -15,7 +15,7 @@ mod library;
 mod net;
 mod quantity;
 mod semver;
-mod url;
+pub(crate) mod url;
 mod values;
 
 use std::collections::HashMap;

@@ -10,6 +10,7 @@ mod builtin;
 mod catalog;
 pub mod cel;
 mod composition;
+mod formats;
 mod openapi;
 mod problem;
 mod structural;
@@ -303,7 +304,7 @@ mod root_tests {
                 "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
                     "type": "object",
                     "x-kubernetes-validations": [{"rule": "self.metadata.name.startsWith('r-')", "message": "starts with r-"}],
-                    "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer"}}}},
+                    "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer", "enum": [1, 2]}}}},
                 }}}]},
         });
         let mut catalog = Catalog::new();
@@ -329,7 +330,9 @@ mod root_tests {
             message,
             json!("<nil>: Invalid value: \"object\": starts with r-")
         );
-        let (field, message) = root("r-1", json!({"size": "one"}));
+        // A value outside the enum blocks the rules (a wrong type would not get
+        // that far: server-side apply refuses it first).
+        let (field, message) = root("r-1", json!({"size": 3}));
         assert_eq!(field, json!(""));
         assert!(
             message

@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 
 use crate::catalog::KindSchema;
 use crate::cel::Rules;
-use crate::openapi::{format_matches, type_name};
+use crate::openapi::type_name;
 use crate::problem::{Path, Problem};
 
 /// How deep `$ref`s may chain before the schema is taken as cyclic.
@@ -182,7 +182,10 @@ impl<'a> Walker<'a> {
     ) -> bool {
         let actual = type_name(value);
         if resolved.int_or_string {
-            if matches!(value, Value::String(_) | Value::Number(_)) {
+            // A custom resource's int-or-string takes only whole numbers;
+            // a built-in quantity also takes a fraction.
+            let whole = value.is_i64() || value.is_u64() || is_whole_float(value);
+            if value.is_string() || (value.is_number() && (whole || !self.custom)) {
                 return true;
             }
             self.schema_problem(Problem::type_invalid(
@@ -462,7 +465,7 @@ impl<'a> Walker<'a> {
     /// reports only the first of maxLength, minLength and pattern that fails.
     fn check_string(&mut self, s: &str, schema: &Value, path: &Path) {
         if let Some(format) = schema.get("format").and_then(Value::as_str)
-            && !format_matches(format, s)
+            && !crate::formats::schema_format_matches(format, s)
         {
             self.schema_problem(Problem::type_invalid(
                 path.as_str(),
@@ -516,12 +519,41 @@ impl<'a> Walker<'a> {
         let Some(n) = value.as_f64() else { return };
         let exclusive = |key: &str| schema.get(key).and_then(Value::as_bool) == Some(true);
         let shown = plait_go_compat::printf::format_v;
-        let failed = if let Some(factor) = schema.get("multipleOf").filter(|f| f.is_number())
-            && factor
-                .as_f64()
-                .is_some_and(|f| f > 0.0 && (n / f).fract() != 0.0)
+        let factor = schema.get("multipleOf").and_then(Value::as_f64);
+        // kube-openapi divides integer data by the factor cut to an integer
+        // (0.5 becomes 0, which it refuses), unless the schema's integer
+        // type cannot hold the factor.
+        let integral_factor = factor.filter(|f| {
+            (value.is_i64() || value.is_u64())
+                && (f.fract() == 0.0 || schema_type(schema) != Some("integer"))
+        });
+        if let Some(f) = integral_factor
+            && f.trunc() < 1.0
         {
-            Some(format!("should be a multiple of {}", shown(factor)))
+            let cut = f.trunc() as i64;
+            self.schema_problem(Problem::invalid(
+                path.as_str(),
+                json!(cut),
+                format!(
+                    "factor MultipleOf declared for {} must be positive: {cut}",
+                    path.in_body()
+                ),
+            ));
+            return;
+        }
+        let failed = if let Some(f) = factor
+            && f > 0.0
+            && match (integral_factor, value.as_i64()) {
+                (Some(_), Some(i)) => i % (f.trunc() as i64) != 0,
+                (Some(_), None) => !value.as_u64().unwrap_or(0).is_multiple_of(f.trunc() as u64),
+                (None, _) => (n / f).fract() != 0.0,
+            } {
+            let shown_factor = if integral_factor.is_some() {
+                json!(f.trunc() as i64)
+            } else {
+                schema.get("multipleOf").cloned().unwrap_or_default()
+            };
+            Some(format!("should be a multiple of {}", shown(&shown_factor)))
         } else if let Some(max) = schema.get("maximum").filter(|m| m.is_number())
             && let Some(bound) = max.as_f64()
             && (n > bound || (exclusive("exclusiveMaximum") && n >= bound))
@@ -552,16 +584,6 @@ impl<'a> Walker<'a> {
                 format!("{} in body {detail}", path.in_body()),
             ));
         }
-        if schema.get("format").and_then(Value::as_str) == Some("int32")
-            && let Some(i) = value.as_i64()
-            && i32::try_from(i).is_err()
-        {
-            self.schema_problem(Problem::type_invalid(
-                path.as_str(),
-                value.clone(),
-                format!("{} in body must be of type int32: \"{i}\"", path.in_body()),
-            ));
-        }
     }
 
     /// An embedded resource names its kind, as the API server requires:
@@ -588,8 +610,12 @@ impl<'a> Walker<'a> {
 
     /// `allOf`, `anyOf`, `oneOf` and `not`: value validations only, as a
     /// structural schema allows them.
+    /// `allOf`, `anyOf`, `oneOf` and `not` as kube-openapi reports them:
+    /// a message of no field naming the combinator, and the problems of the
+    /// failing branches it keeps (every failing `allOf` branch; the first
+    /// failing branch of an `anyOf` or `oneOf` none of whose branches pass).
     fn check_combinators(&mut self, value: &Value, schema: &Value, path: &Path, depth: usize) {
-        let passes = |walker: &Walker, sub: &Value| {
+        let probe = |walker: &Walker, sub: &Value| {
             let mut probe = Walker {
                 kind: walker.kind,
                 rules: walker.rules,
@@ -597,64 +623,86 @@ impl<'a> Walker<'a> {
                 partial: walker.partial,
                 findings: Findings::default(),
             };
-            probe.check(value, None, sub, path, depth + 1, false);
-            probe.findings.schema.is_empty()
+            probe.check(value, None, &value_only(sub), path, depth + 1, false);
+            probe.findings
         };
+        let combinator = |detail: String| Problem::invalid("", json!(""), detail);
+        let named = path.as_str();
+        if let Some(any) = schema.get("anyOf").and_then(Value::as_array) {
+            let mut first_failure = None;
+            let mut passed = false;
+            for sub in any {
+                let findings = probe(self, sub);
+                if findings.schema.is_empty() {
+                    passed = true;
+                    break;
+                }
+                first_failure.get_or_insert(findings);
+            }
+            if !passed {
+                self.schema_problem(combinator(format!(
+                    "\"{named}\" must validate at least one schema (anyOf)"
+                )));
+                self.keep(first_failure);
+            }
+        }
+        if let Some(one) = schema.get("oneOf").and_then(Value::as_array) {
+            let mut first_failure = None;
+            let mut passed = 0;
+            for sub in one {
+                let findings = probe(self, sub);
+                if findings.schema.is_empty() {
+                    passed += 1;
+                } else if passed == 0 {
+                    first_failure.get_or_insert(findings);
+                }
+            }
+            if passed != 1 {
+                let found = if passed == 0 {
+                    "Found none valid".to_string()
+                } else {
+                    format!("Found {passed} valid alternatives")
+                };
+                self.schema_problem(combinator(format!(
+                    "\"{named}\" must validate one and only one schema (oneOf). {found}"
+                )));
+                if passed == 0 {
+                    self.keep(first_failure);
+                }
+            }
+        }
         if let Some(all) = schema.get("allOf").and_then(Value::as_array)
             && !(all.len() == 1 && all[0].get("$ref").is_some())
         {
+            let mut passed = 0;
             for sub in all {
-                let mut probe = Walker {
-                    kind: self.kind,
-                    rules: self.rules,
-                    custom: self.custom,
-                    partial: self.partial,
-                    findings: Findings::default(),
-                };
-                probe.check(value, None, &value_only(sub), path, depth + 1, false);
-                self.findings.schema.extend(probe.findings.schema);
-                self.findings.blocking |= probe.findings.blocking;
+                let findings = probe(self, sub);
+                if findings.schema.is_empty() {
+                    passed += 1;
+                }
+                self.keep(Some(findings));
             }
-        }
-        if let Some(any) = schema.get("anyOf").and_then(Value::as_array)
-            && !any.iter().any(|sub| passes(self, &value_only(sub)))
-        {
-            self.schema_problem(Problem::invalid(
-                path.as_str(),
-                value.clone(),
-                format!(
-                    "{} in body must validate at least one schema (anyOf)",
-                    path.in_body()
-                ),
-            ));
-        }
-        if let Some(one) = schema.get("oneOf").and_then(Value::as_array) {
-            let matching = one
-                .iter()
-                .filter(|sub| passes(self, &value_only(sub)))
-                .count();
-            if matching != 1 {
-                self.schema_problem(Problem::invalid(
-                    path.as_str(),
-                    value.clone(),
-                    format!(
-                        "{} in body must validate one and only one schema (oneOf)",
-                        path.in_body()
-                    ),
-                ));
+            if passed != all.len() {
+                let none = if passed == 0 { ". None validated" } else { "" };
+                self.schema_problem(combinator(format!(
+                    "\"{named}\" must validate all the schemas (allOf){none}"
+                )));
             }
         }
         if let Some(not) = schema.get("not")
-            && passes(self, &value_only(not))
+            && probe(self, not).schema.is_empty()
         {
-            self.schema_problem(Problem::invalid(
-                path.as_str(),
-                value.clone(),
-                format!(
-                    "{} in body must not validate the schema (not)",
-                    path.in_body()
-                ),
-            ));
+            self.schema_problem(combinator(format!(
+                "\"{named}\" must not validate the schema (not)"
+            )));
+        }
+    }
+
+    /// Keeps a combinator branch's schema problems as the object's own.
+    fn keep(&mut self, findings: Option<Findings>) {
+        if let Some(findings) = findings {
+            self.findings.schema.extend(findings.schema);
+            self.findings.blocking |= findings.blocking;
         }
     }
 }

@@ -1,5 +1,6 @@
 //! plait's messages are the API server's: each invalid object of a table is
-//! created with `dryRun=All` on the test cluster's kube-apiserver, and the
+//! server-side applied with `dryRun=All` on the test cluster's
+//! kube-apiserver, as plait's controller writes, and the
 //! causes it answers with are compared with what `plait-validate` finds.
 //! (Unknown fields are left out: the API server prunes them unless asked
 //! for strict field validation, and then refuses the whole request in one
@@ -7,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::discovery::ApiResource;
 use plait_testcluster::TestCluster;
 use plait_validate::{Catalog, Validator};
@@ -118,14 +119,14 @@ async fn plaits_messages_are_the_api_servers() {
             "metadata": {"name": name, "namespace": ns}, "spec": spec});
         let dynamic: DynamicObject =
             serde_json::from_value(object.clone()).unwrap_or_else(|e| panic!("{e}"));
-        let params = PostParams {
+        let params = PatchParams {
             dry_run: true,
-            field_manager: None,
+            ..PatchParams::apply("messages-test").force()
         };
         // The CRD takes a moment to be served.
         let started = Instant::now();
         let answer = loop {
-            match gadgets.create(&params, &dynamic).await {
+            match gadgets.patch(&name, &params, &Patch::Apply(&dynamic)).await {
                 Err(kube::Error::Api(s))
                     if s.code == 404 && started.elapsed() < Duration::from_secs(30) =>
                 {
