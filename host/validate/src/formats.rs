@@ -295,7 +295,7 @@ fn is_date_time(s: &str) -> bool {
 /// `<digits><unit>` run whose unit it knows (`3 days`, `2 weeks`); a run
 /// whose digits overflow fails the whole text.
 fn is_duration(s: &str) -> bool {
-    if is_go_duration(s) {
+    if crate::openapi::is_go_duration(s) {
         return true;
     }
     // Each unit's spellings; the last of each is a prefix (`hours`).
@@ -327,44 +327,6 @@ fn is_duration(s: &str) -> bool {
         });
     }
     known
-}
-
-/// Go's `time.ParseDuration` syntax: `1h30m`, `250ms`, `-1.5s`, `0`.
-fn is_go_duration(s: &str) -> bool {
-    let s = s.strip_prefix(['-', '+']).unwrap_or(s);
-    if s == "0" {
-        return true;
-    }
-    if s.is_empty() {
-        return false;
-    }
-    let mut rest = s;
-    while !rest.is_empty() {
-        let whole = rest
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let mut taken = whole;
-        let mut fraction = 0;
-        if rest[taken..].starts_with('.') {
-            taken += 1;
-            fraction = rest[taken..]
-                .find(|c: char| !c.is_ascii_digit())
-                .unwrap_or(rest.len() - taken);
-            taken += fraction;
-        }
-        if whole == 0 && fraction == 0 {
-            return false;
-        }
-        rest = &rest[taken..];
-        let unit = ["ns", "us", "µs", "μs", "ms", "s", "m", "h"]
-            .iter()
-            .find(|u| rest.starts_with(**u));
-        match unit {
-            Some(u) => rest = &rest[u.len()..],
-            None => return false,
-        }
-    }
-    true
 }
 
 #[cfg(test)]

@@ -141,23 +141,32 @@ fn is_hostname(s: &str) -> bool {
 }
 
 /// Go's `time.ParseDuration` syntax: `1h30m`, `250ms`, `-1.5s`, `0`.
-fn is_go_duration(s: &str) -> bool {
+pub(crate) fn is_go_duration(s: &str) -> bool {
     let s = s.strip_prefix(['-', '+']).unwrap_or(s);
     if s == "0" {
         return true;
     }
-    let mut rest = s;
-    if rest.is_empty() {
+    if s.is_empty() {
         return false;
     }
+    let mut rest = s;
     while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !c.is_ascii_digit() && c != '.')
+        let whole = rest
+            .find(|c: char| !c.is_ascii_digit())
             .unwrap_or(rest.len());
-        if digits == 0 {
+        let mut taken = whole;
+        let mut fraction = 0;
+        if rest[taken..].starts_with('.') {
+            taken += 1;
+            fraction = rest[taken..]
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(rest.len() - taken);
+            taken += fraction;
+        }
+        if whole == 0 && fraction == 0 {
             return false;
         }
-        rest = &rest[digits..];
+        rest = &rest[taken..];
         let unit = ["ns", "us", "µs", "μs", "ms", "s", "m", "h"]
             .iter()
             .find(|u| rest.starts_with(**u));

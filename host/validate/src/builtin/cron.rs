@@ -56,7 +56,7 @@ pub(crate) fn parse_standard(spec: &str) -> Result<(), String> {
             return Ok(());
         }
         if let Some(duration) = spec.strip_prefix("@every ") {
-            return if is_go_duration(duration) {
+            return if crate::openapi::is_go_duration(duration) {
                 Ok(())
             } else {
                 Err(format!(
@@ -157,35 +157,6 @@ fn must_parse_int(expr: &str) -> Result<i64, String> {
         return Err(format!("negative number ({n}) not allowed: {expr}"));
     }
     Ok(n)
-}
-
-/// Go's `time.ParseDuration` syntax.
-fn is_go_duration(s: &str) -> bool {
-    let s = s.strip_prefix(['-', '+']).unwrap_or(s);
-    if s == "0" {
-        return true;
-    }
-    let mut rest = s;
-    if rest.is_empty() {
-        return false;
-    }
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !c.is_ascii_digit() && c != '.')
-            .unwrap_or(rest.len());
-        if digits == 0 {
-            return false;
-        }
-        rest = &rest[digits..];
-        match ["ns", "us", "µs", "μs", "ms", "s", "m", "h"]
-            .iter()
-            .find(|u| rest.starts_with(**u))
-        {
-            Some(u) => rest = &rest[u.len()..],
-            None => return false,
-        }
-    }
-    true
 }
 
 /// A CronJob's `timeZone`: a name of the IANA database, not `Local`.
