@@ -14,16 +14,6 @@ use serde_json::Value;
 
 const NARROWED: &str = "compositions.apiextensions.crossplane.io";
 
-fn managers(crd: &CustomResourceDefinition) -> Vec<String> {
-    crd.metadata
-        .managed_fields
-        .iter()
-        .flatten()
-        .filter(|entry| entry.subresource.as_deref().unwrap_or_default().is_empty())
-        .filter_map(|entry| entry.manager.clone())
-        .collect()
-}
-
 #[tokio::test]
 async fn crds_another_manager_installed_stay_that_managers_whether_as_wide_or_narrower() {
     let cluster = TestCluster::shared().unwrap();
@@ -54,7 +44,7 @@ async fn crds_another_manager_installed_stay_that_managers_whether_as_wide_or_na
         let name = crd["metadata"]["name"].as_str().unwrap();
         let installed = crds.get(name).await.unwrap();
         assert_eq!(
-            managers(&installed),
+            support::spec_managers(&installed),
             vec!["crossplane".to_string()],
             "{name}"
         );

@@ -57,16 +57,6 @@ fn upstream_crds() -> Vec<Value> {
     crds
 }
 
-fn spec_managers(crd: &CustomResourceDefinition) -> Vec<String> {
-    crd.metadata
-        .managed_fields
-        .iter()
-        .flatten()
-        .filter(|entry| entry.subresource.as_deref().unwrap_or_default().is_empty())
-        .filter_map(|entry| entry.manager.clone())
-        .collect()
-}
-
 #[tokio::test]
 async fn plait_starts_over_crossplanes_crds_and_crossplane_can_take_them_back_unforced() {
     let cluster = TestCluster::shared().unwrap();
@@ -88,7 +78,7 @@ async fn plait_starts_over_crossplanes_crds_and_crossplane_can_take_them_back_un
         let name = crd["metadata"]["name"].as_str().unwrap();
         let installed = crds.get(name).await.unwrap();
         assert_eq!(
-            spec_managers(&installed),
+            support::spec_managers(&installed),
             vec!["crossplane".to_string()],
             "{name}"
         );

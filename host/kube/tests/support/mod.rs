@@ -250,3 +250,15 @@ pub fn condition<'a>(xr: &'a Value, type_: &str) -> Option<&'a Value> {
         .iter()
         .find(|c| c["type"] == type_)
 }
+
+/// The field managers of an object's main resource (its status writers left out).
+pub fn spec_managers(object: &impl kube::Resource) -> Vec<String> {
+    object
+        .meta()
+        .managed_fields
+        .iter()
+        .flatten()
+        .filter(|entry| entry.subresource.as_deref().unwrap_or_default().is_empty())
+        .filter_map(|entry| entry.manager.clone())
+        .collect()
+}
