@@ -41,13 +41,22 @@ fn documents(text: &str) -> Vec<Value> {
 }
 
 /// Polls `check` until it returns `Some`, failing with `what` after [`TIMEOUT`].
-async fn eventually<T>(what: &str, mut check: impl AsyncFnMut() -> Option<T>) -> T {
+async fn eventually<T>(what: &str, check: impl AsyncFnMut() -> Option<T>) -> T {
+    within_timeout(check)
+        .await
+        .unwrap_or_else(|| panic!("timed out waiting for: {what}"))
+}
+
+/// Polls `check` until it returns `Some`, or `None` after [`TIMEOUT`].
+async fn within_timeout<T>(mut check: impl AsyncFnMut() -> Option<T>) -> Option<T> {
     let start = Instant::now();
     loop {
         if let Some(found) = check().await {
-            return found;
+            return Some(found);
         }
-        assert!(start.elapsed() < TIMEOUT, "timed out waiting for: {what}");
+        if start.elapsed() >= TIMEOUT {
+            return None;
+        }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }
@@ -271,10 +280,17 @@ async fn two_replicas_elect_one_leader_which_composes_and_hands_over_on_shutdown
     .await;
     xr["spec"]["image"] = json!("ghcr.io/example/hello:2.0.0");
     apply(&client, &app_resource(), &xr, FIELD_MANAGER).await;
-    eventually("the new leader follows the XR's update", async || {
+    let followed = within_timeout(async || {
         (image_of(&deployments).await?.as_str() == "ghcr.io/example/hello:2.0.0").then_some(())
     })
     .await;
+    assert!(
+        followed.is_some(),
+        "timed out waiting for the new leader to follow the XR's update\n\
+         new leader's log:\n{}\nold leader's log:\n{}",
+        replicas[standby].log(),
+        replicas[leader].log()
+    );
     assert!(
         replicas[standby].log().contains("became the leader"),
         "standby log:\n{}",
