@@ -62,6 +62,16 @@ impl Policy {
         reference(object, &self.resource)
     }
 
+    /// The outcome of a reconcile that found `object` changed under it:
+    /// retried after the conflict backoff.
+    pub fn conflicted(&self, object: &ObjectRef) -> (Action, ReconcileResult) {
+        tracing::debug!(object = %object, "changed while reconciled; retrying");
+        (
+            Action::requeue(self.conflicts.failed(object)),
+            ReconcileResult::Conflict,
+        )
+    }
+
     /// Forgets the backoffs of an object that is gone.
     pub fn forget(&self, object: &ObjectRef) {
         self.backoff.succeeded(object);
@@ -222,11 +232,7 @@ where
 
 /// The outcome of a reconcile that found the object changed under it.
 pub fn conflicted<C: Controlled>(ctx: &C, reference: &ObjectRef) -> (Action, ReconcileResult) {
-    tracing::debug!(object = %reference, "changed while reconciled; retrying");
-    (
-        Action::requeue(ctx.policy().conflicts.failed(reference)),
-        ReconcileResult::Conflict,
-    )
+    ctx.policy().conflicted(reference)
 }
 
 /// The requeue after a reconcile that returned an error.

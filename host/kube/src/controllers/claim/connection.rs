@@ -1,19 +1,35 @@
 //! Copying an XR's connection Secret into the Secret its claim names.
 
-use std::collections::BTreeMap;
-
-use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, Patch, PatchParams};
 use serde_json::{Value, json};
 
-use super::{CLAIM_FIELD_MANAGER, ClaimContext};
+use super::writes::{ClaimWrites, WriteError};
 use crate::vocabulary::api::CONNECTION_SECRET_TYPE;
 use crate::vocabulary::object::text;
+
+/// The UID of the object's controller, if it has one.
+fn controller_uid(object: &Value) -> Option<&str> {
+    object
+        .pointer("/metadata/ownerReferences")?
+        .as_array()?
+        .iter()
+        .find(|o| o.get("controller") == Some(&Value::Bool(true)))?
+        .get("uid")?
+        .as_str()
+}
+
+/// A Secret's data, empty when it has none.
+fn data_of(secret: &Value) -> Value {
+    secret
+        .get("data")
+        .filter(|d| !d.is_null())
+        .cloned()
+        .unwrap_or_else(|| json!({}))
+}
 
 /// Copies the XR's connection Secret into the claim's, in the claim's
 /// namespace. True when the claim's Secret changed.
 pub async fn propagate_connection(
-    ctx: &ClaimContext,
+    writes: &impl ClaimWrites,
     claim: &Value,
     xr: &Value,
 ) -> Result<bool, String> {
@@ -25,52 +41,38 @@ pub async fn propagate_connection(
     ) else {
         return Ok(false);
     };
-    let client = ctx.cluster.client().clone();
-    let from = Api::<Secret>::namespaced(client.clone(), from_ns)
-        .get(from_name)
-        .await
-        .map_err(|e| {
-            format!("cannot get composite resource's connection secret {from_ns}/{from_name}: {e}")
-        })?;
+    let from = writes.secret(from_ns, from_name).await.map_err(|e| {
+        format!("cannot get composite resource's connection secret {from_ns}/{from_name}: {e}")
+    })?;
     // Only a Secret the XR controls is copied, so a claim cannot use its
     // XR's reference to read a Secret it has no access to.
-    let controlled =
-        from.metadata.owner_references.iter().flatten().any(|o| {
-            o.controller == Some(true) && Some(o.uid.as_str()) == text(xr, "/metadata/uid")
-        });
-    if !controlled {
+    if controller_uid(&from).is_none() || controller_uid(&from) != text(xr, "/metadata/uid") {
         return Err(format!(
             "cannot establish control of existing connection secret {from_ns}/{from_name}"
         ));
     }
     let namespace = text(claim, "/metadata/namespace").unwrap_or_default();
-    let secrets = Api::<Secret>::namespaced(client, namespace);
-    let data = from.data.unwrap_or_default();
-    if let Some(existing) = secrets
-        .get_opt(to_name)
-        .await
-        .map_err(|e| format!("cannot get connection secret {namespace}/{to_name}: {e}"))?
-    {
-        let owner = existing
-            .metadata
-            .owner_references
-            .iter()
-            .flatten()
-            .find(|o| o.controller == Some(true))
-            .map(|o| o.uid.clone());
-        if owner.as_deref().is_some_and(|u| u != claim_uid) {
+    let data = data_of(&from);
+    let existing = match writes.secret(namespace, to_name).await {
+        Ok(existing) => Some(existing),
+        Err(WriteError::NotFound(_)) => None,
+        Err(e) => {
+            return Err(format!(
+                "cannot get connection secret {namespace}/{to_name}: {e}"
+            ));
+        }
+    };
+    if let Some(existing) = existing {
+        let owner = controller_uid(&existing);
+        if owner.is_some_and(|u| u != claim_uid) {
             return Err(format!(
                 "cannot create or update connection secret {namespace}/{to_name}: existing secret is not controlled by UID {claim_uid:?}"
             ));
         }
-        if existing.data.unwrap_or_default() == data && owner.is_some() {
+        if data_of(&existing) == data && owner.is_some() {
             return Ok(false);
         }
     }
-    let encoded: BTreeMap<String, Value> = data
-        .iter()
-        .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or(Value::Null)))
-        .collect();
     let secret = json!({
         "apiVersion": "v1",
         "kind": "Secret",
@@ -87,17 +89,10 @@ pub async fn propagate_connection(
             }],
         },
         "type": CONNECTION_SECRET_TYPE,
-        "data": encoded,
+        "data": data,
     });
-    secrets
-        .patch(
-            to_name,
-            &PatchParams::apply(CLAIM_FIELD_MANAGER).force(),
-            &Patch::Apply(&secret),
-        )
-        .await
-        .map_err(|e| {
-            format!("cannot create or update connection secret {namespace}/{to_name}: {e}")
-        })?;
+    writes.apply_secret(&secret).await.map_err(|e| {
+        format!("cannot create or update connection secret {namespace}/{to_name}: {e}")
+    })?;
     Ok(true)
 }

@@ -18,6 +18,7 @@ mod context;
 pub mod offer;
 mod reconcile;
 mod triggers;
+mod writes;
 
 use std::future::Future;
 use std::sync::{Arc, OnceLock, RwLock};

@@ -1,11 +1,13 @@
 //! One claim's reconcile, in named phases: pause, the bound XR, deletion,
 //! the finalizer, binding claim and XR, and the claim's status from its
-//! XR's.
+//! XR's. The phases read and write through [`ClaimWrites`], so they run
+//! the same over the API server and over the in-memory cluster.
 
 use std::ops::ControlFlow;
 use std::sync::Arc;
+use std::time::Duration;
 
-use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
+use kube::api::{ApiResource, DynamicObject};
 use kube::runtime::controller::Action;
 use plait_model::CompositeResourceDefinition;
 use plait_pipeline::Tenant;
@@ -14,15 +16,15 @@ use serde_json::{Value, json};
 
 use super::binding::{claim_from_xr, claim_ref, desired_xr, status_from_xr, xr_name};
 use super::context::ClaimContext;
-use super::{CLAIM_FIELD_MANAGER, ClaimError, DELETE_POLL, FINALIZER, connection};
-use crate::access::client::applied;
+use super::writes::{ClaimWrites, WriteError};
+use super::{ClaimError, DELETE_POLL, FINALIZER, connection};
 use crate::clusters::fence;
 use crate::controllers::fair_queue;
-use crate::controllers::kit::{self, Lifecycle, ObjectError};
+use crate::controllers::kit::{self, Lifecycle, Policy};
 use crate::controllers::timing::now;
 use crate::vocabulary::api::RECONCILE_PAUSED;
 use crate::vocabulary::metrics::{ReconcileResult, metrics};
-use crate::vocabulary::object::{self, condition, is_status, put_condition, text};
+use crate::vocabulary::object::{condition, put_condition, text};
 
 /// Reconciles one claim once it is its turn; its tenant is its namespace.
 pub async fn reconcile(
@@ -60,15 +62,17 @@ pub async fn reconcile(
 /// is done, with its next look and its result.
 type Phase<T> = Result<ControlFlow<(Action, ReconcileResult), T>, ClaimError>;
 
-/// One reconcile of one claim: what every phase reads.
-struct ClaimReconcile<'a> {
-    ctx: &'a ClaimContext,
+/// One reconcile of one claim: what every phase reads, and what it writes
+/// through.
+struct ClaimReconcile<'a, W> {
+    writes: &'a W,
+    policy: &'a Policy,
+    /// The claim kind and the XR kind it binds.
+    claim_kind: &'a ApiResource,
+    xr_kind: &'a ApiResource,
+    poll_interval: Duration,
     reference: ObjectRef,
     xrd: CompositeResourceDefinition,
-    /// The claims of the claim's namespace.
-    claims: Api<DynamicObject>,
-    /// The XRs of the kind it binds.
-    xrs: Api<DynamicObject>,
 }
 
 async fn reconcile_claim(
@@ -82,24 +86,25 @@ async fn reconcile_claim(
     let Some(xrd) = ctx.xrd.read().ok().map(|x| x.clone()) else {
         return Ok((Action::await_change(), ReconcileResult::Skipped));
     };
-    let client = ctx.cluster.client().clone();
     let run = ClaimReconcile {
-        claims: Api::namespaced_with(
-            client.clone(),
-            reference.namespace.as_deref().unwrap_or_default(),
-            &ctx.claim,
-        ),
-        xrs: Api::all_with(client, &ctx.xr),
-        ctx,
+        writes: ctx,
+        policy: &ctx.policy,
+        claim_kind: &ctx.claim,
+        xr_kind: &ctx.xr,
+        poll_interval: ctx.timing.poll_interval,
         reference,
         xrd,
     };
-    match run.phases(&mut claim).await? {
-        ControlFlow::Break(done) | ControlFlow::Continue(done) => Ok(done),
-    }
+    run.reconcile(&mut claim).await
 }
 
-impl ClaimReconcile<'_> {
+impl<W: ClaimWrites> ClaimReconcile<'_, W> {
+    async fn reconcile(&self, claim: &mut Value) -> Result<(Action, ReconcileResult), ClaimError> {
+        match self.phases(claim).await? {
+            ControlFlow::Break(done) | ControlFlow::Continue(done) => Ok(done),
+        }
+    }
+
     /// The phases in order: pause, the bound XR, deletion, the finalizer,
     /// binding, and the claim's status from its XR.
     async fn phases(&self, claim: &mut Value) -> Phase<(Action, ReconcileResult)> {
@@ -120,7 +125,7 @@ impl ClaimReconcile<'_> {
             }
             Lifecycle::Deleting => {
                 fair_queue::stage("deleting its XR");
-                let done = delete(self, claim.clone(), xr).await?;
+                let done = self.delete(claim.clone(), xr).await?;
                 return Ok(ControlFlow::Break(done));
             }
             Lifecycle::Unfinalized => {
@@ -141,26 +146,14 @@ impl ClaimReconcile<'_> {
 
     /// Reports a failed bind on `Synced` and in an event.
     async fn bind_failed<T>(&self, claim: &Value, message: String) -> Phase<T> {
-        let done = failed(
-            self.ctx,
-            claim.clone(),
-            &self.reference,
-            "BindCompositeResource",
-            message,
-        )
-        .await?;
+        let reason = "BindCompositeResource";
+        let done = self.failed(claim.clone(), reason, message).await?;
         Ok(ControlFlow::Break(done))
     }
 
     /// A paused claim only says so.
     async fn paused(&self, claim: &mut Value) -> Phase<(Action, ReconcileResult)> {
-        event(
-            self.ctx,
-            &self.reference,
-            EventType::Normal,
-            "ReconciliationPaused",
-            RECONCILE_PAUSED,
-        );
+        self.event(EventType::Normal, "ReconciliationPaused", RECONCILE_PAUSED);
         set_condition(
             claim,
             SYNCED,
@@ -169,11 +162,21 @@ impl ClaimReconcile<'_> {
             Some(RECONCILE_PAUSED),
             &now(),
         );
-        write_status(self.ctx, claim).await?;
+        self.write_status(claim).await?;
         Ok(ControlFlow::Break((
             Action::await_change(),
             ReconcileResult::Paused,
         )))
+    }
+
+    /// The XR named `name`, of the kind the claim binds.
+    fn xr_reference(&self, name: &str) -> ObjectRef {
+        ObjectRef {
+            api_version: self.xr_kind.api_version.clone(),
+            kind: self.xr_kind.kind.clone(),
+            namespace: None,
+            name: name.into(),
+        }
     }
 
     /// The XR the claim names, if it exists; one bound to another claim
@@ -182,18 +185,18 @@ impl ClaimReconcile<'_> {
         let mut xr = None;
         if let Some(name) = text(claim, "/spec/resourceRef/name") {
             fair_queue::stage("reading its XR");
-            match self.xrs.get_opt(name).await {
-                Ok(found) => xr = found.map(|x| self.ctx.xr_value(&x)).transpose()?,
+            match self.writes.xr(&self.xr_reference(name)).await {
+                Ok(found) => xr = found,
                 Err(e) => {
                     let message = format!("cannot get bound composite resource: {e}");
                     return self.bind_failed(claim, message).await;
                 }
             }
         }
-        let own_ref = claim_ref(claim, &self.ctx.claim);
+        let own_ref = claim_ref(claim, self.claim_kind);
         if let Some(message) = xr.as_ref().and_then(|x| bound_to_another(x, &own_ref)) {
-            let reason = "BindCompositeResource";
-            failed(self.ctx, claim.clone(), &self.reference, reason, message).await?;
+            self.failed(claim.clone(), "BindCompositeResource", message)
+                .await?;
             // A human has to fix the reference; the claim's next edit brings it back.
             return Ok(ControlFlow::Break((
                 Action::await_change(),
@@ -206,11 +209,10 @@ impl ClaimReconcile<'_> {
     /// Adds the claim controller's finalizer.
     async fn finalize(&self, claim: &mut Value) -> Phase<()> {
         fair_queue::stage("adding its finalizer");
-        let ctx = self.ctx;
-        match object::add_finalizer(&self.claims, &ctx.claim, claim, FINALIZER).await {
-            Ok(patched) => *claim = ctx.claim_value(&patched)?,
-            Err(e) if object::is_stale_write(&e) => {
-                return Ok(ControlFlow::Break(kit::conflicted(ctx, &self.reference)));
+        match self.writes.add_finalizer(claim, FINALIZER).await {
+            Ok(stored) => *claim = stored,
+            Err(WriteError::Stale(_)) => {
+                return Ok(ControlFlow::Break(self.policy.conflicted(&self.reference)));
             }
             Err(e) => {
                 let message = format!("cannot add finalizer to claim: {e}");
@@ -224,15 +226,14 @@ impl ClaimReconcile<'_> {
     /// crash in between cannot leak an XR the claim does not know about,
     /// then the XR is applied from the claim. Returns the XR as stored.
     async fn bind(&self, claim: &mut Value, xr: Option<Value>) -> Phase<Value> {
-        let ctx = self.ctx;
-        let own_ref = claim_ref(claim, &ctx.claim);
+        let own_ref = claim_ref(claim, self.claim_kind);
         let before = xr
             .as_ref()
             .and_then(|x| x.pointer("/spec/claimRef"))
             .cloned();
         let name = match text(claim, "/spec/resourceRef/name") {
             Some(n) => n.to_string(),
-            None => match free_xr_name(&self.xrs, claim, &own_ref).await {
+            None => match self.free_xr_name(claim, &own_ref).await {
                 Ok(n) => n,
                 Err(e) => {
                     let message = format!(
@@ -242,20 +243,15 @@ impl ClaimReconcile<'_> {
                 }
             },
         };
-        let desired = desired_xr(claim, xr.as_ref(), &name, &self.xrd, &ctx.claim, &ctx.xr);
+        let (claim_kind, xr_kind) = (self.claim_kind, self.xr_kind);
+        let desired = desired_xr(claim, xr.as_ref(), &name, &self.xrd, claim_kind, xr_kind);
         let bound_view = xr.clone().unwrap_or_else(|| desired.clone());
-        let claim_patch = claim_from_xr(claim, &bound_view, &self.xrd, &ctx.xr);
+        let claim_patch = claim_from_xr(claim, &bound_view, &self.xrd, xr_kind);
         fair_queue::stage("binding it to its XR");
-        let params = PatchParams::apply(CLAIM_FIELD_MANAGER).force();
-        let applied_claim = Patch::Apply(applied(&claim_patch, false));
-        match self
-            .claims
-            .patch(&self.reference.name, &params, &applied_claim)
-            .await
-        {
-            Ok(updated) => *claim = ctx.claim_value(&updated)?,
-            Err(e) if is_status(&e, 409) => {
-                return Ok(ControlFlow::Break(kit::conflicted(ctx, &self.reference)));
+        match self.writes.apply_claim(&claim_patch).await {
+            Ok(updated) => *claim = updated,
+            Err(WriteError::Stale(_)) => {
+                return Ok(ControlFlow::Break(self.policy.conflicted(&self.reference)));
             }
             Err(e) => {
                 let message = format!(
@@ -264,9 +260,8 @@ impl ClaimReconcile<'_> {
                 return self.bind_failed(claim, message).await;
             }
         }
-        let applied_xr = Patch::Apply(applied(&desired, false));
-        let xr = match self.xrs.patch(&name, &params, &applied_xr).await {
-            Ok(x) => ctx.xr_value(&x)?,
+        let xr = match self.writes.apply_xr(&desired).await {
+            Ok(x) => x,
             Err(e) => {
                 let message = format!(
                     "cannot bind and sync claim with composite resource: cannot apply composite resource {name:?}: {e}"
@@ -275,15 +270,32 @@ impl ClaimReconcile<'_> {
             }
         };
         if before.as_ref() != Some(&own_ref) && xr.pointer("/spec/claimRef") == Some(&own_ref) {
-            event(
-                ctx,
-                &self.reference,
+            self.event(
                 EventType::Normal,
                 "BindCompositeResource",
                 "Successfully bound composite resource",
             );
         }
         Ok(ControlFlow::Continue(xr))
+    }
+
+    /// A name for a new XR that no XR bound to another claim has.
+    async fn free_xr_name(&self, claim: &Value, own_ref: &Value) -> Result<String, WriteError> {
+        let claim_name = text(claim, "/metadata/name").unwrap_or_default();
+        let uid = text(claim, "/metadata/uid").unwrap_or_default();
+        let mut attempt = 0;
+        loop {
+            let candidate = xr_name(claim_name, uid, attempt);
+            let taken = self
+                .writes
+                .xr(&self.xr_reference(&candidate))
+                .await?
+                .is_some_and(|x| x["spec"]["claimRef"] != *own_ref);
+            if !taken || attempt >= 8 {
+                return Ok(candidate);
+            }
+            attempt += 1;
+        }
     }
 
     /// The claim's status from its XR's: its status fields and the
@@ -294,18 +306,15 @@ impl ClaimReconcile<'_> {
         claim: &mut Value,
         xr: &Value,
     ) -> Result<(Action, ReconcileResult), ClaimError> {
-        let ctx = self.ctx;
         claim["status"] = status_from_xr(claim, xr);
         let now = now();
         set_condition(claim, SYNCED, "True", "ReconcileSuccess", None, &now);
         for c in &shared_conditions(xr) {
             put_condition(claim, c);
         }
-        let poll = Action::requeue(ctx.timing.poll_interval);
+        let poll = Action::requeue(self.poll_interval);
         if condition(xr, READY).is_none_or(|c| c["status"] != "True") {
-            event(
-                ctx,
-                &self.reference,
+            self.event(
                 EventType::Normal,
                 "BindCompositeResource",
                 "Composite resource is not yet ready",
@@ -318,16 +327,14 @@ impl ClaimReconcile<'_> {
                 Some("Claim is waiting for composite resource to become Ready"),
                 &now,
             );
-            write_status(ctx, claim).await?;
+            self.write_status(claim).await?;
             return Ok((poll, ReconcileResult::Success));
         }
         fair_queue::stage("propagating its connection Secret");
-        match connection::propagate_connection(ctx, claim, xr).await {
+        match connection::propagate_connection(self.writes, claim, xr).await {
             Ok(true) => {
                 claim["status"]["connectionDetails"] = json!({"lastPublishedTime": now});
-                event(
-                    ctx,
-                    &self.reference,
+                self.event(
                     EventType::Normal,
                     "PropagateConnectionSecret",
                     "Successfully propagated connection details from composite resource",
@@ -338,13 +345,102 @@ impl ClaimReconcile<'_> {
                 let message =
                     format!("cannot propagate connection details from composite resource: {e}");
                 let reason = "PropagateConnectionSecret";
-                return failed(ctx, claim.clone(), &self.reference, reason, message).await;
+                return self.failed(claim.clone(), reason, message).await;
             }
         }
         set_condition(claim, READY, "True", "Available", None, &now);
-        write_status(ctx, claim).await?;
-        ctx.policy.backoff.succeeded(&self.reference);
+        self.write_status(claim).await?;
+        self.policy.backoff.succeeded(&self.reference);
         Ok((poll, ReconcileResult::Success))
+    }
+
+    /// Deletes the XR with the claim's `compositeDeletePolicy`, then lets the
+    /// claim go. With `Foreground` the claim stays until the XR is gone.
+    async fn delete(
+        &self,
+        mut claim: Value,
+        xr: Option<Value>,
+    ) -> Result<(Action, ReconcileResult), ClaimError> {
+        set_condition(&mut claim, READY, "False", "Deleting", None, &now());
+        let foreground = deletes_in_foreground(&claim, &self.xrd);
+        if let Some(xr) = &xr {
+            let name = text(xr, "/metadata/name").unwrap_or_default();
+            if foreground && xr.pointer("/metadata/deletionTimestamp").is_some() {
+                self.write_status(&claim).await?;
+                return Ok((Action::requeue(DELETE_POLL), ReconcileResult::Deleting));
+            }
+            match self
+                .writes
+                .delete_xr(&self.xr_reference(name), foreground)
+                .await
+            {
+                Ok(()) | Err(WriteError::NotFound(_)) => {}
+                Err(e) => {
+                    let message = format!("cannot delete bound composite resource: {e}");
+                    return self.failed(claim, "DeleteCompositeResource", message).await;
+                }
+            }
+            if foreground {
+                self.write_status(&claim).await?;
+                return Ok((Action::requeue(DELETE_POLL), ReconcileResult::Deleting));
+            }
+        }
+        self.event(
+            EventType::Normal,
+            "DeleteCompositeResource",
+            "Successfully deleted composite resource",
+        );
+        match self.writes.remove_finalizer(&claim, FINALIZER).await {
+            Ok(()) => {
+                self.policy.backoff.succeeded(&self.reference);
+                Ok((Action::await_change(), ReconcileResult::Deleting))
+            }
+            Err(WriteError::NotFound(_)) => Ok((Action::await_change(), ReconcileResult::Deleting)),
+            Err(WriteError::Stale(_)) => Ok(self.policy.conflicted(&self.reference)),
+            Err(e) => {
+                let message = format!("cannot remove finalizer from claim: {e}");
+                self.failed(claim, "DeleteCompositeResource", message).await
+            }
+        }
+    }
+
+    fn event(&self, event_type: EventType, reason: &str, message: &str) {
+        self.writes.publish(Event {
+            regarding: self.reference.clone(),
+            event_type,
+            reason: reason.into(),
+            message: message.into(),
+        });
+    }
+
+    /// Reports a failed reconcile on the claim's `Synced` condition and in an event.
+    async fn failed(
+        &self,
+        mut claim: Value,
+        reason: &str,
+        message: String,
+    ) -> Result<(Action, ReconcileResult), ClaimError> {
+        tracing::info!(claim = %self.reference, error = %message, "claim not synced");
+        self.event(EventType::Warning, reason, &message);
+        set_condition(
+            &mut claim,
+            SYNCED,
+            "False",
+            "ReconcileError",
+            Some(&message),
+            &now(),
+        );
+        self.write_status(&claim).await?;
+        Ok((
+            Action::requeue(self.policy.backoff.failed(&self.reference)),
+            ReconcileResult::NotSynced,
+        ))
+    }
+
+    /// Server-side applies the claim's status as the claim controller.
+    async fn write_status(&self, claim: &Value) -> Result<(), ClaimError> {
+        fair_queue::stage("writing its status");
+        self.writes.write_status(claim).await
     }
 }
 
@@ -380,139 +476,6 @@ fn deletes_in_foreground(claim: &Value, xrd: &CompositeResourceDefinition) -> bo
             xrd.default_composite_delete_policy() == plait_model::CompositeDeletePolicy::Foreground
         }
     }
-}
-
-/// A name for a new XR that no XR bound to another claim has.
-async fn free_xr_name(
-    xrs: &Api<DynamicObject>,
-    claim: &Value,
-    own_ref: &Value,
-) -> Result<String, kube::Error> {
-    let claim_name = text(claim, "/metadata/name").unwrap_or_default();
-    let uid = text(claim, "/metadata/uid").unwrap_or_default();
-    let mut attempt = 0;
-    loop {
-        let candidate = xr_name(claim_name, uid, attempt);
-        let taken = xrs
-            .get_opt(&candidate)
-            .await?
-            .is_some_and(|x| x.data["spec"]["claimRef"] != *own_ref);
-        if !taken || attempt >= 8 {
-            return Ok(candidate);
-        }
-        attempt += 1;
-    }
-}
-
-/// Deletes the XR with the claim's `compositeDeletePolicy`, then lets the
-/// claim go. With `Foreground` the claim stays until the XR is gone.
-async fn delete(
-    run: &ClaimReconcile<'_>,
-    mut claim: Value,
-    xr: Option<Value>,
-) -> Result<(Action, ReconcileResult), ClaimError> {
-    let (ctx, reference) = (run.ctx, &run.reference);
-    set_condition(&mut claim, READY, "False", "Deleting", None, &now());
-    let foreground = deletes_in_foreground(&claim, &run.xrd);
-    if let Some(xr) = &xr {
-        let name = text(xr, "/metadata/name").unwrap_or_default();
-        if foreground && xr.pointer("/metadata/deletionTimestamp").is_some() {
-            write_status(ctx, &claim).await?;
-            return Ok((Action::requeue(DELETE_POLL), ReconcileResult::Deleting));
-        }
-        let params = if foreground {
-            DeleteParams::foreground()
-        } else {
-            DeleteParams::background()
-        };
-        match run.xrs.delete(name, &params).await {
-            Ok(_) => {}
-            Err(e) if is_status(&e, 404) => {}
-            Err(e) => {
-                let message = format!("cannot delete bound composite resource: {e}");
-                return failed(ctx, claim, reference, "DeleteCompositeResource", message).await;
-            }
-        }
-        if foreground {
-            write_status(ctx, &claim).await?;
-            return Ok((Action::requeue(DELETE_POLL), ReconcileResult::Deleting));
-        }
-    }
-    event(
-        ctx,
-        reference,
-        EventType::Normal,
-        "DeleteCompositeResource",
-        "Successfully deleted composite resource",
-    );
-    match object::remove_finalizer(&run.claims, &claim, FINALIZER).await {
-        Ok(_) => {
-            ctx.policy.backoff.succeeded(reference);
-            Ok((Action::await_change(), ReconcileResult::Deleting))
-        }
-        Err(e) if is_status(&e, 404) => Ok((Action::await_change(), ReconcileResult::Deleting)),
-        Err(e) if object::is_stale_write(&e) => Ok(kit::conflicted(ctx, reference)),
-        Err(e) => {
-            let message = format!("cannot remove finalizer from claim: {e}");
-            failed(ctx, claim, reference, "DeleteCompositeResource", message).await
-        }
-    }
-}
-
-fn event(
-    ctx: &ClaimContext,
-    claim: &ObjectRef,
-    event_type: EventType,
-    reason: &str,
-    message: &str,
-) {
-    ctx.cluster.publish(Event {
-        regarding: claim.clone(),
-        event_type,
-        reason: reason.into(),
-        message: message.into(),
-    });
-}
-
-/// Reports a failed reconcile on the claim's `Synced` condition and in an event.
-async fn failed(
-    ctx: &ClaimContext,
-    mut claim: Value,
-    reference: &ObjectRef,
-    reason: &str,
-    message: String,
-) -> Result<(Action, ReconcileResult), ClaimError> {
-    tracing::info!(claim = %reference, error = %message, "claim not synced");
-    event(ctx, reference, EventType::Warning, reason, &message);
-    set_condition(
-        &mut claim,
-        SYNCED,
-        "False",
-        "ReconcileError",
-        Some(&message),
-        &now(),
-    );
-    write_status(ctx, &claim).await?;
-    Ok((
-        Action::requeue(ctx.policy.backoff.failed(reference)),
-        ReconcileResult::NotSynced,
-    ))
-}
-
-/// Server-side applies the claim's status as the claim controller.
-async fn write_status(ctx: &ClaimContext, claim: &Value) -> Result<(), ClaimError> {
-    fair_queue::stage("writing its status");
-    ctx.cluster
-        .apply_async(claim, CLAIM_FIELD_MANAGER, true)
-        .await
-        .map_err(ObjectError::cluster(
-            format!(
-                "claim {}",
-                text(claim, "/metadata/name").unwrap_or_default()
-            ),
-            "cannot write its status",
-        ))?;
-    Ok(())
 }
 
 #[cfg(test)]
@@ -595,6 +558,440 @@ mod tests {
                 want,
                 "{claims:?} {xrds:?}"
             );
+        }
+    }
+
+    /// What the claim phases decide, run over the in-memory cluster.
+    mod over_memory {
+        use plait_reconcile::{Cluster, MemoryCluster};
+
+        use super::super::super::tests::resources;
+        use super::*;
+        use crate::controllers::timing::Timing;
+
+        const POLL: Duration = Duration::from_secs(60);
+
+        fn xrd(default_delete_policy: Option<&str>) -> CompositeResourceDefinition {
+            let mut xrd = json!({
+                "apiVersion": "apiextensions.crossplane.io/v1",
+                "kind": "CompositeResourceDefinition",
+                "metadata": {"name": "xapps.example.org"},
+                "spec": {
+                    "group": "example.org",
+                    "names": {"kind": "XApp", "plural": "xapps"},
+                    "claimNames": {"kind": "App", "plural": "apps"},
+                    "versions": [{"name": "v1", "served": true, "referenceable": true}],
+                },
+            });
+            if let Some(policy) = default_delete_policy {
+                xrd["spec"]["defaultCompositeDeletePolicy"] = json!(policy);
+            }
+            CompositeResourceDefinition::from_value(xrd).unwrap()
+        }
+
+        /// The claim `app` in `team-a`, with `finalizers`, `spec` and `metadata` fields.
+        fn claim(finalizers: &[&str], spec: Value, metadata: Value) -> Value {
+            let mut claim = json!({
+                "apiVersion": "example.org/v1",
+                "kind": "App",
+                "metadata": {"name": "app", "namespace": "team-a", "uid": "claim-uid",
+                             "finalizers": finalizers},
+                "spec": spec,
+            });
+            for (key, value) in metadata.as_object().cloned().unwrap_or_default() {
+                claim["metadata"][key] = value;
+            }
+            claim
+        }
+
+        fn bound_spec(extra: Value) -> Value {
+            let mut spec = json!({"resourceRef": {"apiVersion": "example.org/v1", "kind": "XApp", "name": "app-x"}});
+            for (key, value) in extra.as_object().cloned().unwrap_or_default() {
+                spec[key] = value;
+            }
+            spec
+        }
+
+        fn deleted() -> Value {
+            json!({"deletionTimestamp": "2026-01-01T00:00:00Z"})
+        }
+
+        /// The XR `app-x`, bound to the claim `claim_name`, with `metadata` and `status` fields.
+        fn xr(claim_name: &str, metadata: Value, status: Value) -> Value {
+            let mut xr = json!({
+                "apiVersion": "example.org/v1",
+                "kind": "XApp",
+                "metadata": {"name": "app-x"},
+                "spec": {"claimRef": {"apiVersion": "example.org/v1", "kind": "App",
+                                      "name": claim_name, "namespace": "team-a"}},
+                "status": status,
+            });
+            for (key, value) in metadata.as_object().cloned().unwrap_or_default() {
+                xr["metadata"][key] = value;
+            }
+            xr
+        }
+
+        fn ready() -> Value {
+            json!({"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]})
+        }
+
+        /// The XR after the reconcile: gone, or bound to a claim, maybe being deleted.
+        #[derive(Debug, PartialEq)]
+        enum XrAfter {
+            Gone,
+            Bound { claim: String, deleting: bool },
+        }
+
+        /// The claim after the reconcile: gone, or its finalizer, `Synced` and `Ready` reasons.
+        #[derive(Debug, PartialEq)]
+        enum ClaimAfter {
+            Gone,
+            Kept {
+                finalized: bool,
+                synced: Option<String>,
+                ready: Option<String>,
+            },
+        }
+
+        fn kept(finalized: bool, synced: Option<&str>, ready: Option<&str>) -> ClaimAfter {
+            ClaimAfter::Kept {
+                finalized,
+                synced: synced.map(str::to_string),
+                ready: ready.map(str::to_string),
+            }
+        }
+
+        fn bound(claim: &str, deleting: bool) -> XrAfter {
+            XrAfter::Bound {
+                claim: claim.into(),
+                deleting,
+            }
+        }
+
+        struct Case {
+            what: &'static str,
+            claim: Value,
+            xr: Option<Value>,
+            xrd_delete_policy: Option<&'static str>,
+            /// The next look; `None` for a backoff.
+            action: Option<Action>,
+            result: ReconcileResult,
+            events: &'static [&'static str],
+            claim_after: ClaimAfter,
+            xr_after: XrAfter,
+        }
+
+        fn reason(object: &Value, type_: &str) -> Option<String> {
+            condition(object, type_).and_then(|c| c["reason"].as_str().map(str::to_string))
+        }
+
+        async fn check(case: Case) {
+            let what = case.what;
+            let cluster = MemoryCluster::new();
+            cluster.seed([case.claim.clone()]).unwrap();
+            cluster.seed(case.xr.clone()).unwrap();
+            let (claim_kind, xr_kind) = resources();
+            let policy = Policy::new(claim_kind.clone(), &Timing::default());
+            let reference = ObjectRef::of(&case.claim).unwrap();
+            let mut claim = cluster.get(&reference).unwrap().unwrap();
+            let run = ClaimReconcile {
+                writes: &cluster,
+                policy: &policy,
+                claim_kind: &claim_kind,
+                xr_kind: &xr_kind,
+                poll_interval: POLL,
+                reference: reference.clone(),
+                xrd: xrd(case.xrd_delete_policy),
+            };
+            let (action, result) = run.reconcile(&mut claim).await.unwrap();
+            assert_eq!(result, case.result, "{what}");
+            if let Some(want) = case.action {
+                assert_eq!(action, want, "{what}");
+            }
+            let events: Vec<String> = cluster.events().into_iter().map(|e| e.reason).collect();
+            assert_eq!(events, case.events, "{what}");
+            let stored = cluster.get(&reference).unwrap();
+            let claim_after = stored
+                .as_ref()
+                .map_or(ClaimAfter::Gone, |c| ClaimAfter::Kept {
+                    finalized: crate::vocabulary::object::has_finalizer(c, FINALIZER),
+                    synced: reason(c, SYNCED),
+                    ready: reason(c, READY),
+                });
+            assert_eq!(claim_after, case.claim_after, "{what}");
+            let xrs = cluster
+                .list("example.org/v1", "XApp", None, &Default::default())
+                .unwrap();
+            assert!(xrs.len() <= 1, "{what}: one XR at most");
+            let xr_after = xrs.first().map_or(XrAfter::Gone, |x| XrAfter::Bound {
+                claim: text(x, "/spec/claimRef/name").unwrap_or_default().into(),
+                deleting: x.pointer("/metadata/deletionTimestamp").is_some(),
+            });
+            assert_eq!(xr_after, case.xr_after, "{what}");
+            if let (Some(claim), Some(xr)) = (&stored, xrs.first())
+                && text(xr, "/spec/claimRef/name") == Some("app")
+            {
+                assert_eq!(
+                    text(claim, "/spec/resourceRef/name"),
+                    text(xr, "/metadata/name"),
+                    "{what}: the claim records the XR bound to it"
+                );
+            }
+        }
+
+        #[tokio::test]
+        async fn a_claim_is_bound_refused_or_paused_as_upstreams_claim_reconciler_does() {
+            let none = json!({});
+            let cases = [
+                Case {
+                    what: "a new claim is finalized, records a new XR bound to it and waits for it to be ready",
+                    claim: claim(&[], json!({"parameters": {"size": 1}}), none.clone()),
+                    xr: None,
+                    xrd_delete_policy: None,
+                    action: Some(Action::requeue(POLL)),
+                    result: ReconcileResult::Success,
+                    events: &["BindCompositeResource", "BindCompositeResource"],
+                    claim_after: kept(true, Some("ReconcileSuccess"), Some("Waiting")),
+                    xr_after: bound("app", false),
+                },
+                Case {
+                    what: "a claim bound to a ready XR without a connection Secret is available",
+                    claim: claim(&[FINALIZER], bound_spec(none.clone()), none.clone()),
+                    xr: Some(xr("app", none.clone(), ready())),
+                    xrd_delete_policy: None,
+                    action: Some(Action::requeue(POLL)),
+                    result: ReconcileResult::Success,
+                    events: &[],
+                    claim_after: kept(true, Some("ReconcileSuccess"), Some("Available")),
+                    xr_after: bound("app", false),
+                },
+                Case {
+                    what: "a claim naming an XR bound to another claim is refused until it changes",
+                    claim: claim(&[FINALIZER], bound_spec(none.clone()), none.clone()),
+                    xr: Some(xr("other", none.clone(), ready())),
+                    xrd_delete_policy: None,
+                    action: Some(Action::await_change()),
+                    result: ReconcileResult::NotSynced,
+                    events: &["BindCompositeResource"],
+                    claim_after: kept(true, Some("ReconcileError"), None),
+                    xr_after: bound("other", false),
+                },
+                Case {
+                    what: "a paused claim only says so: no finalizer, no XR",
+                    claim: claim(
+                        &[],
+                        json!({}),
+                        json!({"annotations": {"crossplane.io/paused": "true"}}),
+                    ),
+                    xr: None,
+                    xrd_delete_policy: None,
+                    action: Some(Action::await_change()),
+                    result: ReconcileResult::Paused,
+                    events: &["ReconciliationPaused"],
+                    claim_after: kept(false, Some("ReconcilePaused"), None),
+                    xr_after: XrAfter::Gone,
+                },
+                Case {
+                    what: "a paused claim being deleted keeps its XR and its finalizer",
+                    claim: claim(
+                        &[FINALIZER],
+                        bound_spec(none.clone()),
+                        json!({"annotations": {"crossplane.io/paused": "true"},
+                               "deletionTimestamp": "2026-01-01T00:00:00Z"}),
+                    ),
+                    xr: Some(xr("app", none.clone(), ready())),
+                    xrd_delete_policy: None,
+                    action: Some(Action::await_change()),
+                    result: ReconcileResult::Paused,
+                    events: &["ReconciliationPaused"],
+                    claim_after: kept(true, Some("ReconcilePaused"), None),
+                    xr_after: bound("app", false),
+                },
+            ];
+            for case in cases {
+                check(case).await;
+            }
+        }
+
+        #[tokio::test]
+        async fn a_deleted_claim_deletes_its_xr_by_its_or_its_xrds_delete_policy_then_lets_go() {
+            let none = json!({});
+            let cases = [
+                Case {
+                    what: "a deleted claim deletes its XR in the background and lets its finalizer go",
+                    claim: claim(&[FINALIZER], bound_spec(none.clone()), deleted()),
+                    xr: Some(xr("app", none.clone(), ready())),
+                    xrd_delete_policy: None,
+                    action: Some(Action::await_change()),
+                    result: ReconcileResult::Deleting,
+                    events: &["DeleteCompositeResource"],
+                    claim_after: ClaimAfter::Gone,
+                    xr_after: XrAfter::Gone,
+                },
+                Case {
+                    what: "a deleted claim whose policy is Foreground keeps its finalizer while its XR is deleted",
+                    claim: claim(
+                        &[FINALIZER],
+                        bound_spec(json!({"compositeDeletePolicy": "Foreground"})),
+                        deleted(),
+                    ),
+                    xr: Some(xr("app", none.clone(), ready())),
+                    xrd_delete_policy: Some("Background"),
+                    action: Some(Action::requeue(DELETE_POLL)),
+                    result: ReconcileResult::Deleting,
+                    events: &[],
+                    claim_after: kept(true, None, Some("Deleting")),
+                    xr_after: bound("app", true),
+                },
+                Case {
+                    what: "a deleted claim without a policy deletes its XR in the foreground when its XRD defaults to it",
+                    claim: claim(&[FINALIZER], bound_spec(none.clone()), deleted()),
+                    xr: Some(xr("app", none.clone(), ready())),
+                    xrd_delete_policy: Some("Foreground"),
+                    action: Some(Action::requeue(DELETE_POLL)),
+                    result: ReconcileResult::Deleting,
+                    events: &[],
+                    claim_after: kept(true, None, Some("Deleting")),
+                    xr_after: bound("app", true),
+                },
+                Case {
+                    what: "a deleted claim's Background policy wins over its XRD's Foreground default",
+                    claim: claim(
+                        &[FINALIZER],
+                        bound_spec(json!({"compositeDeletePolicy": "Background"})),
+                        deleted(),
+                    ),
+                    xr: Some(xr("app", none.clone(), ready())),
+                    xrd_delete_policy: Some("Foreground"),
+                    action: Some(Action::await_change()),
+                    result: ReconcileResult::Deleting,
+                    events: &["DeleteCompositeResource"],
+                    claim_after: ClaimAfter::Gone,
+                    xr_after: XrAfter::Gone,
+                },
+                Case {
+                    what: "a deleted claim whose XR is being deleted in the foreground waits for it to go",
+                    claim: claim(
+                        &[FINALIZER],
+                        bound_spec(json!({"compositeDeletePolicy": "Foreground"})),
+                        deleted(),
+                    ),
+                    xr: Some(xr(
+                        "app",
+                        json!({"deletionTimestamp": "2026-01-01T00:00:00Z", "finalizers": ["foregroundDeletion"]}),
+                        ready(),
+                    )),
+                    xrd_delete_policy: None,
+                    action: Some(Action::requeue(DELETE_POLL)),
+                    result: ReconcileResult::Deleting,
+                    events: &[],
+                    claim_after: kept(true, None, Some("Deleting")),
+                    xr_after: bound("app", true),
+                },
+                Case {
+                    what: "a deleted claim whose XR is gone lets its finalizer go",
+                    claim: claim(&[FINALIZER, "other"], bound_spec(none.clone()), deleted()),
+                    xr: None,
+                    xrd_delete_policy: Some("Foreground"),
+                    action: Some(Action::await_change()),
+                    result: ReconcileResult::Deleting,
+                    events: &["DeleteCompositeResource"],
+                    claim_after: kept(false, None, None),
+                    xr_after: XrAfter::Gone,
+                },
+            ];
+            for case in cases {
+                check(case).await;
+            }
+        }
+
+        #[tokio::test]
+        async fn a_ready_xrs_connection_secret_is_copied_to_the_claim_only_when_the_xr_controls_it()
+        {
+            let secret = |namespace: &str, name: &str, owner: &str, data: &str| {
+                json!({
+                    "apiVersion": "v1", "kind": "Secret",
+                    "metadata": {"name": name, "namespace": namespace,
+                                 "ownerReferences": [{"apiVersion": "example.org/v1", "kind": "XApp",
+                                                      "name": "app-x", "uid": owner, "controller": true}]},
+                    "data": {"password": data},
+                })
+            };
+            // (what, the XR's Secret's controller, want Ready reason, want event)
+            let cases = [
+                (
+                    "a Secret the XR controls is copied",
+                    "xr-uid",
+                    "Available",
+                    "PropagateConnectionSecret",
+                ),
+                (
+                    "a Secret the XR does not control is not",
+                    "someone-else",
+                    "",
+                    "PropagateConnectionSecret",
+                ),
+            ];
+            for (what, owner, want_ready, want_event) in cases {
+                let cluster = MemoryCluster::new();
+                let mut xr = xr("app", json!({"uid": "xr-uid"}), ready());
+                xr["spec"]["writeConnectionSecretToRef"] =
+                    json!({"name": "app-x-conn", "namespace": "crossplane-system"});
+                let mut claimed = claim(&[FINALIZER], bound_spec(json!({})), json!({}));
+                claimed["spec"]["writeConnectionSecretToRef"] = json!({"name": "app-conn"});
+                cluster
+                    .seed([
+                        claimed.clone(),
+                        xr,
+                        secret("crossplane-system", "app-x-conn", owner, "cGFzcw=="),
+                    ])
+                    .unwrap();
+                let (claim_kind, xr_kind) = resources();
+                let policy = Policy::new(claim_kind.clone(), &Timing::default());
+                let reference = ObjectRef::of(&claimed).unwrap();
+                let run = ClaimReconcile {
+                    writes: &cluster,
+                    policy: &policy,
+                    claim_kind: &claim_kind,
+                    xr_kind: &xr_kind,
+                    poll_interval: POLL,
+                    reference: reference.clone(),
+                    xrd: xrd(None),
+                };
+                run.reconcile(&mut claimed).await.unwrap();
+                let stored = cluster.get(&reference).unwrap().unwrap();
+                let copied = cluster
+                    .get(&ObjectRef {
+                        api_version: "v1".into(),
+                        kind: "Secret".into(),
+                        namespace: Some("team-a".into()),
+                        name: "app-conn".into(),
+                    })
+                    .unwrap();
+                let events: Vec<String> = cluster.events().into_iter().map(|e| e.reason).collect();
+                assert_eq!(events, [want_event], "{what}");
+                if want_ready.is_empty() {
+                    assert_eq!(
+                        reason(&stored, SYNCED).as_deref(),
+                        Some("ReconcileError"),
+                        "{what}"
+                    );
+                    assert!(copied.is_none(), "{what}");
+                } else {
+                    assert_eq!(
+                        reason(&stored, READY).as_deref(),
+                        Some(want_ready),
+                        "{what}"
+                    );
+                    let copied = copied.unwrap();
+                    assert_eq!(copied["data"], json!({"password": "cGFzcw=="}), "{what}");
+                    assert_eq!(
+                        copied["metadata"]["ownerReferences"][0]["uid"], "claim-uid",
+                        "{what}"
+                    );
+                }
+            }
         }
     }
 }

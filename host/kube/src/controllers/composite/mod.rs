@@ -17,6 +17,8 @@ mod connection;
 mod context;
 mod delete;
 mod latest;
+#[cfg(test)]
+mod outcome;
 mod reconcile;
 mod select;
 mod triggers;

@@ -19,13 +19,16 @@ use crate::vocabulary::api::FIELD_MANAGER;
 use crate::vocabulary::metrics::ReconcileResult;
 use crate::vocabulary::object::text;
 
-/// The status apply for `function` after `outcome`: the conditions, the
-/// resolved digest and the ImageConfigs applied (`(name, reason)`), and
-/// nothing this controller does not own.
-fn status(function: &Value, outcome: &Outcome, applied: &[(String, &str)], now: &str) -> Value {
-    let package = package_of(function);
-    let mut updated = function.clone();
-    let (installed, healthy, resolved) = match outcome {
+/// A condition's status, reason and message.
+type Reported = (&'static str, &'static str, String);
+
+/// What `outcome` reports on `Installed` and on `Healthy`, and the package
+/// and digest it resolved, if any.
+fn reported<'a>(
+    package: &str,
+    outcome: &'a Outcome,
+) -> (Reported, Reported, Option<(&'a String, &'a String)>) {
+    match outcome {
         Outcome::Builtin { builtin, took } => (
             (
                 "True",
@@ -101,7 +104,16 @@ fn status(function: &Value, outcome: &Outcome, applied: &[(String, &str)], now: 
             ("False", error.reason().as_str(), error.to_string()),
             Some((pinned, digest)),
         ),
-    };
+    }
+}
+
+/// The status apply for `function` after `outcome`: the conditions, the
+/// resolved digest and the ImageConfigs applied (`(name, reason)`), and
+/// nothing this controller does not own.
+fn status(function: &Value, outcome: &Outcome, applied: &[(String, &str)], now: &str) -> Value {
+    let package = package_of(function);
+    let mut updated = function.clone();
+    let (installed, healthy, resolved) = reported(package, outcome);
     for (type_, (status, reason, message)) in [("Installed", installed), ("Healthy", healthy)] {
         set_condition(&mut updated, type_, status, reason, Some(&message), now);
     }
