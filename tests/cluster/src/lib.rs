@@ -24,6 +24,9 @@ use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use kube::api::{Api, ApiResource, DynamicObject, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
+mod upstream;
+pub use upstream::{UpstreamCrossplane, UpstreamError};
+
 /// The script that builds (or finds) the server binaries; it prints their directory.
 const BUILD_SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/build-binaries.sh");
 const BINARIES: [&str; 3] = ["etcd", "kube-apiserver", "kube-controller-manager"];
@@ -253,35 +256,41 @@ fn free_port() -> Result<u16> {
 
 /// The directory holding the three binaries, building them first if needed.
 fn binaries() -> Result<PathBuf> {
+    built(BUILD_SCRIPT, &BINARIES, "10 to 30 minutes")
+}
+
+/// The directory `script` builds `names` into, building them first if any is
+/// missing (a cold build takes `cold` on 2 cores).
+fn built(script: &str, names: &[&str], cold: &str) -> Result<PathBuf> {
     let build_err = |message: String| TestClusterError::Build {
-        script: BUILD_SCRIPT.to_string(),
+        script: script.to_string(),
         message,
     };
     let out = Command::new("bash")
-        .args([BUILD_SCRIPT, "--bin-dir"])
+        .args([script, "--bin-dir"])
         .output()
         .map_err(|e| build_err(e.to_string()))?;
     if !out.status.success() {
         return Err(build_err(String::from_utf8_lossy(&out.stderr).into_owned()));
     }
     let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    if BINARIES.iter().all(|b| dir.join(b).is_file()) {
+    if names.iter().all(|b| dir.join(b).is_file()) {
         return Ok(dir);
     }
     eprintln!(
-        "plait-testcluster: {} lacks the test cluster binaries; building them now with {BUILD_SCRIPT} \
-         (a cold build takes 10 to 30 minutes on 2 cores)",
-        dir.display()
+        "plait-testcluster: {} lacks {}; building them now with {script} (a cold build takes {cold} on 2 cores)",
+        dir.display(),
+        names.join(", ")
     );
     let status = Command::new("bash")
-        .arg(BUILD_SCRIPT)
+        .arg(script)
         .stdout(Stdio::null())
         .status()
         .map_err(|e| build_err(e.to_string()))?;
     if !status.success() {
         return Err(build_err(format!("exited with {status}")));
     }
-    match BINARIES.iter().find(|b| !dir.join(b).is_file()) {
+    match names.iter().find(|b| !dir.join(b).is_file()) {
         Some(missing) => Err(build_err(format!(
             "{missing} is still missing in {}",
             dir.display()
