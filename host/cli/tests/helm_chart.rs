@@ -802,6 +802,6 @@ fn the_packaged_chart_holds_the_crds_its_link_to_deploy_crds_points_at() {
         .iter()
         .filter(|o| o["kind"] == "CustomResourceDefinition")
         .count();
-    assert_eq!(crds, 8, "the CRDs of deploy/crds");
+    assert_eq!(crds, 9, "the CRDs of deploy/crds");
     assert_eq!(comparable(packaged), comparable(template(&[]).unwrap()));
 }
