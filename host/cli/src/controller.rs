@@ -19,6 +19,8 @@ use plait_runtime::{CallLimits, Runtime, RuntimeConfig};
 
 use crate::ControllerArgs;
 use crate::function::client_config;
+use crate::webhook::Identity;
+use crate::webhook_certificate;
 
 /// The Lease replicas of `plait controller` elect their leader with.
 pub const LEASE_NAME: &str = "plait-controller";
@@ -126,23 +128,18 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
         health.clone(),
         stopped.clone(),
     ));
-    let webhook = match (
-        args.webhook_address,
-        &args.webhook_cert_file,
-        &args.webhook_key_file,
-    ) {
-        (Some(address), Some(cert), Some(key)) => {
-            let (cert, key, client, stopped) =
-                (cert.clone(), key.clone(), client.clone(), stopped.clone());
+    let webhook = match args.webhook_address {
+        Some(address) => {
+            let identity = webhook_identity(args, &client, &namespace, stopped.clone()).await?;
+            let (client, stopped) = (client.clone(), stopped.clone());
             Some(tokio::spawn(async move {
-                if let Err(error) =
-                    crate::webhook::serve(address, &cert, &key, client, stopped).await
+                if let Err(error) = crate::webhook::serve(address, &identity, client, stopped).await
                 {
                     tracing::error!("the validating webhook stopped: {error:#}");
                 }
             }))
         }
-        _ => None,
+        None => None,
     };
     let options = Options {
         timing,
@@ -184,6 +181,58 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
         webhook.abort();
     }
     Ok(result?)
+}
+
+/// The webhook's certificate: the files given, or the one plait manages in
+/// `namespace`, whose CA is then kept in the webhook configuration's
+/// caBundle until `stopped` resolves.
+async fn webhook_identity(
+    args: &ControllerArgs,
+    client: &Client,
+    namespace: &str,
+    stopped: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<Identity> {
+    if let (Some(cert), Some(key)) = (&args.webhook_cert_file, &args.webhook_key_file) {
+        return Ok(Identity::Files {
+            cert: cert.clone(),
+            key: key.clone(),
+        });
+    }
+    let mut names = webhook_certificate::service_names(&args.webhook_service, namespace);
+    names.extend(args.webhook_hosts.iter().cloned());
+    let identity = webhook_certificate::ensure(client, namespace, &names)
+        .await
+        .context("cannot make the webhook's serving certificate")?;
+    let (client, configuration, ca) = (
+        client.clone(),
+        args.webhook_configuration.clone(),
+        identity.ca_pem.clone(),
+    );
+    tokio::spawn(async move {
+        let keep_injecting = async {
+            let mut missing_logged = false;
+            loop {
+                match webhook_certificate::inject_ca(&client, &configuration, &ca).await {
+                    Ok(true) => missing_logged = false,
+                    Ok(false) if !missing_logged => {
+                        tracing::warn!(
+                            configuration = %configuration,
+                            "no ValidatingWebhookConfiguration of this name: the API server does not call the webhook"
+                        );
+                        missing_logged = true;
+                    }
+                    Ok(false) => {}
+                    Err(error) => tracing::warn!("{error:#}"),
+                }
+                tokio::time::sleep(webhook_certificate::INJECT_INTERVAL).await;
+            }
+        };
+        tokio::select! {
+            () = keep_injecting => {}
+            () = stopped => {}
+        }
+    });
+    Ok(Identity::Managed(identity.server))
 }
 
 fn leader_election(args: &ControllerArgs, namespace: &str) -> LeaderElection {

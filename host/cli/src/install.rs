@@ -15,11 +15,7 @@ const DEPLOYMENT_YAML: &str = include_str!("../../../deploy/deployment.yaml");
 /// `deploy/webhook`: its objects, and the kustomization whose patch makes
 /// the Deployment serve the webhook.
 const WEBHOOK_KUSTOMIZATION_YAML: &str = include_str!("../../../deploy/webhook/kustomization.yaml");
-const WEBHOOK_FILES: [(&str, &str); 3] = [
-    (
-        "webhook/certificate.yaml",
-        include_str!("../../../deploy/webhook/certificate.yaml"),
-    ),
+const WEBHOOK_FILES: [(&str, &str); 2] = [
     (
         "webhook/service.yaml",
         include_str!("../../../deploy/webhook/service.yaml"),
@@ -29,6 +25,14 @@ const WEBHOOK_FILES: [(&str, &str); 3] = [
         include_str!("../../../deploy/webhook/validatingwebhookconfiguration.yaml"),
     ),
 ];
+/// `deploy/webhook/cert-manager`: the Certificate, and the kustomization
+/// whose patch makes the Deployment serve cert-manager's certificate.
+const CERT_MANAGER_KUSTOMIZATION_YAML: &str =
+    include_str!("../../../deploy/webhook/cert-manager/kustomization.yaml");
+const CERT_MANAGER_FILES: [(&str, &str); 1] = [(
+    "webhook/cert-manager/certificate.yaml",
+    include_str!("../../../deploy/webhook/cert-manager/certificate.yaml"),
+)];
 /// The name of the webhook's Service and Certificate in `deploy/webhook`.
 const WEBHOOK_NAME: &str = "plait-webhook";
 
@@ -57,16 +61,30 @@ pub fn bundle(args: &InstallArgs) -> Result<Vec<Value>> {
     objects.extend(plait_kube::crds()?);
     objects.extend(parse(RBAC_YAML, "rbac.yaml")?);
     objects.extend(parse(DEPLOYMENT_YAML, "deployment.yaml")?);
-    if args.webhook {
-        let serving = webhook_deployment_patch()?;
-        for deployment in objects.iter_mut().filter(|o| o["kind"] == "Deployment") {
-            for (path, value) in &serving {
-                append_at(deployment, path, value.clone())
-                    .with_context(|| format!("deploy/webhook/kustomization.yaml: patch {path}"))?;
+    if !args.no_webhook {
+        let mut overlays = vec![(WEBHOOK_KUSTOMIZATION_YAML, "webhook/kustomization.yaml")];
+        if args.cert_manager {
+            overlays.push((
+                CERT_MANAGER_KUSTOMIZATION_YAML,
+                "webhook/cert-manager/kustomization.yaml",
+            ));
+        }
+        for (kustomization, name) in overlays {
+            let serving = deployment_patch(kustomization, name)?;
+            for deployment in objects.iter_mut().filter(|o| o["kind"] == "Deployment") {
+                for (path, value) in &serving {
+                    append_at(deployment, path, value.clone())
+                        .with_context(|| format!("deploy/{name}: patch {path}"))?;
+                }
             }
         }
         for (name, text) in WEBHOOK_FILES {
             objects.extend(parse(text, name)?);
+        }
+        if args.cert_manager {
+            for (name, text) in CERT_MANAGER_FILES {
+                objects.extend(parse(text, name)?);
+            }
         }
     }
     for object in &mut objects {
@@ -75,15 +93,17 @@ pub fn bundle(args: &InstallArgs) -> Result<Vec<Value>> {
     Ok(objects)
 }
 
-/// The `add` operations of `deploy/webhook`'s Deployment patch, each a
+/// The `add` operations of a kustomization's Deployment patch, each a
 /// path ending in `/-` (append to a list) and its value.
-fn webhook_deployment_patch() -> Result<Vec<(String, Value)>> {
-    let name = "webhook/kustomization.yaml";
-    let kustomization = parse(WEBHOOK_KUSTOMIZATION_YAML, name)?;
+fn deployment_patch(kustomization: &str, name: &str) -> Result<Vec<(String, Value)>> {
+    let kustomization = parse(kustomization, name)?;
     let patch = kustomization
         .first()
-        .and_then(|k| k.pointer("/patches/0/patch"))
-        .and_then(Value::as_str)
+        .and_then(|k| k["patches"].as_array())
+        .into_iter()
+        .flatten()
+        .find(|p| p.pointer("/target/kind") == Some(&json!("Deployment")))
+        .and_then(|p| p["patch"].as_str())
         .with_context(|| format!("deploy/{name}: no Deployment patch"))?;
     let operations = parse(patch, name)?
         .into_iter()
@@ -146,8 +166,11 @@ fn customise(object: &mut Value, args: &InstallArgs) {
             object["spec"]["dnsNames"] = json!([format!("{WEBHOOK_NAME}.{}.svc", args.namespace)]);
         }
         Some("ValidatingWebhookConfiguration") => {
-            object["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] =
-                json!(format!("{}/{WEBHOOK_NAME}", args.namespace));
+            // Otherwise plait writes its own CA into each webhook's caBundle.
+            if args.cert_manager {
+                object["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] =
+                    json!(format!("{}/{WEBHOOK_NAME}", args.namespace));
+            }
             if let Some(webhooks) = object["webhooks"].as_array_mut() {
                 for webhook in webhooks {
                     webhook["clientConfig"]["service"]["namespace"] = namespace.clone();

@@ -13,6 +13,7 @@ mod scaffold;
 mod trace;
 mod validate;
 mod webhook;
+mod webhook_certificate;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -77,11 +78,16 @@ pub struct InstallArgs {
     /// Controller replicas; one is active at a time.
     #[arg(long, default_value_t = 2)]
     pub replicas: u32,
-    /// Also install the validating admission webhook (deploy/webhook): it
-    /// enforces Usages and checks Compositions. Its serving certificate
-    /// comes from cert-manager, which must be installed.
-    #[arg(long)]
-    pub webhook: bool,
+    /// Leave out the validating admission webhook (deploy/webhook), which
+    /// enforces Usages and checks Compositions: deletions of resources in
+    /// use then go through.
+    #[arg(long = "no-webhook")]
+    pub no_webhook: bool,
+    /// The webhook's serving certificate from cert-manager, which must be
+    /// installed (deploy/webhook/cert-manager), instead of the one plait
+    /// makes itself.
+    #[arg(long = "cert-manager", conflicts_with = "no_webhook")]
+    pub cert_manager: bool,
 }
 
 #[derive(clap::Args)]
@@ -153,17 +159,34 @@ pub struct ControllerArgs {
     /// How long a registry may take to connect or to send more bytes.
     #[arg(long = "registry-timeout", default_value = "30s", value_parser = parse_duration)]
     pub registry_timeout: Duration,
-    /// Serve the validating admission webhook (POST /validate, TLS) here,
-    /// e.g. 0.0.0.0:9443: Compositions and XRs checked as `plait validate`
-    /// checks them (see deploy/webhook).
-    #[arg(long = "webhook-address", requires_all = ["webhook_cert_file", "webhook_key_file"])]
+    /// Serve the validating admission webhook (TLS) here, e.g.
+    /// 0.0.0.0:9443: deletions of resources in use refused, Usages and
+    /// Compositions checked (see deploy/webhook). Without
+    /// --webhook-cert-file, plait makes its serving certificate itself: a CA
+    /// and a certificate it signs, in the Secrets plait-root-ca and
+    /// plait-tls-server of --namespace, the CA written into the caBundle of
+    /// --webhook-configuration.
+    #[arg(long = "webhook-address")]
     pub webhook_address: Option<std::net::SocketAddr>,
-    /// The webhook's serving certificate chain (PEM).
-    #[arg(long = "webhook-cert-file")]
+    /// The webhook's serving certificate chain (PEM), e.g. cert-manager's;
+    /// plait then manages neither the certificate nor the caBundle.
+    #[arg(long = "webhook-cert-file", requires = "webhook_key_file")]
     pub webhook_cert_file: Option<PathBuf>,
     /// The webhook's private key (PEM).
-    #[arg(long = "webhook-key-file")]
+    #[arg(long = "webhook-key-file", requires = "webhook_cert_file")]
     pub webhook_key_file: Option<PathBuf>,
+    /// The Service, in --namespace, the API server calls the webhook
+    /// through: the certificate plait makes is for its DNS names.
+    #[arg(long = "webhook-service", default_value = "plait-webhook")]
+    pub webhook_service: String,
+    /// More names (DNS names or IP addresses) for the certificate plait
+    /// makes, e.g. when the API server calls the webhook by URL.
+    #[arg(long = "webhook-host")]
+    pub webhook_hosts: Vec<String>,
+    /// The ValidatingWebhookConfiguration whose webhooks get the CA of the
+    /// certificate plait makes as their caBundle.
+    #[arg(long = "webhook-configuration", default_value = "plait")]
+    pub webhook_configuration: String,
     /// Where /metrics, /healthz and /readyz are served.
     #[arg(long, default_value = "0.0.0.0:8080")]
     pub probe_address: std::net::SocketAddr,

@@ -11,7 +11,7 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -29,6 +29,8 @@ use plait_validate::{Catalog, Status, Validator};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::{Value, json};
+
+use crate::webhook_certificate::Pair;
 
 /// How long the cluster's XRDs and CRDs are taken as read.
 const CATALOG_TTL: Duration = Duration::from_secs(10);
@@ -89,18 +91,48 @@ impl Validators {
     }
 }
 
-fn tls_config(cert: &Path, key: &Path) -> Result<rustls::ServerConfig> {
-    let certs = CertificateDer::pem_file_iter(cert)
-        .with_context(|| format!("cannot read --webhook-cert-file {}", cert.display()))?
-        .collect::<Result<Vec<_>, _>>()
-        .with_context(|| {
-            format!(
-                "--webhook-cert-file {}: not PEM certificates",
-                cert.display()
-            )
-        })?;
-    let key = PrivateKeyDer::from_pem_file(key)
-        .with_context(|| format!("--webhook-key-file {}: no PEM private key", key.display()))?;
+/// What the webhook serves with.
+pub enum Identity {
+    /// `--webhook-cert-file` and `--webhook-key-file` (cert-manager's, or
+    /// any other).
+    Files { cert: PathBuf, key: PathBuf },
+    /// The certificate plait manages (`webhook_certificate`).
+    Managed(Pair),
+}
+
+impl Identity {
+    fn tls_config(&self) -> Result<rustls::ServerConfig> {
+        let (certs, key) = match self {
+            Identity::Files { cert, key } => (
+                CertificateDer::pem_file_iter(cert)
+                    .with_context(|| format!("cannot read --webhook-cert-file {}", cert.display()))?
+                    .collect::<Result<Vec<_>, _>>()
+                    .with_context(|| {
+                        format!(
+                            "--webhook-cert-file {}: not PEM certificates",
+                            cert.display()
+                        )
+                    })?,
+                PrivateKeyDer::from_pem_file(key).with_context(|| {
+                    format!("--webhook-key-file {}: no PEM private key", key.display())
+                })?,
+            ),
+            Identity::Managed(pair) => (
+                CertificateDer::pem_slice_iter(pair.cert_pem.as_bytes())
+                    .collect::<Result<Vec<_>, _>>()
+                    .context("the managed serving certificate is not PEM")?,
+                PrivateKeyDer::from_pem_slice(pair.key_pem.as_bytes())
+                    .context("the managed serving key is not PEM")?,
+            ),
+        };
+        tls_config(certs, key)
+    }
+}
+
+fn tls_config(
+    certs: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+) -> Result<rustls::ServerConfig> {
     let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
@@ -116,12 +148,11 @@ fn tls_config(cert: &Path, key: &Path) -> Result<rustls::ServerConfig> {
 /// Serves `POST /validate` over TLS on `address` until `shutdown` resolves.
 pub async fn serve(
     address: SocketAddr,
-    cert: &Path,
-    key: &Path,
+    identity: &Identity,
     client: kube::Client,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> Result<()> {
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls_config(cert, key)?));
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(identity.tls_config()?));
     let listener = tokio::net::TcpListener::bind(address)
         .await
         .with_context(|| format!("cannot listen on --webhook-address {address}"))?;

@@ -299,8 +299,8 @@ async fn two_replicas_elect_one_leader_which_composes_and_hands_over_on_shutdown
 }
 
 #[test]
-fn install_print_is_the_deploy_directory_in_kustomization_order() {
-    let output = plait(&["install", "--print"]);
+fn install_print_without_the_webhook_is_the_deploy_directory_in_kustomization_order() {
+    let output = plait(&["install", "--print", "--no-webhook"]);
     assert!(output.status.success(), "{output:?}");
     let printed = documents(&String::from_utf8(output.stdout).unwrap());
     let kustomization = read_yaml("deploy/kustomization.yaml");
@@ -380,88 +380,131 @@ fn install_options_rewrite_namespace_image_and_replicas() {
 }
 
 #[test]
-fn install_with_the_webhook_adds_deploy_webhook_in_the_chosen_namespace() {
-    let output = plait(&["install", "--print", "--webhook", "--namespace", "platform"]);
-    assert!(output.status.success(), "{output:?}");
-    let printed = documents(&String::from_utf8(output.stdout).unwrap());
-    let find = |kind: &str| {
-        printed
-            .iter()
-            .find(|o| o["kind"] == kind)
-            .unwrap_or_else(|| panic!("no {kind}"))
+fn install_serves_the_webhook_by_default_with_a_certificate_plait_makes_or_cert_managers() {
+    let print = |extra: &[&str]| {
+        let mut args = vec!["install", "--print", "--namespace", "platform"];
+        args.extend_from_slice(extra);
+        let output = plait(&args);
+        assert!(output.status.success(), "{output:?}");
+        documents(&String::from_utf8(output.stdout).unwrap())
     };
-    // Every object of deploy/webhook, after the plain bundle.
-    let plain = documents(&String::from_utf8(plait(&["install", "--print"]).stdout).unwrap());
-    let mut webhook_files = Vec::new();
-    for file in [
-        "certificate.yaml",
-        "service.yaml",
-        "validatingwebhookconfiguration.yaml",
-    ] {
-        let text = std::fs::read_to_string(repo("deploy/webhook").join(file)).unwrap();
-        webhook_files.extend(documents(&text));
-    }
-    assert_eq!(printed.len(), plain.len() + webhook_files.len());
-    for (printed, file) in printed[plain.len()..].iter().zip(&webhook_files) {
-        assert_eq!(
-            (&printed["kind"], &printed["metadata"]["name"]),
-            (&file["kind"], &file["metadata"]["name"])
-        );
-    }
-    // The Deployment serves it, as deploy/webhook's patch says.
-    let container = &find("Deployment")["spec"]["template"]["spec"]["containers"][0];
-    let args: Vec<&str> = container["args"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
-    for arg in [
-        "--webhook-address=0.0.0.0:9443",
-        "--webhook-cert-file=/tls/tls.crt",
-        "--webhook-key-file=/tls/tls.key",
-    ] {
-        assert!(args.contains(&arg), "{args:?}");
-    }
-    assert!(
-        container["volumeMounts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|m| m["name"] == "webhook-tls")
-    );
-    // Pointed at the chosen namespace.
-    let configuration = find("ValidatingWebhookConfiguration");
-    for webhook in configuration["webhooks"].as_array().unwrap() {
-        assert_eq!(
-            webhook["clientConfig"]["service"]["namespace"], "platform",
-            "{webhook}"
-        );
-    }
-    assert_eq!(
-        configuration["metadata"]["annotations"]["cert-manager.io/inject-ca-from"],
-        "platform/plait-webhook"
-    );
-    let certificate = find("Certificate");
-    assert_eq!(certificate["metadata"]["namespace"], "platform");
-    assert_eq!(
-        certificate["spec"]["dnsNames"],
-        json!(["plait-webhook.platform.svc"])
-    );
-    assert!(
-        configuration["webhooks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|w| w["name"] == "nousages.protection.crossplane.io"),
-        "the webhook that enforces Usages"
-    );
-    // Without --webhook, none of it.
+    let files = |dir: &str, names: &[&str]| {
+        let mut objects = Vec::new();
+        for file in names {
+            let text = std::fs::read_to_string(repo(dir).join(file)).unwrap();
+            objects.extend(documents(&text));
+        }
+        objects
+    };
+    let plain = print(&["--no-webhook"]);
     assert!(
         !plain
             .iter()
-            .any(|o| o["kind"] == "ValidatingWebhookConfiguration")
+            .any(|o| o["kind"] == "ValidatingWebhookConfiguration"),
+        "--no-webhook leaves the webhook out"
     );
+    let webhook_files = files(
+        "deploy/webhook",
+        &["service.yaml", "validatingwebhookconfiguration.yaml"],
+    );
+    let certificate_files = files("deploy/webhook/cert-manager", &["certificate.yaml"]);
+    // (flags, objects after the plain bundle, arguments the Deployment
+    // has, arguments it must not have, cert-manager's CA injection)
+    type Case<'a> = (
+        &'a [&'a str],
+        Vec<Value>,
+        &'a [&'a str],
+        &'a [&'a str],
+        bool,
+    );
+    let cases: [Case; 2] = [
+        (
+            &[],
+            webhook_files.clone(),
+            &["--webhook-address=0.0.0.0:9443"],
+            &["--webhook-cert-file=/tls/tls.crt"],
+            false,
+        ),
+        (
+            &["--cert-manager"],
+            webhook_files
+                .iter()
+                .chain(&certificate_files)
+                .cloned()
+                .collect(),
+            &[
+                "--webhook-address=0.0.0.0:9443",
+                "--webhook-cert-file=/tls/tls.crt",
+                "--webhook-key-file=/tls/tls.key",
+            ],
+            &[],
+            true,
+        ),
+    ];
+    for (flags, added, present, absent, injected) in cases {
+        let printed = print(flags);
+        let find = |kind: &str| {
+            printed
+                .iter()
+                .find(|o| o["kind"] == kind)
+                .unwrap_or_else(|| panic!("{flags:?}: no {kind}"))
+        };
+        assert_eq!(printed.len(), plain.len() + added.len(), "{flags:?}");
+        for (printed, file) in printed[plain.len()..].iter().zip(&added) {
+            assert_eq!(
+                (&printed["kind"], &printed["metadata"]["name"]),
+                (&file["kind"], &file["metadata"]["name"]),
+                "{flags:?}"
+            );
+        }
+        let container = &find("Deployment")["spec"]["template"]["spec"]["containers"][0];
+        let args: Vec<&str> = container["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        for arg in present {
+            assert!(args.contains(arg), "{flags:?}: {args:?}");
+        }
+        for arg in absent {
+            assert!(!args.contains(arg), "{flags:?}: {args:?}");
+        }
+        let configuration = find("ValidatingWebhookConfiguration");
+        for webhook in configuration["webhooks"].as_array().unwrap() {
+            assert_eq!(
+                webhook["clientConfig"]["service"]["namespace"], "platform",
+                "{webhook}"
+            );
+        }
+        assert_eq!(
+            configuration
+                .pointer("/metadata/annotations/cert-manager.io~1inject-ca-from")
+                .is_some(),
+            injected,
+            "{flags:?}"
+        );
+        assert!(
+            configuration["webhooks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|w| w["name"] == "nousages.protection.crossplane.io"),
+            "the webhook that enforces Usages"
+        );
+        if injected {
+            assert_eq!(
+                configuration["metadata"]["annotations"]["cert-manager.io/inject-ca-from"],
+                "platform/plait-webhook"
+            );
+            let certificate = find("Certificate");
+            assert_eq!(certificate["metadata"]["namespace"], "platform");
+            assert_eq!(
+                certificate["spec"]["dnsNames"],
+                json!(["plait-webhook.platform.svc"])
+            );
+        }
+    }
 }
 
 #[tokio::test]
@@ -469,12 +512,15 @@ async fn install_applies_the_bundle_to_a_cluster_and_can_run_again() {
     let cluster = TestCluster::shared().unwrap();
     let kubeconfig = cluster.kubeconfig().display().to_string();
     for _ in 0..2 {
+        // No webhook: nothing would serve it, and this cluster's other
+        // tests create Compositions.
         let output = plait(&[
             "install",
             "--kubeconfig",
             &kubeconfig,
             "--namespace",
             "plait-installed",
+            "--no-webhook",
         ]);
         assert!(output.status.success(), "{output:?}");
         assert!(String::from_utf8_lossy(&output.stdout).contains("plait-installed"));

@@ -1,7 +1,8 @@
 //! The Helm chart `deploy/helm/plait` against real helm (built from its Go
 //! module by tests/helm/build-helm.sh): it lints; with default values it
-//! renders the objects of `deploy/` (as `plait install --print` reads them),
-//! with the webhook those of `deploy/webhook`, with impersonation the
+//! renders the objects of `deploy/` and `deploy/webhook` (as `plait install
+//! --print` reads them), with cert-manager or without the webhook what
+//! `plait install --cert-manager` or `--no-webhook` prints, with impersonation the
 //! ClusterRole of `deploy/tenant-impersonation`, modulo Helm's labels; its
 //! values become the controller's flags and pod settings; and it installs,
 //! upgrades and uninstalls on the test API server.
@@ -228,7 +229,11 @@ fn the_chart_passes_helm_lint_with_default_and_other_values() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [
         ("defaults", ""),
-        ("webhook-cert-manager", "webhook: {enabled: true}"),
+        (
+            "webhook-cert-manager",
+            "webhook: {certManager: {enabled: true}}",
+        ),
+        ("no-webhook", "webhook: {enabled: false}"),
         (
             "webhook-certificate",
             "webhook: {enabled: true, certManager: {enabled: false}, certificate: {secretName: tls, caBundle: Zm9v}}",
@@ -264,9 +269,16 @@ fn helm_template_with_default_values_renders_the_objects_of_deploy() {
 }
 
 #[test]
-fn helm_template_with_the_webhook_renders_the_objects_of_deploy_webhook() {
-    let rendered = template_with("webhook: {enabled: true}");
-    assert_same_objects(rendered, deploy_objects(&["--webhook"]), "webhook.enabled");
+fn helm_template_with_cert_manager_or_without_the_webhook_renders_what_plait_install_does() {
+    // (values, `plait install` flags)
+    let cases = [
+        ("webhook: {certManager: {enabled: true}}", "--cert-manager"),
+        ("webhook: {enabled: false}", "--no-webhook"),
+    ];
+    for (values, flag) in cases {
+        let rendered = template_with(values);
+        assert_same_objects(rendered, deploy_objects(&[flag]), values);
+    }
 }
 
 #[test]
@@ -282,9 +294,10 @@ fn helm_template_with_impersonation_renders_the_role_and_flag_of_deploy_tenant_i
         "the ClusterRole"
     );
     let args = controller_args(&rendered);
-    assert_eq!(
-        args.last().map(String::as_str),
-        Some("--tenant-service-account=plait-tenant")
+    assert!(
+        args.iter()
+            .any(|a| a == "--tenant-service-account=plait-tenant"),
+        "{args:?}"
     );
 }
 
@@ -471,10 +484,6 @@ fn values_the_controller_cannot_run_with_are_refused_naming_the_value() {
     let cases = [
         ("shards: 2000", "shards must be between 1 and 1024"),
         (
-            "webhook: {enabled: true, certManager: {enabled: false}}",
-            "webhook.certificate.secretName is required",
-        ),
-        (
             "webhook: {enabled: true, certManager: {enabled: false}, certificate: {secretName: tls}}",
             "webhook.certificate.caBundle is required",
         ),
@@ -557,12 +566,22 @@ async fn helm_installs_upgrades_and_uninstalls_the_chart_on_an_api_server() {
         &json!([
             "controller",
             "--leader-election",
-            "--probe-address=0.0.0.0:8080"
+            "--probe-address=0.0.0.0:8080",
+            "--webhook-address=0.0.0.0:9443"
         ])
     );
     for (api_version, kind, plural, in_namespace, name) in [
         ("v1", "ServiceAccount", "serviceaccounts", true, "plait"),
         ("v1", "Service", "services", true, "plait-metrics"),
+        // The webhook, on by default.
+        ("v1", "Service", "services", true, "plait-webhook"),
+        (
+            "admissionregistration.k8s.io/v1",
+            "ValidatingWebhookConfiguration",
+            "validatingwebhookconfigurations",
+            false,
+            "plait",
+        ),
         (
             "rbac.authorization.k8s.io/v1",
             "ClusterRole",
@@ -758,7 +777,7 @@ webhook: {enabled: true, certManager: {enabled: false}, certificate: {secretName
 #[test]
 fn the_webhooks_certificate_comes_from_the_given_issuer_instead_of_a_self_signed_one() {
     let objects = template_with(
-        "webhook: {enabled: true, certManager: {issuerRef: {name: platform-ca, kind: ClusterIssuer}}}",
+        "webhook: {certManager: {enabled: true, issuerRef: {name: platform-ca, kind: ClusterIssuer}}}",
     );
     assert!(
         !objects.iter().any(|o| o["kind"] == "Issuer"),
@@ -802,6 +821,6 @@ fn the_packaged_chart_holds_the_crds_its_link_to_deploy_crds_points_at() {
         .iter()
         .filter(|o| o["kind"] == "CustomResourceDefinition")
         .count();
-    assert_eq!(crds, 8, "the CRDs of deploy/crds");
+    assert_eq!(crds, 9, "the CRDs of deploy/crds");
     assert_eq!(comparable(packaged), comparable(template(&[]).unwrap()));
 }

@@ -19,7 +19,6 @@ const UPSTREAM_MODULE: &str = "github.com/crossplane/crossplane/v2@v2.3.4";
 const NOT_SERVED: &[&str] = &[
     "managedresourceactivationpolicies.apiextensions.crossplane.io",
     "managedresourcedefinitions.apiextensions.crossplane.io",
-    "usages.apiextensions.crossplane.io",
     "cronoperations.ops.crossplane.io",
     "operations.ops.crossplane.io",
     "watchoperations.ops.crossplane.io",

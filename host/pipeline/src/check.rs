@@ -62,6 +62,9 @@ const CLUSTER_SCOPED: &[(&str, &str)] = &[
     ("pkg.crossplane.io/v1", "Function"),
     ("pkg.crossplane.io/v1", "Configuration"),
     ("protection.crossplane.io/v1beta1", "ClusterUsage"),
+    // Crossplane v1's Usage, deprecated but served.
+    ("apiextensions.crossplane.io/v1alpha1", "Usage"),
+    ("apiextensions.crossplane.io/v1beta1", "Usage"),
 ];
 
 impl ScopeLookup for WellKnownScopes {

@@ -317,7 +317,7 @@ fn invalid_output_is_an_error_naming_step_and_resource() {
 
 #[test]
 fn namespaced_composite_confines_composed_resources() {
-    let cases: [(&str, Value, Option<&str>); 8] = [
+    let cases: [(&str, Value, Option<&str>); 9] = [
         (
             "same-namespace",
             json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"namespace": "team-a"}}),
@@ -369,6 +369,13 @@ fn namespaced_composite_confines_composed_resources() {
             json!({"apiVersion": "protection.crossplane.io/v1beta1", "kind": "ClusterUsage"}),
             Some(
                 "composed resource \"r\" is a cluster-scoped ClusterUsage, but a namespaced composite resource may compose only namespaced resources",
+            ),
+        ),
+        (
+            "legacy-usage",
+            json!({"apiVersion": "apiextensions.crossplane.io/v1beta1", "kind": "Usage"}),
+            Some(
+                "composed resource \"r\" is a cluster-scoped Usage, but a namespaced composite resource may compose only namespaced resources",
             ),
         ),
     ];

@@ -69,7 +69,7 @@ const KUBERNETES_DOCUMENT: &str = include_str!("../kubernetes/v1.34/openapi-v3.j
 
 /// The CRDs plait installs (Crossplane's XRD, Composition,
 /// CompositionRevision, EnvironmentConfig, Function, ImageConfig, Usage and
-/// ClusterUsage), so those objects are validated as the API server would.
+/// ClusterUsage, and Crossplane v1's Usage), so those objects are validated as the API server would.
 const PLAIT_CRDS: &[(&str, &str)] = &[
     (
         "apiextensions.crossplane.io_compositeresourcedefinitions.yaml",
@@ -88,6 +88,10 @@ const PLAIT_CRDS: &[(&str, &str)] = &[
     (
         "apiextensions.crossplane.io_environmentconfigs.yaml",
         include_str!("../../../deploy/crds/apiextensions.crossplane.io_environmentconfigs.yaml"),
+    ),
+    (
+        "apiextensions.crossplane.io_usages.yaml",
+        include_str!("../../../deploy/crds/apiextensions.crossplane.io_usages.yaml"),
     ),
     (
         "pkg.crossplane.io_functions.yaml",

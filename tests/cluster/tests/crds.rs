@@ -43,7 +43,7 @@ async fn install_crds(client: &kube::Client) {
         .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
         .collect();
     files.sort();
-    assert_eq!(files.len(), 8, "one file per CRD: {files:?}");
+    assert_eq!(files.len(), 9, "one file per CRD: {files:?}");
     let mut names = Vec::new();
     for file in &files {
         let [crd] = documents(file).try_into().unwrap();

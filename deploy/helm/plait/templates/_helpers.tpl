@@ -41,12 +41,13 @@ annotations:
 {{/* The webhook's Service (and certificate) name, as in deploy/webhook. */}}
 {{- define "plait.webhookName" -}}plait-webhook{{- end }}
 
-{{/* The Secret holding the webhook's serving certificate. */}}
+{{/* The Secret holding the webhook's serving certificate, mounted into the
+pod; empty when plait makes the certificate itself (and reads its Secrets). */}}
 {{- define "plait.webhookSecret" -}}
 {{- if .Values.webhook.certManager.enabled -}}
 plait-webhook-tls
-{{- else -}}
-{{- required "webhook.certificate.secretName is required when webhook.certManager.enabled is false" .Values.webhook.certificate.secretName }}
+{{- else if .Values.webhook.certificate.secretName -}}
+{{- .Values.webhook.certificate.secretName }}
 {{- end }}
 {{- end }}
 
@@ -121,8 +122,10 @@ plait-webhook-tls
 {{- end }}
 {{- if .Values.webhook.enabled }}
 - --webhook-address=0.0.0.0:{{ int .Values.webhook.port }}
+{{- if include "plait.webhookSecret" . }}
 - --webhook-cert-file=/tls/tls.crt
 - --webhook-key-file=/tls/tls.key
+{{- end }}
 {{- end }}
 {{- range .Values.extraArgs }}
 - {{ . | quote }}

@@ -110,6 +110,34 @@ pub fn usage_resource() -> ApiResource {
     }
 }
 
+/// Crossplane v1's Usage (`apiextensions.crossplane.io`, deprecated),
+/// cluster-scoped: it protects cluster-scoped resources, as a ClusterUsage.
+pub const LEGACY_USAGE_API_VERSION: &str = "apiextensions.crossplane.io/v1beta1";
+
+pub fn legacy_usage_resource() -> ApiResource {
+    ApiResource {
+        group: APIEXTENSIONS_GROUP.into(),
+        version: "v1beta1".into(),
+        api_version: LEGACY_USAGE_API_VERSION.into(),
+        kind: USAGE_KIND.into(),
+        plural: "usages".into(),
+    }
+}
+
+/// The webhook, in a ValidatingWebhookConfiguration, that refuses the
+/// deletion of a resource in use (upstream's name).
+pub const NO_USAGES_WEBHOOK: &str = "nousages.protection.crossplane.io";
+
+pub fn webhook_configuration_resource() -> ApiResource {
+    ApiResource {
+        group: "admissionregistration.k8s.io".into(),
+        version: "v1".into(),
+        api_version: "admissionregistration.k8s.io/v1".into(),
+        kind: "ValidatingWebhookConfiguration".into(),
+        plural: "validatingwebhookconfigurations".into(),
+    }
+}
+
 pub fn cluster_usage_resource() -> ApiResource {
     ApiResource {
         group: PROTECTION_GROUP.into(),

@@ -36,7 +36,10 @@ pub async fn delete(
         .composing_cluster(&plait_reconcile::tenant_of(&xr, scope))
         .map_err(ObjectError::cluster(&reference, "cannot act as its tenant"))?;
     let (controlled, kinds) = still_controlled(&xr, &reference, scope, &composing).await?;
-    let order = DeletionOrder::of(&controlled, &reference);
+    let order = DeletionOrder::of(&controlled);
+    if let Some(cycle) = &order.cycle {
+        tracing::warn!(composite = %reference, order = %cycle, "composed resources depend on each other in a cycle; deleting them all");
+    }
     // A deletion the API server refuses (a Usage protecting the resource
     // until its user, composed beside it, is gone) must not keep the others
     // from being deleted: the first refusal is reported once every
@@ -159,17 +162,22 @@ struct DeletionOrder {
     deletable: BTreeSet<String>,
     /// Why each of the others waits.
     held: Vec<String>,
+    /// The order the resources declare, when it is a cycle (nothing would
+    /// ever go first, so all go).
+    cycle: Option<String>,
 }
 
 impl DeletionOrder {
-    fn of(controlled: &Controlled, reference: &ObjectRef) -> DeletionOrder {
+    fn of(controlled: &Controlled) -> DeletionOrder {
         let graph = Graph::of(controlled.iter().map(|(name, (_, o))| (name.as_str(), o)));
         let left: BTreeSet<&str> = controlled.keys().map(String::as_str).collect();
         let mut deletable = graph.deletable(&left);
-        if deletable.is_empty() {
+        let mut cycle = None;
+        // With nothing left, nothing goes first and there is no cycle.
+        if deletable.is_empty() && !left.is_empty() {
             // Only a cycle written onto the resources by hand gets here (the
             // reconcile refuses to create one): nothing would ever go first.
-            tracing::warn!(composite = %reference, order = graph.describe(), "composed resources depend on each other in a cycle; deleting them all");
+            cycle = Some(graph.describe());
             deletable = left.clone();
         }
         let held = left
@@ -188,6 +196,7 @@ impl DeletionOrder {
         DeletionOrder {
             deletable: deletable.into_iter().map(str::to_string).collect(),
             held,
+            cycle,
         }
     }
 
@@ -233,33 +242,34 @@ mod tests {
 
     #[test]
     fn composed_resources_go_in_reverse_of_the_order_they_declare() {
-        let xr = ObjectRef {
-            api_version: "example.org/v1".into(),
-            kind: "XApp".into(),
-            namespace: Some("team-a".into()),
-            name: "app".into(),
-        };
-        // (resources and what each depends on, deletable now, why the others wait)
-        type Case<'a> = (&'a [(&'a str, &'a str)], &'a [&'a str], &'a [&'a str]);
-        let cases: [Case; 4] = [
+        // (resources and what each depends on, deletable now, why the others
+        // wait, whether the order is a cycle)
+        type Case<'a> = (&'a [(&'a str, &'a str)], &'a [&'a str], &'a [&'a str], bool);
+        let cases: [Case; 6] = [
             (
                 &[("db", ""), ("app", "db")],
                 &["app"],
                 &["db waits for app to go"],
+                false,
             ),
             (
                 &[("net", ""), ("db", "net"), ("app", "db, net")],
                 &["app"],
                 &["db waits for app to go", "net waits for app, db to go"],
+                false,
             ),
-            (&[("a", ""), ("b", "")], &["a", "b"], &[]),
-            (&[("a", "b"), ("b", "a")], &["a", "b"], &[]),
+            (&[("a", ""), ("b", "")], &["a", "b"], &[], false),
+            (&[("a", "b"), ("b", "a")], &["a", "b"], &[], true),
+            // The last pass of an XR's deletion: everything is gone.
+            (&[], &[], &[], false),
+            (&[("app", "")], &["app"], &[], false),
         ];
-        for (resources, deletable, held) in cases {
-            let order = DeletionOrder::of(&controlled(resources), &xr);
+        for (resources, deletable, held, cycle) in cases {
+            let order = DeletionOrder::of(&controlled(resources));
             let want: BTreeSet<String> = deletable.iter().map(|s| s.to_string()).collect();
             assert_eq!(order.deletable, want, "{resources:?}");
             assert_eq!(order.held, held, "{resources:?}");
+            assert_eq!(order.cycle.is_some(), cycle, "{resources:?}");
         }
     }
 
@@ -268,6 +278,7 @@ mod tests {
         let order = DeletionOrder {
             deletable: BTreeSet::from(["app".to_string()]),
             held: vec!["db waits for app to go".into()],
+            cycle: None,
         };
         assert_eq!(
             order.waiting_message(&["v1/ConfigMap team-a/app".into()]),

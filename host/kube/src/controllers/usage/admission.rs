@@ -6,25 +6,42 @@ use plait_reconcile::{ObjectRef, pointer};
 use serde_json::{Value, json};
 
 use super::spec;
-use crate::vocabulary::api::{ANNOTATION_DELETION_ATTEMPT, cluster_usage_resource, usage_resource};
+use crate::vocabulary::api::{
+    ANNOTATION_DELETION_ATTEMPT, PROTECTION_GROUP, cluster_usage_resource, legacy_usage_resource,
+    usage_resource,
+};
 use crate::vocabulary::object::{api_for, text, to_value};
 
-/// The Usages and ClusterUsages that protect `object`: the Usages of its
-/// namespace, or for a cluster-scoped object the ClusterUsages. Those being
-/// deleted count until their finalizer goes, as upstream.
+/// The Usages that protect `object`: the Usages of its namespace, or for a
+/// cluster-scoped object the ClusterUsages and Crossplane v1's (legacy)
+/// Usages. Those being deleted count until their finalizer goes, as
+/// upstream.
 pub async fn usages_of(client: &kube::Client, object: &Value) -> Result<Vec<Value>, kube::Error> {
-    let (resource, namespace) = match text(object, "/metadata/namespace") {
-        Some(namespace) => (usage_resource(), Some(namespace)),
-        None => (cluster_usage_resource(), None),
+    let namespace = text(object, "/metadata/namespace");
+    let kinds = match namespace {
+        Some(_) => vec![usage_resource()],
+        None => vec![cluster_usage_resource(), legacy_usage_resource()],
     };
-    let list = api_for(client, &resource, namespace)
-        .list(&ListParams::default())
-        .await?;
     let mut found = Vec::new();
-    for item in &list.items {
-        let usage = to_value(item, &resource).map_err(kube::Error::SerdeError)?;
-        if spec::refers_to(&usage, object) {
-            found.push(usage);
+    for resource in kinds {
+        let list = match api_for(client, &resource, namespace)
+            .list(&ListParams::default())
+            .await
+        {
+            Ok(list) => list,
+            // A cluster whose CRDs predate the legacy Usage's has none.
+            Err(kube::Error::Api(status))
+                if status.code == 404 && resource.group != PROTECTION_GROUP =>
+            {
+                continue;
+            }
+            Err(error) => return Err(error),
+        };
+        for item in &list.items {
+            let usage = to_value(item, &resource).map_err(kube::Error::SerdeError)?;
+            if spec::refers_to(&usage, object) {
+                found.push(usage);
+            }
         }
     }
     Ok(found)

@@ -10,7 +10,8 @@ use plait_reconcile::{ClusterError, Event, EventType, ObjectRef};
 use serde_json::Value;
 
 use super::UsageError;
-use super::spec;
+use super::spec::{self, Target};
+use super::webhook::Protection;
 use crate::clusters::cluster::KubeCluster;
 use crate::clusters::tenants::TenantClusters;
 use crate::controllers::kit::{Controlled, Policy, ReconcileFailure};
@@ -25,6 +26,8 @@ pub struct UsageContext {
     tenants: Option<Arc<TenantClusters>>,
     pub(super) poll_interval: Duration,
     pub(super) policy: Policy,
+    /// Whether deletions of what Usages protect are refused at all.
+    pub(super) protection: Arc<Protection>,
 }
 
 impl UsageContext {
@@ -33,13 +36,25 @@ impl UsageContext {
         tenants: Option<Arc<TenantClusters>>,
         resource: ApiResource,
         timing: &Timing,
+        protection: Arc<Protection>,
     ) -> UsageContext {
         UsageContext {
             cluster,
             tenants,
             poll_interval: timing.poll_interval,
             policy: Policy::new(resource, timing),
+            protection,
         }
+    }
+
+    /// Whether the API server serves `target`'s kind; discovery's error
+    /// otherwise.
+    pub(super) async fn serves(&self, target: &Target) -> Result<bool, ClusterError> {
+        Ok(self
+            .cluster
+            .served_kind(&target.api_version, &target.kind)
+            .await?
+            .is_some())
     }
 
     pub(super) fn client(&self) -> &kube::Client {

@@ -14,7 +14,8 @@
 //! - `spec.rs`: what a Usage's spec says, and the messages upstream gives;
 //! - `release.rs`: the phase of a deleted Usage;
 //! - `resources.rs`: reading and labelling the resources a Usage names;
-//! - `admission.rs`: the webhook's answers on deletions and Usages.
+//! - `admission.rs`: the webhook's answers on deletions and Usages;
+//! - `webhook.rs`: whether the API server asks that webhook at all.
 
 mod admission;
 mod context;
@@ -23,6 +24,7 @@ mod release;
 mod resources;
 pub mod spec;
 mod triggers;
+mod webhook;
 
 use std::sync::Arc;
 
@@ -30,7 +32,7 @@ use crate::clusters::cluster::KubeCluster;
 use crate::clusters::tenants::TenantClusters;
 use crate::controllers::kit::{self, ObjectError, ReconcileFailure};
 use crate::controllers::timing::Timing;
-use crate::vocabulary::api::{cluster_usage_resource, usage_resource};
+use crate::vocabulary::api::{cluster_usage_resource, legacy_usage_resource, usage_resource};
 
 pub use admission::{refuse_deletion, refuse_usage, usages_of};
 pub use context::UsageContext;
@@ -45,6 +47,14 @@ pub enum UsageError {
         usage: String,
         field: &'static str,
         message: String,
+    },
+    /// The kind is not served, as upstream's REST mapper says it.
+    #[error("{usage}: {what}: {}", spec::no_kind_match(api_version, kind))]
+    NoKind {
+        usage: String,
+        what: &'static str,
+        api_version: String,
+        kind: String,
     },
     #[error("{usage}: {what}: {kind} {name:?} not found")]
     Missing {
@@ -61,6 +71,7 @@ impl ReconcileFailure for UsageError {
             UsageError::Object(error) => error.metric_label(),
             UsageError::Unresolved { .. } => "selector",
             UsageError::Missing { .. } => "missing",
+            UsageError::NoKind { .. } => "kind",
         }
     }
 
@@ -72,19 +83,27 @@ impl ReconcileFailure for UsageError {
     }
 }
 
-/// Runs the Usage and ClusterUsage controllers until `shutdown` resolves.
+/// Runs the Usage, ClusterUsage and legacy Usage controllers until
+/// `shutdown` resolves.
 pub async fn run(
     cluster: KubeCluster,
     tenants: Option<Arc<TenantClusters>>,
     timing: Timing,
     shutdown: impl std::future::Future<Output = ()> + Clone + Send + Sync + 'static,
 ) {
-    let controllers = [usage_resource(), cluster_usage_resource()].map(|resource| {
+    let protection = Arc::new(webhook::Protection::new(cluster.client().clone()));
+    let kinds = [
+        usage_resource(),
+        cluster_usage_resource(),
+        legacy_usage_resource(),
+    ];
+    let controllers = kinds.map(|resource| {
         let ctx = Arc::new(UsageContext::new(
             cluster.clone(),
             tenants.clone(),
             resource,
             &timing,
+            protection.clone(),
         ));
         let controller = triggers::controller(&ctx);
         kit::run(controller, reconcile, ctx, shutdown.clone())

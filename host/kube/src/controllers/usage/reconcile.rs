@@ -18,6 +18,7 @@ use super::context::UsageContext;
 use super::release::release;
 use super::resources::{get, kube_error, label_in_use, remove_own_finalizer, stored_value};
 use super::spec::{self, Target};
+use super::webhook::NOT_CONFIGURED_REASON;
 use crate::controllers::kit::{self, ObjectError};
 use crate::controllers::timing::now;
 use crate::vocabulary::api::{ANNOTATION_USAGE_DETAILS, LABEL_IN_USE, USAGE_FINALIZER};
@@ -60,7 +61,15 @@ async fn reconcile_usage(object: &DynamicObject, ctx: &UsageContext) -> Result<E
     };
     configured |= protect(ctx, &reference, &usage, &of).await?;
     configured |= own_by_user(ctx, &reference, &usages, &mut usage).await?;
-    configured |= set_ready(ctx, &reference, &usages, &mut usage, true, None).await?;
+    let readiness = match ctx.protection.unprotected().await {
+        None => Readiness::Available,
+        Some(why) => Readiness::Unprotected(why),
+    };
+    let changed = set_ready(ctx, &reference, &usages, &mut usage, &readiness).await?;
+    if changed && let Readiness::Unprotected(why) = &readiness {
+        ctx.warn(&reference, NOT_CONFIGURED_REASON, why.clone());
+    }
+    configured |= changed;
     if configured {
         ctx.publish(
             &reference,
@@ -100,7 +109,7 @@ async fn refuse(
         )));
     }
     ctx.warn(reference, "InvalidUsage", refusal.clone());
-    set_ready(ctx, reference, usages, usage, false, Some(&refusal)).await?;
+    set_ready(ctx, reference, usages, usage, &Readiness::Refused(refusal)).await?;
     // A change of the spec brings it back.
     Ok(ControlFlow::Break((
         Action::await_change(),
@@ -185,6 +194,18 @@ async fn resolve(
         // A namespaced Usage selects in its own namespace (any other was
         // refused before); a ClusterUsage among cluster-scoped resources.
         let namespace = spec::used_namespace(usage);
+        let list_error =
+            |e: String| unresolved(format!("cannot list resources matching labels: {e}"));
+        if !ctx
+            .serves(&target)
+            .await
+            .map_err(|e| list_error(e.to_string()))?
+        {
+            return Err(list_error(spec::no_kind_match(
+                &target.api_version,
+                &target.kind,
+            )));
+        }
         let listed = match ctx.acting_for(usage) {
             Ok(cluster) => {
                 cluster
@@ -198,8 +219,7 @@ async fn resolve(
             }
             Err(e) => Err(e),
         };
-        let candidates = listed
-            .map_err(|e| unresolved(format!("cannot list resources matching labels: {e}")))?;
+        let candidates = listed.map_err(|e| list_error(e.to_string()))?;
         let Some(picked) = spec::pick(usage, selector, &candidates) else {
             return Err(unresolved(spec::nothing_selected(
                 &target.kind,
@@ -341,22 +361,30 @@ fn with_owner(usage: &Value, using: &Value) -> Option<Vec<Value>> {
     Some(owners)
 }
 
-/// Phase 7: sets the `Ready` condition (upstream's `Available`, or `Unavailable`
-/// with `message`) and writes the status when it changed; returns whether
-/// it did.
+/// What a Usage's `Ready` condition says.
+enum Readiness {
+    /// It protects what it names (upstream's `Available`).
+    Available,
+    /// It is configured, but nothing refuses deletions: why.
+    Unprotected(String),
+    /// plait will not act on it: why.
+    Refused(String),
+}
+
+/// Phase 7: sets the `Ready` condition and writes the status when it
+/// changed; returns whether it did.
 async fn set_ready(
     ctx: &UsageContext,
     reference: &ObjectRef,
     usages: &Api<DynamicObject>,
     usage: &mut Value,
-    ready: bool,
-    message: Option<&str>,
+    readiness: &Readiness,
 ) -> Result<bool, UsageError> {
     let before = usage.get("status").cloned();
-    let (status, reason) = if ready {
-        ("True", "Available")
-    } else {
-        ("False", "Unavailable")
+    let (status, reason, message) = match readiness {
+        Readiness::Available => ("True", "Available", None),
+        Readiness::Unprotected(why) => ("False", NOT_CONFIGURED_REASON, Some(why.as_str())),
+        Readiness::Refused(why) => ("False", "Unavailable", Some(why.as_str())),
     };
     set_condition(usage, "Ready", status, reason, message, &now());
     if usage.get("status") == before.as_ref() {

@@ -13,7 +13,8 @@ use crate::vocabulary::api::{LABEL_IN_USE, USAGE_FINALIZER};
 use crate::vocabulary::object::{remove_finalizer, to_value};
 
 /// The object `target` names, seen from the Usage (in its namespace, or
-/// cluster-scoped for a ClusterUsage).
+/// cluster-scoped for a ClusterUsage). A kind the API server does not
+/// serve is an error, as upstream's (not a missing object).
 pub(super) async fn get(
     ctx: &UsageContext,
     reference: &ObjectRef,
@@ -21,6 +22,18 @@ pub(super) async fn get(
     target: &Target,
     what: &'static str,
 ) -> Result<Value, UsageError> {
+    match ctx.serves(target).await {
+        Ok(true) => {}
+        Ok(false) => {
+            return Err(UsageError::NoKind {
+                usage: reference.to_string(),
+                what,
+                api_version: target.api_version.clone(),
+                kind: target.kind.clone(),
+            });
+        }
+        Err(source) => return Err(ObjectError::cluster(reference, what)(source).into()),
+    }
     let name = target.name.clone().unwrap_or_default();
     let object = ObjectRef {
         api_version: target.api_version.clone(),

@@ -126,6 +126,16 @@ pub fn cluster_scoped_message(api_version: &str, kind: &str) -> String {
     )
 }
 
+/// Upstream's error for a kind the API server does not serve (the REST
+/// mapper's `NoKindMatchError` for one version).
+pub fn no_kind_match(api_version: &str, kind: &str) -> String {
+    format!(
+        "no matches for kind {} in version {}",
+        quote(kind),
+        quote(api_version)
+    )
+}
+
 /// Whether the Usage protects `object` (by apiVersion group, kind, name and
 /// namespace, as upstream indexes Usages: the version does not matter).
 pub fn refers_to(usage: &Value, object: &Value) -> bool {
@@ -395,6 +405,26 @@ mod tests {
             cluster_scoped_message("rbac.authorization.k8s.io/v1", "ClusterRole"),
             "a namespaced Usage cannot protect the cluster-scoped resource kind rbac.authorization.k8s.io/v1, Kind=ClusterRole - use a ClusterUsage instead"
         );
+    }
+
+    #[test]
+    fn a_kind_not_served_is_named_as_the_rest_mapper_names_it() {
+        // (apiVersion, kind, message)
+        let cases = [
+            (
+                "example.org/v1",
+                "Widget",
+                r#"no matches for kind "Widget" in version "example.org/v1""#,
+            ),
+            (
+                "v1",
+                "Gadget",
+                r#"no matches for kind "Gadget" in version "v1""#,
+            ),
+        ];
+        for (api_version, kind, message) in cases {
+            assert_eq!(no_kind_match(api_version, kind), message);
+        }
     }
 
     #[test]
