@@ -1,19 +1,23 @@
-//! Fairness between tenants with the real `plait controller` on a real API
-//! server: tenant B's N ordinary XRs (three ConfigMaps each,
-//! patch-and-transform then auto-ready) timed from each XR's POST to the
-//! first time it is seen Ready, first alone and then beside tenant A's N
-//! XRs whose function loops until its deadline. A's XRs use the same XRD as
-//! B's (a platform publishes one API, every team uses it), or an XRD of
-//! their own. For every deadline (100 ms, 1 s, 5 s) and number of call
-//! slots (1, 2, the CPU count) it prints B's p50/p99 alone and beside A,
-//! their ratio (the goal: at most 2), and how many of A's XRs reported
-//! their deadline error by the end (A is not starved either).
+//! Fairness between tenants with the real `plait controller`, run with its
+//! default flags, on a real API server: tenant B's N ordinary XRs (three
+//! ConfigMaps each, patch-and-transform then auto-ready) timed from each
+//! XR's POST to the first time it is seen Ready, first alone and then
+//! beside tenant A's N XRs whose function loops until its deadline. A's XRs
+//! use the same XRD as B's (a platform publishes one API, every team uses
+//! it), or an XRD of their own. For every deadline (100 ms, 1 s, 5 s) it
+//! runs each case several times (5 by default), measuring B alone again
+//! before each run, and prints one row per run, B's p50/p99 alone and
+//! beside A, their ratio (the goal: at most 2), and how many of A's XRs
+//! reported their deadline (A is not starved either), then a summary of
+//! the ratios per case.
 //!
 //! `cargo bench -p plait --bench fairness` (starts its own test cluster and
 //! registry; the looping function is pushed there and pulled by the
-//! controller). `PLAIT_BENCH_XRS` sets N (default 100),
-//! `PLAIT_BENCH_DEADLINES` a comma-separated subset (`100ms,1s,5s`),
-//! `PLAIT_BENCH_SLOTS` of slot counts (`1,2`).
+//! controller). `PLAIT_BENCH_XRS` sets N (default 100), `PLAIT_BENCH_RUNS`
+//! the runs per case (default 5), `PLAIT_BENCH_DEADLINES` a comma-separated
+//! subset of the deadlines (`100ms,1s,5s`), and `PLAIT_BENCH_CONTROLLER_ARGS`
+//! flags the controller gets besides its defaults (space-separated, e.g.
+//! `--guest-memory-budget=512Mi`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -33,6 +37,7 @@ use plait_testregistry::Registry;
 use serde_json::{Value, json};
 
 const DEFAULT_XRS: usize = 100;
+const DEFAULT_RUNS: usize = 5;
 const TIMEOUT: Duration = Duration::from_secs(900);
 const LOOP_FUNCTION: &str = "fn-loop";
 const GROUP: &str = "fairness.bench.example.org";
@@ -323,19 +328,27 @@ fn list(variable: &str, default: &[&str]) -> Vec<String> {
         .unwrap_or_else(|| default.iter().map(|s| s.to_string()).collect())
 }
 
-async fn bench() {
-    let n: usize = std::env::var("PLAIT_BENCH_XRS")
+fn number(variable: &str, default: usize) -> usize {
+    std::env::var(variable)
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(DEFAULT_XRS);
+        .unwrap_or(default)
+}
+
+/// How long the deleted XRs of a run may take to go.
+const CLEAN_UP_TIMEOUT: Duration = Duration::from_secs(180);
+
+async fn bench() {
+    let started = Instant::now();
+    let n = number("PLAIT_BENCH_XRS", DEFAULT_XRS);
+    let runs = number("PLAIT_BENCH_RUNS", DEFAULT_RUNS);
     let cpus = std::thread::available_parallelism().map_or(1, usize::from);
-    let cpus_label = cpus.to_string();
-    let mut slot_counts: Vec<usize> = list("PLAIT_BENCH_SLOTS", &["1", "2", &cpus_label])
-        .iter()
-        .map(|s| s.parse().unwrap())
-        .collect();
-    slot_counts.dedup();
     let deadlines = list("PLAIT_BENCH_DEADLINES", &["100ms", "1s", "5s"]);
+    let controller_args: Vec<String> = std::env::var("PLAIT_BENCH_CONTROLLER_ARGS")
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
 
     let cluster = TestCluster::shared().unwrap();
     let client = cluster.client().await;
@@ -344,43 +357,35 @@ async fn bench() {
     let package = push_loop(&registry, home.path());
     let cache = tempfile::tempdir().unwrap();
 
+    let log = home.path().join("controller.log");
+    let mut flags = vec![format!("--insecure-registry={}", registry.addr)];
+    flags.extend(controller_args.iter().cloned());
+    let mut controller = Controller::start(cluster.kubeconfig(), cache.path(), &log, &flags);
+    controller.wait_ready().await;
+    xrd(&client, "Shared").await;
+    xrd(&client, "Looping").await;
+    composition(&client, "shared-ordinary", "Shared", ordinary_pipeline()).await;
+    let looping = json!([{"step": "loop", "functionRef": {"name": LOOP_FUNCTION}}]);
+    composition(&client, "shared-looping", "Shared", looping.clone()).await;
+    composition(&client, "looping", "Looping", looping).await;
+    set_loop_function(&client, &package, &deadlines[0]).await;
+    wait_function_healthy(&client).await;
+
+    let shared = kind("Shared");
+    // The first XRs compile the built-ins: not part of what is measured.
+    let warm_ns = cluster.namespace("warm-up").await;
+    let posted = create(&client, &shared, &warm_ns, "w", "shared-ordinary", 5).await;
+    time_to_ready(&client, &shared, &warm_ns, &posted).await;
+    clean_up(&client, &shared, &warm_ns).await;
+
     let mut rows = Vec::new();
-    for slots in slot_counts {
-        let log = home.path().join(format!("controller-{slots}.log"));
-        let mut controller = Controller::start(
-            cluster.kubeconfig(),
-            cache.path(),
-            &log,
-            &[
-                format!("--concurrent-function-calls={slots}"),
-                // A call paused for a lighter tenant's keeps its memory:
-                // room for one call (256 MiB) beyond the slots.
-                format!("--guest-memory-budget={}Mi", (slots + 1) * 256),
-                format!("--insecure-registry={}", registry.addr),
-            ],
-        );
-        controller.wait_ready().await;
-        xrd(&client, "Shared").await;
-        xrd(&client, "Looping").await;
-        composition(&client, "shared-ordinary", "Shared", ordinary_pipeline()).await;
-        let looping = json!([{"step": "loop", "functionRef": {"name": LOOP_FUNCTION}}]);
-        composition(&client, "shared-looping", "Shared", looping.clone()).await;
-        composition(&client, "looping", "Looping", looping).await;
-        set_loop_function(&client, &package, &deadlines[0]).await;
-        wait_function_healthy(&client).await;
-
-        let shared = kind("Shared");
-        // The first XRs compile the built-ins: not part of what is measured.
-        let warm_ns = cluster.namespace("warm-up").await;
-        let posted = create(&client, &shared, &warm_ns, "w", "shared-ordinary", 5).await;
-        time_to_ready(&client, &shared, &warm_ns, &posted).await;
-        let alone_ns = cluster.namespace("b-alone").await;
-        let posted = create(&client, &shared, &alone_ns, "b", "shared-ordinary", n).await;
-        let alone = time_to_ready(&client, &shared, &alone_ns, &posted).await;
-        delete_namespace(&client, &alone_ns).await;
-
-        for deadline in &deadlines {
-            set_loop_function(&client, &package, deadline).await;
+    for deadline in &deadlines {
+        set_loop_function(&client, &package, deadline).await;
+        for run in 1..=runs {
+            let alone_ns = cluster.namespace("b-alone").await;
+            let posted = create(&client, &shared, &alone_ns, "b", "shared-ordinary", n).await;
+            let alone = time_to_ready(&client, &shared, &alone_ns, &posted).await;
+            clean_up(&client, &shared, &alone_ns).await;
             for layout in [Layout::SharedXrd, Layout::TwoXrds] {
                 let (a_kind, a_composition) = match layout {
                     Layout::SharedXrd => (shared.clone(), "shared-looping"),
@@ -398,7 +403,7 @@ async fn bench() {
                 rows.push(Row {
                     layout,
                     deadline: deadline.clone(),
-                    slots,
+                    run,
                     alone_p50: percentile(&alone, 0.5),
                     alone_p99: percentile(&alone, 0.99),
                     beside_p50: percentile(&beside, 0.5),
@@ -407,31 +412,61 @@ async fn bench() {
                     a_after,
                 });
                 println!("{}", rows.last().unwrap().line(n));
-                delete_namespace(&client, &a_ns).await;
-                delete_namespace(&client, &b_ns).await;
+                clean_up(&client, &shared, &b_ns).await;
+                clean_up(&client, &a_kind, &a_ns).await;
             }
         }
-        let rss = peak_rss_mib(controller.pid()).unwrap_or(0.0);
-        println!("controller with {slots} call slots: peak RSS {rss:.0} MiB");
-        drop(controller);
     }
+    let rss = peak_rss_mib(controller.pid()).unwrap_or(0.0);
+    drop(controller);
+    let flags = if controller_args.is_empty() {
+        "default flags".to_string()
+    } else {
+        controller_args.join(" ")
+    };
     println!();
     println!(
-        "fairness: {n} XRs of tenant B beside {n} looping XRs of tenant A, {cpus} CPUs; time from POST to Ready"
+        "fairness: {n} XRs of tenant B beside {n} looping XRs of tenant A, controller with {flags}, {cpus} CPUs; time from POST to Ready"
     );
     println!(
-        "| layout | deadline | slots | B alone p50 / p99 | B beside A p50 / p99 | p99 ratio (goal <= 2) | A's XRs reporting their deadline when B is Ready | A's first report after B is Ready |"
+        "| layout | deadline | run | B alone p50 / p99 | B beside A p50 / p99 | p99 ratio (goal <= 2) | A's XRs reporting their deadline when B is Ready | A's first report after B is Ready |"
     );
     println!("|---|---|---|---|---|---|---|---|");
     for row in &rows {
         println!("{}", row.line(n));
     }
+    println!();
+    println!("| layout | deadline | p99 ratios | worst | runs within 2x |");
+    println!("|---|---|---|---|---|");
+    for deadline in &deadlines {
+        for layout in [Layout::SharedXrd, Layout::TwoXrds] {
+            let ratios: Vec<f64> = rows
+                .iter()
+                .filter(|r| r.layout == layout && r.deadline == *deadline)
+                .map(Row::ratio)
+                .collect();
+            let worst = ratios.iter().copied().fold(0.0, f64::max);
+            let within = ratios.iter().filter(|r| **r <= 2.0).count();
+            let listed: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
+            println!(
+                "| {} | {deadline} | {} | {worst:.2} | {within}/{} |",
+                layout.label(),
+                listed.join(", "),
+                ratios.len()
+            );
+        }
+    }
+    println!();
+    println!(
+        "controller peak RSS {rss:.0} MiB; the bench took {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
 }
 
 struct Row {
     layout: Layout,
     deadline: String,
-    slots: usize,
+    run: usize,
     alone_p50: Duration,
     alone_p99: Duration,
     beside_p50: Duration,
@@ -443,17 +478,21 @@ struct Row {
 }
 
 impl Row {
+    fn ratio(&self) -> f64 {
+        self.beside_p99.as_secs_f64() / self.alone_p99.as_secs_f64()
+    }
+
     fn line(&self, n: usize) -> String {
         format!(
             "| {} | {} | {} | {:.2} s / {:.2} s | {:.2} s / {:.2} s | {:.2} | {}/{n} | {} |",
             self.layout.label(),
             self.deadline,
-            self.slots,
+            self.run,
             self.alone_p50.as_secs_f64(),
             self.alone_p99.as_secs_f64(),
             self.beside_p50.as_secs_f64(),
             self.beside_p99.as_secs_f64(),
-            self.beside_p99.as_secs_f64() / self.alone_p99.as_secs_f64(),
+            self.ratio(),
             self.a_reported,
             self.a_after
                 .map_or("none".to_string(), |d| format!("{:.1} s", d.as_secs_f64())),
@@ -461,8 +500,26 @@ impl Row {
     }
 }
 
-/// Deletes `namespace` without waiting: the controller deletes its XRs.
-async fn delete_namespace(client: &Client, namespace: &str) {
+/// Deletes the XRs of `kind` in `namespace` and waits until the
+/// controller has let them go, so that no run's XRs load the next; then
+/// deletes the namespace.
+async fn clean_up(client: &Client, kind: &ApiResource, namespace: &str) {
+    let xrs: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, kind);
+    let _ = xrs
+        .delete_collection(&DeleteParams::background(), &ListParams::default())
+        .await;
+    let started = Instant::now();
+    while xrs
+        .list(&ListParams::default())
+        .await
+        .map_or(true, |list| !list.items.is_empty())
+    {
+        if started.elapsed() > CLEAN_UP_TIMEOUT {
+            eprintln!("the XRs in {namespace} were not gone after {CLEAN_UP_TIMEOUT:?}");
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     let namespaces: Api<DynamicObject> =
         Api::all_with(client.clone(), &resource("v1", "Namespace", "namespaces"));
     let _ = namespaces

@@ -15,7 +15,7 @@ use plait_kube::{
     LeaderElection, Options, Sharding, Timing,
 };
 use plait_oci::Keychain;
-use plait_runtime::{CallLimits, Runtime, RuntimeConfig};
+use plait_runtime::{CallLimits, PoolConfig, Runtime, RuntimeConfig, memory_budget_for};
 
 use crate::ControllerArgs;
 use crate::function::client_config;
@@ -62,11 +62,15 @@ async fn config(kubeconfig: Option<&Path>) -> Result<Config> {
 async fn serve(args: &ControllerArgs) -> Result<()> {
     let config = config(args.kubeconfig.as_deref()).await?;
     let client = Client::try_from(config.clone()).context("cannot create a Kubernetes client")?;
+    let call_slots = args
+        .concurrent_function_calls
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    let memory_budget = guest_memory_budget(args, call_slots);
     // The controller compiles each digest once, in the background of its
     // reconciles; its peak memory is what a container limit must allow.
     let runtime = Runtime::new(RuntimeConfig {
         cache_dir: plait_oci::compile_cache_dir(),
-        memory_budget: args.guest_memory_budget,
+        memory_budget,
         parallel_compilation: false,
         ..RuntimeConfig::default()
     })?;
@@ -168,7 +172,7 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
     let per_tenant = args
         .tenant_max_calls
         .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
-    functions = functions.with_call_slots(args.concurrent_function_calls, per_tenant);
+    functions = functions.with_call_slots(Some(call_slots), per_tenant);
     let cache = (!args.no_function_cache).then(|| CacheLimits {
         max_ttl: args.function_cache_ttl_max,
         max_bytes: args.function_cache_size,
@@ -233,6 +237,30 @@ async fn webhook_identity(
         }
     });
     Ok(Identity::Managed(identity.server))
+}
+
+/// The guest memory budget: `--guest-memory-budget`, else room for every
+/// call slot's call at `--function-memory` and for what paused calls keep.
+/// A budget too small for calls to give way is used as given, with a warning.
+fn guest_memory_budget(args: &ControllerArgs, call_slots: usize) -> usize {
+    // A call holds at most what the instance pool lets one memory grow to.
+    let call_memory = args
+        .function_memory
+        .min(PoolConfig::default().max_memory_bytes);
+    let fair = memory_budget_for(call_slots, call_memory);
+    let budget = args.guest_memory_budget.unwrap_or(fair);
+    if budget < fair {
+        tracing::warn!(
+            budget,
+            call_slots,
+            call_memory,
+            "--guest-memory-budget has no room beside {call_slots} calls at their memory limit for \
+             the calls they pause: a long call will keep its slot while other tenants' calls \
+             wait; {fair} bytes or more lets it give way"
+        );
+    }
+    tracing::info!(budget, call_slots, "guest memory budget");
+    budget
 }
 
 fn leader_election(args: &ControllerArgs, namespace: &str) -> LeaderElection {

@@ -205,11 +205,15 @@ pub struct ControllerArgs {
     /// with a random suffix.
     #[arg(long)]
     pub identity: Option<String>,
-    /// The most guest memory running function calls may hold at once, e.g.
-    /// 512Mi, 2Gi: each call holds its memory limit while it runs, and calls
-    /// beyond the budget wait. Keep it below the container's memory limit.
-    #[arg(long, default_value = "512Mi", value_parser = parse_size)]
-    pub guest_memory_budget: usize,
+    /// The most guest memory function calls may hold at once, e.g. 768Mi,
+    /// 2Gi: each call holds its memory limit while it runs (a call paused
+    /// for another tenant's only the memory its guest has), and calls
+    /// beyond the budget wait. Below (slots + 1) × --function-memory, a
+    /// long call cannot give its slot to a lighter tenant's call. Keep it
+    /// below the container's memory limit [default: (--concurrent-function-calls
+    /// + 1) × --function-memory, 768Mi with 2 CPUs].
+    #[arg(long, value_parser = parse_size)]
+    pub guest_memory_budget: Option<usize>,
     /// Call every function every time, never answering a call from an
     /// earlier response to the same request.
     #[arg(long = "no-function-cache")]

@@ -201,6 +201,21 @@ impl State {
             .map(|(_, ticket)| ticket)
     }
 
+    /// Whether the running call `ticket` of `tenant` gives its slot away
+    /// at `now`: it has run for [`QUANTUM`], every slot is taken (a free
+    /// one serves the waiting call without it), and a waiting call of
+    /// another tenant that has used less can take the slot.
+    fn gives_way(&self, tenant: &Tenant, ticket: u64, limits: ShareLimits, now: Instant) -> bool {
+        let ran = self
+            .tenants
+            .get(tenant)
+            .and_then(|t| t.holding.get(&ticket))
+            .is_some_and(|held| {
+                held.parked_until.is_none() && now.saturating_duration_since(held.since) >= QUANTUM
+            });
+        ran && self.taken >= limits.slots && self.lighter_waiting(tenant, limits, now).is_some()
+    }
+
     /// Frees the slots whose parking grace ran out; returns the earliest
     /// grace still running.
     fn reap(&mut self, now: Instant) -> Option<Instant> {
@@ -495,15 +510,7 @@ impl Turn {
         let mut state = share.lock();
         let now = Instant::now();
         state.reap(now);
-        let ran = state
-            .tenants
-            .get(&self.slot.tenant)
-            .and_then(|t| t.holding.get(&self.slot.ticket))
-            .is_some_and(|held| now.saturating_duration_since(held.since) >= QUANTUM);
-        ran && state.taken >= share.limits.slots
-            && state
-                .lighter_waiting(&self.slot.tenant, share.limits, now)
-                .is_some()
+        state.gives_way(&self.slot.tenant, self.slot.ticket, share.limits, now)
     }
 
     /// Hands this turn's slot to the waiting call of the tenant that has
@@ -674,6 +681,180 @@ mod tests {
             std::thread::sleep(hold);
             drop(turn);
         })
+    }
+
+    /// A scheduler's state at `now`: `running` calls (tenant, how long it
+    /// has run; the first has ticket 0), each tenant's weighted time `used`
+    /// before, the tenants whose first calls `wait`, and `throttles`.
+    fn scene(
+        now: Instant,
+        running: &[(&str, Duration)],
+        used: &[(&str, Duration)],
+        wait: &[&str],
+        throttles: &[(&str, u32)],
+    ) -> State {
+        let mut state = State::default();
+        for (tenant, ran) in running {
+            let ticket = state.next_ticket;
+            state.next_ticket += 1;
+            let since = now.checked_sub(*ran).unwrap();
+            state.tenants.entry(ns(tenant)).or_default().holding.insert(
+                ticket,
+                Held {
+                    since,
+                    parked_until: None,
+                },
+            );
+            state.taken += 1;
+        }
+        for (tenant, before) in used {
+            state.tenants.entry(ns(tenant)).or_default().used = *before;
+        }
+        for tenant in wait {
+            let ticket = state.next_ticket;
+            state.next_ticket += 1;
+            let account = state.tenants.entry(ns(tenant)).or_default();
+            account.waiting.insert((Rank::First, ticket));
+        }
+        for (tenant, throttle) in throttles {
+            state.throttles.insert(ns(tenant), *throttle);
+        }
+        state
+    }
+
+    #[test]
+    fn a_running_call_gives_way_only_to_a_lighter_tenant_once_every_slot_is_taken_and_a_quantum_has_passed()
+     {
+        let ms = Duration::from_millis;
+        let none: &[(&str, Duration)] = &[];
+        let no_throttle: &[(&str, u32)] = &[];
+        // (case, slots, per-tenant cap, running calls (the first is the one
+        // asked about), used before, tenants waiting, throttles, gives way)
+        #[allow(clippy::type_complexity)]
+        let cases: &[(
+            &str,
+            usize,
+            Option<usize>,
+            &[(&str, Duration)],
+            &[(&str, Duration)],
+            &[&str],
+            &[(&str, u32)],
+            bool,
+        )] = &[
+            (
+                "one slot, a lighter tenant waits, a quantum has passed",
+                1,
+                None,
+                &[("a", QUANTUM)],
+                none,
+                &["b"],
+                no_throttle,
+                true,
+            ),
+            (
+                "one slot, the call has run less than a quantum",
+                1,
+                None,
+                &[("a", QUANTUM - ms(1))],
+                none,
+                &["b"],
+                no_throttle,
+                false,
+            ),
+            (
+                "two slots both taken by the long tenant",
+                2,
+                None,
+                &[("a", ms(200)), ("a", ms(200))],
+                none,
+                &["b"],
+                no_throttle,
+                true,
+            ),
+            (
+                "two slots, one of them free for the waiting call",
+                2,
+                None,
+                &[("a", ms(200))],
+                none,
+                &["b"],
+                no_throttle,
+                false,
+            ),
+            (
+                "every slot taken, only the same tenant's calls wait",
+                2,
+                None,
+                &[("a", ms(200)), ("b", ms(10))],
+                none,
+                &["a"],
+                no_throttle,
+                false,
+            ),
+            (
+                "the waiting tenant has used more than the running call's",
+                1,
+                None,
+                &[("a", ms(200))],
+                &[("b", ms(500))],
+                &["b"],
+                no_throttle,
+                false,
+            ),
+            (
+                "the waiting tenant has used less than the running call's, its run included",
+                1,
+                None,
+                &[("a", ms(200))],
+                &[("b", ms(150))],
+                &["b"],
+                no_throttle,
+                true,
+            ),
+            (
+                "a throttled tenant's run counts more than the waiting tenant's use",
+                1,
+                None,
+                &[("a", ms(200))],
+                &[("b", ms(500))],
+                &["b"],
+                &[("a", 4)],
+                true,
+            ),
+            (
+                "the waiting tenant is at its own limit of calls",
+                2,
+                Some(1),
+                &[("a", ms(200)), ("b", ms(10))],
+                none,
+                &["b"],
+                no_throttle,
+                false,
+            ),
+            (
+                "the lighter of two waiting tenants may take the slot",
+                2,
+                Some(1),
+                &[("a", ms(200)), ("b", ms(10))],
+                none,
+                &["b", "c"],
+                no_throttle,
+                true,
+            ),
+        ];
+        let now = Instant::now() + Duration::from_secs(10);
+        for (case, slots, per_tenant, running, used, wait, throttles, gives_way) in cases {
+            let state = scene(now, running, used, wait, throttles);
+            let limits = ShareLimits {
+                slots: *slots,
+                per_tenant: *per_tenant,
+            };
+            assert_eq!(
+                state.gives_way(&ns(running[0].0), 0, limits, now),
+                *gives_way,
+                "{case}"
+            );
+        }
     }
 
     #[test]

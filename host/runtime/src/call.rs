@@ -218,10 +218,17 @@ fn running_time_deadline(
 /// call with its memory limit: the call it gives way to would otherwise
 /// hold its slot while it waits for memory the pause keeps.
 fn lends_a_whole_call(state: &CallState) -> bool {
-    state
-        .memory
-        .as_ref()
-        .is_none_or(|memory| memory.budget_free() >= state.limits.bytes())
+    state.memory.as_ref().is_none_or(|memory| {
+        pause_leaves_room(memory.budget_free(), memory.bytes(), state.limits.bytes())
+    })
+}
+
+/// Whether a call that holds `held` bytes of the budget (its memory limit)
+/// and whose guest has grown `in_use` leaves room for another call with
+/// the same limit once paused, when `free` bytes of the budget are free:
+/// paused, it keeps only `in_use`.
+fn pause_leaves_room(free: usize, held: usize, in_use: usize) -> bool {
+    free.saturating_add(held.saturating_sub(in_use)) >= held
 }
 
 /// Pauses the call at `checkpoint`, lending the part of its memory budget
@@ -246,8 +253,87 @@ fn pause(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::config::memory_budget_for;
+    use crate::sync::Budget;
+
+    const MIB: usize = 1 << 20;
+
+    #[test]
+    fn a_call_pauses_only_when_the_budget_then_has_room_for_a_call_with_its_limit() {
+        // (case, free before the pause, held, the guest's memory, pauses)
+        let cases = [
+            ("a whole limit free", 256 * MIB, 256 * MIB, 4 * MIB, true),
+            (
+                "free as much as the guest keeps",
+                4 * MIB,
+                256 * MIB,
+                4 * MIB,
+                true,
+            ),
+            (
+                "less free than the guest keeps",
+                3 * MIB,
+                256 * MIB,
+                4 * MIB,
+                false,
+            ),
+            ("nothing free", 0, 256 * MIB, MIB, false),
+            (
+                "nothing free, a guest with no memory",
+                0,
+                256 * MIB,
+                0,
+                true,
+            ),
+            (
+                "the guest grew to its limit",
+                255 * MIB,
+                256 * MIB,
+                256 * MIB,
+                false,
+            ),
+        ];
+        for (case, free, held, in_use, pauses) in cases {
+            assert_eq!(pause_leaves_room(free, held, in_use), pauses, "{case}");
+        }
+    }
+
+    #[test]
+    fn with_the_budget_sized_for_the_slots_a_call_pauses_while_every_slot_runs_at_its_limit() {
+        // (slots, memory limit, the budget, the paused guest's memory, pauses)
+        let cases = [
+            (1, 256 * MIB, memory_budget_for(1, 256 * MIB), 4 * MIB, true),
+            (2, 256 * MIB, memory_budget_for(2, 256 * MIB), 4 * MIB, true),
+            (8, 256 * MIB, memory_budget_for(8, 256 * MIB), 4 * MIB, true),
+            (2, 64 * MIB, memory_budget_for(2, 64 * MIB), 64 * MIB, true),
+            (
+                4,
+                256 * MIB,
+                memory_budget_for(4, 256 * MIB),
+                200 * MIB,
+                true,
+            ),
+            // One limit per slot: the paused call's memory leaves too little.
+            (2, 256 * MIB, 2 * 256 * MIB, 4 * MIB, false),
+            (4, 256 * MIB, 4 * 256 * MIB, MIB, false),
+        ];
+        for (slots, limit, total, in_use, pauses) in cases {
+            let budget = Arc::new(Budget::new(total));
+            let running: Vec<_> = (0..slots)
+                .map(|_| budget.reserve(limit, Duration::ZERO).ok().unwrap())
+                .collect();
+            let paused = &running[0];
+            let case = format!("{slots} slots of {limit} in {total}, guest {in_use}");
+            assert_eq!(
+                pause_leaves_room(paused.budget_free(), paused.bytes(), in_use),
+                pauses,
+                "{case}"
+            );
+        }
+    }
 
     #[test]
     fn tails_respect_character_boundaries() {

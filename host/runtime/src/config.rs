@@ -48,10 +48,21 @@ impl Default for PoolConfig {
     }
 }
 
-/// Two calls at the default memory cap (256 MiB), one per CPU of a 2-CPU
-/// controller: half of the 1 GiB `deploy/` gives the container, leaving the
-/// rest to the controller's caches, watches and compiles.
+/// The budget [`memory_budget_for`] gives one call slot at the default
+/// memory cap (256 MiB): what a runtime that calls one function at a time
+/// (`plait render`, tests) needs.
 pub const DEFAULT_MEMORY_BUDGET: usize = 512 << 20;
+
+/// The guest memory budget that lets `slots` calls run at once with
+/// `memory_limit` each and still lets a running call give way to another
+/// tenant's: one limit per slot, and one more for what paused calls keep
+/// (their guests' memory, a few MiB for most functions). With one limit
+/// per slot only, a paused call's memory leaves too little for the call
+/// it would give its slot to, so no running call pauses and a lighter
+/// tenant's call waits for a long one to end.
+pub fn memory_budget_for(slots: usize, memory_limit: usize) -> usize {
+    slots.max(1).saturating_add(1).saturating_mul(memory_limit)
+}
 
 impl PoolConfig {
     /// The most memory the pool could give calls at once: every instance
@@ -81,9 +92,11 @@ pub struct RuntimeConfig {
     /// call reserves its memory cap (its `CallLimits::memory_bytes`, capped
     /// by the pool's `max_memory_bytes`) before it instantiates and returns
     /// it when its store is dropped; a call that does not fit waits, up to
-    /// its deadline. The pool alone would allow every slot its largest
-    /// memory at once, far more than a pod's memory limit. Values above what
-    /// the pool can hold are lowered to it.
+    /// its deadline. A paused call holds only the memory its guest has
+    /// grown. The pool alone would allow every slot its largest memory at
+    /// once, far more than a pod's memory limit. Values above what the pool
+    /// can hold are lowered to it. [`memory_budget_for`] sizes it for a
+    /// number of concurrent calls.
     pub memory_budget: usize,
 }
 

@@ -33,7 +33,9 @@ pub use builtins::Builtin;
 pub use cache::digest;
 pub use cache_dir::{CacheDir, CacheDirError, sha256_hex};
 pub use call::{CallOutput, Checkpoint, Stopped};
-pub use config::{CallLimits, DEFAULT_MEMORY_BUDGET, PoolConfig, ReadOnlyDir, RuntimeConfig};
+pub use config::{
+    CallLimits, DEFAULT_MEMORY_BUDGET, PoolConfig, ReadOnlyDir, RuntimeConfig, memory_budget_for,
+};
 pub use engine::EPOCH_TICK;
 pub use error::{CallError, RuntimeError};
 pub use host_state::LogLine;
