@@ -34,14 +34,22 @@ impl From<XrError> for Failure {
     }
 }
 
-/// Picks the XR's Composition as upstream does, persisting the choice.
+/// The Composition an XR composes from, and whether the XR does not
+/// record it yet.
+pub struct Selected {
+    pub name: String,
+    pub unrecorded: bool,
+}
+
+/// Picks the XR's Composition as upstream does; [`revision`] persists the
+/// choice, in the one write that records the revision.
 pub async fn composition(
     ctx: &XrContext,
     xrd: &CompositeResourceDefinition,
-    xr: &mut Value,
+    xr: &Value,
     reference: &ObjectRef,
     scope: CompositeScope,
-) -> Result<String, Failure> {
+) -> Result<Selected, Failure> {
     let machinery = scope.machinery_pointer();
     let current = text(xr, &format!("{machinery}/compositionRef/name")).map(str::to_string);
     let selector = xr
@@ -93,9 +101,8 @@ pub async fn composition(
         let message = format!("Successfully selected composition: {first}");
         (first, message)
     };
-    if current.as_deref() != Some(chosen.as_str()) {
-        let patch = scope.wrap_machinery(json!({"compositionRef": {"name": chosen}}));
-        *xr = merge_patch(ctx, reference, &patch).await?;
+    let unrecorded = current.as_deref() != Some(chosen.as_str());
+    if unrecorded {
         ctx.shared.cluster.publish(Event {
             regarding: reference.clone(),
             event_type: EventType::Normal,
@@ -103,20 +110,26 @@ pub async fn composition(
             message,
         });
     }
-    Ok(chosen)
+    Ok(Selected {
+        name: chosen,
+        unrecorded,
+    })
 }
 
 /// Picks the revision of `composition` the XR composes from, as upstream
-/// does, persisting the choice and any defaulted revision selector; returns
-/// the revision's pipeline, compiled once for every XR of this kind.
+/// does, persisting in one write the choice, any defaulted revision
+/// selector, and the Composition when the XR does not record it yet (even
+/// when no revision can be picked); returns the revision's pipeline,
+/// compiled once for every XR of this kind.
 pub async fn revision(
     ctx: &XrContext,
     xrd: &CompositeResourceDefinition,
     xr: &mut Value,
     reference: &ObjectRef,
     scope: CompositeScope,
-    composition: &str,
+    selected: &Selected,
 ) -> Result<Arc<CompiledPipeline>, Failure> {
+    let composition = selected.name.as_str();
     let machinery = scope.machinery_pointer();
     let policy = match text(xr, &format!("{machinery}/compositionUpdatePolicy")) {
         Some("Manual") => UpdatePolicy::Manual,
@@ -127,6 +140,9 @@ pub async fn revision(
     let mut selector =
         composition::match_labels(xr.pointer(&format!("{machinery}/compositionRevisionSelector")));
     let mut persist = serde_json::Map::new();
+    if selected.unrecorded {
+        persist.insert("compositionRef".into(), json!({"name": composition}));
+    }
     if selector.is_none()
         && current.is_none()
         && let Some(default) = xrd.spec.extra.get("defaultCompositionRevisionSelector")
@@ -151,14 +167,12 @@ pub async fn revision(
     let awaiting =
         |message: String| Failure::Awaiting(format!("cannot fetch Composition: {message}"));
     let revision = match (&current, policy) {
-        (Some(name), UpdatePolicy::Manual) => {
-            ctx.shared.catalog.revision(name).ok_or_else(|| {
-                awaiting(format!(
-                    "cannot get CompositionRevision {name:?}: not found"
-                ))
-            })?
-        }
-        _ => {
+        (Some(name), UpdatePolicy::Manual) => ctx.shared.catalog.revision(name).ok_or_else(|| {
+            awaiting(format!(
+                "cannot get CompositionRevision {name:?}: not found"
+            ))
+        }),
+        _ => (|| -> Result<Value, Failure> {
             let found = ctx.shared.catalog.composition(composition).ok_or_else(|| {
                 fetch(format!("cannot get Composition {composition:?}: not found"))
             })?;
@@ -178,13 +192,15 @@ pub async fn revision(
             if current.as_deref() != Some(name) {
                 persist.insert("compositionRevisionRef".into(), json!({"name": name}));
             }
-            latest
-        }
+            Ok(latest)
+        })(),
     };
+    // Recorded even when no revision could be picked: the Composition was.
     if !persist.is_empty() {
         let patch = scope.wrap_machinery(Value::Object(persist));
         *xr = merge_patch(ctx, reference, &patch).await?;
     }
+    let revision = revision?;
     let compiled = ctx
         .shared
         .catalog
