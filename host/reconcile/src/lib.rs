@@ -625,14 +625,21 @@ impl<'a> Reconcile<'a> {
     /// its author removed would stay. Returns the XR as stored.
     fn write_status(&self, xr: &Value, refs: Option<&[Value]>) -> Result<Value, ReconcileError> {
         let mut stored = None;
+        let mut xr = xr.clone();
         if let Some(refs) = refs {
-            let owned = owned_fields(xr, self.scope, refs);
+            let owned = owned_fields(&xr, self.scope, refs);
             if !already_owned(&self.xr, &owned, self.scope) {
-                stored = Some(self.cluster.apply(&owned, COMPOSITE_FIELD_MANAGER)?);
+                let applied = self.cluster.apply(&owned, COMPOSITE_FIELD_MANAGER)?;
+                // The references are the reconciler's own: its conditions
+                // describe the generation their apply made (as upstream's,
+                // read back after its update), or the next reconcile would
+                // write the status again only to say so.
+                conditions::advance_generation(&mut xr, applied.pointer("/metadata/generation"));
+                stored = Some(applied);
             }
         }
         if xr.get("status") != self.xr.get("status") {
-            return Ok(self.cluster.apply_status(xr, COMPOSITE_FIELD_MANAGER)?);
+            return Ok(self.cluster.apply_status(&xr, COMPOSITE_FIELD_MANAGER)?);
         }
         Ok(stored.unwrap_or_else(|| self.xr.clone()))
     }
