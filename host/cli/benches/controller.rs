@@ -74,6 +74,41 @@ fn by_label(metrics: &str, metric: &str, label: &str) -> String {
         .join(" ")
 }
 
+/// Every series of `metric` with two labels, by the values of `first` and
+/// `second`, largest count first.
+fn by_two_labels(metrics: &str, metric: &str, first: &str, second: &str) -> Vec<(String, f64)> {
+    let label = |rest: &str, name: &str| -> Option<String> {
+        Some(
+            rest.split(&format!("{name}=\""))
+                .nth(1)?
+                .split('"')
+                .next()?
+                .to_string(),
+        )
+    };
+    let mut counts = std::collections::BTreeMap::<String, f64>::new();
+    for line in metrics.lines() {
+        let Some(rest) = line.strip_prefix(metric) else {
+            continue;
+        };
+        if !rest.starts_with('{') {
+            continue;
+        }
+        let (Some(a), Some(b), Some(count)) = (
+            label(rest, first),
+            label(rest, second),
+            rest.rsplit_once(' ')
+                .and_then(|(_, c)| c.parse::<f64>().ok()),
+        ) else {
+            continue;
+        };
+        *counts.entry(format!("{a:<7} {b}")).or_default() += count;
+    }
+    let mut rows: Vec<_> = counts.into_iter().collect();
+    rows.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    rows
+}
+
 fn reconciles(metrics: &str) -> f64 {
     total(metrics, "plait_reconciles_total", "")
 }
@@ -274,6 +309,15 @@ async fn bench() {
                 + api_requests(&rollout, "verb=\"delete\"")
         )
     );
+    // Counted client-side, in the controller's kube client
+    // (`plait_api_requests_total`): every request the controller sent, its
+    // watches, discovery and Leases included, and none of this bench's own.
+    println!("  API requests per XR by verb and resource (the controller's client):");
+    for (verb_resource, count) in
+        by_two_labels(&rollout, "plait_api_requests_total", "verb", "resource")
+    {
+        println!("    {verb_resource:<40} {:>8.3}", per_xr(count));
+    }
     println!(
         "  function calls per XR    {:>8.2}",
         per_xr(function_calls(&rollout))

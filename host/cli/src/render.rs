@@ -195,6 +195,7 @@ pub fn run(args: &RenderArgs) -> Result<String> {
         grants: &grants,
         as_tenant: None,
         circuit_open: false,
+        observe_created: false,
     }
     .run()?;
     if let Some(error) = &outcome.error {

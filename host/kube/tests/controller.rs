@@ -1359,3 +1359,95 @@ async fn a_dependency_cycle_is_refused_naming_it_and_nothing_is_created() {
         );
     }
 }
+
+/// Every version of the XR `name` a watch from `since` sees until one is
+/// Ready, then what comes within the next seconds.
+async fn versions_until_ready(xrs: &Api<DynamicObject>, name: &str, since: &str) -> Vec<Value> {
+    use futures::StreamExt;
+    use kube::api::{WatchEvent, WatchParams};
+    let params = WatchParams::default()
+        .fields(&format!("metadata.name={name}"))
+        .timeout(60);
+    let mut events = xrs.watch(&params, since).await.unwrap().boxed();
+    let mut versions = Vec::new();
+    let mut settle = None;
+    loop {
+        let next = match settle {
+            Some(until) => match tokio::time::timeout_at(until, events.next()).await {
+                Ok(next) => next,
+                Err(_) => return versions,
+            },
+            None => events.next().await,
+        };
+        let Some(Ok(WatchEvent::Modified(xr))) = next else {
+            assert!(next.is_some(), "the watch ended before the XR was Ready");
+            continue;
+        };
+        let xr = serde_json::to_value(&xr).unwrap();
+        let ready = condition(&xr, "Ready").is_some_and(|c| c["status"] == "True");
+        versions.push(xr);
+        if ready && settle.is_none() {
+            settle = Some(tokio::time::Instant::now() + std::time::Duration::from_secs(3));
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_new_xr_is_written_four_times_until_ready_and_gets_one_event_naming_it() {
+    let app = App::new("writes", config_map_composition(&["a", "b", "c"])).await;
+    let created = app.create_xr("x", json!({"image": "one"})).await;
+    let since = created["metadata"]["resourceVersion"].as_str().unwrap();
+    let versions = versions_until_ready(&app.xrs(), "x", since).await;
+    // What each write added: the finalizer; the Composition and its
+    // revision; the resource references; the status, Ready at once.
+    let machinery = |xr: &Value| {
+        (
+            xr["metadata"]["finalizers"].as_array().map_or(0, Vec::len),
+            xr["spec"]["crossplane"]["compositionRevisionRef"].is_object(),
+            xr["spec"]["crossplane"]["resourceRefs"]
+                .as_array()
+                .map_or(0, Vec::len),
+            condition(xr, "Ready").map(|c| c["status"].clone()),
+        )
+    };
+    let seen: Vec<_> = versions.iter().map(machinery).collect();
+    assert_eq!(
+        seen,
+        [
+            (1, false, 0, None),
+            (1, true, 0, None),
+            (1, true, 3, None),
+            (1, true, 3, Some(json!("True"))),
+        ],
+        "the XR's versions after its creation"
+    );
+
+    let events: Api<k8s_openapi::api::core::v1::Event> =
+        Api::namespaced(app.client.clone(), &app.namespace);
+    let about_x = eventually("the XR's event", || async {
+        let list = events
+            .list(&kube::api::ListParams::default().fields("involvedObject.name=x"))
+            .await
+            .ok()?;
+        (!list.items.is_empty()).then_some(list.items)
+    })
+    .await;
+    let summary: Vec<_> = about_x
+        .iter()
+        .map(|e| {
+            (
+                e.reason.clone().unwrap_or_default(),
+                e.count,
+                e.involved_object.uid.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [(
+            "SelectComposition".to_string(),
+            Some(1),
+            created["metadata"]["uid"].as_str().map(str::to_string),
+        )]
+    );
+}

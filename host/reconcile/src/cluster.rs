@@ -411,6 +411,24 @@ impl Cluster for MemoryCluster {
         Ok(stored)
     }
 
+    /// The manager applied exactly `object` last, and `observed` is the
+    /// object as that apply left it (nothing has changed it since).
+    fn applied_unchanged(&self, object: &Value, observed: &Value, field_manager: &str) -> bool {
+        let Some(reference) = ObjectRef::of(object) else {
+            return false;
+        };
+        let key = (reference.clone(), field_manager.to_string());
+        let same_body = self
+            .applied
+            .lock()
+            .is_ok_and(|applied| applied.get(&key) == Some(object));
+        same_body
+            && self
+                .objects
+                .lock()
+                .is_ok_and(|objects| objects.get(&reference) == Some(observed))
+    }
+
     fn apply_status(&self, object: &Value, _field_manager: &str) -> Result<Value, ClusterError> {
         let reference = ObjectRef::of(object).ok_or_else(|| {
             ClusterError::Other("cannot apply status of an object without a name".into())

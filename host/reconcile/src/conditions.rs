@@ -226,6 +226,32 @@ pub fn set_condition(
     set_conditions(xr, vec![condition(type_, status, reason, message)], now);
 }
 
+/// Moves the XR to `generation` (when there is one), and with it the
+/// conditions stamped with the generation it had: they were computed for
+/// it, and nothing but the reconciler's own fields has changed since.
+pub fn advance_generation(xr: &mut Value, generation: Option<&Value>) {
+    let Some(generation) = generation.filter(|g| !g.is_null()) else {
+        return;
+    };
+    let Some(previous) = xr.pointer("/metadata/generation").cloned() else {
+        return;
+    };
+    if &previous == generation {
+        return;
+    }
+    xr["metadata"]["generation"] = generation.clone();
+    if let Some(conditions) = xr
+        .pointer_mut("/status/conditions")
+        .and_then(Value::as_array_mut)
+    {
+        for condition in conditions {
+            if condition.get("observedGeneration") == Some(&previous) {
+                condition["observedGeneration"] = generation.clone();
+            }
+        }
+    }
+}
+
 /// Merges conditions by type, keeping `lastTransitionTime` when the status
 /// did not change, and stamps each with the generation it was computed for.
 fn set_conditions(xr: &mut Value, updates: Vec<Value>, now: &str) {
@@ -303,6 +329,38 @@ mod tests {
         assert_eq!(conditions[0]["lastTransitionTime"], "t0");
         assert_eq!(conditions[1]["status"], "True");
         assert_eq!(conditions[1]["lastTransitionTime"], "t1");
+    }
+
+    #[test]
+    fn conditions_follow_the_generation_the_reconcilers_own_write_made() {
+        let xr = json!({
+            "metadata": {"generation": 2},
+            "status": {"conditions": [
+                {"type": "Ready", "observedGeneration": 2},
+                {"type": "Custom", "observedGeneration": 1},
+                {"type": "Unstamped"},
+            ]},
+        });
+        // (generation the write made, generations then: the XR's, each condition's)
+        let cases = [
+            (Some(json!(3)), json!([3, 3, 1, null])),
+            (Some(json!(2)), json!([2, 2, 1, null])),
+            (None, json!([2, 2, 1, null])),
+            (Some(Value::Null), json!([2, 2, 1, null])),
+        ];
+        for (made, want) in cases {
+            let mut advanced = xr.clone();
+            advance_generation(&mut advanced, made.as_ref());
+            let mut seen = vec![advanced["metadata"]["generation"].clone()];
+            seen.extend(
+                advanced["status"]["conditions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|c| c.get("observedGeneration").cloned().unwrap_or(Value::Null)),
+            );
+            assert_eq!(Value::Array(seen), want, "made {made:?}");
+        }
     }
 
     #[test]

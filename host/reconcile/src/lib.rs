@@ -136,6 +136,23 @@ pub struct Reconcile<'a> {
     /// The XR's watch circuit is open (an event storm woke it too often):
     /// reported as `Responsive=False`.
     pub circuit_open: bool,
+    /// When a reconcile creates composed resources, it observes them at once
+    /// as their applies returned them and runs the pipeline again before it
+    /// writes the XR, so their readiness is reported without another
+    /// reconcile (and another status write). `plait render` reports one
+    /// pass, as `crossplane render` does.
+    pub observe_created: bool,
+}
+
+/// One run of the pipeline and what it applied, before anything is written
+/// to the XR: the XR as it is to be stored, the resource references to
+/// apply (none when the pipeline failed), the events it would record and
+/// the composed resources as their applies returned them.
+struct Pass {
+    outcome: Outcome,
+    refs: Option<Vec<Value>>,
+    events: Vec<Event>,
+    stored: BTreeMap<String, Value>,
 }
 
 /// What a reconcile did.
@@ -190,6 +207,40 @@ impl<'a> Reconcile<'a> {
     }
 
     pub fn run(self) -> Result<Outcome, ReconcileError> {
+        let first = self.pass(&BTreeMap::new(), &[])?;
+        let again = self.observe_created
+            && first.outcome.error.is_none()
+            && !first.outcome.created.is_empty();
+        let last = if again {
+            let mut second = self.pass(&first.stored, &first.outcome.deleted)?;
+            let mut composed = first.outcome.composed;
+            composed.append(&mut second.outcome.composed);
+            second.outcome.composed = composed;
+            let mut deleted = first.outcome.deleted;
+            deleted.append(&mut second.outcome.deleted);
+            second.outcome.deleted = deleted;
+            second
+        } else {
+            first
+        };
+        for event in last.events {
+            self.cluster.record_event(event);
+        }
+        let mut outcome = last.outcome;
+        outcome.xr = self.write_status(&outcome.xr, last.refs.as_deref())?;
+        Ok(outcome)
+    }
+
+    /// Runs the pipeline once and applies what it desires, writing nothing
+    /// to the XR. `created` are composed resources an earlier pass created,
+    /// as their applies returned them, observed as well; `deleted` are
+    /// those it deleted, observed no longer.
+    fn pass(
+        &self,
+        created: &BTreeMap<String, Value>,
+        deleted: &[ObjectRef],
+    ) -> Result<Pass, ReconcileError> {
+        let mut events = Vec::new();
         let xr_ref = ObjectRef::of(&self.xr).ok_or_else(|| {
             ReconcileError::InvalidComposite(
                 "apiVersion, kind and metadata.name are required".into(),
@@ -205,7 +256,13 @@ impl<'a> Reconcile<'a> {
         // functions observe the XR with it.
         let mut xr = self.xr.clone();
         conditions::set_responsive(&mut xr, self.circuit_open, &(self.clock)());
-        let observed = self.observed_state(&xr, &xr_uid)?;
+        let mut observed = self.observed_state(&xr, &xr_uid, deleted)?;
+        for (name, object) in created {
+            let mut resource = plait_sdk::Resource::new(object.clone());
+            resource.connection_details =
+                self.connection_details(self.tenant_cluster(), &resource.resource)?;
+            observed.resources.insert(name.clone(), resource);
+        }
         let namespace = match self.scope {
             CompositeScope::Namespaced => xr_ref.namespace.clone(),
             _ => None,
@@ -234,7 +291,7 @@ impl<'a> Reconcile<'a> {
             Err(failure) => (failure.partial, Some(failure.error)),
         };
         for result in &output.results {
-            self.cluster.record_event(result_event(&xr_ref, result));
+            events.push(result_event(&xr_ref, result));
         }
         let mut outcome = Outcome {
             xr: Value::Null,
@@ -251,7 +308,7 @@ impl<'a> Reconcile<'a> {
         if let Some(error) = failure {
             let message = error.to_string();
             tracing::warn!(composite = %xr_ref, error = %message, "pipeline failed; nothing applied");
-            self.cluster.record_event(Event {
+            events.push(Event {
                 regarding: xr_ref.clone(),
                 event_type: EventType::Warning,
                 reason: reason_for(&error).into(),
@@ -263,8 +320,13 @@ impl<'a> Reconcile<'a> {
                 outcome.refused = Some((**refused).clone());
             }
             outcome.error = Some(message);
-            outcome.xr = self.write_status(&xr, None)?;
-            return Ok(outcome);
+            outcome.xr = xr;
+            return Ok(Pass {
+                outcome,
+                refs: None,
+                events,
+                stored: BTreeMap::new(),
+            });
         }
 
         let desired = output.desired;
@@ -281,7 +343,7 @@ impl<'a> Reconcile<'a> {
         if let Err(error) = graph.check(&composed) {
             let message = error.to_string();
             tracing::warn!(composite = %xr_ref, error = %message, "composed resources cannot be ordered; nothing applied");
-            self.cluster.record_event(Event {
+            events.push(Event {
                 regarding: xr_ref.clone(),
                 event_type: EventType::Warning,
                 reason: "ComposeResources".into(),
@@ -290,8 +352,13 @@ impl<'a> Reconcile<'a> {
             conditions::set_fatal(&mut xr, &output.conditions, &message, &(self.clock)());
             conditions::set_ordered(&mut xr, &graph, Err(&message), &(self.clock)());
             outcome.error = Some(message);
-            outcome.xr = self.write_status(&xr, None)?;
-            return Ok(outcome);
+            outcome.xr = xr;
+            return Ok(Pass {
+                outcome,
+                refs: None,
+                events,
+                stored: BTreeMap::new(),
+            });
         }
         let waiting = graph.waiting(
             desired
@@ -333,6 +400,7 @@ impl<'a> Reconcile<'a> {
         set_resource_refs(&mut xr, self.scope, &plan.refs);
         let field_manager = composed_field_manager(&xr);
         let mut apply_errors = Vec::new();
+        let mut stored = BTreeMap::new();
         for (name, object) in &plan.objects {
             let unchanged = observed.resources.get(name).is_some_and(|o| {
                 self.tenant_cluster()
@@ -343,14 +411,15 @@ impl<'a> Reconcile<'a> {
                 continue;
             }
             match self.tenant_cluster().apply(object, &field_manager) {
-                Ok(_) => {
+                Ok(applied) => {
                     if !observed.resources.contains_key(name) {
                         outcome.created.push(name.clone());
+                        stored.insert(name.clone(), applied);
                     }
                     outcome.composed.insert(name.clone(), object.clone());
                 }
                 Err(e) => {
-                    self.cluster.record_event(Event {
+                    events.push(Event {
                         regarding: xr_ref.clone(),
                         event_type: EventType::Warning,
                         reason: "ComposeResources".into(),
@@ -379,7 +448,7 @@ impl<'a> Reconcile<'a> {
         });
         let unready = conditions::unready(&desired);
         for name in &unready {
-            self.cluster.record_event(Event {
+            events.push(Event {
                 regarding: xr_ref.clone(),
                 event_type: EventType::Normal,
                 reason: "ComposeResources".into(),
@@ -400,8 +469,13 @@ impl<'a> Reconcile<'a> {
             conditions::set_ordered(&mut xr, &graph, Ok(&waiting), &(self.clock)());
         }
         outcome.error = synced_error;
-        outcome.xr = self.write_status(&xr, Some(&plan.refs))?;
-        Ok(outcome)
+        outcome.xr = xr;
+        Ok(Pass {
+            outcome,
+            refs: Some(plan.refs),
+            events,
+            stored,
+        })
     }
 
     /// Lists the conditions meant for the claim too; only a v1 (legacy)
@@ -413,7 +487,12 @@ impl<'a> Reconcile<'a> {
     }
 
     /// Reads the composed resources the XR references, keyed by their name in the Composition.
-    fn observed_state(&self, xr: &Value, xr_uid: &str) -> Result<State, ReconcileError> {
+    fn observed_state(
+        &self,
+        xr: &Value,
+        xr_uid: &str,
+        deleted: &[ObjectRef],
+    ) -> Result<State, ReconcileError> {
         let mut composite = plait_sdk::Resource::new(xr.clone());
         // Only a v1 (legacy) XR has a connection Secret of its own.
         if self.scope == CompositeScope::LegacyCluster {
@@ -449,6 +528,9 @@ impl<'a> Reconcile<'a> {
                 namespace,
                 name: text("name"),
             };
+            if deleted.contains(&reference) {
+                continue;
+            }
             let Some(object) = self.tenant_cluster().observe(&reference)? else {
                 continue;
             };
@@ -543,14 +625,21 @@ impl<'a> Reconcile<'a> {
     /// its author removed would stay. Returns the XR as stored.
     fn write_status(&self, xr: &Value, refs: Option<&[Value]>) -> Result<Value, ReconcileError> {
         let mut stored = None;
+        let mut xr = xr.clone();
         if let Some(refs) = refs {
-            let owned = owned_fields(xr, self.scope, refs);
+            let owned = owned_fields(&xr, self.scope, refs);
             if !already_owned(&self.xr, &owned, self.scope) {
-                stored = Some(self.cluster.apply(&owned, COMPOSITE_FIELD_MANAGER)?);
+                let applied = self.cluster.apply(&owned, COMPOSITE_FIELD_MANAGER)?;
+                // The references are the reconciler's own: its conditions
+                // describe the generation their apply made (as upstream's,
+                // read back after its update), or the next reconcile would
+                // write the status again only to say so.
+                conditions::advance_generation(&mut xr, applied.pointer("/metadata/generation"));
+                stored = Some(applied);
             }
         }
         if xr.get("status") != self.xr.get("status") {
-            return Ok(self.cluster.apply_status(xr, COMPOSITE_FIELD_MANAGER)?);
+            return Ok(self.cluster.apply_status(&xr, COMPOSITE_FIELD_MANAGER)?);
         }
         Ok(stored.unwrap_or_else(|| self.xr.clone()))
     }

@@ -101,6 +101,7 @@ fn try_reconcile_with(
         grants: &ReadGrants::tenant_defaults(),
         as_tenant,
         circuit_open,
+        observe_created: false,
     }
     .run()
 }
@@ -397,6 +398,7 @@ fn observed_resource_without_resource_name_annotation_is_an_error() {
         grants: &ReadGrants::tenant_defaults(),
         as_tenant: None,
         circuit_open: false,
+        observe_created: false,
     }
     .run()
     .expect_err("must fail");
@@ -555,6 +557,7 @@ fn xrs_are_responsive_and_functions_observe_it_as_upstream_sets_it_first() {
         grants: &ReadGrants::tenant_defaults(),
         as_tenant: None,
         circuit_open: false,
+        observe_created: false,
     }
     .run()
     .expect("reconcile runs");
@@ -619,6 +622,7 @@ fn conditions_set_after_the_pipeline_carry_the_time_it_ended() {
             grants: &ReadGrants::tenant_defaults(),
             as_tenant: None,
             circuit_open: false,
+            observe_created: false,
         }
         .run()
         .expect("reconcile runs");
@@ -1021,7 +1025,108 @@ fn run_one_step(
         grants: &ReadGrants::tenant_defaults(),
         as_tenant: None,
         circuit_open: false,
+        observe_created: false,
     }
     .run()
     .expect("reconcile runs")
+}
+
+/// A function that composes the resources named in the XR's `spec.want`,
+/// each ready once it is observed, as function-auto-ready finds a
+/// ConfigMap; counts its runs.
+struct ReadyWhenObserved(Cell<usize>);
+
+impl FunctionRunner for ReadyWhenObserved {
+    fn run(&self, _: &str, _: &str, request: &Request) -> Result<Response, RunnerError> {
+        self.0.set(self.0.get() + 1);
+        let mut response = Response::from_request(request);
+        let xr = &request
+            .observed
+            .composite
+            .as_ref()
+            .expect("observed XR")
+            .resource;
+        for name in xr["spec"]["want"].as_array().into_iter().flatten() {
+            let name = name.as_str().expect("string");
+            let mut resource = Resource::new(json!({
+                "apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "v"}
+            }));
+            if request.observed.resources.contains_key(name) {
+                resource.ready = Ready::True;
+            }
+            response.desired.resources.insert(name.into(), resource);
+        }
+        Ok(response)
+    }
+}
+
+#[test]
+fn a_reconcile_that_creates_resources_observes_them_at_once_when_asked_and_writes_the_xr_once() {
+    // (observe created, pipeline runs, composed applies, status writes,
+    // Ready, "not yet ready" events)
+    let cases = [(false, 1, 2, 1, "False", 2), (true, 2, 2, 1, "True", 0)];
+    for (observe_created, runs, applies, statuses, ready, unready_events) in cases {
+        let memory = MemoryCluster::new();
+        let xr = xr(Some("ns"), &["a", "b"]);
+        memory.seed([xr.clone()]).expect("seed XR");
+        // The cluster knows a second apply of what the first pass created
+        // would change nothing, as the controller's does.
+        let known = KnownApplied {
+            memory: &memory,
+            unchanged: true,
+        };
+        let runner = ReadyWhenObserved(Cell::new(0));
+        let steps = [Step {
+            name: "compose".into(),
+            function: "ready-when-observed".into(),
+            ..Step::default()
+        }];
+        let outcome = Reconcile {
+            cluster: &memory,
+            runner: &runner,
+            scope: CompositeScope::Namespaced,
+            xr,
+            steps: &steps,
+            context: json!({}),
+            clock: &|| "2024-01-01T00:00:00Z".into(),
+            grants: &ReadGrants::tenant_defaults(),
+            as_tenant: Some(&known),
+            circuit_open: false,
+            observe_created,
+        }
+        .run()
+        .expect("reconcile runs");
+        let writes = memory.writes();
+        let count = |kind: &str, what: &str| {
+            writes
+                .iter()
+                .filter(|(r, w)| r.kind == kind && *w == what)
+                .count()
+        };
+        let not_ready = memory
+            .events()
+            .iter()
+            .filter(|e| e.message.contains("is not yet ready"))
+            .count();
+        assert_eq!(
+            (
+                runner.0.get(),
+                count("ConfigMap", "apply"),
+                count("XApp", "status"),
+                condition(&outcome.xr, "Ready")["status"].as_str(),
+                not_ready,
+            ),
+            (runs, applies, statuses, Some(ready), unready_events),
+            "observe created: {observe_created}"
+        );
+        assert_eq!(
+            outcome.composed.keys().collect::<Vec<_>>(),
+            ["a", "b"],
+            "observe created: {observe_created}"
+        );
+        let refs = outcome.xr["spec"]["crossplane"]["resourceRefs"]
+            .as_array()
+            .map_or(0, Vec::len);
+        assert_eq!(refs, 2, "observe created: {observe_created}");
+    }
 }

@@ -77,18 +77,20 @@ impl KubeApi {
 
     /// Records a write whose result is `stored`.
     pub fn wrote(&self, stored: &DynamicObject, resource: &ApiResource) {
-        if let (Some(name), Some(version)) =
-            (&stored.metadata.name, &stored.metadata.resource_version)
-        {
-            self.writes.wrote(
-                WrittenObject::new(
-                    &resource.api_version,
-                    &resource.kind,
-                    stored.metadata.namespace.as_deref(),
-                    name,
-                ),
-                version,
-            );
+        let Some(name) = &stored.metadata.name else {
+            return;
+        };
+        let object = WrittenObject::new(
+            &resource.api_version,
+            &resource.kind,
+            stored.metadata.namespace.as_deref(),
+            name,
+        );
+        if let Some(uid) = &stored.metadata.uid {
+            self.writes.identified(object.clone(), uid);
+        }
+        if let Some(version) = &stored.metadata.resource_version {
+            self.writes.wrote(object, version);
         }
     }
 

@@ -213,7 +213,7 @@ mod tests {
 
     #[test]
     fn plait_knows_each_of_its_own_crds_by_name() {
-        assert_eq!(OWN_CRD_NAMES.len(), 8, "{:?}", *OWN_CRD_NAMES);
+        assert_eq!(OWN_CRD_NAMES.len(), 9, "{:?}", *OWN_CRD_NAMES);
         assert!(OWN_CRD_NAMES.contains(&"compositions.apiextensions.crossplane.io".to_string()));
     }
 }

@@ -3,6 +3,7 @@
 //! clients that impersonate tenants. Knows nothing of stores or controllers.
 
 pub mod client;
+pub mod events;
 pub mod impersonation;
 pub mod install;
 pub mod openapi;

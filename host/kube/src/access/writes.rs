@@ -61,6 +61,9 @@ pub struct OwnWrites {
     versions: Mutex<HashMap<WrittenObject, VecDeque<String>>>,
     /// By object and field manager (with `/status` for the status subresource).
     applied: Mutex<HashMap<(WrittenObject, String), LastApply>>,
+    /// The UID each written object had, so an event about it names it
+    /// without asking the API server.
+    uids: Mutex<HashMap<WrittenObject, String>>,
 }
 
 /// One field manager's last apply of an object: the SHA-256 of the body it
@@ -90,6 +93,23 @@ impl OwnWrites {
             recent.pop_front();
         }
         recent.push_back(resource_version.to_string());
+    }
+
+    /// Records that a write found `object` with `uid`.
+    pub fn identified(&self, object: WrittenObject, uid: &str) {
+        let mut uids = self.uids.lock().unwrap_or_else(PoisonError::into_inner);
+        if uids.get(&object).is_none_or(|known| known != uid) {
+            uids.insert(object, uid.to_string());
+        }
+    }
+
+    /// The UID `object` had when this controller last wrote it.
+    pub fn uid(&self, object: &WrittenObject) -> Option<String> {
+        self.uids
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(object)
+            .cloned()
     }
 
     /// Whether `resource_version` of `object` is one this controller wrote.
@@ -155,6 +175,10 @@ impl OwnWrites {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(object);
+        self.uids
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(object);
         self.applied
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -214,6 +238,34 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_objects_uid_is_the_one_its_last_write_found_until_it_is_forgotten() {
+        let writes = OwnWrites::default();
+        let a = || WrittenObject::new("example.org/v1", "Widget", Some("ns"), "a");
+        // (UID a write found, or None to forget the object; UID then known)
+        let steps = [
+            (Some("u1"), Some("u1")),
+            (Some("u1"), Some("u1")),
+            (Some("u2"), Some("u2")),
+            (None, None),
+            (Some("u3"), Some("u3")),
+        ];
+        assert_eq!(writes.uid(&a()), None, "before any write");
+        for (i, (found, want)) in steps.into_iter().enumerate() {
+            match found {
+                Some(uid) => writes.identified(a(), uid),
+                None => writes.forget(&a()),
+            }
+            assert_eq!(writes.uid(&a()).as_deref(), want, "step {i}");
+        }
+        let other_version = WrittenObject::new("example.org/v2", "Widget", Some("ns"), "a");
+        assert_eq!(
+            writes.uid(&other_version).as_deref(),
+            Some("u3"),
+            "another API version of the object"
+        );
+    }
 
     fn object(api_version: &str, name: &str) -> WrittenObject {
         WrittenObject::new(api_version, "Widget", Some("ns"), name)

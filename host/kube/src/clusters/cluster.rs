@@ -11,15 +11,14 @@ use std::collections::BTreeMap;
 use std::ops::Deref;
 use std::sync::Arc;
 
-use kube::api::DynamicObject;
-use kube::runtime::events::{Event as KubeEvent, EventType as KubeEventType, Recorder, Reporter};
-use kube::{Client, Resource};
+use kube::Client;
 use plait_reconcile::{Cluster, ClusterError, Event, EventType, ObjectRef};
 use serde_json::Value;
 use tokio::runtime::Handle;
 
 use crate::access::client::{KubeApi, object_error};
-use crate::access::writes::OwnWrites;
+use crate::access::events::{Draft, EventCorrelator, Involved, Source, send};
+use crate::access::writes::{OwnWrites, WrittenObject};
 use crate::stores::composed::ComposedCache;
 use crate::stores::environment::{AccessReviews, EnvironmentConfigs};
 
@@ -37,7 +36,6 @@ pub struct KubeCluster {
 struct Inner {
     api: KubeApi,
     handle: Handle,
-    recorder: Recorder,
     shared: Shared,
     /// For a tenant's cluster, what the API server said the tenant may read
     /// from the EnvironmentConfig store; `None` for the controller's own,
@@ -47,12 +45,30 @@ struct Inner {
 
 /// What every cluster the controller reads and writes through shares,
 /// tenants' included: what its writes produced, the composed resources its
-/// watches cache, and the EnvironmentConfigs its watch keeps.
-#[derive(Clone, Default)]
+/// watches cache, the EnvironmentConfigs its watch keeps, and the one
+/// correlator every event passes.
+#[derive(Clone)]
 pub struct Shared {
     pub writes: Arc<OwnWrites>,
     pub composed: Arc<ComposedCache>,
     pub environment: Arc<EnvironmentConfigs>,
+    pub events: Arc<EventCorrelator>,
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        let component = REPORTER.to_string();
+        let instance = std::env::var("POD_NAME").unwrap_or_else(|_| component.clone());
+        Shared {
+            writes: Arc::default(),
+            composed: Arc::default(),
+            environment: Arc::default(),
+            events: Arc::new(EventCorrelator::new(Source {
+                component,
+                instance,
+            })),
+        }
+    }
 }
 
 /// A cluster is API access with stores in front: what the API can do, it can.
@@ -88,18 +104,10 @@ impl KubeCluster {
         shared: Shared,
         access: Option<AccessReviews>,
     ) -> KubeCluster {
-        let recorder = Recorder::new(
-            client.clone(),
-            Reporter {
-                controller: REPORTER.into(),
-                instance: std::env::var("POD_NAME").ok(),
-            },
-        );
         KubeCluster {
             inner: Arc::new(Inner {
                 api: KubeApi::new(client, shared.writes.clone()),
                 handle,
-                recorder,
                 shared,
                 access,
             }),
@@ -175,49 +183,60 @@ impl KubeCluster {
         self.list_live(api_version, kind, namespace, labels).await
     }
 
-    /// Publishes an event without waiting for it: events are best effort.
+    /// Publishes an event without waiting for it: events are best effort,
+    /// and pass the correlator shared by every cluster of the process.
     pub fn publish(&self, event: Event) {
-        let inner = self.inner.clone();
         let this = self.clone();
         self.inner.handle.spawn(async move {
-            let reference = match this.object_reference(&event.regarding).await {
-                Ok(r) => r,
+            let involved = match this.involved(&event.regarding).await {
+                Ok(involved) => involved,
                 Err(e) => {
                     tracing::debug!(object = %event.regarding, error = %e, "cannot resolve the object of an event");
                     return;
                 }
             };
-            let kube_event = KubeEvent {
-                type_: match event.event_type {
-                    EventType::Normal => KubeEventType::Normal,
-                    EventType::Warning => KubeEventType::Warning,
-                },
-                reason: event.reason.clone(),
-                note: Some(truncate(&event.message, 1024)),
-                action: event.reason,
-                secondary: None,
+            let draft = Draft {
+                involved,
+                warning: event.event_type == EventType::Warning,
+                reason: event.reason,
+                message: truncate(&event.message, 1024),
             };
-            if let Err(e) = inner.recorder.publish(&kube_event, &reference).await {
+            let correlated = this
+                .inner
+                .shared
+                .events
+                .correlate(&draft, std::time::SystemTime::now());
+            if let Err(e) = send(this.client(), correlated).await {
                 tracing::debug!(object = %event.regarding, error = %e, "cannot publish event");
             }
         });
     }
 
-    async fn object_reference(
-        &self,
-        object: &ObjectRef,
-    ) -> Result<k8s_openapi::api::core::v1::ObjectReference, ClusterError> {
-        let found = self
-            .get_async(object)
-            .await?
-            .ok_or_else(|| object_error(object, "not found"))?;
-        let dynamic: DynamicObject = serde_json::from_value(found)
-            .map_err(|e| object_error(object, format!("cannot decode: {e}")))?;
-        let served = self
-            .served_kind(&object.api_version, &object.kind)
-            .await?
-            .ok_or_else(|| object_error(object, "kind is not served"))?;
-        Ok(dynamic.object_ref(&served.resource))
+    /// The object an event is about, with its UID: the one a write of this
+    /// process last found (no request), else read from the API server.
+    async fn involved(&self, object: &ObjectRef) -> Result<Involved, ClusterError> {
+        let known = self.writes().uid(&WrittenObject::of(object));
+        let uid = match known {
+            Some(uid) => uid,
+            None => {
+                let found = self
+                    .get_async(object)
+                    .await?
+                    .ok_or_else(|| object_error(object, "not found"))?;
+                found
+                    .pointer("/metadata/uid")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| object_error(object, "has no UID"))?
+                    .to_string()
+            }
+        };
+        Ok(Involved {
+            api_version: object.api_version.clone(),
+            kind: object.kind.clone(),
+            namespace: object.namespace.clone(),
+            name: object.name.clone(),
+            uid: Some(uid),
+        })
     }
 }
 

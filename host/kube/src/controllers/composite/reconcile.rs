@@ -223,7 +223,7 @@ async fn selection(
 ) -> Phase<Arc<CompiledPipeline>> {
     fair_queue::stage("selecting its Composition revision");
     let selected = match select::composition(ctx, xrd, xr, reference, scope).await {
-        Ok(name) => select::revision(ctx, xrd, xr, reference, scope, &name).await,
+        Ok(selected) => select::revision(ctx, xrd, xr, reference, scope, &selected).await,
         Err(failure) => Err(failure),
     };
     match selected {
@@ -377,6 +377,7 @@ impl Blocking {
             grants: &grants,
             as_tenant: Some(&fenced_tenant),
             circuit_open: self.circuit_open,
+            observe_created: true,
         }
         .run();
         self.cpu.add_cpu(thread_cpu().saturating_sub(started));

@@ -92,14 +92,22 @@ pub(super) fn first_compatible(compositions: &[Value], reference: &ObjectRef) ->
         .map(str::to_string)
 }
 
-/// Picks the XR's Composition as upstream does, persisting the choice.
+/// The Composition an XR composes from, and whether the XR does not
+/// record it yet.
+pub struct Selected {
+    pub name: String,
+    pub unrecorded: bool,
+}
+
+/// Picks the XR's Composition as upstream does; [`revision`] persists the
+/// choice, in the one write that records the revision.
 pub async fn composition(
     ctx: &XrContext,
     xrd: &CompositeResourceDefinition,
-    xr: &mut Value,
+    xr: &Value,
     reference: &ObjectRef,
     scope: CompositeScope,
-) -> Result<String, Failure> {
+) -> Result<Selected, Failure> {
     let machinery = scope.machinery_pointer();
     let current = text(xr, &format!("{machinery}/compositionRef/name")).map(str::to_string);
     let (chosen, message) = match composition_choice(xrd, xr, scope) {
@@ -121,9 +129,8 @@ pub async fn composition(
             (first, message)
         }
     };
-    if current.as_deref() != Some(chosen.as_str()) {
-        let patch = scope.wrap_machinery(json!({"compositionRef": {"name": chosen}}));
-        *xr = merge_patch(ctx, reference, &patch).await?;
+    let unrecorded = current.as_deref() != Some(chosen.as_str());
+    if unrecorded {
         ctx.shared.cluster.publish(Event {
             regarding: reference.clone(),
             event_type: EventType::Normal,
@@ -131,7 +138,10 @@ pub async fn composition(
             message,
         });
     }
-    Ok(chosen)
+    Ok(Selected {
+        name: chosen,
+        unrecorded,
+    })
 }
 
 /// Which revision an XR asks for, read from the XR and its XRD before any
@@ -243,18 +253,24 @@ pub(super) fn pick_revision(
 }
 
 /// Picks the revision of `composition` the XR composes from, as upstream
-/// does, persisting the choice and any defaulted revision selector; returns
-/// the revision's pipeline, compiled once for every XR of this kind.
+/// does, persisting in one write the choice, any defaulted revision
+/// selector, and the Composition when the XR does not record it yet (even
+/// when no revision can be picked); returns the revision's pipeline,
+/// compiled once for every XR of this kind.
 pub async fn revision(
     ctx: &XrContext,
     xrd: &CompositeResourceDefinition,
     xr: &mut Value,
     reference: &ObjectRef,
     scope: CompositeScope,
-    composition: &str,
+    selected: &Selected,
 ) -> Result<Arc<CompiledPipeline>, Failure> {
+    let composition = selected.name.as_str();
     let query = revision_query(xrd, xr, scope);
     let mut persist = serde_json::Map::new();
+    if selected.unrecorded {
+        persist.insert("compositionRef".into(), json!({"name": composition}));
+    }
     if let Some(default) = &query.defaulted {
         persist.insert("compositionRevisionSelector".into(), default.clone());
         ctx.shared.cluster.publish(Event {
@@ -270,14 +286,20 @@ pub async fn revision(
         .await
         .map_err(ObjectError::cluster(reference, "cannot read the catalog"))
         .map_err(XrError::from)?;
-    let (revision, changed) = pick_revision(&query, composition, ctx.shared.catalog.as_ref())?;
-    if let Some(name) = changed {
-        persist.insert("compositionRevisionRef".into(), json!({"name": name}));
-    }
+    let revision = pick_revision(&query, composition, ctx.shared.catalog.as_ref()).map(
+        |(revision, changed)| {
+            if let Some(name) = changed {
+                persist.insert("compositionRevisionRef".into(), json!({"name": name}));
+            }
+            revision
+        },
+    );
+    // Recorded even when no revision could be picked: the Composition was.
     if !persist.is_empty() {
         let patch = scope.wrap_machinery(Value::Object(persist));
         *xr = merge_patch(ctx, reference, &patch).await?;
     }
+    let revision = revision?;
     let compiled = ctx
         .shared
         .catalog
