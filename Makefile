@@ -158,6 +158,8 @@ functions: toolchains
 	$(CARGO) build -p plait
 	for f in examples/functions/*/build.sh; do PATH=$(PLAIT_TOOLS)/bin:$$PATH PLAIT=$(CURDIR)/target/debug/plait sh $$f || exit 1; done
 
-# Size, compile, cached load and per-call time per language.
+# Size, compile, cached load and per-call time per language, and of a real
+# Go function ported to plait beside the built-in it mirrors.
 bench-functions: functions
 	$(CARGO) bench -p plait --bench languages
+	$(CARGO) bench -p plait --bench ported_go

@@ -5,20 +5,11 @@
 // it starts fast.
 package main
 
-import (
-	"runtime/debug"
+import "github.com/plait-dev/plait/guests/sdk-go/component"
 
-	"github.com/plait-dev/plait/guests/sdk-go/component"
-)
-
-// Every call runs in a fresh instance that ends with it, so collecting
-// garbage along the way only costs time: the collector runs only when the
-// heap nears this limit, well inside the memory plait gives a call.
-const heapLimit = 96 << 20
-
+// Every call runs in a fresh instance that ends with it; component.Serve
+// sets the collector to run only when memory runs short.
 func init() {
-	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(heapLimit)
 	component.Serve(runFunction)
 }
 

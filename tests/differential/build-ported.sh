@@ -1,26 +1,40 @@
 #!/usr/bin/env bash
-# Ports upstream function-auto-ready (github.com/crossplane-contrib/function-auto-ready,
-# the release build-upstream.sh serves over gRPC) to plait the way
+# Ports an upstream Go composition function to plait the way
 # docs/authoring.md tells a function author to: its module as published,
-# with main.go replaced by ported/function-auto-ready/main.go, built with
+# with main.go replaced by ported/<function>/main.go, built with
 # guests/sdk-go for GOOS=wasip1 and made a component by `plait function
-# componentize` ($PLAIT, default `plait`). The result is cached in
-#   ~/.cache/plait/function-auto-ready-<version>-wasm-<hash>/function.wasm
+# componentize` ($PLAIT, default `plait`).
+#
+#   build-ported.sh [function-auto-ready | function-patch-and-transform]
+#
+# The function is the release build-upstream.sh serves over gRPC
+# (function-auto-ready when none is named). The result is cached in
+#   ~/.cache/plait/<function>-<version>-wasm-<hash>/function.wasm
 # keyed by the SDK's sources and the componentize step, so changing either
 # builds it again. Needs Go. Prints the component's path on the last line of
 # stdout.
 set -euo pipefail
 
-VERSION="${PLAIT_FUNCTION_AUTO_READY_VERSION:-v0.7.0}"
+FUNCTION="${1:-function-auto-ready}"
+case "$FUNCTION" in
+    function-auto-ready)
+        VERSION="${PLAIT_FUNCTION_AUTO_READY_VERSION:-v0.7.0}" ;;
+    function-patch-and-transform)
+        VERSION="${PLAIT_FUNCTION_PATCH_AND_TRANSFORM_VERSION:-v0.10.7}" ;;
+    *)
+        echo "build-ported.sh: no port of $FUNCTION: function-auto-ready or function-patch-and-transform" >&2
+        exit 2 ;;
+esac
+MODULE="github.com/crossplane-contrib/$FUNCTION"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
 SDK="$REPO/guests/sdk-go"
 PLAIT="${PLAIT:-plait}"
 
 HASH="$(cd "$REPO" && cat guests/sdk-go/go.mod guests/sdk-go/go.sum guests/sdk-go/plait/*.go guests/sdk-go/component/*.go wit/function.wit \
-    host/componentize/src/*.rs tests/differential/build-ported.sh tests/differential/ported/function-auto-ready/main.go | sha256sum | cut -c1-12)"
+    host/componentize/src/*.rs tests/differential/build-ported.sh "tests/differential/ported/$FUNCTION/main.go" | sha256sum | cut -c1-12)"
 CACHE_ROOT="${PLAIT_CACHE_DIR:-$HOME/.cache/plait}"
-DEST="$CACHE_ROOT/function-auto-ready-${VERSION#v}-wasm-$HASH"
+DEST="$CACHE_ROOT/$FUNCTION-${VERSION#v}-wasm-$HASH"
 OUT="$DEST/function.wasm"
 
 if [ -f "$OUT" ]; then
@@ -41,7 +55,7 @@ fi
 WORK="$(mktemp -d)"
 trap 'chmod -R u+w "$WORK" 2>/dev/null; rm -rf "$WORK"' EXIT
 start=$(date +%s)
-echo "build-ported.sh: porting function-auto-ready ${VERSION} to plait into $OUT" >&2
+echo "build-ported.sh: porting $FUNCTION ${VERSION} to plait into $OUT" >&2
 
 export GOFLAGS="-mod=mod"
 cat >"$WORK/go.mod" <<MOD
@@ -49,14 +63,14 @@ module plait.test/ported-fetch
 
 go 1.24
 MOD
-dir="$(cd "$WORK" && go mod download -json "github.com/crossplane-contrib/function-auto-ready@${VERSION}" \
+dir="$(cd "$WORK" && go mod download -json "$MODULE@${VERSION}" \
     | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
-[ -n "$dir" ] || { echo "build-ported.sh: cannot download function-auto-ready@${VERSION}" >&2; exit 1; }
+[ -n "$dir" ] || { echo "build-ported.sh: cannot download $MODULE@${VERSION}" >&2; exit 1; }
 cp -r "$dir" "$WORK/src"
 chmod -R u+w "$WORK/src"
 
 # The port: one file replaced, the SDK required.
-cp "$HERE/ported/function-auto-ready/main.go" "$WORK/src/main.go"
+cp "$HERE/ported/$FUNCTION/main.go" "$WORK/src/main.go"
 (cd "$WORK/src" \
     && go mod edit -require=github.com/plait-dev/plait/guests/sdk-go@v0.0.0 \
         -replace=github.com/plait-dev/plait/guests/sdk-go="$SDK" \

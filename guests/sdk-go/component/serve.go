@@ -13,9 +13,11 @@ var handler Handler
 
 // Serve makes h the function this component runs. Call it from an init
 // function of package main: the host instantiates the component (running
-// every init) and then calls it.
+// every init) and then calls it. Package main's init runs last, so Serve
+// also sets how the collector runs in the calls that follow.
 func Serve(h Handler) {
 	handler = h
+	collectOnlyWhenShort()
 }
 
 func run(req *Request) (*Response, *Error) {

@@ -14,13 +14,14 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+#[path = "support/measure.rs"]
+mod measure;
+
+use measure::{median, peak_memory_mb, reset_peak_memory};
 use plait_patch_and_transform::bench_input;
 use plait_runtime::{Builtin, CallLimits, Runtime, RuntimeConfig};
 use plait_sdk::Request;
 use serde_json::json;
-
-/// Calls per measurement; the median is reported.
-const CALLS: usize = 101;
 
 /// What the P&T bench Composition composes, as one Go template: a Bucket
 /// per index with the same patches (names, external name, region map,
@@ -68,18 +69,6 @@ fn go_templating_request(pt: &Request) -> Request {
     }
 }
 
-fn median(mut call: impl FnMut()) -> Duration {
-    let mut samples: Vec<Duration> = (0..CALLS)
-        .map(|_| {
-            let start = Instant::now();
-            call();
-            start.elapsed()
-        })
-        .collect();
-    samples.sort();
-    samples[CALLS / 2]
-}
-
 /// go-templating componentized without its snapshot, from its source.
 fn go_templating_initialised_every_call() -> Vec<u8> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -88,22 +77,6 @@ fn go_templating_initialised_every_call() -> Vec<u8> {
     plait_guest_build::build_go_guest("guests/go-templating", name, &root, out.path()).unwrap();
     let core = std::fs::read(out.path().join(format!("{name}.core.wasm"))).unwrap();
     plait_componentize::componentize_with(&core, plait_componentize::Initialise::EveryCall).unwrap()
-}
-
-/// Forgets the process's peak memory so far (Linux), so the next reading
-/// is the peak from now on.
-fn reset_peak_memory() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-}
-
-/// The process's peak resident memory since the last reset, in MB (Linux).
-fn peak_memory_mb() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or(0, |kb| kb / 1024)
 }
 
 fn main() {

@@ -98,16 +98,18 @@ pub(crate) fn schema_format_matches(format: &str, s: &str) -> bool {
     }
 }
 
-/// Go's `net/mail.ParseAddress` for the plain `user@domain` shape.
+/// Go's `net/mail.ParseAddress`: an addr-spec, with any comments after
+/// it, or an angle address after a display name (not checked).
 fn is_email(s: &str) -> bool {
     let s = s.trim();
     let s = match (s.rfind('<'), s.strip_suffix('>')) {
         (Some(open), Some(inner)) => &inner[open + 1..],
-        _ => s,
+        _ => without_trailing_comments(s),
     };
     let Some((user, domain)) = s.rsplit_once('@') else {
         return false;
     };
+    let domain = domain.trim_start();
     let atext =
         |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-/=?^_`{|}~".contains(c) || !c.is_ascii();
     let dot_atom =
@@ -115,6 +117,27 @@ fn is_email(s: &str) -> bool {
     let quoted = user.len() >= 2 && user.starts_with('"') && user.ends_with('"');
     (quoted || dot_atom(user))
         && (dot_atom(domain) || (domain.starts_with('[') && domain.ends_with(']')))
+}
+
+/// `s` without the comments (`(…)`, nested) and spaces that follow an
+/// address, which net/mail skips.
+fn without_trailing_comments(mut s: &str) -> &str {
+    while let Some(inner) = s.strip_suffix(')') {
+        let mut depth = 1;
+        let open = inner.char_indices().rev().find_map(|(i, c)| {
+            match c {
+                ')' => depth += 1,
+                '(' => depth -= 1,
+                _ => {}
+            }
+            (depth == 0).then_some(i)
+        });
+        match open {
+            Some(open) => s = inner[..open].trim_end(),
+            None => return s,
+        }
+    }
+    s
 }
 
 /// `k8s.io/utils/net.ParseIPSloppy` for IPv4: four decimal fields up to
@@ -388,6 +411,20 @@ mod tests {
             ("duration", "00:1a:2b:3c:4d:5e", true),
             ("duration", "plain text", false),
             ("duration", "99999999999999999999 days", false),
+            ("email", "a@b.c", true),
+            ("email", "a@b.c (comment)", true),
+            ("email", "a@b.c (nested (comment))", true),
+            ("email", "a@b.c(comment)", true),
+            ("email", "John (x) <a@b.c>", true),
+            ("email", "=?utf-8?q?J=C3=B6rg?= <j@b.c>", true),
+            ("email", "\"a b\"@c.d", true),
+            ("email", "a@[1.2.3.4]", true),
+            ("email", "a@ b.c", true),
+            ("email", "ü@b.c", true),
+            ("email", "a @b.c", false),
+            ("email", "a..b@c", false),
+            ("email", "a@b.c.", false),
+            ("email", "", false),
             ("password", "anything", true),
             ("k8s-short-name", "Not A Name", true),
         ];

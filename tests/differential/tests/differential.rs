@@ -10,9 +10,9 @@ use std::process::Command;
 
 use plait_differential::deliberate::{self, CaseInputs};
 use plait_differential::generate;
-use plait_differential::upstream::{RenderInput, Upstream};
+use plait_differential::upstream::{RenderInput, Upstream, UpstreamFunction};
 use plait_differential::{Rendered, compare, parse_stream};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -290,23 +290,11 @@ fn upstream() -> Upstream {
 const GENERATED_CASES: usize = 200;
 const GENERATOR_SEED: u64 = 0x70_6c61_6974;
 
-#[test]
-fn plait_renders_what_upstream_crossplane_renders() {
-    let upstream = upstream();
-    let scratch = tempfile::tempdir().unwrap();
-    let mut reports = Vec::new();
-    let mut unexplained = 0;
-
-    let corpus = corpus_cases(scratch.path());
-    assert_eq!(corpus.len(), 37, "the corpus has 37 cases");
-    let tally = run_cases(&upstream, &corpus, "corpus");
-    unexplained += tally.unexplained.len();
-    reports.push(tally.report("corpus"));
-
-    let tally = run_cases(&upstream, &example_cases(), "examples");
-    unexplained += tally.unexplained.len();
-    reports.push(tally.report("examples"));
-
+/// The generated inputs (`GENERATED_CASES` of them, or
+/// PLAIT_DIFFERENTIAL_CASES; seeded by PLAIT_DIFFERENTIAL_SEED), written
+/// under `generated_dir`, which is kept after the run so a differing input
+/// can be rendered again by hand.
+fn generated_cases(generated_dir: &Path) -> Vec<Case> {
     let count = std::env::var("PLAIT_DIFFERENTIAL_CASES")
         .ok()
         .and_then(|n| n.parse().ok())
@@ -315,11 +303,9 @@ fn plait_renders_what_upstream_crossplane_renders() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(GENERATOR_SEED);
-    // Kept after the run, so a differing input can be rendered again by hand.
-    let generated_dir = repo().join("target/differential-generated");
-    let _ = std::fs::remove_dir_all(&generated_dir);
-    std::fs::create_dir_all(&generated_dir).unwrap();
-    let generated: Vec<Case> = generate::inputs(seed, count)
+    let _ = std::fs::remove_dir_all(generated_dir);
+    std::fs::create_dir_all(generated_dir).unwrap();
+    generate::inputs(seed, count)
         .into_iter()
         .enumerate()
         .map(|(i, input)| {
@@ -342,7 +328,27 @@ fn plait_renders_what_upstream_crossplane_renders() {
                 observed: None,
             }
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn plait_renders_what_upstream_crossplane_renders() {
+    let upstream = upstream();
+    let scratch = tempfile::tempdir().unwrap();
+    let mut reports = Vec::new();
+    let mut unexplained = 0;
+
+    let corpus = corpus_cases(scratch.path());
+    assert_eq!(corpus.len(), 37, "the corpus has 37 cases");
+    let tally = run_cases(&upstream, &corpus, "corpus");
+    unexplained += tally.unexplained.len();
+    reports.push(tally.report("corpus"));
+
+    let tally = run_cases(&upstream, &example_cases(), "examples");
+    unexplained += tally.unexplained.len();
+    reports.push(tally.report("examples"));
+
+    let generated = generated_cases(&repo().join("target/differential-generated"));
     let tally = run_cases(&upstream, &generated, "generated");
     unexplained += tally.unexplained.len();
     reports.push(tally.report("generated"));
@@ -355,6 +361,130 @@ fn plait_renders_what_upstream_crossplane_renders() {
     );
 }
 
+/// The component build-ported.sh makes of upstream `function` with this
+/// build's `plait function componentize`.
+fn build_ported(function: &str) -> PathBuf {
+    let out = Command::new(repo().join("tests/differential/build-ported.sh"))
+        .arg(function)
+        .env("PLAIT", env!("CARGO_BIN_EXE_plait"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "build-ported.sh {function} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .map(PathBuf::from)
+        .unwrap()
+}
+
+/// `case` with every patch-and-transform step run by the ported `module`:
+/// its functions file with those Functions annotated (and written in full
+/// where the case names the function only by its functionRef), so plait
+/// runs the port and upstream serves its own build of the same release.
+/// `None` for a Composition with no patch-and-transform step, or one in
+/// Resources mode (which plait runs through its built-in engine).
+fn with_ported_patch_and_transform(case: Case, module: &Path, dir: &Path) -> Option<Case> {
+    let text = std::fs::read_to_string(&case.composition).unwrap();
+    let composition = parse_stream(&text).unwrap().remove(0);
+    if composition.pointer("/spec/mode").and_then(Value::as_str) != Some("Pipeline") {
+        return None;
+    }
+    let given = case
+        .functions
+        .as_ref()
+        .map(|f| parse_stream(&std::fs::read_to_string(f).unwrap()).unwrap())
+        .unwrap_or_default();
+    let mut functions = given.clone();
+    let mut ported = false;
+    for step in step_functions(&composition, case.functions.as_deref()) {
+        let name = step["metadata"]["name"].as_str().unwrap().to_string();
+        let package = step
+            .pointer("/spec/package")
+            .and_then(Value::as_str)
+            .unwrap_or(&name);
+        if UpstreamFunction::for_package(package) != Some(UpstreamFunction::PatchAndTransform) {
+            continue;
+        }
+        ported = true;
+        let annotate = |function: &mut Value| {
+            function["metadata"]["annotations"]["render.plait.dev/module"] =
+                json!(module.display().to_string());
+        };
+        match functions
+            .iter_mut()
+            .find(|f| f["metadata"]["name"].as_str() == Some(&name))
+        {
+            Some(function) => annotate(function),
+            None => {
+                let mut function = json!({
+                    "apiVersion": "pkg.crossplane.io/v1",
+                    "kind": "Function",
+                    "metadata": {"name": name},
+                    "spec": {"package": PORTED_PATCH_AND_TRANSFORM_PACKAGE},
+                });
+                annotate(&mut function);
+                functions.push(function);
+            }
+        }
+    }
+    if !ported {
+        return None;
+    }
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join("functions.yaml");
+    let stream: Vec<String> = functions
+        .iter()
+        .map(|f| serde_json::to_string_pretty(f).unwrap())
+        .collect();
+    std::fs::write(&path, stream.join("\n---\n")).unwrap();
+    Some(Case {
+        name: format!("ported function-patch-and-transform: {}", case.name),
+        functions: Some(path),
+        ..case
+    })
+}
+
+/// The release build-ported.sh ports and build-upstream.sh serves.
+const PORTED_PATCH_AND_TRANSFORM_PACKAGE: &str =
+    "xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform:v0.10.7";
+
+/// Upstream function-patch-and-transform ported to plait by replacing its
+/// main.go, run by plait on every corpus Composition that uses it and on
+/// the generated inputs: hundreds of calls of a large Go component, each
+/// from its snapshot, none trapping, and every render what the upstream
+/// binary renders over gRPC.
+#[test]
+fn a_ported_patch_and_transform_renders_what_its_grpc_server_renders() {
+    let component = build_ported("function-patch-and-transform");
+    let upstream = upstream();
+    let scratch = tempfile::tempdir().unwrap();
+    let corpus = corpus_cases(scratch.path());
+    let generated = generated_cases(&repo().join("target/differential-generated-ported"));
+    let cases: Vec<Case> = corpus
+        .into_iter()
+        .chain(generated)
+        .enumerate()
+        .filter_map(|(i, case)| {
+            with_ported_patch_and_transform(case, &component, &scratch.path().join(i.to_string()))
+        })
+        .collect();
+    assert!(
+        cases.len() > GENERATED_CASES,
+        "the port runs on the corpus and every generated input, not {} cases",
+        cases.len()
+    );
+    let tally = run_cases(&upstream, &cases, "ported function-patch-and-transform");
+    assert!(
+        tally.unexplained.is_empty(),
+        "the ported function and its gRPC server render differently:\n{}",
+        tally.report("ported function-patch-and-transform")
+    );
+}
+
 /// Upstream function-auto-ready ported to plait by replacing its main.go
 /// (build-ported.sh, which makes the component with this build's `plait
 /// function componentize`): the component, run by plait, renders what the
@@ -362,20 +492,7 @@ fn plait_renders_what_upstream_crossplane_renders() {
 /// observed.
 #[test]
 fn a_ported_upstream_go_function_renders_what_its_grpc_server_renders() {
-    let out = Command::new(repo().join("tests/differential/build-ported.sh"))
-        .env("PLAIT", env!("CARGO_BIN_EXE_plait"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "build-ported.sh failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let component = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .last()
-        .map(PathBuf::from)
-        .unwrap();
+    let component = build_ported("function-auto-ready");
 
     let upstream = upstream();
     let scratch = tempfile::tempdir().unwrap();
