@@ -109,6 +109,22 @@ fn language_files(lang: Language) -> Vec<(&'static str, &'static str)> {
                 include_str!("../../../guests/sdk-go/component/abi.go"),
             ),
             (
+                "sdk-go/component/files_native.go",
+                include_str!("../../../guests/sdk-go/component/files_native.go"),
+            ),
+            (
+                "sdk-go/component/files_wasip1.go",
+                include_str!("../../../guests/sdk-go/component/files_wasip1.go"),
+            ),
+            (
+                "sdk-go/component/gc_native.go",
+                include_str!("../../../guests/sdk-go/component/gc_native.go"),
+            ),
+            (
+                "sdk-go/component/gc_wasip1.go",
+                include_str!("../../../guests/sdk-go/component/gc_wasip1.go"),
+            ),
+            (
                 "sdk-go/component/log.go",
                 include_str!("../../../guests/sdk-go/component/log.go"),
             ),
@@ -280,6 +296,27 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+
+    #[test]
+    fn the_go_project_carries_every_source_file_of_the_go_sdk() {
+        let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../guests/sdk-go");
+        let carried: Vec<&str> = language_files(Language::Go)
+            .into_iter()
+            .map(|(path, _)| path)
+            .collect();
+        for package in ["component", "plait"] {
+            for entry in std::fs::read_dir(sdk.join(package)).unwrap() {
+                let name = entry.unwrap().file_name().to_string_lossy().to_string();
+                if name.ends_with(".go") && !name.ends_with("_test.go") {
+                    let path = format!("sdk-go/{package}/{name}");
+                    assert!(
+                        carried.contains(&path.as_str()),
+                        "{path} is not in the Go project"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn names_must_be_dns_labels() {

@@ -140,53 +140,17 @@ struct GuestErrorLabels {
 
 type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
 
-/// The process's metrics; see [`metrics`].
-pub struct Metrics {
-    registry: Registry,
+/// What controllers reconcile, what wakes XRs, and how long reconciles wait and take.
+struct ReconcileMetrics {
     reconciles: Family<ReconcileLabels, Counter>,
     triggers: Family<TriggerLabels, Counter>,
     reconcile_errors: Family<ReconcileErrorLabels, Counter>,
-    reads_refused: Family<ReadRefusedLabels, Counter>,
     reconcile_seconds: HistogramFamily<KindLabels>,
-    function_call_seconds: HistogramFamily<FunctionLabels>,
-    guest_errors: Family<GuestErrorLabels, Counter>,
-    cache_hits: Family<FunctionLabels, Counter>,
-    cache_misses: Family<FunctionLabels, Counter>,
-    cache_evictions: Family<FunctionLabels, Counter>,
-    api_requests: Family<ApiRequestLabels, Counter>,
-    circuit_events: Family<CircuitEventLabels, Counter>,
-    circuit_opens: Family<KindLabels, Counter>,
-    circuit_closes: Family<KindLabels, Counter>,
     admission_wait_seconds: HistogramFamily<TenantLabels>,
-    call_throttle: Family<TenantLabels, Gauge>,
-    runtimes: Arc<RuntimeCollector>,
 }
 
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct CircuitEventLabels {
-    kind: String,
-    result: String,
-}
-
-/// The metrics every controller in this process reports to.
-pub fn metrics() -> &'static Metrics {
-    static METRICS: LazyLock<Metrics> = LazyLock::new(Metrics::new);
-    &METRICS
-}
-
-fn reconcile_histogram() -> Histogram {
-    // 1 ms to ~33 s.
-    Histogram::new(exponential_buckets(0.001, 2.0, 16))
-}
-
-fn call_histogram() -> Histogram {
-    // 50 µs to ~3.3 s.
-    Histogram::new(exponential_buckets(0.000_05, 2.0, 17))
-}
-
-impl Metrics {
-    fn new() -> Metrics {
-        let mut registry = Registry::with_prefix("plait");
+impl ReconcileMetrics {
+    fn register(registry: &mut Registry) -> Self {
         let reconciles = Family::<ReconcileLabels, Counter>::default();
         registry.register(
             "reconciles",
@@ -205,18 +169,48 @@ impl Metrics {
             "Reconciles that failed with an error, by kind and cause",
             reconcile_errors.clone(),
         );
-        let reads_refused = Family::<ReadRefusedLabels, Counter>::default();
-        registry.register(
-            "tenant_reads_refused",
-            "Reads a function asked for beyond its tenant's namespace and grants, refused, by tenant, function and kind",
-            reads_refused.clone(),
-        );
         let reconcile_seconds: HistogramFamily<KindLabels> =
             Family::new_with_constructor(reconcile_histogram);
         registry.register(
             "reconcile_duration_seconds",
             "Time to reconcile one object, by kind",
             reconcile_seconds.clone(),
+        );
+        let admission_wait_seconds: HistogramFamily<TenantLabels> =
+            Family::new_with_constructor(reconcile_histogram);
+        registry.register(
+            "admission_wait_seconds",
+            "How long XR and claim reconciles waited for their turn in the fair queue, by tenant (a namespace, or \"(platform)\" for cluster-scoped XRs)",
+            admission_wait_seconds.clone(),
+        );
+        ReconcileMetrics {
+            reconciles,
+            triggers,
+            reconcile_errors,
+            reconcile_seconds,
+            admission_wait_seconds,
+        }
+    }
+}
+
+/// Function calls: their time, errors, cached answers, refused reads and throttles.
+struct FunctionMetrics {
+    reads_refused: Family<ReadRefusedLabels, Counter>,
+    function_call_seconds: HistogramFamily<FunctionLabels>,
+    guest_errors: Family<GuestErrorLabels, Counter>,
+    cache_hits: Family<FunctionLabels, Counter>,
+    cache_misses: Family<FunctionLabels, Counter>,
+    cache_evictions: Family<FunctionLabels, Counter>,
+    call_throttle: Family<TenantLabels, Gauge>,
+}
+
+impl FunctionMetrics {
+    fn register(registry: &mut Registry) -> Self {
+        let reads_refused = Family::<ReadRefusedLabels, Counter>::default();
+        registry.register(
+            "tenant_reads_refused",
+            "Reads a function asked for beyond its tenant's namespace and grants, refused, by tenant, function and kind",
+            reads_refused.clone(),
         );
         let function_call_seconds: HistogramFamily<FunctionLabels> =
             Family::new_with_constructor(call_histogram);
@@ -249,6 +243,34 @@ impl Metrics {
             "Live responses dropped from the response cache to make room, by tenant and function",
             cache_evictions.clone(),
         );
+        let call_throttle = Family::<TenantLabels, Gauge>::default();
+        registry.register(
+            "tenant_call_throttle",
+            "How many times a tenant's time counts in the share of function-call slots: 1, doubled per call that reached its deadline (up to 16), halved per call that did not",
+            call_throttle.clone(),
+        );
+        FunctionMetrics {
+            reads_refused,
+            function_call_seconds,
+            guest_errors,
+            cache_hits,
+            cache_misses,
+            cache_evictions,
+            call_throttle,
+        }
+    }
+}
+
+/// What plait asks of the API server, and what XR circuit breakers let through.
+struct TrafficMetrics {
+    api_requests: Family<ApiRequestLabels, Counter>,
+    circuit_events: Family<CircuitEventLabels, Counter>,
+    circuit_opens: Family<KindLabels, Counter>,
+    circuit_closes: Family<KindLabels, Counter>,
+}
+
+impl TrafficMetrics {
+    fn register(registry: &mut Registry) -> Self {
         let api_requests = Family::<ApiRequestLabels, Counter>::default();
         registry.register(
             "api_requests",
@@ -273,46 +295,67 @@ impl Metrics {
             "XR circuits closed again after their cooldown, by XR kind",
             circuit_closes.clone(),
         );
-        let admission_wait_seconds: HistogramFamily<TenantLabels> =
-            Family::new_with_constructor(reconcile_histogram);
-        registry.register(
-            "admission_wait_seconds",
-            "How long XR and claim reconciles waited for their turn in the fair queue, by tenant (a namespace, or \"(platform)\" for cluster-scoped XRs)",
-            admission_wait_seconds.clone(),
-        );
-        let call_throttle = Family::<TenantLabels, Gauge>::default();
-        registry.register(
-            "tenant_call_throttle",
-            "How many times a tenant's time counts in the share of function-call slots: 1, doubled per call that reached its deadline (up to 16), halved per call that did not",
-            call_throttle.clone(),
-        );
-        let runtimes = Arc::new(RuntimeCollector::default());
-        registry.register_collector(Box::new(runtimes.clone()));
-        Metrics {
-            registry,
-            reconciles,
-            triggers,
-            reconcile_errors,
-            reads_refused,
-            reconcile_seconds,
-            function_call_seconds,
-            guest_errors,
-            cache_hits,
-            cache_misses,
-            cache_evictions,
+        TrafficMetrics {
             api_requests,
             circuit_events,
             circuit_opens,
             circuit_closes,
-            admission_wait_seconds,
-            call_throttle,
+        }
+    }
+}
+
+/// The process's metrics; see [`metrics`].
+pub struct Metrics {
+    registry: Registry,
+    reconcile: ReconcileMetrics,
+    calls: FunctionMetrics,
+    traffic: TrafficMetrics,
+    runtimes: Arc<RuntimeCollector>,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CircuitEventLabels {
+    kind: String,
+    result: String,
+}
+
+/// The metrics every controller in this process reports to.
+pub fn metrics() -> &'static Metrics {
+    static METRICS: LazyLock<Metrics> = LazyLock::new(Metrics::new);
+    &METRICS
+}
+
+fn reconcile_histogram() -> Histogram {
+    // 1 ms to ~33 s.
+    Histogram::new(exponential_buckets(0.001, 2.0, 16))
+}
+
+fn call_histogram() -> Histogram {
+    // 50 µs to ~3.3 s.
+    Histogram::new(exponential_buckets(0.000_05, 2.0, 17))
+}
+
+impl Metrics {
+    fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("plait");
+        let reconcile = ReconcileMetrics::register(&mut registry);
+        let calls = FunctionMetrics::register(&mut registry);
+        let traffic = TrafficMetrics::register(&mut registry);
+        let runtimes = Arc::new(RuntimeCollector::default());
+        registry.register_collector(Box::new(runtimes.clone()));
+        Metrics {
+            registry,
+            reconcile,
+            calls,
+            traffic,
             runtimes,
         }
     }
 
     /// Records how long a reconcile of `tenant` waited for its turn.
     pub fn admitted(&self, tenant: &Tenant, waited: Duration) {
-        self.admission_wait_seconds
+        self.reconcile
+            .admission_wait_seconds
             .get_or_create(&TenantLabels {
                 tenant: tenant.label().into(),
             })
@@ -321,7 +364,8 @@ impl Metrics {
 
     /// Sets how many times `tenant`'s time counts in the call slots' share.
     pub fn call_throttle(&self, tenant: &Tenant, throttle: u32) {
-        self.call_throttle
+        self.calls
+            .call_throttle
             .get_or_create(&TenantLabels {
                 tenant: tenant.label().into(),
             })
@@ -330,7 +374,8 @@ impl Metrics {
 
     /// Counts a watch event for an XR of `kind` by what its circuit made of it.
     pub fn circuit_event(&self, kind: &str, result: &str) {
-        self.circuit_events
+        self.traffic
+            .circuit_events
             .get_or_create(&CircuitEventLabels {
                 kind: kind.into(),
                 result: result.into(),
@@ -339,13 +384,15 @@ impl Metrics {
     }
 
     pub fn circuit_opened(&self, kind: &str) {
-        self.circuit_opens
+        self.traffic
+            .circuit_opens
             .get_or_create(&KindLabels { kind: kind.into() })
             .inc();
     }
 
     pub fn circuit_closed(&self, kind: &str) {
-        self.circuit_closes
+        self.traffic
+            .circuit_closes
             .get_or_create(&KindLabels { kind: kind.into() })
             .inc();
     }
@@ -359,7 +406,8 @@ impl Metrics {
 
     /// Counts `n` XRs of `kind` queued by `trigger`.
     pub fn triggered(&self, kind: &str, trigger: Trigger, n: usize) {
-        self.triggers
+        self.reconcile
+            .triggers
             .get_or_create(&TriggerLabels {
                 kind: kind.into(),
                 trigger: trigger.label().into(),
@@ -368,20 +416,23 @@ impl Metrics {
     }
 
     pub fn reconciled(&self, kind: &str, result: ReconcileResult, took: Duration) {
-        self.reconciles
+        self.reconcile
+            .reconciles
             .get_or_create(&ReconcileLabels {
                 kind: kind.into(),
                 result: result.label().into(),
             })
             .inc();
-        self.reconcile_seconds
+        self.reconcile
+            .reconcile_seconds
             .get_or_create(&KindLabels { kind: kind.into() })
             .observe(took.as_secs_f64());
     }
 
     /// Counts a reconcile that failed; `error` is the error's metric label.
     pub fn reconcile_failed(&self, kind: &str, error: &str) {
-        self.reconcile_errors
+        self.reconcile
+            .reconcile_errors
             .get_or_create(&ReconcileErrorLabels {
                 kind: kind.into(),
                 error: error.into(),
@@ -391,7 +442,8 @@ impl Metrics {
 
     /// Counts a read the tenancy rules refused.
     pub fn read_refused(&self, tenant: &Tenant, function: &str, kind: &str) {
-        self.reads_refused
+        self.calls
+            .reads_refused
             .get_or_create(&ReadRefusedLabels {
                 tenant: tenant.label().into(),
                 function: function.into(),
@@ -401,7 +453,8 @@ impl Metrics {
     }
 
     pub fn function_called(&self, tenant: &Tenant, function: &str, took: Duration) {
-        self.function_call_seconds
+        self.calls
+            .function_call_seconds
             .get_or_create(&FunctionLabels {
                 tenant: tenant.label().into(),
                 function: function.into(),
@@ -411,7 +464,8 @@ impl Metrics {
 
     /// Counts a failed call; `error` is [`plait_runtime::CallError::kind`].
     pub fn guest_failed(&self, tenant: &Tenant, function: &str, error: &str) {
-        self.guest_errors
+        self.calls
+            .guest_errors
             .get_or_create(&GuestErrorLabels {
                 tenant: tenant.label().into(),
                 function: function.into(),
@@ -423,9 +477,9 @@ impl Metrics {
     /// Counts a response cache hit, miss or eviction.
     pub fn function_cache(&self, tenant: &Tenant, function: &str, event: CacheEvent) {
         let family = match event {
-            CacheEvent::Hit => &self.cache_hits,
-            CacheEvent::Miss => &self.cache_misses,
-            CacheEvent::Eviction => &self.cache_evictions,
+            CacheEvent::Hit => &self.calls.cache_hits,
+            CacheEvent::Miss => &self.calls.cache_misses,
+            CacheEvent::Eviction => &self.calls.cache_evictions,
         };
         family
             .get_or_create(&FunctionLabels {
@@ -437,7 +491,8 @@ impl Metrics {
 
     /// Counts a request to the API server.
     pub fn api_request(&self, verb: &str, resource: &str) {
-        self.api_requests
+        self.traffic
+            .api_requests
             .get_or_create(&ApiRequestLabels {
                 verb: verb.into(),
                 resource: resource.into(),
