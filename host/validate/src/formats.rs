@@ -91,7 +91,7 @@ pub(crate) fn schema_format_matches(format: &str, s: &str) -> bool {
         "hexcolor" => HEX_COLOR.is_match(s),
         "rgbcolor" => RGB_COLOR.is_match(s),
         "byte" => BASE64.is_match(s),
-        "date" => is_date(s),
+        "date" => crate::openapi::is_date(s),
         "datetime" => is_date_time(s),
         "duration" => is_duration(s),
         _ => true,
@@ -263,35 +263,6 @@ fn is_credit_card(s: &str) -> bool {
     sum.is_multiple_of(10)
 }
 
-/// `YYYY-MM-DD`, a day that exists (Go's `time.Parse` with `2006-01-02`).
-fn is_date(s: &str) -> bool {
-    let b = s.as_bytes();
-    let shaped = b.len() == 10
-        && b[4] == b'-'
-        && b[7] == b'-'
-        && [0, 1, 2, 3, 5, 6, 8, 9]
-            .iter()
-            .all(|&i| b[i].is_ascii_digit());
-    if !shaped {
-        return false;
-    }
-    let number = |range: std::ops::Range<usize>| {
-        s.get(range)
-            .and_then(|t| t.parse::<u32>().ok())
-            .unwrap_or(0)
-    };
-    let (year, month, day) = (number(0..4), number(5..7), number(8..10));
-    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-    let days = match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return false,
-    };
-    (1..=days).contains(&day)
-}
-
 /// strfmt's `IsDateTime`: the lower-cased text split at every `t`; the
 /// first piece a date, the second a time of day (hours to 23, minutes
 /// and seconds to 59) with a zone.
@@ -304,7 +275,7 @@ fn is_date_time(s: &str) -> bool {
     let (Some(date), Some(time)) = (pieces.next(), pieces.next()) else {
         return false;
     };
-    if !is_date(date) {
+    if !crate::openapi::is_date(date) {
         return false;
     }
     let Some(m) = TIME_OF_DAY.captures(time) else {

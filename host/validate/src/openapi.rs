@@ -52,7 +52,7 @@ pub(crate) fn format_matches(format: &str, s: &str) -> bool {
 }
 
 /// `YYYY-MM-DD`, a day that exists (Go's `time.Parse` with `2006-01-02`).
-fn is_date(s: &str) -> bool {
+pub(crate) fn is_date(s: &str) -> bool {
     let b = s.as_bytes();
     let shaped = b.len() == 10
         && b[4] == b'-'
