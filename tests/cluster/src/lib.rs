@@ -307,10 +307,28 @@ struct Pki {
     service_account_pub_pem: String,
 }
 
+/// A self-signed CA named `common_name`, for signing serving and client
+/// certificates.
+pub(crate) fn certificate_authority(
+    common_name: &str,
+) -> std::result::Result<rcgen::CertifiedIssuer<'static, rcgen::KeyPair>, rcgen::Error> {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, KeyUsagePurpose};
+    let mut params = CertificateParams::default();
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params
+        .distinguished_name
+        .push(DnType::CommonName, common_name);
+    params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    rcgen::CertifiedIssuer::self_signed(params, KeyPair::generate()?)
+}
+
 fn pki() -> Result<Pki> {
     use rcgen::{
-        BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose,
-        IsCa, KeyPair, KeyUsagePurpose, SanType,
+        CertificateParams, DnType, ExtendedKeyUsagePurpose, KeyPair, KeyUsagePurpose, SanType,
     };
     let err = |what: &'static str| {
         move |e: rcgen::Error| TestClusterError::Certificate {
@@ -319,18 +337,7 @@ fn pki() -> Result<Pki> {
         }
     };
 
-    let mut ca_params = CertificateParams::default();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params
-        .distinguished_name
-        .push(DnType::CommonName, "plait-testcluster-ca");
-    ca_params.key_usages = vec![
-        KeyUsagePurpose::KeyCertSign,
-        KeyUsagePurpose::CrlSign,
-        KeyUsagePurpose::DigitalSignature,
-    ];
-    let ca_key = KeyPair::generate().map_err(err("CA key"))?;
-    let ca = CertifiedIssuer::self_signed(ca_params, ca_key).map_err(err("CA certificate"))?;
+    let ca = certificate_authority("plait-testcluster-ca").map_err(err("CA"))?;
 
     let mut serving = CertificateParams::new(vec![
         "localhost".to_string(),

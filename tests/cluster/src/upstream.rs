@@ -352,29 +352,14 @@ impl UpstreamCrossplane {
     /// serving certificate for 127.0.0.1 for the functions (`--tls-certs-dir`),
     /// each directory with `ca.crt`, `tls.crt` and `tls.key` as both expect.
     fn write_certificates(&self) -> Result<()> {
-        use rcgen::{
-            BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose,
-            IsCa, KeyPair, KeyUsagePurpose, SanType,
-        };
+        use rcgen::{CertificateParams, DnType, ExtendedKeyUsagePurpose, KeyPair, SanType};
         let err = |what: &'static str| {
             move |e: rcgen::Error| UpstreamError::Certificate {
                 what,
                 message: e.to_string(),
             }
         };
-        let mut ca_params = CertificateParams::default();
-        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        ca_params
-            .distinguished_name
-            .push(DnType::CommonName, "plait-upstream-ca");
-        ca_params.key_usages = vec![
-            KeyUsagePurpose::KeyCertSign,
-            KeyUsagePurpose::CrlSign,
-            KeyUsagePurpose::DigitalSignature,
-        ];
-        let ca_key = KeyPair::generate().map_err(err("functions' CA key"))?;
-        let ca = CertifiedIssuer::self_signed(ca_params, ca_key)
-            .map_err(err("functions' CA certificate"))?;
+        let ca = crate::certificate_authority("plait-upstream-ca").map_err(err("functions' CA"))?;
 
         let mut client = CertificateParams::new(vec!["crossplane.crossplane-system".to_string()])
             .map_err(err("core's client certificate names"))?;
