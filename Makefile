@@ -6,7 +6,7 @@ CARGO ?= cargo
 PLAIT := target/release/plait
 
 .PHONY: demo test setup build-deps test-deps test-prereqs build lint unit bench test-cluster-binaries test-cosign upstream-crossplane toolchains functions bench-functions
-.PHONY: test-helm
+.PHONY: test-helm test-kustomize
 
 # Installs Debian packages that are missing (as root, or through sudo).
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -93,12 +93,18 @@ test-cosign: test-prereqs
 test-helm: test-prereqs
 	tests/helm/build-helm.sh
 
+# kustomize, for the tests that build deploy/ as `kubectl apply -k` does
+# (host/cli/tests/kustomize.rs), built from its Go module once and cached
+# under ~/.cache/plait/ (see docs/testing.md).
+test-kustomize: test-prereqs
+	tests/kustomize/build-kustomize.sh
+
 # Upstream Crossplane's CLI, core and functions for the differential suite,
 # built from Go modules once and cached under ~/.cache/plait/ (see docs/testing.md).
 upstream-crossplane: test-prereqs
 	tests/differential/build-upstream.sh
 
-unit: setup build-deps test-prereqs test-deps test-cluster-binaries test-cosign upstream-crossplane toolchains test-helm
+unit: setup build-deps test-prereqs test-deps test-cluster-binaries test-cosign upstream-crossplane toolchains test-helm test-kustomize
 	$(CARGO) test --workspace
 
 toolchains: test-prereqs $(CPY_DIR)/.done $(CJS_DIR)/.done $(ADAPTER_DIR)/.done $(CLANG_DIR)/.done

@@ -1,12 +1,12 @@
-//! Embeds plait's own CRDs (every `deploy/crds/*.yaml`, the same files
+//! Embeds plait's own CRDs (every `deploy/base/crds/*.yaml`, the same files
 //! `kubectl apply -k deploy/` installs) so the controller installs the API it
 //! serves.
 
 use std::path::Path;
 
 fn main() -> std::io::Result<()> {
-    let dir = Path::new("../../deploy/crds");
-    println!("cargo::rerun-if-changed=../../deploy/crds");
+    let dir = Path::new("../../deploy/base/crds");
+    println!("cargo::rerun-if-changed=../../deploy/base/crds");
     let mut files: Vec<_> = std::fs::read_dir(dir)?
         .filter_map(Result::ok)
         .map(|e| e.path())

@@ -9,31 +9,34 @@ use serde_json::{Value, json};
 use crate::InstallArgs;
 use crate::files;
 
-const NAMESPACE_YAML: &str = include_str!("../../../deploy/namespace.yaml");
-const RBAC_YAML: &str = include_str!("../../../deploy/rbac.yaml");
-const DEPLOYMENT_YAML: &str = include_str!("../../../deploy/deployment.yaml");
-/// `deploy/webhook`: its objects, and the kustomization whose patch makes
-/// the Deployment serve the webhook.
-const WEBHOOK_KUSTOMIZATION_YAML: &str = include_str!("../../../deploy/webhook/kustomization.yaml");
+const NAMESPACE_YAML: &str = include_str!("../../../deploy/base/namespace.yaml");
+const RBAC_YAML: &str = include_str!("../../../deploy/base/rbac.yaml");
+const DEPLOYMENT_YAML: &str = include_str!("../../../deploy/base/deployment.yaml");
+/// `deploy/components/webhook` (what `deploy/webhook` adds to the base):
+/// its objects, and the component whose patch makes the Deployment serve
+/// the webhook.
+const WEBHOOK_COMPONENT_YAML: &str =
+    include_str!("../../../deploy/components/webhook/kustomization.yaml");
 const WEBHOOK_FILES: [(&str, &str); 2] = [
     (
-        "webhook/service.yaml",
-        include_str!("../../../deploy/webhook/service.yaml"),
+        "components/webhook/service.yaml",
+        include_str!("../../../deploy/components/webhook/service.yaml"),
     ),
     (
-        "webhook/validatingwebhookconfiguration.yaml",
-        include_str!("../../../deploy/webhook/validatingwebhookconfiguration.yaml"),
+        "components/webhook/validatingwebhookconfiguration.yaml",
+        include_str!("../../../deploy/components/webhook/validatingwebhookconfiguration.yaml"),
     ),
 ];
-/// `deploy/webhook/cert-manager`: the Certificate, and the kustomization
-/// whose patch makes the Deployment serve cert-manager's certificate.
-const CERT_MANAGER_KUSTOMIZATION_YAML: &str =
-    include_str!("../../../deploy/webhook/cert-manager/kustomization.yaml");
+/// `deploy/components/cert-manager` (what `deploy/webhook/cert-manager`
+/// adds to the webhook): the Certificate, and the component whose patch
+/// makes the Deployment serve cert-manager's certificate.
+const CERT_MANAGER_COMPONENT_YAML: &str =
+    include_str!("../../../deploy/components/cert-manager/kustomization.yaml");
 const CERT_MANAGER_FILES: [(&str, &str); 1] = [(
-    "webhook/cert-manager/certificate.yaml",
-    include_str!("../../../deploy/webhook/cert-manager/certificate.yaml"),
+    "components/cert-manager/certificate.yaml",
+    include_str!("../../../deploy/components/cert-manager/certificate.yaml"),
 )];
-/// The name of the webhook's Service and Certificate in `deploy/webhook`.
+/// The name of the webhook's Service and Certificate in `deploy/components`.
 const WEBHOOK_NAME: &str = "plait-webhook";
 
 /// The namespace, image and replicas the `deploy/` files are written with.
@@ -52,7 +55,8 @@ pub fn run(args: &InstallArgs) -> Result<String> {
     tokio.block_on(apply(args, &objects))
 }
 
-/// Every object, in the order `deploy/kustomization.yaml` lists their files.
+/// Every object, in the order `deploy/base/kustomization.yaml` lists their
+/// files, then the webhook's and cert-manager's components'.
 pub fn bundle(args: &InstallArgs) -> Result<Vec<Value>> {
     if args.replicas == 0 {
         bail!("--replicas must be at least 1");
@@ -62,14 +66,17 @@ pub fn bundle(args: &InstallArgs) -> Result<Vec<Value>> {
     objects.extend(parse(RBAC_YAML, "rbac.yaml")?);
     objects.extend(parse(DEPLOYMENT_YAML, "deployment.yaml")?);
     if !args.no_webhook {
-        let mut overlays = vec![(WEBHOOK_KUSTOMIZATION_YAML, "webhook/kustomization.yaml")];
+        let mut components = vec![(
+            WEBHOOK_COMPONENT_YAML,
+            "components/webhook/kustomization.yaml",
+        )];
         if args.cert_manager {
-            overlays.push((
-                CERT_MANAGER_KUSTOMIZATION_YAML,
-                "webhook/cert-manager/kustomization.yaml",
+            components.push((
+                CERT_MANAGER_COMPONENT_YAML,
+                "components/cert-manager/kustomization.yaml",
             ));
         }
-        for (kustomization, name) in overlays {
+        for (kustomization, name) in components {
             let serving = deployment_patch(kustomization, name)?;
             for deployment in objects.iter_mut().filter(|o| o["kind"] == "Deployment") {
                 for (path, value) in &serving {
@@ -93,7 +100,7 @@ pub fn bundle(args: &InstallArgs) -> Result<Vec<Value>> {
     Ok(objects)
 }
 
-/// The `add` operations of a kustomization's Deployment patch, each a
+/// The `add` operations of a component's Deployment patch, each a
 /// path ending in `/-` (append to a list) and its value.
 fn deployment_patch(kustomization: &str, name: &str) -> Result<Vec<(String, Value)>> {
     let kustomization = parse(kustomization, name)?;

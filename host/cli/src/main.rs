@@ -72,7 +72,7 @@ pub struct InstallArgs {
     /// The namespace plait runs in.
     #[arg(long, default_value = install::DEFAULT_NAMESPACE)]
     pub namespace: String,
-    /// The controller image; defaults to the one deploy/deployment.yaml names.
+    /// The controller image; defaults to the one deploy/base/deployment.yaml names.
     #[arg(long)]
     pub image: Option<String>,
     /// Controller replicas; one is active at a time.

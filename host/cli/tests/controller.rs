@@ -299,25 +299,26 @@ async fn two_replicas_elect_one_leader_which_composes_and_hands_over_on_shutdown
 }
 
 #[test]
-fn install_print_without_the_webhook_is_the_deploy_directory_in_kustomization_order() {
+fn install_print_without_the_webhook_is_the_deploy_base_directory_in_kustomization_order() {
     let output = plait(&["install", "--print", "--no-webhook"]);
     assert!(output.status.success(), "{output:?}");
     let printed = documents(&String::from_utf8(output.stdout).unwrap());
-    let kustomization = read_yaml("deploy/kustomization.yaml");
+    let kustomization = read_yaml("deploy/base/kustomization.yaml");
     let mut expected = Vec::new();
     for file in kustomization["resources"].as_array().unwrap() {
-        let text = std::fs::read_to_string(repo("deploy").join(file.as_str().unwrap())).unwrap();
+        let text =
+            std::fs::read_to_string(repo("deploy/base").join(file.as_str().unwrap())).unwrap();
         expected.extend(documents(&text));
     }
-    let listed: Vec<String> = std::fs::read_dir(repo("deploy"))
+    let listed: Vec<String> = std::fs::read_dir(repo("deploy/base"))
         .unwrap()
-        .chain(std::fs::read_dir(repo("deploy/crds")).unwrap())
+        .chain(std::fs::read_dir(repo("deploy/base/crds")).unwrap())
         .map(|e| e.unwrap().path())
         .filter(|p| {
             p.extension().is_some_and(|e| e == "yaml") && !p.ends_with("kustomization.yaml")
         })
         .map(|p| {
-            p.strip_prefix(repo("deploy"))
+            p.strip_prefix(repo("deploy/base"))
                 .unwrap()
                 .display()
                 .to_string()
@@ -330,7 +331,7 @@ fn install_print_without_the_webhook_is_the_deploy_directory_in_kustomization_or
                 .unwrap()
                 .iter()
                 .any(|r| r == file.as_str()),
-            "deploy/{file} is not in deploy/kustomization.yaml"
+            "deploy/base/{file} is not in deploy/base/kustomization.yaml"
         );
     }
     assert_eq!(printed.len(), expected.len());
@@ -404,10 +405,10 @@ fn install_serves_the_webhook_by_default_with_a_certificate_plait_makes_or_cert_
         "--no-webhook leaves the webhook out"
     );
     let webhook_files = files(
-        "deploy/webhook",
+        "deploy/components/webhook",
         &["service.yaml", "validatingwebhookconfiguration.yaml"],
     );
-    let certificate_files = files("deploy/webhook/cert-manager", &["certificate.yaml"]);
+    let certificate_files = files("deploy/components/cert-manager", &["certificate.yaml"]);
     // (flags, objects after the plain bundle, arguments the Deployment
     // has, arguments it must not have, cert-manager's CA injection)
     type Case<'a> = (

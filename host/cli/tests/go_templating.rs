@@ -56,7 +56,7 @@ const DEVIATIONS: &[Deviation] = &[
         case: "function-go-templating__context",
         why: "deliberate: Crossplane v2 serves EnvironmentConfigs at v1beta1 only, so upstream finds \
               no v1alpha1 one; plait's EnvironmentConfig CRD serves v1alpha1 too \
-              (deploy/crds, render's served_version), so the example renders as its v1beta1 variant",
+              (deploy/base/crds, render's served_version), so the example renders as its v1beta1 variant",
         as_given: Plait::Matches("function-go-templating__context-v1beta1"),
         without: None,
     },

@@ -284,8 +284,8 @@ fn helm_template_with_cert_manager_or_without_the_webhook_renders_what_plait_ins
 #[test]
 fn helm_template_with_impersonation_renders_the_role_and_flag_of_deploy_tenant_impersonation() {
     let rendered = template_with("tenancy: {impersonation: {enabled: true}}");
-    let text =
-        std::fs::read_to_string(repo().join("deploy/tenant-impersonation/rbac.yaml")).unwrap();
+    let text = std::fs::read_to_string(repo().join("deploy/tenant-impersonation/clusterrole.yaml"))
+        .unwrap();
     let tenant = documents(&text);
     let comparable_role = |objects: Vec<Value>| comparable(objects)["ClusterRole /plait"].clone();
     assert_eq!(
@@ -796,7 +796,7 @@ fn the_webhooks_certificate_comes_from_the_given_issuer_instead_of_a_self_signed
 }
 
 #[test]
-fn the_packaged_chart_holds_the_crds_its_link_to_deploy_crds_points_at() {
+fn the_packaged_chart_holds_the_crds_its_link_to_deploy_base_crds_points_at() {
     let dir = tempfile::tempdir().unwrap();
     let chart = chart();
     succeeded(
@@ -821,6 +821,6 @@ fn the_packaged_chart_holds_the_crds_its_link_to_deploy_crds_points_at() {
         .iter()
         .filter(|o| o["kind"] == "CustomResourceDefinition")
         .count();
-    assert_eq!(crds, 9, "the CRDs of deploy/crds");
+    assert_eq!(crds, 9, "the CRDs of deploy/base/crds");
     assert_eq!(comparable(packaged), comparable(template(&[]).unwrap()));
 }

@@ -60,7 +60,7 @@ async fn the_controller_serves_the_webhook_with_a_certificate_it_makes_and_the_a
     // The shipped configuration, each webhook called by URL on loopback and
     // without a caBundle: the controller writes its CA there.
     let shipped = std::fs::read_to_string(format!(
-        "{}/../../deploy/webhook/validatingwebhookconfiguration.yaml",
+        "{}/../../deploy/components/webhook/validatingwebhookconfiguration.yaml",
         env!("CARGO_MANIFEST_DIR")
     ))
     .unwrap();

@@ -1,4 +1,4 @@
-//! plait's CRDs (`deploy/crds/`) are never narrower than upstream Crossplane's: for
+//! plait's CRDs (`deploy/base/crds/`) are never narrower than upstream Crossplane's: for
 //! every CRD both define, each version, field path, enum value and default upstream
 //! serves is served by plait's. Upstream's CRDs are read from the Crossplane Go module
 //! (`go mod download` fetches it into the module cache when it is missing).
@@ -80,7 +80,7 @@ fn crds_in(dir: &Path) -> BTreeMap<String, Value> {
 #[test]
 fn every_upstream_crd_plait_defines_is_served_at_least_as_widely_by_plait() {
     let upstream = crds_in(&upstream_crd_dir());
-    let plait = crds_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/crds"));
+    let plait = crds_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/base/crds"));
     let mut compared = Vec::new();
     let mut unserved = Vec::new();
     for (name, theirs) in &upstream {

@@ -74,40 +74,44 @@ const PLAIT_CRDS: &[(&str, &str)] = &[
     (
         "apiextensions.crossplane.io_compositeresourcedefinitions.yaml",
         include_str!(
-            "../../../deploy/crds/apiextensions.crossplane.io_compositeresourcedefinitions.yaml"
+            "../../../deploy/base/crds/apiextensions.crossplane.io_compositeresourcedefinitions.yaml"
         ),
     ),
     (
         "apiextensions.crossplane.io_compositionrevisions.yaml",
-        include_str!("../../../deploy/crds/apiextensions.crossplane.io_compositionrevisions.yaml"),
+        include_str!(
+            "../../../deploy/base/crds/apiextensions.crossplane.io_compositionrevisions.yaml"
+        ),
     ),
     (
         "apiextensions.crossplane.io_compositions.yaml",
-        include_str!("../../../deploy/crds/apiextensions.crossplane.io_compositions.yaml"),
+        include_str!("../../../deploy/base/crds/apiextensions.crossplane.io_compositions.yaml"),
     ),
     (
         "apiextensions.crossplane.io_environmentconfigs.yaml",
-        include_str!("../../../deploy/crds/apiextensions.crossplane.io_environmentconfigs.yaml"),
+        include_str!(
+            "../../../deploy/base/crds/apiextensions.crossplane.io_environmentconfigs.yaml"
+        ),
     ),
     (
         "apiextensions.crossplane.io_usages.yaml",
-        include_str!("../../../deploy/crds/apiextensions.crossplane.io_usages.yaml"),
+        include_str!("../../../deploy/base/crds/apiextensions.crossplane.io_usages.yaml"),
     ),
     (
         "pkg.crossplane.io_functions.yaml",
-        include_str!("../../../deploy/crds/pkg.crossplane.io_functions.yaml"),
+        include_str!("../../../deploy/base/crds/pkg.crossplane.io_functions.yaml"),
     ),
     (
         "pkg.crossplane.io_imageconfigs.yaml",
-        include_str!("../../../deploy/crds/pkg.crossplane.io_imageconfigs.yaml"),
+        include_str!("../../../deploy/base/crds/pkg.crossplane.io_imageconfigs.yaml"),
     ),
     (
         "protection.crossplane.io_clusterusages.yaml",
-        include_str!("../../../deploy/crds/protection.crossplane.io_clusterusages.yaml"),
+        include_str!("../../../deploy/base/crds/protection.crossplane.io_clusterusages.yaml"),
     ),
     (
         "protection.crossplane.io_usages.yaml",
-        include_str!("../../../deploy/crds/protection.crossplane.io_usages.yaml"),
+        include_str!("../../../deploy/base/crds/protection.crossplane.io_usages.yaml"),
     ),
 ];
 

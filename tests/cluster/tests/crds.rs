@@ -1,4 +1,4 @@
-//! plait's own CRDs (`deploy/crds/`) install into a real kube-apiserver, accept every
+//! plait's own CRDs (`deploy/base/crds/`) install into a real kube-apiserver, accept every
 //! XRD, Composition, EnvironmentConfig and Function of the shared Crossplane corpus
 //! unchanged, and reject bad objects with a message that names the field at fault.
 
@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 const PATIENCE: Duration = Duration::from_secs(120);
 
 fn crd_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/crds")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/base/crds")
 }
 
 /// The real-world corpus, kept in the repository at `tests/corpus`.
@@ -34,7 +34,7 @@ fn documents(path: &Path) -> Vec<Value> {
         .collect()
 }
 
-/// Installs every CRD in `deploy/crds/` (idempotently) and waits until all are Established.
+/// Installs every CRD in `deploy/base/crds/` (idempotently) and waits until all are Established.
 async fn install_crds(client: &kube::Client) {
     let crds = Api::<CustomResourceDefinition>::all(client.clone());
     let mut files: Vec<PathBuf> = std::fs::read_dir(crd_dir())

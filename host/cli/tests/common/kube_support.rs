@@ -238,7 +238,7 @@ impl WebhookController {
         controller.wait_ready().await;
 
         let shipped = std::fs::read_to_string(format!(
-            "{}/../../deploy/webhook/validatingwebhookconfiguration.yaml",
+            "{}/../../deploy/components/webhook/validatingwebhookconfiguration.yaml",
             env!("CARGO_MANIFEST_DIR")
         ))
         .unwrap();
