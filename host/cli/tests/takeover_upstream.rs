@@ -1,11 +1,12 @@
 //! plait replacing a running upstream Crossplane core v2.3.4, and upstream
 //! replacing plait, on one real API server: upstream composes legacy
 //! cluster-scoped XRs through their claims (an apiextensions v1 XRD with
-//! `claimNames`) and v2 namespaced XRs; then each controller is stopped in
-//! turn and the other started. Watches started before each switch count what
-//! the incoming controller writes: composed resources created, deleted and
-//! updated (by field), XRs' and claims' Ready flips, and CompositionRevisions
-//! created.
+//! `claimNames`), each with a connection Secret its claim's Secret copies,
+//! and v2 namespaced XRs; then each controller is stopped in turn and the
+//! other started. Watches started before each switch count what the
+//! incoming controller writes: composed resources and connection Secrets
+//! created, deleted and updated (by field), XRs' and claims' Ready flips,
+//! and CompositionRevisions created.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -23,7 +24,9 @@ use plait_testcluster::{TestCluster, UpstreamCrossplane};
 use serde_json::{Value, json};
 
 /// XRs of each kind: claimed legacy XRs, and namespaced XRs.
-const XRS_PER_KIND: usize = 5;
+const XRS_PER_KIND: usize = 50;
+/// The type of the Secrets XRs and claims write their connection details to.
+const CONNECTION_SECRET_TYPE: &str = "connection.crossplane.io/v1alpha1";
 const COMPOSED_PER_XR: usize = 2;
 const FIELD_MANAGER: &str = "platform";
 const READY_TIMEOUT: Duration = Duration::from_secs(300);
@@ -70,6 +73,7 @@ fn fixture(name: &str) -> Value {
 /// What one kind is to the count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Role {
+    /// Composed resources and connection Secrets: none may be created or deleted.
     Composed,
     /// An XR or a claim: its Ready flips are counted.
     Composite,
@@ -94,24 +98,23 @@ struct Observer {
 }
 
 impl Observer {
-    async fn start(client: &kube::Client, kinds: &[(&'static str, Role, ApiResource)]) -> Self {
+    async fn start(
+        client: &kube::Client,
+        kinds: &[(&'static str, Role, ApiResource, ListParams)],
+    ) -> Self {
         let mut observer = Observer {
             tallies: Arc::default(),
             last_event: Arc::new(Mutex::new(Instant::now())),
             tasks: Vec::new(),
         };
-        for (label, role, kind) in kinds {
+        for (label, role, kind, params) in kinds {
             observer
                 .tallies
                 .lock()
                 .unwrap()
                 .insert(label, (*role, Tally::default()));
             let api: Api<DynamicObject> = Api::all_with(client.clone(), kind);
-            let params = match role {
-                Role::Composed => ListParams::default().labels("crossplane.io/composite"),
-                _ => ListParams::default(),
-            };
-            let list = api.list(&params).await.unwrap();
+            let list = api.list(params).await.unwrap();
             let mut seen: BTreeMap<String, Value> = list
                 .items
                 .iter()
@@ -127,10 +130,14 @@ impl Observer {
             let last_event = observer.last_event.clone();
             let label = *label;
             let role = *role;
+            let params = params.clone();
             observer.tasks.push(tokio::spawn(async move {
                 let mut watch = WatchParams::default().timeout(290);
                 if let Some(selector) = params.label_selector.as_deref() {
                     watch = watch.labels(selector);
+                }
+                if let Some(selector) = params.field_selector.as_deref() {
+                    watch = watch.fields(selector);
                 }
                 loop {
                     let mut stream = api.watch(&watch, &version).await.unwrap().boxed();
@@ -379,6 +386,35 @@ async fn wait_all_ready(apis: &[(&str, Api<DynamicObject>)]) {
     }
 }
 
+/// Waits until every legacy XR and every claim has its connection Secret,
+/// holding both keys.
+async fn wait_for_connection_secrets(secrets: &Api<DynamicObject>, params: &ListParams) {
+    let started = Instant::now();
+    loop {
+        let items = secrets.list(params).await.unwrap().items;
+        let complete = items
+            .iter()
+            .filter(|s| {
+                s.data["data"].get("size").is_some() && s.data["data"].get("role").is_some()
+            })
+            .count();
+        if complete >= 2 * XRS_PER_KIND {
+            assert_eq!(
+                items.len(),
+                2 * XRS_PER_KIND,
+                "one Secret per legacy XR and per claim"
+            );
+            return;
+        }
+        assert!(
+            started.elapsed() < READY_TIMEOUT,
+            "upstream never wrote every connection Secret: {complete} of {}",
+            2 * XRS_PER_KIND
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
 async fn served(api: &Api<DynamicObject>, what: &str) {
     let started = Instant::now();
     while api.list(&ListParams::default()).await.is_err() {
@@ -440,8 +476,12 @@ async fn plait_takes_over_from_upstream_crossplane_and_hands_back_without_churn(
     served(&claims, "the Legacy claim kind").await;
     served(&apps, "the XApp kind").await;
     for i in 0..XRS_PER_KIND {
-        let spec = json!({"size": format!("{i}")});
         for (kind, api_kind) in [(&claim, "Legacy"), (&namespaced_xr, "XApp")] {
+            let mut spec = json!({"size": format!("{i}")});
+            if api_kind == "Legacy" {
+                spec["writeConnectionSecretToRef"] =
+                    json!({"name": format!("legacy-{i}-connection")});
+            }
             let object = json!({
                 "apiVersion": "takeover.example.org/v1alpha1",
                 "kind": api_kind,
@@ -458,6 +498,11 @@ async fn plait_takes_over_from_upstream_crossplane_and_hands_back_without_churn(
         ("XApp XRs", apps.clone()),
     ])
     .await;
+    let secrets = resource("v1", "Secret", "secrets");
+    let connection_secrets =
+        ListParams::default().fields(&format!("type={CONNECTION_SECRET_TYPE}"));
+    let connection: Api<DynamicObject> = Api::all_with(client.clone(), &secrets);
+    wait_for_connection_secrets(&connection, &connection_secrets).await;
     let composed: Api<DynamicObject> =
         Api::namespaced_with(client.clone(), &namespace, &config_maps);
     let composed_count = composed
@@ -468,14 +513,41 @@ async fn plait_takes_over_from_upstream_crossplane_and_hands_back_without_churn(
         .len();
     assert_eq!(composed_count, 2 * XRS_PER_KIND * COMPOSED_PER_XR);
 
+    let everything = ListParams::default();
     let observer = Observer::start(
         &client,
         &[
-            ("composed ConfigMaps", Role::Composed, config_maps),
-            ("XLegacy XRs", Role::Composite, legacy_xr),
-            ("Legacy claims", Role::Composite, claim),
-            ("XApp XRs", Role::Composite, namespaced_xr),
-            ("CompositionRevisions", Role::Revision, revisions),
+            (
+                "composed ConfigMaps",
+                Role::Composed,
+                config_maps,
+                ListParams::default().labels("crossplane.io/composite"),
+            ),
+            (
+                "connection Secrets",
+                Role::Composed,
+                secrets,
+                connection_secrets,
+            ),
+            (
+                "XLegacy XRs",
+                Role::Composite,
+                legacy_xr,
+                everything.clone(),
+            ),
+            ("Legacy claims", Role::Composite, claim, everything.clone()),
+            (
+                "XApp XRs",
+                Role::Composite,
+                namespaced_xr,
+                everything.clone(),
+            ),
+            (
+                "CompositionRevisions",
+                Role::Revision,
+                revisions,
+                everything,
+            ),
         ],
     )
     .await;

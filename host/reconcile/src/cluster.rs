@@ -91,8 +91,9 @@ pub trait Cluster {
     }
     /// Whether applying `object` by `field_manager` is known to change
     /// nothing, `observed` being the object as last read: this cluster
-    /// applied exactly that body before, and `observed` is the version that
-    /// apply left. The reconciler then skips the request.
+    /// applied exactly that body before, and `observed` still holds it (the
+    /// version that apply left, or a later one whose changes left every
+    /// applied field as it was). The reconciler then skips the request.
     fn applied_unchanged(&self, _object: &Value, _observed: &Value, _field_manager: &str) -> bool {
         false
     }
@@ -341,6 +342,38 @@ fn prune(stored: &mut Value, previous: &Value, next: &Value) {
     }
 }
 
+/// Whether `live` already holds every field `body` sets, with the same
+/// value: maps are compared field by field (what `live` has beyond `body`
+/// does not matter), anything else as a whole. A server-side apply of
+/// `body` by the manager that last applied exactly `body` to `live`
+/// changes nothing then: it owns those fields and they have its values.
+pub fn holds(live: &Value, body: &Value) -> bool {
+    match (live.as_object(), body.as_object()) {
+        (Some(live), Some(body)) => body.iter().all(|(key, value)| match live.get(key) {
+            Some(present) => holds(present, value),
+            None => value.is_null(),
+        }),
+        _ => live == body,
+    }
+}
+
+/// What a status apply of `object` sets: its identity and its status.
+pub fn status_body(object: &Value) -> Value {
+    let mut body = json!({
+        "apiVersion": object["apiVersion"],
+        "kind": object["kind"],
+        "metadata": {"name": object["metadata"]["name"]},
+        "status": object.get("status").cloned().unwrap_or(json!({})),
+    });
+    if let Some(namespace) = object
+        .pointer("/metadata/namespace")
+        .filter(|n| !n.is_null())
+    {
+        body["metadata"]["namespace"] = namespace.clone();
+    }
+    body
+}
+
 /// Merges `from` into `into`: maps field by field, anything else replaced.
 fn merge(into: &mut Value, from: &Value) {
     match (into.as_object_mut(), from.as_object()) {
@@ -411,8 +444,8 @@ impl Cluster for MemoryCluster {
         Ok(stored)
     }
 
-    /// The manager applied exactly `object` last, and `observed` is the
-    /// object as that apply left it (nothing has changed it since).
+    /// The manager applied exactly `object` last, and `observed` holds
+    /// every field it sets with its value.
     fn applied_unchanged(&self, object: &Value, observed: &Value, field_manager: &str) -> bool {
         let Some(reference) = ObjectRef::of(object) else {
             return false;
@@ -423,17 +456,22 @@ impl Cluster for MemoryCluster {
             .lock()
             .is_ok_and(|applied| applied.get(&key) == Some(object));
         same_body
-            && self
-                .objects
-                .lock()
-                .is_ok_and(|objects| objects.get(&reference) == Some(observed))
+            && (holds(observed, object)
+                || self
+                    .objects
+                    .lock()
+                    .is_ok_and(|objects| objects.get(&reference) == Some(observed)))
     }
 
-    fn apply_status(&self, object: &Value, _field_manager: &str) -> Result<Value, ClusterError> {
+    fn apply_status(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError> {
         let reference = ObjectRef::of(object).ok_or_else(|| {
             ClusterError::Other("cannot apply status of an object without a name".into())
         })?;
         let mut store = self.lock_objects()?;
+        if let Ok(mut applied) = self.applied.lock() {
+            let applier = format!("{field_manager}/status");
+            applied.insert((reference.clone(), applier), status_body(object));
+        }
         let stored = store
             .get_mut(&reference)
             .ok_or_else(|| ClusterError::Object {

@@ -29,7 +29,8 @@ use plait_sdk::{
 use serde_json::{Value, json};
 
 pub use cluster::{
-    Cluster, ClusterError, Event, EventType, Forwarding, MemoryCluster, ObjectRef, stable_uid,
+    Cluster, ClusterError, Event, EventType, Forwarding, MemoryCluster, ObjectRef, holds,
+    stable_uid, status_body,
 };
 pub use conditions::{READY, SYNCED, set_condition, unready_message};
 pub use steps::{PrepareError, pipeline_steps, prepare};

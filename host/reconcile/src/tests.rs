@@ -1130,3 +1130,28 @@ fn a_reconcile_that_creates_resources_observes_them_at_once_when_asked_and_write
         assert_eq!(refs, 2, "observe created: {observe_created}");
     }
 }
+
+#[test]
+fn a_live_object_holds_a_body_when_every_field_the_body_sets_has_its_value() {
+    let live = json!({
+        "metadata": {"name": "a", "resourceVersion": "7", "labels": {"x": "1", "y": "2"}},
+        "spec": {"list": [1, 2], "n": 1},
+    });
+    // (body, held)
+    let cases = [
+        (json!({"metadata": {"name": "a"}}), true),
+        (
+            json!({"metadata": {"labels": {"x": "1"}}, "spec": {"n": 1}}),
+            true,
+        ),
+        (json!({"spec": {"list": [1, 2]}}), true),
+        (json!({"spec": {"list": [1]}}), false),
+        (json!({"spec": {"n": 2}}), false),
+        (json!({"spec": {"missing": "v"}}), false),
+        (json!({"spec": {"missing": null}}), true),
+        (json!({"spec": {"n": {"nested": 1}}}), false),
+    ];
+    for (body, held) in cases {
+        assert_eq!(crate::holds(&live, &body), held, "{body}");
+    }
+}

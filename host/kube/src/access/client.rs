@@ -19,7 +19,7 @@ use plait_reconcile::{
 use serde_json::{Map, Value, json};
 
 use crate::access::openapi::OpenApi;
-use crate::access::writes::{OwnWrites, WrittenObject, body_digest};
+use crate::access::writes::{OwnWrites, WrittenObject, body_digest, without_resource_version};
 
 /// Metadata fields a client may send in an apply; everything else under
 /// `metadata` is owned by the API server and rejected or ignored.
@@ -238,21 +238,53 @@ impl KubeApi {
             stored
         };
         self.wrote(&stored, &served.resource);
-        if let Some(version) = &stored.metadata.resource_version {
-            self.writes().applied(
-                WrittenObject::of(&reference),
-                &applier(field_manager, status),
-                body_digest(&body),
-                version,
-            );
-        }
+        self.remember_apply(&stored, &served.resource, field_manager, status, &body);
         to_value(&stored)
+    }
+
+    /// Remembers what a server-side apply of `body` by `field_manager` (its
+    /// status, when `status`) sent and the object it left, `stored`, so
+    /// [`Self::already_applied`] knows when the same apply would change
+    /// nothing. The version is not counted among the controller's own
+    /// writes, which the XR controller reads its watch by (see
+    /// [`Self::wrote`]): the claim controller's applies to an XR are not.
+    pub fn remember_apply(
+        &self,
+        stored: &DynamicObject,
+        resource: &ApiResource,
+        field_manager: &str,
+        status: bool,
+        body: &Value,
+    ) {
+        let (Some(name), Some(version)) =
+            (&stored.metadata.name, &stored.metadata.resource_version)
+        else {
+            return;
+        };
+        let object = WrittenObject::new(
+            &resource.api_version,
+            &resource.kind,
+            stored.metadata.namespace.as_deref(),
+            name,
+        );
+        if let Some(uid) = &stored.metadata.uid {
+            self.writes.identified(object.clone(), uid);
+        }
+        self.writes().applied(
+            object,
+            &applier(field_manager, status),
+            body_digest(body),
+            version,
+        );
     }
 
     /// Whether applying `object` (its status, when `status`) by
     /// `field_manager` is known to change nothing: the last such apply sent
-    /// the same body and left the object at the resourceVersion `current`
-    /// (the object as last read) carries.
+    /// the same body, and `current` (the object as last read) is either the
+    /// version that apply left or still holds every field of the body with
+    /// its value: then the manager owns exactly those fields, as they are.
+    /// Writes since by others, or by this controller's other appliers (a
+    /// status write after a spec apply), do not make the apply necessary.
     pub fn already_applied(
         &self,
         object: &Value,
@@ -268,12 +300,24 @@ impl KubeApi {
         ) else {
             return false;
         };
-        self.writes().is_applied(
-            &WrittenObject::of(&reference),
-            &applier(field_manager, status),
-            &body_digest(&applied(object, status)),
-            version,
-        )
+        let written = WrittenObject::of(&reference);
+        let applier = applier(field_manager, status);
+        let body = applied(object, status);
+        let digest = body_digest(&body);
+        if self
+            .writes()
+            .is_applied(&written, &applier, &digest, version)
+        {
+            return true;
+        }
+        // The same object, not one deleted and made again under its name.
+        let same_object = current
+            .pointer("/metadata/uid")
+            .and_then(Value::as_str)
+            .is_some_and(|uid| self.writes().uid(&written).as_deref() == Some(uid));
+        same_object
+            && self.writes().sent(&written, &applier, &digest)
+            && plait_reconcile::holds(current, &without_resource_version(body))
     }
 
     pub async fn delete_async(

@@ -75,10 +75,24 @@ struct LastApply {
 }
 
 /// The digest an applied body is remembered by: of its JSON, whose object
-/// keys serde_json keeps sorted, so equal bodies always digest alike.
+/// keys serde_json keeps sorted, so equal bodies always digest alike. The
+/// resourceVersion a body may carry (a precondition, not a field) is left
+/// out: two applies of the same fields set the same thing.
 pub fn body_digest(body: &serde_json::Value) -> [u8; 32] {
     use sha2::Digest;
-    sha2::Sha256::digest(body.to_string().as_bytes()).into()
+    let fields = without_resource_version(body.clone());
+    sha2::Sha256::digest(fields.to_string().as_bytes()).into()
+}
+
+/// An apply body without the resourceVersion it is guarded by.
+pub fn without_resource_version(mut body: serde_json::Value) -> serde_json::Value {
+    if let Some(metadata) = body
+        .get_mut("metadata")
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        metadata.remove("resourceVersion");
+    }
+    body
 }
 
 impl OwnWrites {
@@ -167,6 +181,16 @@ impl OwnWrites {
             .unwrap_or_else(PoisonError::into_inner)
             .get(&(object.clone(), field_manager.to_string()))
             .is_some_and(|last| &last.body == body && last.resource_version == resource_version)
+    }
+
+    /// Whether `field_manager`'s last apply of `object` sent `body`, at
+    /// whatever version: it owns exactly the fields `body` sets.
+    pub fn sent(&self, object: &WrittenObject, field_manager: &str, body: &[u8; 32]) -> bool {
+        self.applied
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&(object.clone(), field_manager.to_string()))
+            .is_some_and(|last| &last.body == body)
     }
 
     /// Forgets an object that is gone.

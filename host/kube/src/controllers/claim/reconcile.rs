@@ -4,7 +4,7 @@
 //! the same over the API server and over the in-memory cluster.
 
 use std::ops::ControlFlow;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use kube::api::{ApiResource, DynamicObject};
@@ -66,6 +66,9 @@ type Phase<T> = Result<ControlFlow<(Action, ReconcileResult), T>, ClaimError>;
 /// through.
 struct ClaimReconcile<'a, W> {
     writes: &'a W,
+    /// The claim as the API server last returned it: what a write that
+    /// would change nothing is told by.
+    stored: Mutex<Value>,
     policy: &'a Policy,
     /// The claim kind and the XR kind it binds.
     claim_kind: &'a ApiResource,
@@ -88,6 +91,7 @@ async fn reconcile_claim(
     };
     let run = ClaimReconcile {
         writes: ctx,
+        stored: Mutex::new(claim.clone()),
         policy: &ctx.policy,
         claim_kind: &ctx.claim,
         xr_kind: &ctx.xr,
@@ -210,7 +214,7 @@ impl<W: ClaimWrites> ClaimReconcile<'_, W> {
     async fn finalize(&self, claim: &mut Value) -> Phase<()> {
         fair_queue::stage("adding its finalizer");
         match self.writes.add_finalizer(claim, FINALIZER).await {
-            Ok(stored) => *claim = stored,
+            Ok(stored) => self.stored(claim, stored),
             Err(WriteError::Stale(_)) => {
                 return Ok(ControlFlow::Break(self.policy.conflicted(&self.reference)));
             }
@@ -248,8 +252,8 @@ impl<W: ClaimWrites> ClaimReconcile<'_, W> {
         let bound_view = xr.clone().unwrap_or_else(|| desired.clone());
         let claim_patch = claim_from_xr(claim, &bound_view, &self.xrd, xr_kind);
         fair_queue::stage("binding it to its XR");
-        match self.writes.apply_claim(&claim_patch).await {
-            Ok(updated) => *claim = updated,
+        match self.writes.apply_claim(&claim_patch, claim).await {
+            Ok(updated) => self.stored(claim, updated),
             Err(WriteError::Stale(_)) => {
                 return Ok(ControlFlow::Break(self.policy.conflicted(&self.reference)));
             }
@@ -260,7 +264,7 @@ impl<W: ClaimWrites> ClaimReconcile<'_, W> {
                 return self.bind_failed(claim, message).await;
             }
         }
-        let xr = match self.writes.apply_xr(&desired).await {
+        let xr = match self.writes.apply_xr(&desired, xr.as_ref()).await {
             Ok(x) => x,
             Err(e) => {
                 let message = format!(
@@ -440,7 +444,18 @@ impl<W: ClaimWrites> ClaimReconcile<'_, W> {
     /// Server-side applies the claim's status as the claim controller.
     async fn write_status(&self, claim: &Value) -> Result<(), ClaimError> {
         fair_queue::stage("writing its status");
-        self.writes.write_status(claim).await
+        let stored = self
+            .stored
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        self.writes.write_status(claim, &stored).await
+    }
+
+    /// Takes `stored`, as a write returned it, as the claim to go on with.
+    fn stored(&self, claim: &mut Value, stored: Value) {
+        *self.stored.lock().unwrap_or_else(PoisonError::into_inner) = stored.clone();
+        *claim = stored;
     }
 }
 
@@ -697,6 +712,7 @@ mod tests {
             let mut claim = cluster.get(&reference).unwrap().unwrap();
             let run = ClaimReconcile {
                 writes: &cluster,
+                stored: Mutex::new(claim.clone()),
                 policy: &policy,
                 claim_kind: &claim_kind,
                 xr_kind: &xr_kind,
@@ -952,6 +968,7 @@ mod tests {
                 let reference = ObjectRef::of(&claimed).unwrap();
                 let run = ClaimReconcile {
                     writes: &cluster,
+                    stored: Mutex::new(claimed.clone()),
                     policy: &policy,
                     claim_kind: &claim_kind,
                     xr_kind: &xr_kind,
@@ -991,6 +1008,74 @@ mod tests {
                         "{what}"
                     );
                 }
+            }
+        }
+
+        /// Reconciles the claim `app` once, as stored in `cluster`.
+        async fn reconcile_stored(cluster: &MemoryCluster) -> ReconcileResult {
+            let (claim_kind, xr_kind) = resources();
+            let policy = Policy::new(claim_kind.clone(), &Timing::default());
+            let reference = ObjectRef::of(&claim(&[], json!({}), json!({}))).unwrap();
+            let mut claim = cluster.get(&reference).unwrap().unwrap();
+            let run = ClaimReconcile {
+                writes: cluster,
+                stored: Mutex::new(claim.clone()),
+                policy: &policy,
+                claim_kind: &claim_kind,
+                xr_kind: &xr_kind,
+                poll_interval: POLL,
+                reference,
+                xrd: xrd(None),
+            };
+            run.reconcile(&mut claim).await.unwrap().1
+        }
+
+        #[tokio::test]
+        async fn a_claim_reconciled_again_writes_only_what_changed_since() {
+            fn ready_xr(cluster: &MemoryCluster) {
+                let reference = ObjectRef::of(&xr("app", json!({}), json!({}))).unwrap();
+                let mut stored = cluster.get(&reference).unwrap().unwrap();
+                stored["status"] = ready();
+                cluster.seed([stored]).unwrap();
+            }
+            fn pick_composition(cluster: &MemoryCluster) {
+                let reference = ObjectRef::of(&claim(&[], json!({}), json!({}))).unwrap();
+                let mut stored = cluster.get(&reference).unwrap().unwrap();
+                stored["spec"]["compositionRef"] = json!({"name": "other"});
+                cluster.seed([stored]).unwrap();
+            }
+            /// A change made between two reconciles.
+            type Change = fn(&MemoryCluster);
+            /// The writes a reconcile makes: the kind written, `apply` or `status`.
+            type Writes = &'static [(&'static str, &'static str)];
+            // (what changed between two reconciles, the second's writes)
+            let cases: [(&str, Change, Writes); 3] = [
+                ("nothing", |_| {}, &[]),
+                ("its XR became ready", ready_xr, &[("App", "status")]),
+                (
+                    "a user picked a Composition on the claim",
+                    pick_composition,
+                    &[("App", "apply"), ("XApp", "apply")],
+                ),
+            ];
+            for (what, change, want) in cases {
+                let cluster = MemoryCluster::new();
+                let bound = claim(&[FINALIZER], bound_spec(json!({})), json!({}));
+                cluster
+                    .seed([bound, xr("app", json!({}), json!({}))])
+                    .unwrap();
+                assert_eq!(reconcile_stored(&cluster).await, ReconcileResult::Success);
+                let first = cluster.writes().len();
+                assert!(first > 0, "{what}: the first reconcile binds and writes");
+                change(&cluster);
+                assert_eq!(reconcile_stored(&cluster).await, ReconcileResult::Success);
+                let writes: Vec<(String, &str)> = cluster.writes()[first..]
+                    .iter()
+                    .map(|(r, w)| (r.kind.clone(), *w))
+                    .collect();
+                let want: Vec<(String, &str)> =
+                    want.iter().map(|(k, w)| (k.to_string(), *w)).collect();
+                assert_eq!(writes, want, "{what}");
             }
         }
     }

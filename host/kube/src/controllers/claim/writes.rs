@@ -61,18 +61,23 @@ fn is_conflict(error: &kube::Error) -> bool {
 pub(crate) trait ClaimWrites {
     /// Records an event about the claim.
     fn publish(&self, event: Event);
-    /// Applies the claim's status as the claim controller.
-    async fn write_status(&self, claim: &Value) -> Result<(), ClaimError>;
+    /// Applies the claim's status as the claim controller, unless `stored`
+    /// (the claim as last read or written) shows it would change nothing.
+    async fn write_status(&self, claim: &Value, stored: &Value) -> Result<(), ClaimError>;
     /// Adds `finalizer` to the claim's finalizers.
     async fn add_finalizer(&self, claim: &Value, finalizer: &str) -> Result<Value, WriteError>;
     /// Removes `finalizer` from the claim's; a claim without it is left as it is.
     async fn remove_finalizer(&self, claim: &Value, finalizer: &str) -> Result<(), WriteError>;
-    /// Server-side applies `fields` of the claim as the claim controller.
-    async fn apply_claim(&self, fields: &Value) -> Result<Value, WriteError>;
+    /// Server-side applies `fields` of the claim as the claim controller,
+    /// unless `stored` shows it would change nothing; returns the claim as
+    /// stored after.
+    async fn apply_claim(&self, fields: &Value, stored: &Value) -> Result<Value, WriteError>;
     /// The XR `xr` names, if it exists.
     async fn xr(&self, xr: &ObjectRef) -> Result<Option<Value>, WriteError>;
-    /// Server-side applies the XR as the claim controller.
-    async fn apply_xr(&self, xr: &Value) -> Result<Value, WriteError>;
+    /// Server-side applies the XR as the claim controller, unless `stored`
+    /// (the XR as last read) shows it would change nothing; returns the XR
+    /// as stored after.
+    async fn apply_xr(&self, xr: &Value, stored: Option<&Value>) -> Result<Value, WriteError>;
     /// Deletes the XR, in the foreground (it stays until what it owns is
     /// gone) or in the background.
     async fn delete_xr(&self, xr: &ObjectRef, foreground: bool) -> Result<(), WriteError>;
@@ -118,7 +123,13 @@ impl ClaimWrites for ClaimContext {
         self.cluster.publish(event);
     }
 
-    async fn write_status(&self, claim: &Value) -> Result<(), ClaimError> {
+    async fn write_status(&self, claim: &Value, stored: &Value) -> Result<(), ClaimError> {
+        if self
+            .cluster
+            .already_applied(claim, true, CLAIM_FIELD_MANAGER, stored)
+        {
+            return Ok(());
+        }
         self.cluster
             .apply_async(claim, CLAIM_FIELD_MANAGER, true)
             .await
@@ -140,17 +151,22 @@ impl ClaimWrites for ClaimContext {
         Ok(())
     }
 
-    async fn apply_claim(&self, fields: &Value) -> Result<Value, WriteError> {
+    async fn apply_claim(&self, fields: &Value, stored: &Value) -> Result<Value, WriteError> {
+        if self
+            .cluster
+            .already_applied(fields, false, CLAIM_FIELD_MANAGER, stored)
+        {
+            return Ok(stored.clone());
+        }
         let params = PatchParams::apply(CLAIM_FIELD_MANAGER).force();
+        let body = applied(fields, false);
         let updated = self
             .claims(fields)
-            .patch(
-                name_of(fields),
-                &params,
-                &Patch::Apply(applied(fields, false)),
-            )
+            .patch(name_of(fields), &params, &Patch::Apply(&body))
             .await
             .map_err(WriteError::kube(is_conflict))?;
+        self.cluster
+            .remember_apply(&updated, &self.claim, CLAIM_FIELD_MANAGER, false, &body);
         self.claim_json(&updated)
     }
 
@@ -166,15 +182,24 @@ impl ClaimWrites for ClaimContext {
             .map_err(|e| WriteError::Failed(e.to_string()))
     }
 
-    async fn apply_xr(&self, xr: &Value) -> Result<Value, WriteError> {
+    async fn apply_xr(&self, xr: &Value, stored: Option<&Value>) -> Result<Value, WriteError> {
+        if let Some(stored) = stored
+            && self
+                .cluster
+                .already_applied(xr, false, CLAIM_FIELD_MANAGER, stored)
+        {
+            return Ok(stored.clone());
+        }
         let params = PatchParams::apply(CLAIM_FIELD_MANAGER).force();
-        let applied_xr = Patch::Apply(applied(xr, false));
-        let stored = self
+        let body = applied(xr, false);
+        let updated = self
             .xrs()
-            .patch(name_of(xr), &params, &applied_xr)
+            .patch(name_of(xr), &params, &Patch::Apply(&body))
             .await
             .map_err(WriteError::kube(|_| false))?;
-        self.xr_value(&stored)
+        self.cluster
+            .remember_apply(&updated, &self.xr, CLAIM_FIELD_MANAGER, false, &body);
+        self.xr_value(&updated)
             .map_err(|e| WriteError::Failed(e.to_string()))
     }
 
@@ -221,7 +246,12 @@ impl ClaimWrites for MemoryCluster {
         self.record_event(event);
     }
 
-    async fn write_status(&self, claim: &Value) -> Result<(), ClaimError> {
+    async fn write_status(&self, claim: &Value, stored: &Value) -> Result<(), ClaimError> {
+        let status_applier = format!("{CLAIM_FIELD_MANAGER}/status");
+        let body = plait_reconcile::status_body(claim);
+        if self.applied_unchanged(&body, stored, &status_applier) {
+            return Ok(());
+        }
         self.apply_status(claim, CLAIM_FIELD_MANAGER)
             .map_err(status_error(claim))?;
         Ok(())
@@ -248,8 +278,12 @@ impl ClaimWrites for MemoryCluster {
         release_if_done(self, &stored)
     }
 
-    async fn apply_claim(&self, fields: &Value) -> Result<Value, WriteError> {
-        self.apply(&applied(fields, false), CLAIM_FIELD_MANAGER)
+    async fn apply_claim(&self, fields: &Value, stored: &Value) -> Result<Value, WriteError> {
+        let body = applied(fields, false);
+        if self.applied_unchanged(&body, stored, CLAIM_FIELD_MANAGER) {
+            return Ok(stored.clone());
+        }
+        self.apply(&body, CLAIM_FIELD_MANAGER)
             .map_err(WriteError::cluster)
     }
 
@@ -257,8 +291,14 @@ impl ClaimWrites for MemoryCluster {
         self.get(xr).map_err(WriteError::cluster)
     }
 
-    async fn apply_xr(&self, xr: &Value) -> Result<Value, WriteError> {
-        self.apply(&applied(xr, false), CLAIM_FIELD_MANAGER)
+    async fn apply_xr(&self, xr: &Value, stored: Option<&Value>) -> Result<Value, WriteError> {
+        let body = applied(xr, false);
+        if let Some(stored) = stored
+            && self.applied_unchanged(&body, stored, CLAIM_FIELD_MANAGER)
+        {
+            return Ok(stored.clone());
+        }
+        self.apply(&body, CLAIM_FIELD_MANAGER)
             .map_err(WriteError::cluster)
     }
 

@@ -102,6 +102,7 @@ async fn reconcile_xrd(
         Err(source) => return Err(XrdError::Offer { xrd: name, source }),
     };
 
+    let read = value.clone();
     let now = now();
     set_condition(&mut value, SYNCED, "True", "ReconcileSuccess", None, &now);
     set_condition(
@@ -118,7 +119,7 @@ async fn reconcile_xrd(
     value["status"]["controllers"]["compositeResourceType"] =
         json!({"apiVersion": gvk.api_version(), "kind": gvk.kind});
     offer::offered_status(&mut value, &offered, &now);
-    write_status(ctx, &value).await?;
+    write_status(ctx, &value, &read).await?;
     ctx.policy
         .backoff
         .succeeded(&ObjectRef::of(&value).unwrap_or_else(|| xrd_ref(&name)));
@@ -183,12 +184,12 @@ async fn serve_crd(ctx: &XrdContext, crd: &Value, name: &str) -> Result<(), Stri
 }
 
 /// Writes the XRD's status, unless this controller last wrote exactly that
-/// status and the XRD has not changed since.
-async fn write_status(ctx: &XrdContext, xrd: &Value) -> Result<(), XrdError> {
+/// status and the XRD as `read` still has it.
+async fn write_status(ctx: &XrdContext, xrd: &Value, read: &Value) -> Result<(), XrdError> {
     if ctx
         .shared
         .cluster
-        .already_applied(xrd, true, FIELD_MANAGER, xrd)
+        .already_applied(xrd, true, FIELD_MANAGER, read)
     {
         return Ok(());
     }
@@ -221,6 +222,7 @@ async fn invalid(
         reason: "ReconcileError".into(),
         message: message.into(),
     });
+    let read = value.clone();
     set_condition(
         &mut value,
         SYNCED,
@@ -229,7 +231,7 @@ async fn invalid(
         Some(message),
         &now(),
     );
-    write_status(ctx, &value).await?;
+    write_status(ctx, &value, &read).await?;
     Ok((
         Action::requeue(ctx.shared.timing.poll_interval.min(Duration::from_secs(30))),
         ReconcileResult::NotSynced,
@@ -248,6 +250,7 @@ async fn delete(
     if !has_finalizer(&value, FINALIZER) {
         return Ok(Action::await_change());
     }
+    let read = value.clone();
     set_condition(
         &mut value,
         "Established",
@@ -257,7 +260,7 @@ async fn delete(
         &now(),
     );
     offer::terminating(&mut value, &now());
-    write_status(ctx, &value).await?;
+    write_status(ctx, &value, &read).await?;
 
     // Claims go first: deleting them deletes their XRs.
     let claims_gone = match CompositeResourceDefinition::from_value(value.clone()) {
