@@ -11,7 +11,7 @@
 //! Functions' OCI packages alongside.
 //!
 //! The crate is in layers, each a module tree that imports only the layers
-//! below it (`tests/layers.rs` checks): `vocabulary` (names, JSON helpers,
+//! below it (`tests/all/layers.rs` checks): `vocabulary` (names, JSON helpers,
 //! metrics) → `access` (API access) → `stores` (watch-fed caches) →
 //! `clusters` (`KubeCluster`, tenants' clusters, the shard fence) →
 //! `controllers` → `process` (the process's entry, Leases, probes).

@@ -1,6 +1,7 @@
 //! A real Kubernetes control plane for integration tests: etcd, kube-apiserver and
 //! kube-controller-manager (garbage collector, namespace and service-account controllers),
-//! started once per test binary on free 127.0.0.1 ports.
+//! started once per test binary on free 127.0.0.1 ports (`TestCluster::shared`), or for
+//! one test alone (`TestCluster::start`).
 //!
 //! One file: the three processes share their certificates, ports and
 //! lifecycle, and no test needs them apart.
@@ -10,7 +11,8 @@
 //! pipe from the test process: when the test process exits for any reason (normal exit,
 //! panic, `SIGKILL`), the kernel closes that pipe, and the supervisor stops the servers
 //! and removes the cluster's temporary directory. This keeps cleanup correct although the
-//! cluster lives in a `static` that is never dropped.
+//! shared cluster lives in a `static` that is never dropped; a test's own cluster closes
+//! that pipe when it is dropped.
 
 use std::hash::{BuildHasher, Hasher};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -104,14 +106,15 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> TestClusterError + '_ {
     }
 }
 
-/// A running control plane shared by every test in one test binary.
+/// A running control plane: the one every test of a test binary shares, or a
+/// test's own.
 pub struct TestCluster {
     dir: PathBuf,
     kubeconfig: PathBuf,
     server: String,
     config: kube::Config,
-    /// Held open for the life of the process; its closing at exit tells the supervisor to
-    /// stop the servers.
+    /// Held open for the life of the cluster (of the process, for the shared one); its
+    /// closing tells the supervisor to stop the servers.
     _supervisor_stdin: ChildStdin,
 }
 
@@ -169,15 +172,21 @@ impl TestCluster {
     /// test process exits, also on panic.
     pub fn shared() -> Result<&'static TestCluster, TestClusterError> {
         SHARED
-            .get_or_init(|| {
-                // Startup drives an async client; a thread of its own keeps that runtime
-                // apart from whatever runtime the calling test runs on.
-                std::thread::spawn(start)
-                    .join()
-                    .unwrap_or_else(|panic| Err(TestClusterError::Panicked(panic_text(&panic))))
-            })
+            .get_or_init(TestCluster::start)
             .as_ref()
             .map_err(Clone::clone)
+    }
+
+    /// Starts a control plane of the caller's own, for a test that must be
+    /// alone on its API server (it installs CRDs of its own, or its
+    /// controller must be the only one). Dropping it stops the servers and
+    /// removes its temp dir, as the end of the test process does too.
+    pub fn start() -> Result<TestCluster, TestClusterError> {
+        // Startup drives an async client; a thread of its own keeps that runtime apart
+        // from whatever runtime the calling test runs on.
+        std::thread::spawn(start)
+            .join()
+            .unwrap_or_else(|panic| Err(TestClusterError::Panicked(panic_text(&panic))))
     }
 
     /// A kubeconfig file with a token user in `system:masters`.

@@ -2,23 +2,21 @@
 //! that loops until its deadline and keep the one function-call slot busy,
 //! yet every XR tenant B creates beside them is composed and Ready within a
 //! bound, and A's XRs report their deadline error (they are not starved
-//! either). Its own test binary: the controller here has one call slot.
+//! either). On a cluster of its own: the controller here has one call slot.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::support::{self, api, condition, create, resource};
 use kube::api::{ListParams, PostParams};
 use plait_functions::Resolver;
 use plait_kube::{Functions, Options};
 use plait_runtime::{Runtime, RuntimeConfig};
 use plait_testcluster::TestCluster;
 use serde_json::{Value, json};
-use support::{api, condition, create, resource};
 
 const LOOP_FUNCTION: &str = "fn-tenant-loop";
 const A_XRS: usize = 24;
@@ -66,15 +64,16 @@ fn message(xr: &Value, type_: &str) -> String {
 #[tokio::test]
 async fn a_tenant_whose_function_loops_does_not_keep_another_tenants_xrs_of_the_same_kind_waiting()
 {
-    let cluster = TestCluster::shared().unwrap();
-    support::start_controller_with(cluster, Options::default(), |_| async {
-        let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
-        let looping = runtime.load(&loop_guest()).unwrap();
-        let mut functions = Functions::builtins(runtime.clone()).with_call_slots(Some(1), None);
-        functions.resolver =
-            Arc::new(Resolver::builtins(runtime).with_local(LOOP_FUNCTION, looping));
-        (functions, ())
-    });
+    let cluster = TestCluster::start().unwrap();
+    let (_controller, ()) =
+        support::start_controller_with(&cluster, Options::default(), |_| async {
+            let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
+            let looping = runtime.load(&loop_guest()).unwrap();
+            let mut functions = Functions::builtins(runtime.clone()).with_call_slots(Some(1), None);
+            functions.resolver =
+                Arc::new(Resolver::builtins(runtime).with_local(LOOP_FUNCTION, looping));
+            (functions, ())
+        });
     let client = cluster.client().await;
     // The platform gives the looping function a 1 s deadline.
     plait_testcluster::apply(

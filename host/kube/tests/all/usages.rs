@@ -9,29 +9,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::{api, cluster, condition, create, eventually, get, resource};
 use kube::api::{DeleteParams, Patch, PatchParams};
-use plait_kube::Functions;
-use plait_runtime::{Runtime, RuntimeConfig};
-use plait_testcluster::TestCluster;
 use serde_json::{Value, json};
-use support::{api, condition, create, eventually, get, resource};
-
-/// The controller of this binary's cluster, started once.
-fn cluster() -> &'static TestCluster {
-    static STARTED: std::sync::OnceLock<()> = std::sync::OnceLock::new();
-    let cluster = TestCluster::shared().expect("test cluster");
-    STARTED.get_or_init(|| {
-        support::start_controller(cluster, |_| async {
-            let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
-            (Functions::builtins(runtime), ())
-        });
-    });
-    cluster
-}
 
 fn usages() -> kube::api::ApiResource {
     resource("protection.crossplane.io/v1beta1", "Usage", "usages")

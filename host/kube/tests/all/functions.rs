@@ -2,9 +2,11 @@
 //! pushed to a real registry (Debian's docker-registry) and XRs run them,
 //! on a real API server.
 //!
-//! One controller runs per test binary on its own thread, with a registry
-//! client that reaches this binary's two registries (one open, one behind
-//! htpasswd); each test makes its own XRDs, Compositions and Functions.
+//! One controller runs for this module's tests on its own thread and a
+//! cluster of its own (the shared cluster's controller serves built-in
+//! functions, this one Functions from registries), with a registry client
+//! that reaches the binary's two registries (one open, one behind htpasswd);
+//! each test makes its own XRDs, Compositions and Functions.
 //! The timings printed (run with `--nocapture`) are observations, not
 //! assertions.
 
@@ -25,8 +27,7 @@ use plait_testcluster::TestCluster;
 use plait_testregistry::Registry;
 use serde_json::{Value, json};
 
-mod support;
-use support::{condition, create, eventually, resource};
+use crate::support::{self, condition, create, eventually, resource};
 
 /// How long an XR's follow-up reconciles take to run out after it composed.
 const SETTLE: Duration = Duration::from_secs(5);
@@ -42,38 +43,42 @@ struct Env {
     secrets: String,
     /// The runtime the controller compiles Functions with and XRs run them on.
     runtime: Runtime,
+    _controller: support::Controller,
 }
 
 fn env() -> &'static Env {
+    static CLUSTER: OnceLock<TestCluster> = OnceLock::new();
     static ENV: OnceLock<Env> = OnceLock::new();
     ENV.get_or_init(|| {
-        let cluster = TestCluster::shared().expect("test cluster");
+        let cluster = CLUSTER.get_or_init(|| TestCluster::start().expect("test cluster"));
         let open = Registry::shared();
         let private = Registry::shared_with_auth(USER, PASSWORD);
         let insecure = vec![open.addr.clone(), private.addr.clone()];
-        let (secrets, runtime) = support::start_controller(cluster, move |_| async move {
-            let secrets = cluster.namespace("plait-system").await;
-            let registry = plait_oci::Client::new(ClientConfig {
-                insecure_registries: insecure,
-                attempts: 1,
-                ..ClientConfig::default()
-            })
-            .unwrap();
-            let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
-            let packages = InstalledPackages::new(registry, runtime.clone(), secrets.clone());
-            (Functions::packages(Arc::new(packages)), (secrets, runtime))
-        });
+        let (controller, (secrets, runtime)) =
+            support::start_controller(cluster, move |_| async move {
+                let secrets = cluster.namespace("plait-system").await;
+                let registry = plait_oci::Client::new(ClientConfig {
+                    insecure_registries: insecure,
+                    attempts: 1,
+                    ..ClientConfig::default()
+                })
+                .unwrap();
+                let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
+                let packages = InstalledPackages::new(registry, runtime.clone(), secrets.clone());
+                (Functions::packages(Arc::new(packages)), (secrets, runtime))
+            });
         Env {
             cluster,
             open,
             private,
             secrets,
             runtime,
+            _controller: controller,
         }
     })
 }
 
-/// Two functions built from this repository, pushed once per test binary.
+/// Two functions built from this repository, pushed once per test process.
 struct Artifacts {
     /// Patch-and-transform, as built into plait.
     patch_and_transform: Pushed,
@@ -533,7 +538,7 @@ async fn a_built_in_function_is_compiled_when_installed_not_when_an_xr_first_run
     let builtin = Builtin::GoTemplating;
     assert!(
         env.runtime.loaded(builtin.digest()).is_none(),
-        "no other test of this binary loads {}",
+        "no other test of this module loads {}",
         builtin.name()
     );
     let started = Instant::now();

@@ -1,7 +1,11 @@
-//! The harness every controller test binary shares: one API server and
-//! garbage collector per binary, with plait's controller running against it.
+//! The harness the controller tests share: the binary's shared API server
+//! and garbage collector with plait's controller running against it
+//! ([`cluster`]), controllers of a test's own ([`start_controller`] and its
+//! variants, stopped when their [`Controller`] is dropped), and a process of
+//! a test's own for the tests that read the controller's process-wide
+//! metrics ([`in_own_process`]).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -31,29 +35,56 @@ fn copy_required_guest() -> Vec<u8> {
     std::fs::read(path).unwrap()
 }
 
-/// The shared cluster, with plait's controller running against it and
-/// serving the built-in functions and [`COPY_REQUIRED`].
+/// The binary's shared cluster, with plait's controller running against it
+/// and serving the built-in functions and [`COPY_REQUIRED`]. The tests on it
+/// make their own XRDs (groups of their own), Compositions and namespaces; a
+/// test that needs another controller runs it on a cluster of its own
+/// ([`TestCluster::start`]), since two controllers would both reconcile
+/// every XR.
 pub fn cluster() -> &'static TestCluster {
-    static STARTED: OnceLock<()> = OnceLock::new();
+    static STARTED: OnceLock<Controller> = OnceLock::new();
     let cluster = TestCluster::shared().expect("test cluster");
     STARTED.get_or_init(|| {
-        start_controller(cluster, |_| async {
+        let (controller, ()) = start_controller(cluster, |_| async {
             let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
             let copy = runtime.load(&copy_required_guest()).unwrap();
             let resolver = Resolver::builtins(runtime.clone()).with_local(COPY_REQUIRED, copy);
             let mut functions = Functions::builtins(runtime);
             functions.resolver = Arc::new(resolver);
             (functions, ())
-        })
+        });
+        controller
     });
     cluster
 }
 
+/// plait's controller, running on a thread of its own. Dropping it stops
+/// the controller and waits for it, so a test's own cluster can be stopped
+/// after it without the controller retrying against a dead API server.
+#[must_use = "the controller stops when this is dropped"]
+pub struct Controller {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            // A controller that panicked has said why in the test's output.
+            let _ = thread.join();
+        }
+    }
+}
+
 /// Runs plait's controller against `cluster` on a thread of its own, with
-/// the functions `setup` serves once plait's CRDs are installed; returns what
-/// `setup` returns beside it. XRs are polled every minute, so a test that
-/// sees a change sooner saw a watch or a requeue, not a poll.
-pub fn start_controller<T, F, Fut>(cluster: &'static TestCluster, setup: F) -> T
+/// the functions `setup` serves once plait's CRDs are installed; returns the
+/// running controller and what `setup` returns. XRs are polled every
+/// minute, so a test that sees a change sooner saw a watch or a requeue, not
+/// a poll.
+pub fn start_controller<T, F, Fut>(cluster: &TestCluster, setup: F) -> (Controller, T)
 where
     T: Send + 'static,
     F: FnOnce(Client) -> Fut + Send + 'static,
@@ -76,10 +107,10 @@ fn show_logs() {
 
 /// [`start_controller`] with `options` (their timing replaced by the tests').
 pub fn start_controller_with<T, F, Fut>(
-    cluster: &'static TestCluster,
+    cluster: &TestCluster,
     options: Options,
     setup: F,
-) -> T
+) -> (Controller, T)
 where
     T: Send + 'static,
     F: FnOnce(Client) -> Fut + Send + 'static,
@@ -98,10 +129,10 @@ where
 
 /// [`start_controller`] with `options` as given, timing included.
 pub fn start_controller_as_given<T, F, Fut>(
-    cluster: &'static TestCluster,
+    cluster: &TestCluster,
     options: Options,
     setup: F,
-) -> T
+) -> (Controller, T)
 where
     T: Send + 'static,
     F: FnOnce(Client) -> Fut + Send + 'static,
@@ -109,7 +140,8 @@ where
 {
     let config = cluster.config();
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let thread = std::thread::spawn(move || {
         let tokio = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -120,20 +152,28 @@ where
             plait_kube::install_crds(&client, TIMEOUT).await.unwrap();
             let (functions, ready) = setup(client.clone()).await;
             ready_tx.send(ready).unwrap();
-            plait_kube::run(client, functions, options, std::future::pending())
+            let shutdown = async move {
+                let _ = stopped.await;
+            };
+            plait_kube::run(client, functions, options, shutdown)
                 .await
                 .unwrap();
         });
     });
-    ready_rx
+    let ready = ready_rx
         .recv_timeout(TIMEOUT)
-        .expect("plait CRDs installed")
+        .expect("plait CRDs installed");
+    let controller = Controller {
+        stop: Some(stop),
+        thread: Some(thread),
+    };
+    (controller, ready)
 }
 
 /// Runs plait's controller with the built-in functions, polling every XR
 /// every `poll`.
-pub fn start_builtins_polling(cluster: &'static TestCluster, poll: Duration) {
-    start_controller_as_given(
+pub fn start_builtins_polling(cluster: &TestCluster, poll: Duration) -> Controller {
+    let (controller, ()) = start_controller_as_given(
         cluster,
         Options::from(Timing {
             poll_interval: poll,
@@ -146,6 +186,36 @@ pub fn start_builtins_polling(cluster: &'static TestCluster, poll: Duration) {
             )
         },
     );
+    controller
+}
+
+/// The environment variable naming the test a process of its own runs.
+const OWN_PROCESS: &str = "PLAIT_TEST_OWN_PROCESS";
+
+/// For a test that reads the controller's metrics, which count what every
+/// controller of the process did: in the test binary's run, runs the test
+/// `name` (its path as `cargo test` lists it, such as `idle::polls`) alone in
+/// a new process of this binary, with a cluster of its own, and fails unless
+/// it passed there; returns `false`, as the caller's body must not run.
+/// Returns `true` in that process, where the body runs.
+pub fn in_own_process(name: &str) -> bool {
+    if std::env::var_os(OWN_PROCESS).is_some_and(|running| running == name) {
+        return true;
+    }
+    let binary = std::env::current_exe().unwrap();
+    let output = std::process::Command::new(&binary)
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(OWN_PROCESS, name)
+        .output()
+        .unwrap_or_else(|e| panic!("running {} {name}: {e}", binary.display()));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("test result: ok. 1 passed"),
+        "{name} in a process of its own ({}):\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    false
 }
 
 /// The sum of the series of the metric `name` (a prefix such as

@@ -5,14 +5,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
+use crate::support::{self, api, cluster, condition, create, eventually, resource};
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use serde_json::{Value, json};
-use support::{api, cluster, condition, create, eventually, resource};
 
 fn xrd_resource() -> ApiResource {
     resource(

@@ -1,13 +1,14 @@
 //! The controller against a real API server, garbage collector and all.
 //!
-//! One controller runs per test binary on its own thread; each test makes
+//! One controller runs on the binary's shared cluster on its own thread; each test makes
 //! its own XRD (a group of its own), Composition and namespace, so tests run
 //! side by side without seeing each other's objects.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
+use crate::support::{
+    self, COPY_REQUIRED, api, cluster, condition, create, eventually, resource, yaml,
+};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
@@ -17,7 +18,6 @@ use plait_model::composition_hash::{
 };
 use plait_reconcile::compose::deterministic_name;
 use serde_json::{Value, json};
-use support::{COPY_REQUIRED, api, cluster, condition, create, eventually, resource, yaml};
 
 /// A test's own copy of the getting-started API: group `<id>.example.org`.
 struct App {

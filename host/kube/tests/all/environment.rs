@@ -2,19 +2,17 @@
 //! store: an XR composes from the configs function-environment-configs
 //! selects (by name and by label), a change to one reaches the composed
 //! resource at the next poll, and polls in between read no EnvironmentConfig
-//! from the API server. Its own test binary, so the controller's metrics are
-//! this test's alone.
+//! from the API server. In a process of its own, so the controller's metrics
+//! are this test's alone.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::{self, api, create, eventually, metric_sum, resource, yaml};
 use kube::api::{Patch, PatchParams};
 use plait_testcluster::TestCluster;
 use serde_json::{Value, json};
-use support::{api, create, eventually, metric_sum, resource, yaml};
 
 const XRS: usize = 3;
 const POLL: Duration = Duration::from_secs(2);
@@ -112,10 +110,15 @@ async fn composed_data(client: &kube::Client, namespace: &str) -> Option<Vec<Val
 
 #[tokio::test]
 async fn environment_configs_are_read_from_the_watch_store_and_their_changes_reach_the_next_poll() {
+    if !support::in_own_process(
+        "environment::environment_configs_are_read_from_the_watch_store_and_their_changes_reach_the_next_poll",
+    ) {
+        return;
+    }
     let cluster = TestCluster::shared().unwrap();
     let client = cluster.client().await;
     let namespace = cluster.namespace("environment").await;
-    support::start_builtins_polling(cluster, POLL);
+    let _controller = support::start_builtins_polling(cluster, POLL);
     let mut xrd = yaml("examples/getting-started/xrd.yaml");
     xrd["metadata"]["name"] = json!(format!("apps.{GROUP}"));
     xrd["spec"]["group"] = json!(GROUP);

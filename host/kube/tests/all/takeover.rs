@@ -6,8 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
+use crate::support;
 use std::path::Path;
 use std::process::Command;
 
@@ -59,7 +58,8 @@ fn upstream_crds() -> Vec<Value> {
 
 #[tokio::test]
 async fn plait_starts_over_crossplanes_crds_and_crossplane_can_take_them_back_unforced() {
-    let cluster = TestCluster::shared().unwrap();
+    // Its own cluster: the shared one's CRDs are plait's, installed by its controller.
+    let cluster = TestCluster::start().unwrap();
     let client = cluster.client().await;
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     let upstream = upstream_crds();

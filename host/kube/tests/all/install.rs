@@ -5,8 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
+use crate::support;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, Patch, PatchParams};
 use plait_testcluster::TestCluster;
@@ -16,7 +15,8 @@ const NARROWED: &str = "compositions.apiextensions.crossplane.io";
 
 #[tokio::test]
 async fn crds_another_manager_installed_stay_that_managers_whether_as_wide_or_narrower() {
-    let cluster = TestCluster::shared().unwrap();
+    // Its own cluster: the shared one's CRDs are plait's, installed by its controller.
+    let cluster = TestCluster::start().unwrap();
     let client = cluster.client().await;
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     for mut crd in plait_kube::crds().unwrap() {

@@ -8,24 +8,30 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
+use crate::support::{self, api, condition, create, eventually, resource, yaml};
 use plait_kube::{Functions, Impersonation, Options};
 use plait_runtime::{Runtime, RuntimeConfig};
 use plait_testcluster::TestCluster;
 use serde_json::{Value, json};
-use support::{api, condition, create, eventually, resource, yaml};
 
 const SERVICE_ACCOUNT: &str = "plait-tenant";
 
-/// Runs plait's controller acting as each tenant's `SERVICE_ACCOUNT`, once
-/// for every test of this binary.
-fn start_impersonating_controller(cluster: &'static TestCluster) {
-    static STARTED: std::sync::OnceLock<()> = std::sync::OnceLock::new();
-    STARTED.get_or_init(|| start_controller(cluster));
+/// This module's cluster, with plait's controller acting as each tenant's
+/// `SERVICE_ACCOUNT`, started once for its tests. A cluster of its own: the
+/// shared cluster's controller acts as itself.
+fn impersonating_cluster() -> &'static TestCluster {
+    static STARTED: std::sync::OnceLock<(TestCluster, support::Controller)> =
+        std::sync::OnceLock::new();
+    &STARTED
+        .get_or_init(|| {
+            let cluster = TestCluster::start().expect("test cluster");
+            let controller = start_controller(&cluster);
+            (cluster, controller)
+        })
+        .0
 }
 
-fn start_controller(cluster: &'static TestCluster) {
+fn start_controller(cluster: &TestCluster) -> support::Controller {
     let options = Options {
         impersonation: Some(Impersonation {
             config: cluster.config(),
@@ -33,10 +39,11 @@ fn start_controller(cluster: &'static TestCluster) {
         }),
         ..Options::default()
     };
-    support::start_controller_with(cluster, options, |_| async {
+    let (controller, ()) = support::start_controller_with(cluster, options, |_| async {
         let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
         (Functions::builtins(runtime), ())
     });
+    controller
 }
 
 /// A Role letting the tenant's service account manage ConfigMaps in `namespace`.
@@ -109,8 +116,7 @@ async fn composed_data(client: &kube::Client, namespace: &str) -> Vec<Value> {
 
 #[tokio::test]
 async fn a_tenant_composes_only_what_its_own_rbac_allows() {
-    let cluster = TestCluster::shared().expect("test cluster");
-    start_impersonating_controller(cluster);
+    let cluster = impersonating_cluster();
     let client = cluster.client().await;
     let group = "impersonation.example.org";
     create(&client, &app_xrd(group)).await;
@@ -172,8 +178,7 @@ async fn a_tenant_composes_only_what_its_own_rbac_allows() {
 
 #[tokio::test]
 async fn a_tenant_reads_environment_configs_from_the_store_only_if_its_rbac_lets_it_list_them() {
-    let cluster = TestCluster::shared().expect("test cluster");
-    start_impersonating_controller(cluster);
+    let cluster = impersonating_cluster();
     let client = cluster.client().await;
     let group = "impersonation-environment.example.org";
     create(&client, &app_xrd(group)).await;
@@ -274,8 +279,7 @@ fn environment_config_rbac(namespace: &str) -> [Value; 2] {
 
 #[tokio::test]
 async fn a_tenant_usage_protects_only_what_its_own_rbac_lets_it_change() {
-    let cluster = TestCluster::shared().expect("test cluster");
-    start_impersonating_controller(cluster);
+    let cluster = impersonating_cluster();
     let client = cluster.client().await;
     let allowed = cluster.namespace("usage-allowed").await;
     let denied = cluster.namespace("usage-denied").await;

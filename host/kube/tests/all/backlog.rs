@@ -1,15 +1,14 @@
 //! A controller started over a backlog: XRs that exist before it runs, as
 //! after an upgrade or a move from Crossplane, and XRs created while it
 //! starts, all become Ready within a bound, each with exactly the resources
-//! it composes. Its own test binary, so the controller here is the only one
-//! and starts after the XRs exist.
+//! it composes. On a cluster of its own, so the controller here is the only
+//! one and starts after the XRs exist.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::time::{Duration, Instant};
 
+use crate::support::{self, api, condition, create, resource};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use plait_kube::Functions;
@@ -17,7 +16,6 @@ use plait_model::{CompositeResourceDefinition, Manifest};
 use plait_runtime::{Runtime, RuntimeConfig};
 use plait_testcluster::TestCluster;
 use serde_json::{Value, json};
-use support::{api, condition, create, resource};
 
 /// XRs created before the controller starts.
 const BEFORE: usize = 200;
@@ -56,7 +54,7 @@ async fn serve_xr_kind(client: &kube::Client, xrd: &Value) {
 
 #[tokio::test]
 async fn a_controller_started_over_existing_xrs_makes_them_all_ready() {
-    let cluster = TestCluster::shared().unwrap();
+    let cluster = TestCluster::start().unwrap();
     let client = cluster.client().await;
     let namespace = cluster.namespace("backlog").await;
     plait_kube::install_crds(&client, support::TIMEOUT)
@@ -87,7 +85,7 @@ async fn a_controller_started_over_existing_xrs_makes_them_all_ready() {
         .unwrap();
     }
 
-    support::start_controller(cluster, |_| async {
+    let (_controller, ()) = support::start_controller(&cluster, |_| async {
         (
             Functions::builtins(Runtime::new(RuntimeConfig::default()).unwrap()),
             (),
