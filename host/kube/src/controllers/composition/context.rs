@@ -1,14 +1,14 @@
 //! What the Composition controller works with: the cluster, its policy and
-//! poll interval, and the events it publishes on a Composition.
+//! poll interval.
 
 use std::time::Duration;
 
-use plait_reconcile::{ClusterError, Event, EventType, ObjectRef};
+use plait_reconcile::ClusterError;
 
 use crate::clusters::cluster::KubeCluster;
 use crate::controllers::kit::{Controlled, ObjectError, Policy};
 use crate::controllers::timing::Timing;
-use crate::vocabulary::api::{COMPOSITION_API_VERSION, COMPOSITION_KIND, composition_resource};
+use crate::vocabulary::api::composition_resource;
 
 /// What the Composition controller works with.
 pub struct CompositionContext {
@@ -25,21 +25,6 @@ impl CompositionContext {
             policy: Policy::new(composition_resource(), timing),
         }
     }
-
-    /// Records a Normal event on the Composition `composition`.
-    pub(super) fn publish(&self, composition: &str, reason: &str, message: String) {
-        self.cluster.publish(Event {
-            regarding: ObjectRef {
-                api_version: COMPOSITION_API_VERSION.into(),
-                kind: COMPOSITION_KIND.into(),
-                namespace: None,
-                name: composition.into(),
-            },
-            event_type: EventType::Normal,
-            reason: reason.into(),
-            message,
-        });
-    }
 }
 
 impl Controlled for CompositionContext {
@@ -48,18 +33,10 @@ impl Controlled for CompositionContext {
     }
 }
 
-/// A failed API request about `composition`'s revisions, saying `what` failed.
-pub(super) fn kube_error(
-    composition: &str,
-    what: impl Into<String>,
-) -> impl FnOnce(kube::Error) -> ObjectError {
-    ObjectError::kube(format!("Composition {composition:?}"), what.into())
-}
-
-/// A failed read through the cluster about `composition`, saying `what` failed.
+/// A failed read or write about `composition`, saying `what` failed.
 pub(super) fn cluster_error(
     composition: &str,
-    what: &'static str,
+    what: impl Into<std::borrow::Cow<'static, str>>,
 ) -> impl FnOnce(ClusterError) -> ObjectError {
     ObjectError::cluster(format!("Composition {composition:?}"), what)
 }

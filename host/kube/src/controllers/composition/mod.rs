@@ -18,7 +18,9 @@
 //!
 //! - `triggers.rs`: everything that wakes a Composition;
 //! - `reconcile.rs`: one Composition's reconcile, in named phases;
-//! - `context.rs`: what the controller holds, and the events it publishes;
+//! - `context.rs`: what the controller holds;
+//! - `writes.rs`: every read and write the phases make, over the API
+//!   server and over the in-memory cluster;
 //! - `revisions.rs`: what the revisions should be, decided without the
 //!   cluster (hash, name, labels, the changes they need, collection).
 
@@ -26,6 +28,7 @@ mod context;
 mod reconcile;
 mod revisions;
 mod triggers;
+mod writes;
 
 use std::future::Future;
 use std::sync::Arc;
