@@ -142,12 +142,12 @@ fn deploy_objects(extra: &[&str]) -> Vec<Value> {
     documents(&succeeded("plait install --print", &out))
 }
 
-/// Each object by kind, namespace and name, without what Helm adds: the
+/// Each object [`common::by_identity`], without what Helm adds: the
 /// chart's labels (but on the pod template, where the selector needs its name), the resource-policy annotation on CRDs, and the image pull policy
 /// `IfNotPresent` the API server gives a tagged image anyway. The Namespace
 /// is left out (`helm install --create-namespace` makes it).
 fn comparable(objects: Vec<Value>) -> BTreeMap<String, Value> {
-    let mut out = BTreeMap::new();
+    let mut out = Vec::new();
     for mut object in objects {
         if object["kind"] == "Namespace" {
             continue;
@@ -183,28 +183,13 @@ fn comparable(objects: Vec<Value>) -> BTreeMap<String, Value> {
                 }
             }
         }
-        let key = format!(
-            "{} {}/{}",
-            object["kind"].as_str().unwrap_or_default(),
-            object["metadata"]["namespace"].as_str().unwrap_or_default(),
-            object["metadata"]["name"].as_str().unwrap_or_default()
-        );
-        assert!(out.insert(key.clone(), object).is_none(), "{key} twice");
+        out.push(object);
     }
-    out
+    common::by_identity(out)
 }
 
 fn assert_same_objects(rendered: Vec<Value>, expected: Vec<Value>, what: &str) {
-    let rendered = comparable(rendered);
-    let expected = comparable(expected);
-    assert_eq!(
-        rendered.keys().collect::<Vec<_>>(),
-        expected.keys().collect::<Vec<_>>(),
-        "{what}: the objects"
-    );
-    for (key, want) in &expected {
-        assert_eq!(&rendered[key], want, "{what}: {key}");
-    }
+    common::assert_same_objects(&comparable(rendered), &comparable(expected), what);
 }
 
 fn find<'a>(objects: &'a [Value], kind: &str, name: &str) -> &'a Value {
@@ -287,7 +272,9 @@ fn helm_template_with_impersonation_renders_the_role_and_flag_of_deploy_tenant_i
     let text = std::fs::read_to_string(repo().join("deploy/tenant-impersonation/clusterrole.yaml"))
         .unwrap();
     let tenant = documents(&text);
-    let comparable_role = |objects: Vec<Value>| comparable(objects)["ClusterRole /plait"].clone();
+    let comparable_role = |objects: Vec<Value>| {
+        comparable(objects)["rbac.authorization.k8s.io/v1 ClusterRole /plait"].clone()
+    };
     assert_eq!(
         comparable_role(rendered.clone()),
         comparable_role(tenant),

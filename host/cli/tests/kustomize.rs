@@ -7,7 +7,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
@@ -15,7 +14,7 @@ use std::sync::OnceLock;
 use serde_json::{Value, json};
 
 mod common;
-use common::repo;
+use common::{by_identity, repo};
 
 /// The kustomize binary, built once and cached under
 /// ~/.cache/plait/kustomize-<version>/.
@@ -76,34 +75,8 @@ fn plait_install_print(flags: &[&str]) -> Vec<Value> {
     ))
 }
 
-/// Each object by apiVersion, kind, namespace and name; no two may share
-/// one.
-fn by_identity(objects: Vec<Value>) -> BTreeMap<String, Value> {
-    let mut out = BTreeMap::new();
-    for object in objects {
-        let key = format!(
-            "{} {} {}/{}",
-            object["apiVersion"].as_str().unwrap_or_default(),
-            object["kind"].as_str().unwrap_or_default(),
-            object["metadata"]["namespace"].as_str().unwrap_or_default(),
-            object["metadata"]["name"].as_str().unwrap_or_default()
-        );
-        assert!(out.insert(key.clone(), object).is_none(), "{key} twice");
-    }
-    out
-}
-
 fn assert_same_objects(built: Vec<Value>, expected: Vec<Value>, what: &str) {
-    let built = by_identity(built);
-    let expected = by_identity(expected);
-    assert_eq!(
-        built.keys().collect::<Vec<_>>(),
-        expected.keys().collect::<Vec<_>>(),
-        "{what}: the objects"
-    );
-    for (key, want) in &expected {
-        assert_eq!(&built[key], want, "{what}: {key}");
-    }
+    common::assert_same_objects(&by_identity(built), &by_identity(expected), what);
 }
 
 #[test]

@@ -2,7 +2,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+use serde_json::Value;
 
 pub mod kube_support;
 
@@ -37,4 +40,37 @@ pub fn corpus_refused(name: &str) -> Option<&'static str> {
         .iter()
         .find(|(case, _)| *case == name)
         .map(|(_, message)| *message)
+}
+
+/// Each object by apiVersion, kind, namespace and name; no two may share one.
+pub fn by_identity(objects: impl IntoIterator<Item = Value>) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    for object in objects {
+        let key = format!(
+            "{} {} {}/{}",
+            object["apiVersion"].as_str().unwrap_or_default(),
+            object["kind"].as_str().unwrap_or_default(),
+            object["metadata"]["namespace"].as_str().unwrap_or_default(),
+            object["metadata"]["name"].as_str().unwrap_or_default()
+        );
+        assert!(out.insert(key.clone(), object).is_none(), "{key} twice");
+    }
+    out
+}
+
+/// Asserts that two sets of objects, each [`by_identity`], hold the same
+/// objects, naming the first that differs.
+pub fn assert_same_objects(
+    got: &BTreeMap<String, Value>,
+    want: &BTreeMap<String, Value>,
+    what: &str,
+) {
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>(),
+        "{what}: the objects"
+    );
+    for (key, wanted) in want {
+        assert_eq!(&got[key], wanted, "{what}: {key}");
+    }
 }
