@@ -150,13 +150,14 @@ $(CLANG_DIR)/.done:
 
 test: lint unit
 
-bench: setup build-deps test-deps test-cluster-binaries
+bench: setup build-deps test-deps test-cluster-binaries upstream-crossplane
 	$(CARGO) bench -p plait-runtime --bench call
 	$(CARGO) bench -p plait-runtime --bench patch_and_transform
 	$(CARGO) bench -p plait-runtime --bench go_templating
 	$(CARGO) bench -p plait-oci --bench distribution
 	$(CARGO) bench -p plait --bench controller
 	$(CARGO) bench -p plait --bench fairness
+	$(CARGO) bench -p plait --bench side_by_side
 
 # Builds every example function from source. The Go example makes its
 # component with `plait function componentize`.

@@ -20,10 +20,9 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use kube::api::{Api, DynamicObject, ListParams};
 use kube_support::{
-    ScaleApis, apply, free_address, is_ready, peak_rss_mib, resource, run_bench, scale_fixture,
-    scrape,
+    ScaleApis, apply, by_label, by_labels, free_address, largest_first, peak_rss_mib, resource,
+    run_bench, scale_fixture, scrape, spawn_all_ready, total,
 };
 use plait_testcluster::TestCluster;
 use serde_json::json;
@@ -33,81 +32,6 @@ const IDLE_WINDOW: Duration = Duration::from_secs(30);
 /// The controller's default `--poll-interval`.
 const POLL_INTERVAL: Duration = Duration::from_secs(60);
 const TIMEOUT: Duration = Duration::from_secs(600);
-
-/// The sum of every series of `metric` whose labels contain `labels`.
-fn total(metrics: &str, metric: &str, labels: &str) -> f64 {
-    metrics
-        .lines()
-        .filter_map(|l| {
-            let rest = l.strip_prefix(metric)?;
-            if !(rest.starts_with('{') || rest.starts_with(' ')) || !rest.contains(labels) {
-                return None;
-            }
-            rest.rsplit_once(' ')?.1.parse::<f64>().ok()
-        })
-        .fold(0.0, |sum, v| sum + v)
-}
-
-/// `label=count` for every series of `metric`, by the value of `label`.
-fn by_label(metrics: &str, metric: &str, label: &str) -> String {
-    let mut counts = std::collections::BTreeMap::<String, f64>::new();
-    for line in metrics.lines() {
-        let Some(rest) = line.strip_prefix(metric) else {
-            continue;
-        };
-        let Some(value) = rest.split(&format!("{label}=\"")).nth(1) else {
-            continue;
-        };
-        let (Some(key), Some(count)) = (
-            value.split('"').next(),
-            rest.rsplit_once(' ')
-                .and_then(|(_, c)| c.parse::<f64>().ok()),
-        ) else {
-            continue;
-        };
-        *counts.entry(key.to_string()).or_default() += count;
-    }
-    counts
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// Every series of `metric` with two labels, by the values of `first` and
-/// `second`, largest count first.
-fn by_two_labels(metrics: &str, metric: &str, first: &str, second: &str) -> Vec<(String, f64)> {
-    let label = |rest: &str, name: &str| -> Option<String> {
-        Some(
-            rest.split(&format!("{name}=\""))
-                .nth(1)?
-                .split('"')
-                .next()?
-                .to_string(),
-        )
-    };
-    let mut counts = std::collections::BTreeMap::<String, f64>::new();
-    for line in metrics.lines() {
-        let Some(rest) = line.strip_prefix(metric) else {
-            continue;
-        };
-        if !rest.starts_with('{') {
-            continue;
-        }
-        let (Some(a), Some(b), Some(count)) = (
-            label(rest, first),
-            label(rest, second),
-            rest.rsplit_once(' ')
-                .and_then(|(_, c)| c.parse::<f64>().ok()),
-        ) else {
-            continue;
-        };
-        *counts.entry(format!("{a:<7} {b}")).or_default() += count;
-    }
-    let mut rows: Vec<_> = counts.into_iter().collect();
-    rows.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    rows
-}
 
 fn reconciles(metrics: &str) -> f64 {
     total(metrics, "plait_reconciles_total", "")
@@ -137,38 +61,6 @@ async fn wait_ready(probes: &str) {
             "the controller never became ready"
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-/// How many of `xrs` are Ready.
-async fn count_ready(xrs: &Api<DynamicObject>) -> Option<usize> {
-    let list = xrs.list(&ListParams::default()).await.ok()?;
-    Some(list.items.iter().filter(|xr| is_ready(xr)).count())
-}
-
-/// Waits until all `n` XRs are Ready; returns when, and the longest time the
-/// Ready count did not rise before that.
-async fn all_ready(xrs: &Api<DynamicObject>, n: usize, since: Instant) -> (Duration, Duration) {
-    let mut last_rise = since;
-    let mut longest_stall = Duration::ZERO;
-    let mut ready = 0;
-    loop {
-        // A busy API server may time a LIST out: that is a figure too, not a failure.
-        if let Some(now_ready) = count_ready(xrs).await
-            && now_ready > ready
-        {
-            ready = now_ready;
-            longest_stall = longest_stall.max(last_rise.elapsed());
-            last_rise = Instant::now();
-        }
-        if ready == n {
-            return (since.elapsed(), longest_stall);
-        }
-        assert!(
-            since.elapsed() < TIMEOUT,
-            "only {ready} of {n} XRs became Ready"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }
 
@@ -222,7 +114,7 @@ async fn bench() {
         })
     };
     let created = Instant::now();
-    let (submitted, since) = if existing {
+    let (submitted, ready) = if existing {
         let _ = controller.kill();
         let _ = controller.wait();
         for i in 0..xr_count {
@@ -231,14 +123,16 @@ async fn bench() {
         let submitted = created.elapsed();
         probes = free_address();
         controller = start_controller(cluster, cache.path(), &probes);
-        (submitted, Instant::now())
+        let ready = spawn_all_ready(&xrs, xr_count, Instant::now(), TIMEOUT);
+        (submitted, ready)
     } else {
+        let ready = spawn_all_ready(&xrs, xr_count, created, TIMEOUT);
         for i in 0..xr_count {
             apply(&client, &bench_kind, &create(i), "bench").await;
         }
-        (created.elapsed(), created)
+        (created.elapsed(), ready)
     };
-    let (ready_after, longest_stall) = all_ready(&xrs, xr_count, since).await;
+    let (ready_after, longest_stall) = ready.await.unwrap();
     let rollout = scrape(&probes, "/metrics");
     let measure_idle = std::env::var("PLAIT_BENCH_IDLE").as_deref() != Ok("skip");
 
@@ -313,9 +207,11 @@ async fn bench() {
     // (`plait_api_requests_total`): every request the controller sent, its
     // watches, discovery and Leases included, and none of this bench's own.
     println!("  API requests per XR by verb and resource (the controller's client):");
-    for (verb_resource, count) in
-        by_two_labels(&rollout, "plait_api_requests_total", "verb", "resource")
-    {
+    for (verb_resource, count) in largest_first(by_labels(
+        &rollout,
+        "plait_api_requests_total",
+        &["verb", "resource"],
+    )) {
         println!("    {verb_resource:<40} {:>8.3}", per_xr(count));
     }
     println!(

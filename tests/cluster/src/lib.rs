@@ -1,7 +1,7 @@
 //! A real Kubernetes control plane for integration tests: etcd, kube-apiserver and
 //! kube-controller-manager (garbage collector, namespace and service-account controllers),
 //! started once per test binary on free 127.0.0.1 ports (`TestCluster::shared`), or for
-//! one test alone (`TestCluster::start`).
+//! one test alone (`TestCluster::dedicated`).
 //!
 //! One file: the three processes share their certificates, ports and
 //! lifecycle, and no test needs them apart.
@@ -38,6 +38,8 @@ const BINARIES: [&str; 3] = ["etcd", "kube-apiserver", "kube-controller-manager"
 const ETCD_READY: Duration = Duration::from_secs(60);
 const APISERVER_READY: Duration = Duration::from_secs(180);
 const CONTROLLER_MANAGER_READY: Duration = Duration::from_secs(180);
+/// The supervisor gives each of the three servers 10 s to stop on SIGTERM.
+const STOP_TIMEOUT: Duration = Duration::from_secs(40);
 
 /// Runs each server in the background with its output in `<dir>/<name>.log`, reports
 /// `<name> <pid>` on stdout, and on end of stdin (the test process is gone) stops the
@@ -106,13 +108,16 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> TestClusterError + '_ {
     }
 }
 
-/// A running control plane: the one every test of a test binary shares, or a
-/// test's own.
+/// A running control plane: shared by every test in one test binary
+/// ([`TestCluster::shared`]), or one caller's own ([`TestCluster::dedicated`]).
 pub struct TestCluster {
     dir: PathBuf,
     kubeconfig: PathBuf,
     server: String,
     config: kube::Config,
+    apiserver_pid: u32,
+    /// etcd, kube-apiserver and kube-controller-manager, in start order.
+    server_pids: Vec<u32>,
     /// Held open for the life of the cluster (of the process, for the shared one); its
     /// closing tells the supervisor to stop the servers.
     _supervisor_stdin: ChildStdin,
@@ -172,21 +177,49 @@ impl TestCluster {
     /// test process exits, also on panic.
     pub fn shared() -> Result<&'static TestCluster, TestClusterError> {
         SHARED
-            .get_or_init(TestCluster::start)
+            .get_or_init(TestCluster::dedicated)
             .as_ref()
             .map_err(Clone::clone)
     }
 
-    /// Starts a control plane of the caller's own, for a test that must be
-    /// alone on its API server (it installs CRDs of its own, or its
-    /// controller must be the only one). Dropping it stops the servers and
-    /// removes its temp dir, as the end of the test process does too.
-    pub fn start() -> Result<TestCluster, TestClusterError> {
+    /// A control plane of the caller's own, for a test that must be alone
+    /// on its API server (it installs CRDs of its own, or its controller
+    /// must be the only one) or a benchmark that must not share an API
+    /// server's history. [`TestCluster::stop`] stops it and waits; dropping
+    /// it stops the servers and removes its temp dir, as the end of the test
+    /// process does too.
+    pub fn dedicated() -> Result<TestCluster, TestClusterError> {
         // Startup drives an async client; a thread of its own keeps that runtime apart
         // from whatever runtime the calling test runs on.
         std::thread::spawn(start)
             .join()
             .unwrap_or_else(|panic| Err(TestClusterError::Panicked(panic_text(&panic))))
+    }
+
+    /// Stops the servers and waits until they are gone.
+    pub fn stop(self) -> Result<(), TestClusterError> {
+        let pids = self.server_pids.clone();
+        let dir = self.dir.display().to_string();
+        drop(self);
+        let started = Instant::now();
+        while pids.iter().any(|pid| alive(*pid)) {
+            if started.elapsed() > STOP_TIMEOUT {
+                return Err(TestClusterError::Io {
+                    path: dir,
+                    message: format!(
+                        "the servers were still running {}s after the stop",
+                        STOP_TIMEOUT.as_secs()
+                    ),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Ok(())
+    }
+
+    /// kube-apiserver's process ID, e.g. for the CPU time it used.
+    pub fn apiserver_pid(&self) -> u32 {
+        self.apiserver_pid
     }
 
     /// A kubeconfig file with a token user in `system:masters`.
@@ -601,8 +634,8 @@ current-context: plait-test
             "--log-level=warn".to_string(),
         ],
     )?;
-    let pid = supervisor.start("etcd")?;
-    supervisor.wait_ready("etcd", pid, ETCD_READY, || etcd_healthy(etcd_port))?;
+    let etcd_pid = supervisor.start("etcd")?;
+    supervisor.wait_ready("etcd", etcd_pid, ETCD_READY, || etcd_healthy(etcd_port))?;
 
     write_args(
         &dir,
@@ -627,7 +660,7 @@ current-context: plait-test
             "--profiling=false".to_string(),
         ],
     )?;
-    let pid = supervisor.start("kube-apiserver")?;
+    let apiserver_pid = supervisor.start("kube-apiserver")?;
     let config = runtime.block_on(async {
         let kc = Kubeconfig::read_from(&kubeconfig).map_err(|e| TestClusterError::Kubeconfig {
             path: kubeconfig.display().to_string(),
@@ -646,7 +679,7 @@ current-context: plait-test
             path: kubeconfig.display().to_string(),
             message: e.to_string(),
         })?;
-    supervisor.wait_ready("kube-apiserver", pid, APISERVER_READY, || {
+    supervisor.wait_ready("kube-apiserver", apiserver_pid, APISERVER_READY, || {
         runtime.block_on(async {
             let request = http::Request::get("/readyz")
                 .body(Vec::new())
@@ -677,13 +710,13 @@ current-context: plait-test
             "--profiling=false".to_string(),
         ],
     )?;
-    let pid = supervisor.start("kube-controller-manager")?;
+    let manager_pid = supervisor.start("kube-controller-manager")?;
     // The service-account controller creating `default/default` shows the manager is up
     // and its informers have synced.
     let service_accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), "default");
     supervisor.wait_ready(
         "kube-controller-manager",
-        pid,
+        manager_pid,
         CONTROLLER_MANAGER_READY,
         || {
             runtime.block_on(async {
@@ -702,6 +735,8 @@ current-context: plait-test
         kubeconfig,
         server,
         config,
+        apiserver_pid,
+        server_pids: vec![etcd_pid, apiserver_pid, manager_pid],
         _supervisor_stdin: supervisor.stdin,
     })
 }

@@ -551,6 +551,14 @@ impl UpstreamCrossplane {
         self.core.as_ref().map(|c| c.pid)
     }
 
+    /// Each function server's Function name and process ID.
+    pub fn function_pids(&self) -> Vec<(&str, u32)> {
+        self.functions
+            .iter()
+            .map(|f| (f.name.as_str(), f.pid))
+            .collect()
+    }
+
     /// Where core serves Prometheus metrics while it runs.
     pub fn metrics_address(&self) -> String {
         format!("127.0.0.1:{}", self.metrics_port)

@@ -85,3 +85,39 @@ fn servers_stop_and_directory_is_removed_when_the_holder_ends() {
         }
     }
 }
+
+#[test]
+fn a_dedicated_cluster_stops_its_servers_when_stopped_and_names_its_api_server() {
+    let cluster = plait_testcluster::TestCluster::dedicated().unwrap();
+    let dir = cluster.kubeconfig().parent().unwrap().to_path_buf();
+    let servers = servers_of(&dir);
+    assert_eq!(
+        servers.len(),
+        4,
+        "expected the supervisor, etcd, kube-apiserver and kube-controller-manager, found pids {servers:?}"
+    );
+    let apiserver = cluster.apiserver_pid();
+    let command = std::fs::read(format!("/proc/{apiserver}/cmdline")).unwrap();
+    assert!(
+        String::from_utf8_lossy(&command).contains("kube-apiserver"),
+        "pid {apiserver} is not kube-apiserver"
+    );
+
+    cluster.stop().unwrap();
+    assert!(
+        !Path::new(&format!("/proc/{apiserver}")).exists()
+            || std::fs::read_to_string(format!("/proc/{apiserver}/stat"))
+                .is_ok_and(|stat| stat.contains(") Z")),
+        "kube-apiserver still runs after stop"
+    );
+    let deadline = Instant::now() + PATIENCE;
+    while dir.exists() || !servers_of(&dir).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "{} or servers {:?} still there",
+            dir.display(),
+            servers_of(&dir)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

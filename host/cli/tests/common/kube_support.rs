@@ -1,11 +1,13 @@
 //! What the tests and benchmarks that run `plait controller` against the
 //! test cluster share: objects by server-side apply, the scale fixture,
 //! the controller's probe address and endpoints, a controller serving the
-//! admission webhook, whether an XR is Ready, the controller's peak memory,
-//! and how a benchmark binary runs.
+//! admission webhook, whether an XR is Ready and when all are, a process's
+//! peak memory and CPU time, Prometheus series summed by label, the API
+//! server's own metrics, and how a benchmark binary runs.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -15,7 +17,10 @@ use std::time::{Duration, Instant};
 /// How long a controller may take to install its CRDs and serve /readyz.
 const READY_TIMEOUT: Duration = Duration::from_secs(300);
 
+use futures::StreamExt;
+use kube::ResourceExt;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::Value;
 
 pub use plait_testcluster::{apply, resource};
@@ -89,8 +94,9 @@ pub fn free_address() -> String {
         .to_string()
 }
 
-/// The response to a GET of `path` from the controller's probe address;
-/// empty while nothing answers there.
+/// The response to a GET of `path` from the controller's probe address
+/// (or another HTTP server on loopback, such as upstream Crossplane's
+/// metrics), a chunked body decoded; empty while nothing answers there.
 pub fn scrape(address: &str, path: &str) -> String {
     let Ok(mut stream) = TcpStream::connect(address) else {
         return String::new();
@@ -99,9 +105,42 @@ pub fn scrape(address: &str, path: &str) -> String {
         stream,
         "GET {path} HTTP/1.1\r\nHost: plait\r\nConnection: close\r\n\r\n"
     );
-    let mut response = String::new();
-    let _ = stream.read_to_string(&mut response);
-    response
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response);
+    let Some(head_end) = response.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return String::from_utf8_lossy(&response).into_owned();
+    };
+    let head = String::from_utf8_lossy(&response[..head_end]).into_owned();
+    let body = &response[head_end + 4..];
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(body)
+    } else {
+        body.to_vec()
+    };
+    format!("{head}\r\n\r\n{}", String::from_utf8_lossy(&body))
+}
+
+/// An HTTP/1.1 chunked body's content: each chunk is its size in hex, CRLF,
+/// the bytes, CRLF; a chunk of size 0 ends it.
+fn dechunk(mut body: &[u8]) -> Vec<u8> {
+    let mut content = Vec::new();
+    while let Some(line_end) = body.windows(2).position(|w| w == b"\r\n") {
+        let size_field = String::from_utf8_lossy(&body[..line_end]);
+        let size_hex = size_field.split(';').next().unwrap_or_default().trim();
+        let Ok(size) = usize::from_str_radix(size_hex, 16) else {
+            break;
+        };
+        let start = line_end + 2;
+        if size == 0 || start + size > body.len() {
+            break;
+        }
+        content.extend_from_slice(&body[start..start + size]);
+        body = &body[(start + size + 2).min(body.len())..];
+    }
+    content
 }
 
 /// Starts `plait controller` against the cluster of `kubeconfig`, compiling
@@ -287,6 +326,172 @@ pub fn is_ready(xr: &DynamicObject) -> bool {
         .as_array()
         .and_then(|conditions| conditions.iter().find(|c| c["type"] == "Ready"))
         .is_some_and(|c| c["status"] == "True")
+}
+
+/// Waits until all `n` XRs of `xrs` are Ready, watching them (so the wait
+/// adds one LIST and one WATCH to the API server's load, not a LIST per
+/// poll); returns when, measured from `since`, and the longest time the
+/// Ready count did not rise before that. Panics after `timeout`.
+pub async fn all_ready(
+    xrs: &Api<DynamicObject>,
+    n: usize,
+    since: Instant,
+    timeout: Duration,
+) -> (Duration, Duration) {
+    let mut ready = BTreeSet::new();
+    let mut last_rise = since;
+    let mut longest_stall = Duration::ZERO;
+    let deadline = tokio::time::Instant::from_std(since + timeout);
+    let mut events = watcher(xrs.clone(), watcher::Config::default())
+        .default_backoff()
+        .boxed();
+    while ready.len() < n {
+        let event = match tokio::time::timeout_at(deadline, events.next()).await {
+            Ok(Some(Ok(event))) => event,
+            // The watcher relists and resumes by itself after an error.
+            Ok(Some(Err(_))) => continue,
+            Ok(None) => panic!("the watch of the XRs ended"),
+            Err(_) => panic!("only {} of {n} XRs became Ready", ready.len()),
+        };
+        let before = ready.len();
+        match event {
+            watcher::Event::Apply(xr) | watcher::Event::InitApply(xr) => {
+                if is_ready(&xr) {
+                    ready.insert(xr.name_any());
+                } else {
+                    ready.remove(&xr.name_any());
+                }
+            }
+            watcher::Event::Delete(xr) => {
+                ready.remove(&xr.name_any());
+            }
+            watcher::Event::Init | watcher::Event::InitDone => {}
+        }
+        if ready.len() > before {
+            longest_stall = longest_stall.max(last_rise.elapsed());
+            last_rise = Instant::now();
+        }
+    }
+    (since.elapsed(), longest_stall)
+}
+
+/// [`all_ready`] as a task started now, so that it sees the XRs become
+/// Ready while they are still being created.
+pub fn spawn_all_ready(
+    xrs: &Api<DynamicObject>,
+    n: usize,
+    since: Instant,
+    timeout: Duration,
+) -> tokio::task::JoinHandle<(Duration, Duration)> {
+    let xrs = xrs.clone();
+    tokio::spawn(async move { all_ready(&xrs, n, since, timeout).await })
+}
+
+/// The CPU time process `pid` has used, user and system (`utime` +
+/// `stime` in `/proc/<pid>/stat`), in seconds; `None` when it is gone.
+pub fn cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name, which may hold spaces, start at `state` (field 3).
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks = |field: usize| fields.get(field - 3)?.parse::<f64>().ok();
+    Some((ticks(14)? + ticks(15)?) / clock_ticks_per_second())
+}
+
+/// The kernel's clock ticks per second (`getconf CLK_TCK`), 100 when that fails.
+fn clock_ticks_per_second() -> f64 {
+    static TICKS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *TICKS.get_or_init(|| {
+        Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .ok()
+            .and_then(|out| String::from_utf8(out.stdout).ok())
+            .and_then(|ticks| ticks.trim().parse().ok())
+            .unwrap_or(100.0)
+    })
+}
+
+/// kube-apiserver's own Prometheus metrics (`GET /metrics`).
+pub async fn apiserver_metrics(client: &kube::Client) -> String {
+    let request = http::Request::get("/metrics").body(Vec::new()).unwrap();
+    client.request_text(request).await.unwrap()
+}
+
+/// The sum of every series of `metric` whose labels contain `labels`.
+pub fn total(metrics: &str, metric: &str, labels: &str) -> f64 {
+    metrics
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix(metric)?;
+            if !(rest.starts_with('{') || rest.starts_with(' ')) || !rest.contains(labels) {
+                return None;
+            }
+            rest.rsplit_once(' ')?.1.parse::<f64>().ok()
+        })
+        .fold(0.0, |sum, v| sum + v)
+}
+
+/// `label=count` for every series of `metric`, by the value of `label`.
+pub fn by_label(metrics: &str, metric: &str, label: &str) -> String {
+    by_labels(metrics, metric, &[label])
+        .iter()
+        .map(|(k, v)| format!("{}={v}", k.trim_end()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Every series of `metric` summed by the values of `labels`, keyed by the
+/// first value (padded to 7 characters, a verb's width) and the others'
+/// non-empty values joined by `/`, e.g. `PATCH   benches/status`.
+pub fn by_labels(metrics: &str, metric: &str, labels: &[&str]) -> BTreeMap<String, f64> {
+    let label = |rest: &str, name: &str| -> Option<String> {
+        Some(
+            rest.split(&format!("{name}=\""))
+                .nth(1)?
+                .split('"')
+                .next()?
+                .to_string(),
+        )
+    };
+    let mut counts = BTreeMap::<String, f64>::new();
+    for line in metrics.lines() {
+        let Some(rest) = line.strip_prefix(metric) else {
+            continue;
+        };
+        if !rest.starts_with('{') {
+            continue;
+        }
+        let (Some(values), Some(count)) = (
+            labels
+                .iter()
+                .map(|name| label(rest, name))
+                .collect::<Option<Vec<_>>>(),
+            rest.rsplit_once(' ')
+                .and_then(|(_, c)| c.parse::<f64>().ok()),
+        ) else {
+            continue;
+        };
+        let key = match values.split_first() {
+            Some((first, others)) if !others.is_empty() => {
+                let others: Vec<&str> = others
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|v| !v.is_empty())
+                    .collect();
+                format!("{first:<7} {}", others.join("/"))
+            }
+            _ => values.concat(),
+        };
+        *counts.entry(key).or_default() += count;
+    }
+    counts
+}
+
+/// `counts` largest first, ties by key.
+pub fn largest_first(counts: BTreeMap<String, f64>) -> Vec<(String, f64)> {
+    let mut rows: Vec<_> = counts.into_iter().collect();
+    rows.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    rows
 }
 
 /// The peak resident memory of process `pid` in MiB (`VmHWM`); `None` when

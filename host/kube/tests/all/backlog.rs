@@ -54,7 +54,7 @@ async fn serve_xr_kind(client: &kube::Client, xrd: &Value) {
 
 #[tokio::test]
 async fn a_controller_started_over_existing_xrs_makes_them_all_ready() {
-    let cluster = TestCluster::start().unwrap();
+    let cluster = TestCluster::dedicated().unwrap();
     let client = cluster.client().await;
     let namespace = cluster.namespace("backlog").await;
     plait_kube::install_crds(&client, support::TIMEOUT)

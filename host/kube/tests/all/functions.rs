@@ -50,7 +50,7 @@ fn env() -> &'static Env {
     static CLUSTER: OnceLock<TestCluster> = OnceLock::new();
     static ENV: OnceLock<Env> = OnceLock::new();
     ENV.get_or_init(|| {
-        let cluster = CLUSTER.get_or_init(|| TestCluster::start().expect("test cluster"));
+        let cluster = CLUSTER.get_or_init(|| TestCluster::dedicated().expect("test cluster"));
         let open = Registry::shared();
         let private = Registry::shared_with_auth(USER, PASSWORD);
         let insecure = vec![open.addr.clone(), private.addr.clone()];

@@ -24,7 +24,7 @@ fn impersonating_cluster() -> &'static TestCluster {
         std::sync::OnceLock::new();
     &STARTED
         .get_or_init(|| {
-            let cluster = TestCluster::start().expect("test cluster");
+            let cluster = TestCluster::dedicated().expect("test cluster");
             let controller = start_controller(&cluster);
             (cluster, controller)
         })

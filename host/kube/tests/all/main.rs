@@ -7,7 +7,7 @@
 //! (groups of its own), Compositions and namespaces. A test that needs a
 //! controller of its own (other options, other functions, or the only one
 //! over XRs made before it starts) or installs CRDs its own way starts a
-//! cluster of its own (`TestCluster::start`), as two controllers on one API
+//! cluster of its own (`TestCluster::dedicated`), as two controllers on one API
 //! server would both reconcile every XR. The tests that read the
 //! controller's metrics, which count what every controller of the process
 //! did, run in a process of their own ([`support::in_own_process`]).

@@ -39,7 +39,7 @@ fn copy_required_guest() -> Vec<u8> {
 /// and serving the built-in functions and [`COPY_REQUIRED`]. The tests on it
 /// make their own XRDs (groups of their own), Compositions and namespaces; a
 /// test that needs another controller runs it on a cluster of its own
-/// ([`TestCluster::start`]), since two controllers would both reconcile
+/// ([`TestCluster::dedicated`]), since two controllers would both reconcile
 /// every XR.
 pub fn cluster() -> &'static TestCluster {
     static STARTED: OnceLock<Controller> = OnceLock::new();

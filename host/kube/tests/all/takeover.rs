@@ -59,7 +59,7 @@ fn upstream_crds() -> Vec<Value> {
 #[tokio::test]
 async fn plait_starts_over_crossplanes_crds_and_crossplane_can_take_them_back_unforced() {
     // Its own cluster: the shared one's CRDs are plait's, installed by its controller.
-    let cluster = TestCluster::start().unwrap();
+    let cluster = TestCluster::dedicated().unwrap();
     let client = cluster.client().await;
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     let upstream = upstream_crds();

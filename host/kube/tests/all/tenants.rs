@@ -64,7 +64,7 @@ fn message(xr: &Value, type_: &str) -> String {
 #[tokio::test]
 async fn a_tenant_whose_function_loops_does_not_keep_another_tenants_xrs_of_the_same_kind_waiting()
 {
-    let cluster = TestCluster::start().unwrap();
+    let cluster = TestCluster::dedicated().unwrap();
     let (_controller, ()) =
         support::start_controller_with(&cluster, Options::default(), |_| async {
             let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
