@@ -82,6 +82,17 @@ pub trait Cluster {
     fn apply(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError>;
     /// Server-side apply of the status subresource.
     fn apply_status(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError>;
+    /// JSON merge patch of `object` by `field_manager` (an update, so the
+    /// manager owns what it set without ever dropping it later), refused as a
+    /// [`ClusterError::Conflict`] when `patch` carries a
+    /// `metadata.resourceVersion` the object has moved on from; returns the
+    /// stored object.
+    fn merge_patch(
+        &self,
+        object: &ObjectRef,
+        patch: &Value,
+        field_manager: &str,
+    ) -> Result<Value, ClusterError>;
     /// Reads a composed resource an XR references. A cluster that keeps a
     /// watch cache of composed resources may answer from it, a moment
     /// behind the API server; the reconciler believes only what it reads
@@ -157,6 +168,16 @@ impl<F: Forwarding> Cluster for F {
         self.inner().apply_status(object, field_manager)
     }
 
+    fn merge_patch(
+        &self,
+        object: &ObjectRef,
+        patch: &Value,
+        field_manager: &str,
+    ) -> Result<Value, ClusterError> {
+        self.before_write()?;
+        self.inner().merge_patch(object, patch, field_manager)
+    }
+
     fn observe(&self, object: &ObjectRef) -> Result<Option<Value>, ClusterError> {
         self.inner().observe(object)
     }
@@ -193,7 +214,7 @@ pub struct MemoryCluster {
     /// The last body each field manager applied to each object.
     applied: Mutex<BTreeMap<(ObjectRef, String), Value>>,
     events: Mutex<Vec<Event>>,
-    /// Every write, in order: the object and `apply` or `status`.
+    /// Every write, in order: the object and `apply`, `status` or `patch`.
     writes: Mutex<Vec<(ObjectRef, &'static str)>>,
     /// OpenAPI v3 schemas by apiVersion and kind.
     schemas: Mutex<BTreeMap<(String, String), Value>>,
@@ -254,7 +275,7 @@ impl MemoryCluster {
             .unwrap_or_default()
     }
 
-    /// Every apply and status apply so far, in order.
+    /// Every apply, status apply and merge patch so far, in order.
     pub fn writes(&self) -> Vec<(ObjectRef, &'static str)> {
         self.writes.lock().map(|w| w.clone()).unwrap_or_default()
     }
@@ -360,6 +381,33 @@ fn merge(into: &mut Value, from: &Value) {
     }
 }
 
+/// RFC 7386: maps merged key by key, `null` removing a key, anything else replaced.
+pub fn merge_patch(into: &mut Value, patch: &Value) {
+    let Some(source) = patch.as_object() else {
+        *into = patch.clone();
+        return;
+    };
+    if !into.is_object() {
+        *into = json!({});
+    }
+    if let Some(target) = into.as_object_mut() {
+        for (key, value) in source {
+            if value.is_null() {
+                target.remove(key);
+            } else {
+                merge_patch(target.entry(key.clone()).or_insert(Value::Null), value);
+            }
+        }
+    }
+}
+
+/// Whether `object` already holds everything merge patch `patch` would set.
+pub fn holds_patch(object: &Value, patch: &Value) -> bool {
+    let mut merged = object.clone();
+    merge_patch(&mut merged, patch);
+    &merged == object
+}
+
 impl Cluster for MemoryCluster {
     fn get(&self, object: &ObjectRef) -> Result<Option<Value>, ClusterError> {
         Ok(self.lock_objects()?.get(object).cloned())
@@ -442,6 +490,23 @@ impl Cluster for MemoryCluster {
             })?;
         stored["status"] = object.get("status").cloned().unwrap_or(json!({}));
         self.wrote(&reference, "status");
+        Ok(stored.clone())
+    }
+
+    /// Stored objects carry no resourceVersion here, so nothing conflicts.
+    fn merge_patch(
+        &self,
+        object: &ObjectRef,
+        patch: &Value,
+        _field_manager: &str,
+    ) -> Result<Value, ClusterError> {
+        let mut store = self.lock_objects()?;
+        let stored = store.get_mut(object).ok_or_else(|| ClusterError::Object {
+            object: object.to_string(),
+            message: "not found".into(),
+        })?;
+        merge_patch(stored, patch);
+        self.wrote(object, "patch");
         Ok(stored.clone())
     }
 
