@@ -21,9 +21,11 @@ use crate::vocabulary::object::text;
 pub enum Failure {
     /// The XR cannot be composed as it stands; reported on its `Synced` condition.
     Synced(String),
-    /// The revision the XR needs is not (yet) in the catalog; reported on
-    /// its `Synced` condition. A new revision of the XR's kind wakes the XR
-    /// once the catalog holds it, so it waits for that rather than retrying.
+    /// The revision the XR needs, or the Composition it names, is not (yet)
+    /// in the catalog; reported on its `Synced` condition once the XR is no
+    /// longer new. A new revision of the XR's kind wakes the XR once the
+    /// catalog holds it (a new Composition comes with its first revision),
+    /// so it waits for that rather than retrying.
     Awaiting(String),
     Error(XrError),
 }
@@ -120,8 +122,10 @@ pub async fn composition(
                 .map_err(ObjectError::cluster(reference, "cannot read the catalog"))
                 .map_err(XrError::from)?;
             let compositions = ctx.shared.catalog.compositions(&labels);
+            // A Composition just created may not be in the catalog yet;
+            // its first revision wakes the XR once it is.
             let Some(first) = first_compatible(&compositions, reference) else {
-                return Err(Failure::Synced(
+                return Err(Failure::Awaiting(
                     "cannot select Composition: no compatible Compositions found".into(),
                 ));
             };
@@ -217,7 +221,6 @@ pub(super) fn pick_revision(
     composition: &str,
     known: &impl KnownRevisions,
 ) -> Result<(Value, Option<String>), Failure> {
-    let fetch = |message: String| Failure::Synced(format!("cannot fetch Composition: {message}"));
     // The catalog's revision store wakes the XR once it holds a new revision.
     let awaiting =
         |message: String| Failure::Awaiting(format!("cannot fetch Composition: {message}"));
@@ -231,7 +234,7 @@ pub(super) fn pick_revision(
     }
     let found = known
         .composition(composition)
-        .ok_or_else(|| fetch(format!("cannot get Composition {composition:?}: not found")))?;
+        .ok_or_else(|| awaiting(format!("cannot get Composition {composition:?}: not found")))?;
     let mut labels = match query.policy {
         UpdatePolicy::Automatic => query.selector.clone().unwrap_or_default(),
         UpdatePolicy::Manual => BTreeMap::new(),
@@ -659,10 +662,10 @@ mod tests {
             picked(&xrd(json!({})), &xr(json!({})), "missing"),
             (
                 String::new(),
-                "Synced: cannot fetch Composition: cannot get Composition \"missing\": not found"
+                "Awaiting: cannot fetch Composition: cannot get Composition \"missing\": not found"
                     .into()
             ),
-            "a Composition that does not exist is the XR's to fix"
+            "a Composition not in the catalog is waited for, as it may have just been created"
         );
     }
 
