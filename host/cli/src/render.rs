@@ -196,6 +196,7 @@ pub fn run(args: &RenderArgs) -> Result<String> {
         as_tenant: None,
         circuit_open: false,
         observe_created: false,
+        unwritten: None,
     }
     .run()?;
     if let Some(error) = &outcome.error {

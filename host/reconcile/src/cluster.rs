@@ -82,6 +82,17 @@ pub trait Cluster {
     fn apply(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError>;
     /// Server-side apply of the status subresource.
     fn apply_status(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError>;
+    /// JSON merge patch of `object` by `field_manager` (an update, so the
+    /// manager owns what it set without ever dropping it later), refused as a
+    /// [`ClusterError::Conflict`] when `patch` carries a
+    /// `metadata.resourceVersion` the object has moved on from; returns the
+    /// stored object.
+    fn merge_patch(
+        &self,
+        object: &ObjectRef,
+        patch: &Value,
+        field_manager: &str,
+    ) -> Result<Value, ClusterError>;
     /// Reads a composed resource an XR references. A cluster that keeps a
     /// watch cache of composed resources may answer from it, a moment
     /// behind the API server; the reconciler believes only what it reads
@@ -158,6 +169,16 @@ impl<F: Forwarding> Cluster for F {
         self.inner().apply_status(object, field_manager)
     }
 
+    fn merge_patch(
+        &self,
+        object: &ObjectRef,
+        patch: &Value,
+        field_manager: &str,
+    ) -> Result<Value, ClusterError> {
+        self.before_write()?;
+        self.inner().merge_patch(object, patch, field_manager)
+    }
+
     fn observe(&self, object: &ObjectRef) -> Result<Option<Value>, ClusterError> {
         self.inner().observe(object)
     }
@@ -194,7 +215,7 @@ pub struct MemoryCluster {
     /// The last body each field manager applied to each object.
     applied: Mutex<BTreeMap<(ObjectRef, String), Value>>,
     events: Mutex<Vec<Event>>,
-    /// Every write, in order: the object and `apply` or `status`.
+    /// Every write, in order: the object and `apply`, `status` or `patch`.
     writes: Mutex<Vec<(ObjectRef, &'static str)>>,
     /// OpenAPI v3 schemas by apiVersion and kind.
     schemas: Mutex<BTreeMap<(String, String), Value>>,
@@ -255,7 +276,7 @@ impl MemoryCluster {
             .unwrap_or_default()
     }
 
-    /// Every apply and status apply so far, in order.
+    /// Every apply, status apply and merge patch so far, in order.
     pub fn writes(&self) -> Vec<(ObjectRef, &'static str)> {
         self.writes.lock().map(|w| w.clone()).unwrap_or_default()
     }
@@ -344,9 +365,10 @@ fn prune(stored: &mut Value, previous: &Value, next: &Value) {
 
 /// Whether `live` already holds every field `body` sets, with the same
 /// value: maps are compared field by field (what `live` has beyond `body`
-/// does not matter), anything else as a whole. A server-side apply of
-/// `body` by the manager that last applied exactly `body` to `live`
-/// changes nothing then: it owns those fields and they have its values.
+/// does not matter), anything else as a whole, and a `null` is held by an
+/// absent field. A JSON merge patch `body` changes nothing then; nor does a
+/// server-side apply of `body` by the manager that last applied exactly
+/// `body`: it owns those fields and they have its values.
 pub fn holds(live: &Value, body: &Value) -> bool {
     match (live.as_object(), body.as_object()) {
         (Some(live), Some(body)) => body.iter().all(|(key, value)| match live.get(key) {
@@ -390,6 +412,26 @@ fn merge(into: &mut Value, from: &Value) {
             }
         }
         _ => *into = from.clone(),
+    }
+}
+
+/// RFC 7386: maps merged key by key, `null` removing a key, anything else replaced.
+pub fn merge_patch(into: &mut Value, patch: &Value) {
+    let Some(source) = patch.as_object() else {
+        *into = patch.clone();
+        return;
+    };
+    if !into.is_object() {
+        *into = json!({});
+    }
+    if let Some(target) = into.as_object_mut() {
+        for (key, value) in source {
+            if value.is_null() {
+                target.remove(key);
+            } else {
+                merge_patch(target.entry(key.clone()).or_insert(Value::Null), value);
+            }
+        }
     }
 }
 
@@ -480,6 +522,23 @@ impl Cluster for MemoryCluster {
             })?;
         stored["status"] = object.get("status").cloned().unwrap_or(json!({}));
         self.wrote(&reference, "status");
+        Ok(stored.clone())
+    }
+
+    /// Stored objects carry no resourceVersion here, so nothing conflicts.
+    fn merge_patch(
+        &self,
+        object: &ObjectRef,
+        patch: &Value,
+        _field_manager: &str,
+    ) -> Result<Value, ClusterError> {
+        let mut store = self.lock_objects()?;
+        let stored = store.get_mut(object).ok_or_else(|| ClusterError::Object {
+            object: object.to_string(),
+            message: "not found".into(),
+        })?;
+        merge_patch(stored, patch);
+        self.wrote(object, "patch");
         Ok(stored.clone())
     }
 

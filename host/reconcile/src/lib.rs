@@ -30,7 +30,7 @@ use serde_json::{Value, json};
 
 pub use cluster::{
     Cluster, ClusterError, Event, EventType, Forwarding, MemoryCluster, ObjectRef, holds,
-    stable_uid, status_body,
+    merge_patch, stable_uid, status_body,
 };
 pub use conditions::{READY, SYNCED, set_condition, unready_message};
 pub use steps::{PrepareError, pipeline_steps, prepare};
@@ -143,11 +143,17 @@ pub struct Reconcile<'a> {
     /// reconcile (and another status write). `plait render` reports one
     /// pass, as `crossplane render` does.
     pub observe_created: bool,
+    /// What the caller decided for the XR before its pipeline ran and has
+    /// not written yet (its finalizer, its Composition and revision), as a
+    /// JSON merge patch: functions observe the XR with it, and it is written
+    /// in the one write that records the resource references, before any
+    /// composed resource is created (alone when the pipeline applied nothing).
+    pub unwritten: Option<Value>,
 }
 
-/// One run of the pipeline and what it applied, before anything is written
-/// to the XR: the XR as it is to be stored, the resource references to
-/// apply (none when the pipeline failed), the events it would record and
+/// One run of the pipeline and what it applied, before the XR's status is
+/// written: the XR as it is to be stored, the resource references it
+/// recorded (none when the pipeline failed), the events it would record and
 /// the composed resources as their applies returned them.
 struct Pass {
     outcome: Outcome,
@@ -208,12 +214,14 @@ impl<'a> Reconcile<'a> {
     }
 
     pub fn run(self) -> Result<Outcome, ReconcileError> {
-        let first = self.pass(&BTreeMap::new(), &[])?;
+        // The XR as stored, after each write this reconcile makes to it.
+        let mut stored = self.xr.clone();
+        let first = self.pass(&BTreeMap::new(), &[], &mut stored)?;
         let again = self.observe_created
             && first.outcome.error.is_none()
             && !first.outcome.created.is_empty();
         let last = if again {
-            let mut second = self.pass(&first.stored, &first.outcome.deleted)?;
+            let mut second = self.pass(&first.stored, &first.outcome.deleted, &mut stored)?;
             let mut composed = first.outcome.composed;
             composed.append(&mut second.outcome.composed);
             second.outcome.composed = composed;
@@ -228,18 +236,24 @@ impl<'a> Reconcile<'a> {
             self.cluster.record_event(event);
         }
         let mut outcome = last.outcome;
-        outcome.xr = self.write_status(&outcome.xr, last.refs.as_deref())?;
+        if last.refs.is_none() {
+            // Nothing was applied, so the refs were not written either.
+            self.write_unwritten(&mut stored)?;
+        }
+        outcome.xr = self.write_status(&outcome.xr, &stored)?;
         Ok(outcome)
     }
 
-    /// Runs the pipeline once and applies what it desires, writing nothing
-    /// to the XR. `created` are composed resources an earlier pass created,
-    /// as their applies returned them, observed as well; `deleted` are
-    /// those it deleted, observed no longer.
+    /// Runs the pipeline once and applies what it desires, writing to the
+    /// XR (`stored_xr`, as stored) only its resource references and what
+    /// else is [`Reconcile::unwritten`], before any apply. `created` are composed
+    /// resources an earlier pass created, as their applies returned them,
+    /// observed as well; `deleted` are those it deleted, observed no longer.
     fn pass(
         &self,
         created: &BTreeMap<String, Value>,
         deleted: &[ObjectRef],
+        stored_xr: &mut Value,
     ) -> Result<Pass, ReconcileError> {
         let mut events = Vec::new();
         let xr_ref = ObjectRef::of(&self.xr).ok_or_else(|| {
@@ -256,6 +270,9 @@ impl<'a> Reconcile<'a> {
         // As upstream's reconciler does first, before anything can fail;
         // functions observe the XR with it.
         let mut xr = self.xr.clone();
+        if let Some(unwritten) = &self.unwritten {
+            cluster::merge_patch(&mut xr, unwritten);
+        }
         conditions::set_responsive(&mut xr, self.circuit_open, &(self.clock)());
         let mut observed = self.observed_state(&xr, &xr_uid, deleted)?;
         for (name, object) in created {
@@ -399,6 +416,9 @@ impl<'a> Reconcile<'a> {
             return Err(error.into());
         }
         set_resource_refs(&mut xr, self.scope, &plan.refs);
+        // Before anything is created: the next reconcile finds what this
+        // one creates through the references, and deletes it through the finalizer.
+        self.write_refs(stored_xr, &plan.refs)?;
         let field_manager = composed_field_manager(&xr);
         let mut apply_errors = Vec::new();
         let mut stored = BTreeMap::new();
@@ -617,32 +637,76 @@ impl<'a> Reconcile<'a> {
             .collect())
     }
 
-    /// Applies what the reconciler owns on the XR (its composite label and
-    /// resource references, once composed), then its status, each only when
-    /// it differs from the XR the reconcile started from: a write that
-    /// changes nothing still makes a new resourceVersion, which wakes every
-    /// watch of the XR. The XR's other fields belong to whoever wrote them:
-    /// applying them too would make the reconciler co-own them, and a field
-    /// its author removed would stay. Returns the XR as stored.
-    fn write_status(&self, xr: &Value, refs: Option<&[Value]>) -> Result<Value, ReconcileError> {
-        let mut stored = None;
-        let mut xr = xr.clone();
-        if let Some(refs) = refs {
-            let owned = owned_fields(&xr, self.scope, refs);
-            if !already_owned(&self.xr, &owned, self.scope) {
-                let applied = self.cluster.apply(&owned, COMPOSITE_FIELD_MANAGER)?;
-                // The references are the reconciler's own: its conditions
-                // describe the generation their apply made (as upstream's,
-                // read back after its update), or the next reconcile would
-                // write the status again only to say so.
-                conditions::advance_generation(&mut xr, applied.pointer("/metadata/generation"));
-                stored = Some(applied);
+    /// Records the resource references on the XR (`stored`, as stored):
+    /// with what is still [`Reconcile::unwritten`] in one merge patch, guarded
+    /// by the resourceVersion it was read at, or else by the apply of what
+    /// the reconciler owns (its composite label and the references), as
+    /// upstream applies them. Either only when it changes the XR: a write
+    /// that changes nothing still makes a new resourceVersion, which wakes
+    /// every watch of the XR. The XR's other fields belong to whoever wrote
+    /// them: applying them too would make the reconciler co-own them, and a
+    /// field its author removed would stay.
+    fn write_refs(&self, stored: &mut Value, refs: &[Value]) -> Result<(), ReconcileError> {
+        let owned = owned_fields(stored, self.scope, refs);
+        if let Some(mut patch) = self.still_unwritten(stored) {
+            cluster::merge_patch(&mut patch, &owned);
+            *stored = self.write_patch(stored, patch)?;
+        } else if !already_owned(stored, &owned, self.scope) {
+            *stored = self.cluster.apply(&owned, COMPOSITE_FIELD_MANAGER)?;
+        }
+        Ok(())
+    }
+
+    /// Writes what is still [`Reconcile::unwritten`] on its own, when
+    /// nothing was applied (so no references were written with it).
+    fn write_unwritten(&self, stored: &mut Value) -> Result<(), ReconcileError> {
+        if let Some(patch) = self.still_unwritten(stored) {
+            *stored = self.write_patch(stored, patch)?;
+        }
+        Ok(())
+    }
+
+    /// [`Reconcile::unwritten`], unless `stored` already holds all of it.
+    fn still_unwritten(&self, stored: &Value) -> Option<Value> {
+        self.unwritten
+            .as_ref()
+            .filter(|unwritten| !holds(stored, unwritten))
+            .cloned()
+    }
+
+    /// Merge-patches `patch` into the XR as the composite field manager,
+    /// guarded by the resourceVersion `stored` carries.
+    fn write_patch(&self, stored: &Value, mut patch: Value) -> Result<Value, ReconcileError> {
+        let reference = ObjectRef::of(stored).ok_or_else(|| {
+            ReconcileError::InvalidComposite(
+                "apiVersion, kind and metadata.name are required".into(),
+            )
+        })?;
+        for key in ["apiVersion", "kind"] {
+            if let Some(object) = patch.as_object_mut() {
+                object.remove(key);
             }
         }
+        if let Some(version) = stored.pointer("/metadata/resourceVersion") {
+            patch["metadata"]["resourceVersion"] = version.clone();
+        }
+        Ok(self
+            .cluster
+            .merge_patch(&reference, &patch, COMPOSITE_FIELD_MANAGER)?)
+    }
+
+    /// Applies the XR's status when it differs from the XR the reconcile
+    /// started from. The references are the reconciler's own: its conditions
+    /// describe the generation their write made (as upstream's, read back
+    /// after its update), or the next reconcile would write the status again
+    /// only to say so. Returns the XR as stored.
+    fn write_status(&self, xr: &Value, stored: &Value) -> Result<Value, ReconcileError> {
+        let mut xr = xr.clone();
+        conditions::advance_generation(&mut xr, stored.pointer("/metadata/generation"));
         if xr.get("status") != self.xr.get("status") {
             return Ok(self.cluster.apply_status(&xr, COMPOSITE_FIELD_MANAGER)?);
         }
-        Ok(stored.unwrap_or_else(|| self.xr.clone()))
+        Ok(stored.clone())
     }
 }
 

@@ -102,6 +102,7 @@ fn try_reconcile_with(
         as_tenant,
         circuit_open,
         observe_created: false,
+        unwritten: None,
     }
     .run()
 }
@@ -399,6 +400,7 @@ fn observed_resource_without_resource_name_annotation_is_an_error() {
         as_tenant: None,
         circuit_open: false,
         observe_created: false,
+        unwritten: None,
     }
     .run()
     .expect_err("must fail");
@@ -558,6 +560,7 @@ fn xrs_are_responsive_and_functions_observe_it_as_upstream_sets_it_first() {
         as_tenant: None,
         circuit_open: false,
         observe_created: false,
+        unwritten: None,
     }
     .run()
     .expect("reconcile runs");
@@ -623,6 +626,7 @@ fn conditions_set_after_the_pipeline_carry_the_time_it_ended() {
             as_tenant: None,
             circuit_open: false,
             observe_created: false,
+            unwritten: None,
         }
         .run()
         .expect("reconcile runs");
@@ -1026,6 +1030,7 @@ fn run_one_step(
         as_tenant: None,
         circuit_open: false,
         observe_created: false,
+        unwritten: None,
     }
     .run()
     .expect("reconcile runs")
@@ -1093,6 +1098,7 @@ fn a_reconcile_that_creates_resources_observes_them_at_once_when_asked_and_write
             as_tenant: Some(&known),
             circuit_open: false,
             observe_created,
+            unwritten: None,
         }
         .run()
         .expect("reconcile runs");
@@ -1152,6 +1158,82 @@ fn a_live_object_holds_a_body_when_every_field_the_body_sets_has_its_value() {
         (json!({"spec": {"n": {"nested": 1}}}), false),
     ];
     for (body, held) in cases {
-        assert_eq!(crate::holds(&live, &body), held, "{body}");
+        assert_eq!(holds(&live, &body), held, "{body}");
+    }
+}
+
+#[test]
+fn what_the_xr_does_not_record_yet_is_written_with_its_references_before_any_apply_or_alone_when_the_pipeline_fails()
+ {
+    let unwritten = json!({
+        "metadata": {"finalizers": ["example.org/finalizer"]},
+        "spec": {"compositionRef": {"name": "app"}},
+    });
+    // (what, what the XR holds before, writes in order, references after)
+    type Prepare = fn(&mut Value);
+    let cases: [(&str, Prepare, &[&str], Option<usize>); 3] = [
+        (
+            "a new XR",
+            |_| {},
+            &["XApp patch", "ConfigMap apply", "XApp status"],
+            Some(1),
+        ),
+        (
+            "a new XR whose pipeline fails",
+            |xr| xr["spec"]["fatal"] = json!("not yet"),
+            &["XApp patch", "XApp status"],
+            None,
+        ),
+        (
+            "an XR that records it already",
+            |xr| {
+                xr["metadata"]["finalizers"] = json!(["example.org/finalizer"]);
+                xr["spec"]["compositionRef"] = json!({"name": "app"});
+            },
+            &["XApp apply", "ConfigMap apply", "XApp status"],
+            Some(1),
+        ),
+    ];
+    for (what, prepare, want, refs) in cases {
+        let memory = MemoryCluster::new();
+        let mut seeded = xr(None, &["a"]);
+        prepare(&mut seeded);
+        memory.seed([seeded.clone()]).expect("seed XR");
+        let runner = Want(Cell::new(0));
+        let steps = [Step {
+            name: "compose".into(),
+            function: "want".into(),
+            ..Step::default()
+        }];
+        let outcome = Reconcile {
+            cluster: &memory,
+            runner: &runner,
+            scope: CompositeScope::LegacyCluster,
+            xr: seeded,
+            steps: &steps,
+            context: json!({}),
+            clock: &|| "2024-01-01T00:00:00Z".into(),
+            grants: &ReadGrants::tenant_defaults(),
+            as_tenant: None,
+            circuit_open: false,
+            observe_created: false,
+            unwritten: Some(unwritten.clone()),
+        }
+        .run()
+        .expect("reconcile runs");
+        let writes: Vec<String> = memory
+            .writes()
+            .iter()
+            .map(|(r, w)| format!("{} {w}", r.kind))
+            .collect();
+        assert_eq!(writes, want, "{what}");
+        assert!(holds(&outcome.xr, &unwritten), "{what}");
+        let stored = memory
+            .get(&ObjectRef::of(&outcome.xr).expect("reference"))
+            .expect("read")
+            .expect("stored");
+        assert!(holds(&stored, &unwritten), "{what}");
+        let recorded = stored["spec"]["resourceRefs"].as_array().map(Vec::len);
+        assert_eq!(recorded, refs, "{what}");
     }
 }

@@ -278,6 +278,39 @@ impl KubeApi {
         );
     }
 
+    /// JSON merge patch of `object` by `field_manager`; a `resourceVersion`
+    /// in `patch` the object has moved on from makes it a conflict.
+    pub async fn merge_patch_async(
+        &self,
+        object: &ObjectRef,
+        patch: &Value,
+        field_manager: &str,
+    ) -> Result<Value, ClusterError> {
+        let (api, served) = self
+            .api_for(
+                &object.api_version,
+                &object.kind,
+                object.namespace.as_deref(),
+            )
+            .await?;
+        let params = PatchParams {
+            field_manager: Some(field_manager.to_string()),
+            ..PatchParams::default()
+        };
+        let stored = api
+            .patch(&object.name, &params, &Patch::Merge(patch))
+            .await
+            .map_err(|e| match e {
+                kube::Error::Api(status) if status.code == 409 => ClusterError::Conflict {
+                    object: object.to_string(),
+                    message: status.message,
+                },
+                other => object_error(object, other),
+            })?;
+        self.wrote(&stored, &served.resource);
+        to_value(&stored)
+    }
+
     /// Whether applying `object` (its status, when `status`) by
     /// `field_manager` is known to change nothing: the last such apply sent
     /// the same body, and `current` (the object as last read) is either the

@@ -280,6 +280,17 @@ impl Cluster for KubeCluster {
             .block_on(self.apply_async(object, field_manager, true))
     }
 
+    fn merge_patch(
+        &self,
+        object: &ObjectRef,
+        patch: &Value,
+        field_manager: &str,
+    ) -> Result<Value, ClusterError> {
+        self.inner
+            .handle
+            .block_on(self.merge_patch_async(object, patch, field_manager))
+    }
+
     fn observe(&self, object: &ObjectRef) -> Result<Option<Value>, ClusterError> {
         self.inner.handle.block_on(self.observe_async(object))
     }

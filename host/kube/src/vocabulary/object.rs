@@ -75,7 +75,7 @@ pub fn api_for(
     }
 }
 
-fn finalizers(object: &Value) -> Vec<Value> {
+pub fn finalizers(object: &Value) -> Vec<Value> {
     object
         .pointer("/metadata/finalizers")
         .and_then(Value::as_array)

@@ -10,9 +10,7 @@ use kube::runtime::reflector::Store;
 use plait_model::CompositeResourceDefinition;
 use plait_pipeline::Tenant;
 use plait_reconcile::{ClusterError, CompositeScope, ObjectRef};
-use serde_json::Value;
 
-use super::XrError;
 use super::latest::LatestStored;
 use crate::access::writes::WrittenObject;
 use crate::clusters::cluster::KubeCluster;
@@ -21,7 +19,7 @@ use crate::clusters::tenants::TenantClusters;
 use crate::controllers::breaker::CircuitBreaker;
 use crate::controllers::fair_queue::FairQueue;
 use crate::controllers::function::Functions;
-use crate::controllers::kit::{Controlled, ObjectError, Policy};
+use crate::controllers::kit::{Controlled, Policy};
 use crate::controllers::timing::{Backoff, Timing};
 use crate::controllers::watches::ComposedWatches;
 use crate::stores::catalog::Catalog;
@@ -151,17 +149,6 @@ impl XrContext {
             .cluster
             .writes()
             .forget(&WrittenObject::of(reference));
-    }
-
-    /// The XR as stored after a write, as JSON; the write is recorded as this controller's.
-    pub(super) fn stored(
-        &self,
-        patched: &DynamicObject,
-        reference: &ObjectRef,
-    ) -> Result<Value, XrError> {
-        self.shared.cluster.wrote(patched, &self.policy.resource);
-        Ok(object::to_value(patched, &self.policy.resource)
-            .map_err(ObjectError::encode(reference))?)
     }
 }
 

@@ -121,6 +121,15 @@ impl Cluster for Noted<'_> {
         self.memory.apply_status(object, field_manager)
     }
 
+    fn merge_patch(
+        &self,
+        object: &ObjectRef,
+        patch: &Value,
+        field_manager: &str,
+    ) -> Result<Value, ClusterError> {
+        self.memory.merge_patch(object, patch, field_manager)
+    }
+
     fn delete(&self, object: &ObjectRef, uid: Option<&str>) -> Result<(), ClusterError> {
         if let Some(stored) = self.memory.get(object)? {
             self.note("delete", &stored);
@@ -147,6 +156,16 @@ fn run(
     cluster: &Noted,
     runner: &Composes,
     fence: Option<&ShardFence>,
+) -> Result<Outcome, ReconcileError> {
+    run_recording(cluster, runner, fence, None)
+}
+
+/// As [`run`], the XR to record `unwritten` too.
+fn run_recording(
+    cluster: &Noted,
+    runner: &Composes,
+    fence: Option<&ShardFence>,
+    unwritten: Option<Value>,
 ) -> Result<Outcome, ReconcileError> {
     let reference = ObjectRef {
         api_version: "example.org/v1".into(),
@@ -175,6 +194,7 @@ fn run(
         as_tenant: Some(&fenced),
         circuit_open: false,
         observe_created: true,
+        unwritten,
     }
     .run()
 }
@@ -280,4 +300,79 @@ fn an_xr_whose_shard_is_lost_applies_and_deletes_nothing() {
         ["apply db"],
         "without the fence it applies"
     );
+}
+
+#[test]
+fn a_new_xr_is_written_once_before_anything_is_composed_and_once_for_its_status() {
+    let memory = seeded();
+    let cluster = Noted {
+        memory: &memory,
+        writes: Mutex::default(),
+    };
+    let runner = Composes::default();
+    *runner.desired.lock().unwrap() = vec![("a", "", true), ("b", "", true), ("c", "", true)];
+    let reference = ObjectRef {
+        api_version: "example.org/v1".into(),
+        kind: "XApp".into(),
+        namespace: Some("team-a".into()),
+        name: "app".into(),
+    };
+    let selection =
+        json!({"compositionRef": {"name": "app"}, "compositionRevisionRef": {"name": "app-1"}});
+    // (what, writes in order)
+    let turns = [
+        (
+            "a new XR: its finalizer, selection and references, then its composed resources, then its status",
+            vec![
+                "XApp patch",
+                "ConfigMap apply",
+                "ConfigMap apply",
+                "ConfigMap apply",
+                "XApp status",
+            ],
+        ),
+        ("once it records them all, nothing", vec![]),
+    ];
+    for (what, want) in turns {
+        let xr = memory.get(&reference).unwrap().unwrap();
+        let recorded = xr["spec"]["crossplane"]["compositionRef"].is_object();
+        let machinery = if recorded {
+            serde_json::Map::new()
+        } else {
+            selection.as_object().cloned().unwrap_or_default()
+        };
+        let unwritten =
+            super::reconcile::unwritten(&xr, CompositeScope::Namespaced, machinery, None);
+        assert_eq!(unwritten.is_none(), recorded, "{what}");
+        let before = memory.writes().len();
+        let outcome = run_recording(&cluster, &runner, None, unwritten).unwrap();
+        let writes: Vec<String> = memory.writes()[before..]
+            .iter()
+            .map(|(r, w)| format!("{} {w}", r.kind))
+            .collect();
+        assert_eq!(writes, want, "{what}");
+        let stored = &outcome.xr;
+        assert_eq!(
+            stored["metadata"]["finalizers"],
+            json!([super::FINALIZER]),
+            "{what}"
+        );
+        let machinery = &stored["spec"]["crossplane"];
+        assert_eq!(
+            machinery["compositionRevisionRef"]["name"], "app-1",
+            "{what}"
+        );
+        assert_eq!(
+            machinery["resourceRefs"].as_array().map(Vec::len),
+            Some(3),
+            "{what}"
+        );
+        let ready = crate::vocabulary::object::condition(stored, plait_reconcile::READY);
+        assert_eq!(
+            ready.map(|c| c["status"].clone()),
+            Some(json!("True")),
+            "{what}"
+        );
+        cluster.taken();
+    }
 }

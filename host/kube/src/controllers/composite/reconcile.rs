@@ -1,23 +1,27 @@
 //! One XR's reconcile. [`reconcile`] waits for the XR's turn in the fair
 //! queue and counts how it went; [`compose`] then runs the phases in
-//! order: lifecycle (pause, deletion, finalizer), selection (Composition,
-//! revision, pipeline), defaults, the pipeline run through
-//! `plait_reconcile::Reconcile` (the core `plait render` runs too), and
-//! what follows a run (watches, connection details, the next look).
+//! order: lifecycle (pause, deletion), selection (Composition, revision,
+//! pipeline), defaults, the pipeline run through `plait_reconcile::Reconcile`
+//! (the core `plait render` runs too), and what follows a run (watches,
+//! connection details, the next look). What the first three decide for the
+//! XR (its finalizer, its Composition and revision, defaults) is written in
+//! the pipeline phase's one write of the XR's resource references, before
+//! anything is composed.
 
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Duration;
 
+use k8s_openapi::jiff::Timestamp;
 use kube::api::DynamicObject;
 use kube::runtime::controller::Action;
 use plait_functions::{CacheScope, PipelineFunctions};
 use plait_model::CompositeResourceDefinition;
 use plait_pipeline::{ReadGrants, Tenant};
 use plait_reconcile::{
-    CompositeScope, Event, EventType, ObjectRef, Outcome, Reconcile, ReconcileError, SYNCED,
-    set_condition,
+    CompositeScope, Event, EventType, ObjectRef, Outcome, Reconcile, ReconcileError, SYNCED, holds,
+    merge_patch, set_condition,
 };
 use serde_json::{Value, json};
 
@@ -37,6 +41,7 @@ use crate::vocabulary::api::RECONCILE_PAUSED;
 use crate::vocabulary::metrics::{
     CallMetrics, ReconcileResult, ThrottleListener, Trigger, metrics,
 };
+use crate::vocabulary::object;
 use crate::vocabulary::object::text;
 
 pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<XrContext>) -> Result<Action, XrError> {
@@ -142,7 +147,7 @@ async fn compose(
     ctx: &XrContext,
     permit: &Permit,
 ) -> Result<(Action, ReconcileResult), XrError> {
-    // 1. Lifecycle: paused, deleted, or first given the finalizer.
+    // 1. Lifecycle: paused, deleted, or live.
     match lifecycle(xr, reference, ctx).await? {
         Before::Compose => {}
         Before::Done(result) => return Ok((Action::await_change(), result)),
@@ -153,18 +158,35 @@ async fn compose(
         }
     }
     // 2. Selection: the Composition, its revision and the revision's pipeline.
-    let pipeline = match selection(xr, reference, xrd, scope, ctx).await? {
-        ControlFlow::Continue(pipeline) => pipeline,
+    let selection = match selection(xr, reference, xrd, scope, ctx).await? {
+        ControlFlow::Continue(selection) => selection,
         ControlFlow::Break(done) => return Ok(done),
     };
+    let pipeline = selection.pipeline;
     // 3. What upstream defaults on the XR before its pipeline runs.
-    default_connection_secret_ref(xr, scope, &pipeline, ctx).await?;
+    let secret_ref = default_connection_secret_ref(xr, scope, &pipeline);
+    let unwritten = unwritten(xr, scope, selection.machinery, secret_ref);
     // 4. The pipeline, through the reconcile core `plait render` runs too.
-    let (outcome, recorder) =
-        match pipeline_run(xr, reference, scope, &pipeline, ctx, permit).await? {
-            ControlFlow::Continue(ran) => ran,
-            ControlFlow::Break(done) => return Ok(done),
-        };
+    let (outcome, recorder) = match pipeline_run(
+        xr,
+        reference,
+        scope,
+        &pipeline,
+        unwritten.clone(),
+        ctx,
+        permit,
+    )
+    .await?
+    {
+        ControlFlow::Continue(ran) => ran,
+        ControlFlow::Break(done) => return Ok(done),
+    };
+    // The selection is told of once the XR records it.
+    if unwritten.is_none_or(|patch| holds(xr, &patch)) {
+        for event in selection.events {
+            ctx.publish(event);
+        }
+    }
     runs::record(reference, &pipeline, &recorder, &outcome);
     // 5. What follows a run: watches on the composed kinds, connection
     // details, and when to look again.
@@ -184,7 +206,8 @@ enum Before {
 
 /// Where the XR stands before anything is composed for it: a paused XR
 /// only says so, a deleted one has its composed resources deleted, and a
-/// live one first gets the finalizer.
+/// live one is composed (one without the finalizer gets it in the write that
+/// records its resource references, before any of them is created).
 async fn lifecycle(
     xr: &mut Value,
     reference: &ObjectRef,
@@ -203,39 +226,44 @@ async fn lifecycle(
         }
         Lifecycle::Released => Ok(Before::Done(ReconcileResult::Deleting)),
         Lifecycle::Deleting => Ok(Before::Delete),
-        Lifecycle::Unfinalized => {
-            fair_queue::stage("adding its finalizer");
-            *xr = writes.add_finalizer(xr, FINALIZER).await?;
-            Ok(Before::Compose)
-        }
-        Lifecycle::Live => Ok(Before::Compose),
+        Lifecycle::Unfinalized | Lifecycle::Live => Ok(Before::Compose),
     }
 }
 
 /// The Composition and revision the XR composes with, and the revision's
-/// compiled pipeline; an XR that cannot select one says why on `Synced`.
+/// compiled pipeline; an XR that cannot select one says why on `Synced`,
+/// except a new XR whose revision is on its way, which waits for it quietly.
 async fn selection(
     xr: &mut Value,
     reference: &ObjectRef,
     xrd: &CompositeResourceDefinition,
     scope: CompositeScope,
     ctx: &XrContext,
-) -> Phase<Arc<CompiledPipeline>> {
+) -> Phase<select::Selection> {
     fair_queue::stage("selecting its Composition revision");
     let selected = match select::composition(ctx, xrd, xr, reference, scope).await {
-        Ok(selected) => select::revision(ctx, xrd, xr, reference, scope, &selected).await,
+        Ok(selected) => select::revision(ctx, xrd, xr, reference, scope, selected).await,
         Err(failure) => Err(failure),
     };
     match selected {
-        Ok(pipeline) => Ok(ControlFlow::Continue(pipeline)),
+        Ok(selection) => Ok(ControlFlow::Continue(selection)),
         Err(select::Failure::Synced(message)) => Ok(ControlFlow::Break(
             not_synced(ctx, xr, reference, &message).await?,
         )),
         Err(select::Failure::Awaiting(message)) => {
-            let (_, result) = not_synced(ctx, xr, reference, &message).await?;
             // Not a failure of this XR's: no backoff to grow, and nothing to
-            // retry until a revision of its kind arrives (the poll is the backstop).
+            // retry until a revision of its kind arrives (the poll, or the
+            // end of the quiet wait, is the backstop).
             ctx.policy.backoff.succeeded(reference);
+            let created = text(xr, "/metadata/creationTimestamp");
+            if let Some(left) = quiet_wait(created, Timestamp::now()) {
+                tracing::debug!(composite = %reference, reason = message, "waiting for its revision");
+                return Ok(ControlFlow::Break((
+                    Action::requeue(left),
+                    ReconcileResult::NotSynced,
+                )));
+            }
+            let (_, result) = not_synced(ctx, xr, reference, &message).await?;
             Ok(ControlFlow::Break((
                 Action::requeue(ctx.shared.timing.poll_interval),
                 result,
@@ -245,28 +273,64 @@ async fn selection(
     }
 }
 
+/// How long a new XR whose revision is not in the catalog yet waits for it
+/// without a word: its Composition's first revision is usually on its way
+/// (created with the Composition), and the catalog wakes the XR once it holds it.
+const AWAIT_REVISION_QUIETLY: Duration = Duration::from_secs(30);
+
+/// How much longer an XR created at `created` (RFC 3339) waits quietly for
+/// its revision at `now`; `None` once it should say why it waits.
+fn quiet_wait(created: Option<&str>, now: Timestamp) -> Option<Duration> {
+    let created: Timestamp = created?.parse().ok()?;
+    let age = Duration::try_from(now.duration_since(created)).unwrap_or_default();
+    AWAIT_REVISION_QUIETLY
+        .checked_sub(age)
+        .filter(|left| !left.is_zero())
+}
+
 /// Upstream defaults a v1 XR's connection Secret reference before its
 /// pipeline runs, so patches from it reach composed resources.
-async fn default_connection_secret_ref(
-    xr: &mut Value,
+fn default_connection_secret_ref(
+    xr: &Value,
     scope: CompositeScope,
     pipeline: &CompiledPipeline,
-    ctx: &XrContext,
-) -> Result<(), XrError> {
+) -> Option<Value> {
     let namespace = pipeline
         .composition
         .spec
         .write_connection_secrets_to_namespace
         .as_deref();
-    let Some(secret_ref) = plait_reconcile::default_connection_secret_ref(xr, scope, namespace)
-    else {
-        return Ok(());
-    };
-    fair_queue::stage("defaulting its connection Secret reference");
-    let fields = json!({"spec": {"writeConnectionSecretToRef": secret_ref}});
-    let what = "cannot default its connection Secret reference";
-    *xr = ctx.merge_patch(xr, fields, what).await?;
-    Ok(())
+    plait_reconcile::default_connection_secret_ref(xr, scope, namespace)
+}
+
+/// What the reconcile decided for the XR that the XR does not record yet,
+/// as a merge patch: the finalizer, the Composition and revision it composes
+/// from (`machinery`), and a v1 XR's connection Secret reference. The
+/// pipeline phase writes it with the resource references, in one write
+/// before anything is composed: the finalizer is on the XR before anything
+/// it would clean up exists.
+pub(super) fn unwritten(
+    xr: &Value,
+    scope: CompositeScope,
+    machinery: serde_json::Map<String, Value>,
+    secret_ref: Option<Value>,
+) -> Option<Value> {
+    let mut patch = json!({});
+    if !object::has_finalizer(xr, FINALIZER) {
+        let mut finalizers = object::finalizers(xr);
+        finalizers.push(FINALIZER.into());
+        patch["metadata"] = json!({ "finalizers": finalizers });
+    }
+    if !machinery.is_empty() {
+        merge_patch(&mut patch, &scope.wrap_machinery(Value::Object(machinery)));
+    }
+    if let Some(secret_ref) = secret_ref {
+        merge_patch(
+            &mut patch,
+            &json!({"spec": {"writeConnectionSecretToRef": secret_ref}}),
+        );
+    }
+    (patch != json!({})).then_some(patch)
 }
 
 /// Runs the XR's pipeline and applies what it desires, on a blocking
@@ -278,6 +342,7 @@ async fn pipeline_run(
     reference: &ObjectRef,
     scope: CompositeScope,
     pipeline: &Arc<CompiledPipeline>,
+    unwritten: Option<Value>,
     ctx: &XrContext,
     permit: &Permit,
 ) -> Phase<(Outcome, Arc<runs::Recorder>)> {
@@ -306,6 +371,7 @@ async fn pipeline_run(
             recorder.clone(),
         ),
         xr: xr.clone(),
+        unwritten,
         scope,
         pipeline: pipeline.clone(),
         fence: ShardFence::of(
@@ -345,6 +411,8 @@ struct Blocking {
     composing: KubeCluster,
     functions: PipelineFunctions,
     xr: Value,
+    /// What the XR does not record yet, written with its resource references.
+    unwritten: Option<Value>,
     scope: CompositeScope,
     pipeline: Arc<CompiledPipeline>,
     fence: Option<ShardFence>,
@@ -378,6 +446,7 @@ impl Blocking {
             as_tenant: Some(&fenced_tenant),
             circuit_open: self.circuit_open,
             observe_created: true,
+            unwritten: self.unwritten,
         }
         .run();
         self.cpu.add_cpu(thread_cpu().saturating_sub(started));
@@ -632,8 +701,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_lifecycle_phase_pauses_deletes_finalizes_or_composes_with_only_the_writes_it_needs()
-     {
+    async fn the_lifecycle_phase_pauses_deletes_or_composes_with_only_the_writes_it_needs() {
         let paused_condition = json!([{
             "type": "Synced", "status": "False", "reason": "ReconcilePaused",
             "message": RECONCILE_PAUSED, "lastTransitionTime": "t0",
@@ -672,9 +740,9 @@ mod tests {
             (
                 xr(false, false, &["other"], none.clone()),
                 Before::Compose,
-                vec!["apply"],
                 vec![],
-                vec!["other", FINALIZER],
+                vec![],
+                vec!["other"],
             ),
             (
                 xr(false, false, &[FINALIZER], none),
@@ -706,6 +774,71 @@ mod tests {
                 assert_eq!(synced["reason"], "ReconcilePaused", "{seeded}");
                 assert_eq!(current, stored, "the phase goes on from the XR as stored");
             }
+        }
+    }
+
+    #[test]
+    fn what_the_xr_does_not_record_yet_is_one_merge_patch_with_its_finalizer_first() {
+        let machinery = |fields: Value| fields.as_object().cloned().unwrap_or_default();
+        let secret = json!({"name": "uid", "namespace": "crossplane-system"});
+        // (finalizers, scope, machinery, secret reference, the patch)
+        let cases = [
+            (
+                vec!["other"],
+                CompositeScope::Namespaced,
+                json!({}),
+                None,
+                Some(json!({"metadata": {"finalizers": ["other", FINALIZER]}})),
+            ),
+            (
+                vec![],
+                CompositeScope::Namespaced,
+                json!({"compositionRef": {"name": "c"}, "compositionRevisionRef": {"name": "c-1"}}),
+                None,
+                Some(json!({
+                    "metadata": {"finalizers": [FINALIZER]},
+                    "spec": {"crossplane": {"compositionRef": {"name": "c"}, "compositionRevisionRef": {"name": "c-1"}}},
+                })),
+            ),
+            (
+                vec![FINALIZER],
+                CompositeScope::LegacyCluster,
+                json!({"compositionRevisionRef": {"name": "c-2"}}),
+                Some(secret.clone()),
+                Some(json!({"spec": {
+                    "compositionRevisionRef": {"name": "c-2"},
+                    "writeConnectionSecretToRef": secret,
+                }})),
+            ),
+            (
+                vec![FINALIZER],
+                CompositeScope::Namespaced,
+                json!({}),
+                None,
+                None,
+            ),
+        ];
+        for (finalizers, scope, fields, secret_ref, want) in cases {
+            let xr = xr(false, false, &finalizers, json!([]));
+            let got = unwritten(&xr, scope, machinery(fields.clone()), secret_ref);
+            assert_eq!(got, want, "{finalizers:?} {fields}");
+        }
+    }
+
+    #[test]
+    fn a_new_xr_waits_quietly_for_its_revision_then_says_why() {
+        let now: Timestamp = "2026-01-01T00:01:00Z".parse().unwrap();
+        // (created, how much longer it waits quietly)
+        let cases = [
+            (Some("2026-01-01T00:01:00Z"), Some(AWAIT_REVISION_QUIETLY)),
+            (Some("2026-01-01T00:00:50Z"), Some(Duration::from_secs(20))),
+            (Some("2026-01-01T00:00:30Z"), None),
+            (Some("2026-01-01T00:00:00Z"), None),
+            (Some("not a time"), None),
+            (None, None),
+        ];
+        for (created, want) in cases {
+            assert_eq!(quiet_wait(created, now), want, "{created:?}");
         }
     }
 

@@ -1,12 +1,12 @@
 //! Which Composition, and which revision of it, an XR composes from, as
-//! upstream selects them; each choice is persisted on the XR. Compositions
-//! and revisions are read from the catalog's watch-fed stores, and the
+//! upstream selects them; each choice is persisted on the XR by the
+//! pipeline phase, with the XR's resource references. Compositions and
+//! revisions are read from the catalog's watch-fed stores, and the
 //! revision's pipeline comes compiled from the catalog.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use kube::api::{Patch, PatchParams};
 use plait_model::{CompositeResourceDefinition, UpdatePolicy};
 use plait_reconcile::{CompositeScope, Event, EventType, ObjectRef, PrepareError};
 use serde_json::{Value, json};
@@ -21,9 +21,11 @@ use crate::vocabulary::object::text;
 pub enum Failure {
     /// The XR cannot be composed as it stands; reported on its `Synced` condition.
     Synced(String),
-    /// The revision the XR needs is not (yet) in the catalog; reported on
-    /// its `Synced` condition. A new revision of the XR's kind wakes the XR
-    /// once the catalog holds it, so it waits for that rather than retrying.
+    /// The revision the XR needs, or the Composition it names, is not (yet)
+    /// in the catalog; reported on its `Synced` condition once the XR is no
+    /// longer new. A new revision of the XR's kind wakes the XR once the
+    /// catalog holds it (a new Composition comes with its first revision),
+    /// so it waits for that rather than retrying.
     Awaiting(String),
     Error(XrError),
 }
@@ -92,15 +94,15 @@ pub(super) fn first_compatible(compositions: &[Value], reference: &ObjectRef) ->
         .map(str::to_string)
 }
 
-/// The Composition an XR composes from, and whether the XR does not
-/// record it yet.
+/// The Composition an XR composes from, and the event that tells of the
+/// choice when the XR does not record it yet.
 pub struct Selected {
     pub name: String,
-    pub unrecorded: bool,
+    pub unrecorded: Option<Event>,
 }
 
-/// Picks the XR's Composition as upstream does; [`revision`] persists the
-/// choice, in the one write that records the revision.
+/// Picks the XR's Composition as upstream does; [`revision`] adds the
+/// choice to what the XR is to record.
 pub async fn composition(
     ctx: &XrContext,
     xrd: &CompositeResourceDefinition,
@@ -120,8 +122,10 @@ pub async fn composition(
                 .map_err(ObjectError::cluster(reference, "cannot read the catalog"))
                 .map_err(XrError::from)?;
             let compositions = ctx.shared.catalog.compositions(&labels);
+            // A Composition just created may not be in the catalog yet;
+            // its first revision wakes the XR once it is.
             let Some(first) = first_compatible(&compositions, reference) else {
-                return Err(Failure::Synced(
+                return Err(Failure::Awaiting(
                     "cannot select Composition: no compatible Compositions found".into(),
                 ));
             };
@@ -129,15 +133,12 @@ pub async fn composition(
             (first, message)
         }
     };
-    let unrecorded = current.as_deref() != Some(chosen.as_str());
-    if unrecorded {
-        ctx.shared.cluster.publish(Event {
-            regarding: reference.clone(),
-            event_type: EventType::Normal,
-            reason: "SelectComposition".into(),
-            message,
-        });
-    }
+    let unrecorded = (current.as_deref() != Some(chosen.as_str())).then(|| Event {
+        regarding: reference.clone(),
+        event_type: EventType::Normal,
+        reason: "SelectComposition".into(),
+        message,
+    });
     Ok(Selected {
         name: chosen,
         unrecorded,
@@ -220,7 +221,6 @@ pub(super) fn pick_revision(
     composition: &str,
     known: &impl KnownRevisions,
 ) -> Result<(Value, Option<String>), Failure> {
-    let fetch = |message: String| Failure::Synced(format!("cannot fetch Composition: {message}"));
     // The catalog's revision store wakes the XR once it holds a new revision.
     let awaiting =
         |message: String| Failure::Awaiting(format!("cannot fetch Composition: {message}"));
@@ -234,7 +234,7 @@ pub(super) fn pick_revision(
     }
     let found = known
         .composition(composition)
-        .ok_or_else(|| fetch(format!("cannot get Composition {composition:?}: not found")))?;
+        .ok_or_else(|| awaiting(format!("cannot get Composition {composition:?}: not found")))?;
     let mut labels = match query.policy {
         UpdatePolicy::Automatic => query.selector.clone().unwrap_or_default(),
         UpdatePolicy::Manual => BTreeMap::new(),
@@ -252,28 +252,40 @@ pub(super) fn pick_revision(
     Ok((latest, changed))
 }
 
+/// What selection decided: the revision's pipeline, the machinery fields
+/// the XR is to record (its Composition, revision and defaulted revision
+/// selector, where they changed) and the events that tell of them once it does.
+pub struct Selection {
+    pub pipeline: Arc<CompiledPipeline>,
+    pub machinery: serde_json::Map<String, Value>,
+    pub events: Vec<Event>,
+}
+
 /// Picks the revision of `composition` the XR composes from, as upstream
-/// does, persisting in one write the choice, any defaulted revision
-/// selector, and the Composition when the XR does not record it yet (even
-/// when no revision can be picked); returns the revision's pipeline,
-/// compiled once for every XR of this kind.
+/// does, with what the XR is to record of the choice: the revision, any
+/// defaulted revision selector, and the Composition when the XR does not
+/// record it yet; returns them with the revision's pipeline, compiled once
+/// for every XR of this kind. Nothing is recorded when no revision can be
+/// picked: the next reconcile picks the same Composition.
 pub async fn revision(
     ctx: &XrContext,
     xrd: &CompositeResourceDefinition,
-    xr: &mut Value,
+    xr: &Value,
     reference: &ObjectRef,
     scope: CompositeScope,
-    selected: &Selected,
-) -> Result<Arc<CompiledPipeline>, Failure> {
+    selected: Selected,
+) -> Result<Selection, Failure> {
     let composition = selected.name.as_str();
     let query = revision_query(xrd, xr, scope);
     let mut persist = serde_json::Map::new();
-    if selected.unrecorded {
+    let mut events = Vec::new();
+    if let Some(event) = selected.unrecorded {
         persist.insert("compositionRef".into(), json!({"name": composition}));
+        events.push(event);
     }
     if let Some(default) = &query.defaulted {
         persist.insert("compositionRevisionSelector".into(), default.clone());
-        ctx.shared.cluster.publish(Event {
+        events.push(Event {
             regarding: reference.clone(),
             event_type: EventType::Normal,
             reason: "SelectComposition".into(),
@@ -286,27 +298,21 @@ pub async fn revision(
         .await
         .map_err(ObjectError::cluster(reference, "cannot read the catalog"))
         .map_err(XrError::from)?;
-    let revision = pick_revision(&query, composition, ctx.shared.catalog.as_ref()).map(
-        |(revision, changed)| {
-            if let Some(name) = changed {
-                persist.insert("compositionRevisionRef".into(), json!({"name": name}));
-            }
-            revision
-        },
-    );
-    // Recorded even when no revision could be picked: the Composition was.
-    if !persist.is_empty() {
-        let patch = scope.wrap_machinery(Value::Object(persist));
-        *xr = merge_patch(ctx, reference, &patch).await?;
+    let (revision, changed) = pick_revision(&query, composition, ctx.shared.catalog.as_ref())?;
+    if let Some(name) = changed {
+        persist.insert("compositionRevisionRef".into(), json!({"name": name}));
     }
-    let revision = revision?;
     let compiled = ctx
         .shared
         .catalog
         .pipeline(&revision, reference, &ctx.shared.functions.resolver)
         .await;
     match compiled {
-        Ok(pipeline) => Ok(pipeline),
+        Ok(pipeline) => Ok(Selection {
+            pipeline,
+            machinery: persist,
+            events,
+        }),
         Err(CompileError::Prepare {
             revision,
             source: e @ PrepareError::Invalid(_),
@@ -322,27 +328,6 @@ pub async fn revision(
         Err(CompileError::Prepare { source, .. }) => Err(Failure::Synced(source.to_string())),
         Err(e) => Err(Failure::Synced(e.to_string())),
     }
-}
-
-/// Merge-patches the XR, returning it as stored.
-async fn merge_patch(
-    ctx: &XrContext,
-    reference: &ObjectRef,
-    patch: &Value,
-) -> Result<Value, XrError> {
-    let patched = ctx
-        .api(reference)
-        .patch(
-            &reference.name,
-            &PatchParams::default(),
-            &Patch::Merge(patch),
-        )
-        .await
-        .map_err(ObjectError::kube(
-            reference,
-            "cannot record its Composition",
-        ))?;
-    ctx.stored(&patched, reference)
 }
 
 #[cfg(test)]
@@ -677,10 +662,10 @@ mod tests {
             picked(&xrd(json!({})), &xr(json!({})), "missing"),
             (
                 String::new(),
-                "Synced: cannot fetch Composition: cannot get Composition \"missing\": not found"
+                "Awaiting: cannot fetch Composition: cannot get Composition \"missing\": not found"
                     .into()
             ),
-            "a Composition that does not exist is the XR's to fix"
+            "a Composition not in the catalog is waited for, as it may have just been created"
         );
     }
 

@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use plait_functions::{FUNCTION_API_VERSION, FUNCTION_KIND};
-use plait_reconcile::{Cluster, ClusterError, Event, EventType, MemoryCluster, ObjectRef};
+use plait_reconcile::{
+    Cluster, ClusterError, Event, EventType, MemoryCluster, ObjectRef, merge_patch,
+};
 use serde_json::{Value, json};
 
 use super::LABEL_COMPOSITION_NAME;
@@ -162,26 +164,6 @@ impl RevisionWrites for CompositionContext {
             Ok(_) => Ok(()),
             Err(e) if is_status(&e, 404) => Ok(()),
             Err(e) => Err(revision_error(name)(e)),
-        }
-    }
-}
-
-/// Merges `patch` into `target` as a JSON merge patch does: `null` removes.
-fn merge_patch(target: &mut Value, patch: &Value) {
-    let Some(fields) = patch.as_object() else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = json!({});
-    }
-    for (key, value) in fields {
-        if value.is_null() {
-            if let Some(map) = target.as_object_mut() {
-                map.remove(key);
-            }
-        } else {
-            merge_patch(&mut target[key.as_str()], value);
         }
     }
 }
