@@ -226,6 +226,22 @@ async fn bench() {
             idle(&|m: &str| api_requests(m, "verb=\"patch\"") + api_requests(m, "verb=\"create\"")),
             IDLE_WINDOW.as_secs()
         );
+        println!("  idle API requests per second by verb and resource (the controller's client):");
+        let during =
+            |metrics: &str| by_labels(metrics, "plait_api_requests_total", &["verb", "resource"]);
+        let earlier = during(&before);
+        let idle_requests = during(&after)
+            .into_iter()
+            .map(|(key, count)| {
+                let rate =
+                    (count - earlier.get(&key).copied().unwrap_or(0.0)) / IDLE_WINDOW.as_secs_f64();
+                (key, rate)
+            })
+            .filter(|(_, rate)| *rate > 0.0)
+            .collect();
+        for (verb_resource, rate) in largest_first(idle_requests) {
+            println!("    {verb_resource:<40} {rate:>8.3}");
+        }
     }
     println!("  controller peak RSS      {:>8.1} MiB", rss);
     println!(
