@@ -207,13 +207,7 @@ impl KubeApi {
         } else {
             api.patch(&reference.name, &params, &patch).await
         }
-        .map_err(|e| match e {
-            kube::Error::Api(status) if status.code == 409 => ClusterError::Conflict {
-                object: reference.to_string(),
-                message: status.message,
-            },
-            other => object_error(&reference, other),
-        })?;
+        .map_err(write_error(&reference))?;
         let stored = if !status
             && field_manager.starts_with(COMPOSED_FIELD_MANAGER_PREFIX)
             && owned_by_earlier_manager(&stored)
@@ -300,13 +294,7 @@ impl KubeApi {
         let stored = api
             .patch(&object.name, &params, &Patch::Merge(patch))
             .await
-            .map_err(|e| match e {
-                kube::Error::Api(status) if status.code == 409 => ClusterError::Conflict {
-                    object: object.to_string(),
-                    message: status.message,
-                },
-                other => object_error(object, other),
-            })?;
+            .map_err(write_error(object))?;
         self.wrote(&stored, &served.resource);
         to_value(&stored)
     }
@@ -495,6 +483,18 @@ pub(crate) fn object_error(object: &ObjectRef, message: impl std::fmt::Display) 
     ClusterError::Object {
         object: object.to_string(),
         message: message.to_string(),
+    }
+}
+
+/// A failed write of `object`: a conflict when the API server answered
+/// 409 (the object changed since it was read, or is there already).
+pub fn write_error(object: &ObjectRef) -> impl FnOnce(kube::Error) -> ClusterError + '_ {
+    move |error| match error {
+        kube::Error::Api(status) if status.code == 409 => ClusterError::Conflict {
+            object: object.to_string(),
+            message: status.message,
+        },
+        other => object_error(object, other),
     }
 }
 

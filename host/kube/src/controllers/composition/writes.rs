@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, DynamicObject, PostParams};
 use plait_functions::{FUNCTION_API_VERSION, FUNCTION_KIND};
 use plait_reconcile::{
     Cluster, ClusterError, Event, EventType, MemoryCluster, ObjectRef, merge_patch,
@@ -14,10 +14,11 @@ use serde_json::{Value, json};
 
 use super::LABEL_COMPOSITION_NAME;
 use super::context::CompositionContext;
+use crate::access::client::write_error;
 use crate::vocabulary::api::{
     COMPOSITION_API_VERSION, COMPOSITION_KIND, FIELD_MANAGER, REVISION_KIND, revision_resource,
 };
-use crate::vocabulary::object::{is_stale_write, is_status, text};
+use crate::vocabulary::object::{is_status, text};
 
 /// The reads and writes of a Composition's reconcile. Every error is a
 /// [`ClusterError`], a conflict when the write was computed from a
@@ -76,19 +77,6 @@ fn revision_ref(name: &str) -> ObjectRef {
     }
 }
 
-/// A failed request about the revision `name`, a conflict when stale.
-fn revision_error(name: &str) -> impl FnOnce(kube::Error) -> ClusterError {
-    let object = revision_ref(name).to_string();
-    move |error| {
-        let message = error.to_string();
-        if is_stale_write(&error) {
-            ClusterError::Conflict { object, message }
-        } else {
-            ClusterError::Object { object, message }
-        }
-    }
-}
-
 impl CompositionContext {
     fn revision_api(&self) -> Api<DynamicObject> {
         Api::all_with(self.cluster.client().clone(), &revision_resource())
@@ -125,16 +113,14 @@ impl RevisionWrites for CompositionContext {
     }
 
     async fn patch_revision(&self, name: &str, patch: &Value) -> Result<Value, ClusterError> {
-        let params = PatchParams {
-            field_manager: Some(FIELD_MANAGER.into()),
-            ..PatchParams::default()
-        };
         let patched = self
-            .revision_api()
-            .patch(name, &params, &Patch::Merge(patch))
-            .await
-            .map_err(revision_error(name))?;
-        Ok(json!(patched.metadata.resource_version))
+            .cluster
+            .merge_patch_async(&revision_ref(name), patch, FIELD_MANAGER)
+            .await?;
+        Ok(patched
+            .pointer("/metadata/resourceVersion")
+            .cloned()
+            .unwrap_or(Value::Null))
     }
 
     async fn create_revision(&self, revision: &Value) -> Result<(), ClusterError> {
@@ -151,7 +137,7 @@ impl RevisionWrites for CompositionContext {
         self.revision_api()
             .create(&params, &dynamic)
             .await
-            .map_err(revision_error(name))?;
+            .map_err(write_error(&revision_ref(name)))?;
         Ok(())
     }
 
@@ -163,7 +149,7 @@ impl RevisionWrites for CompositionContext {
         {
             Ok(_) => Ok(()),
             Err(e) if is_status(&e, 404) => Ok(()),
-            Err(e) => Err(revision_error(name)(e)),
+            Err(e) => Err(write_error(&revision_ref(name))(e)),
         }
     }
 }
