@@ -64,6 +64,10 @@ pub enum ClusterError {
     /// read (its resourceVersion moved on): read it again and retry.
     #[error("{object}: {message}")]
     Conflict { object: String, message: String },
+    /// The API server refused the object as invalid (422): what was sent
+    /// is wrong, so sending it again fails the same way.
+    #[error("{object}: {message}")]
+    Invalid { object: String, message: String },
     #[error("{0}")]
     Other(String),
 }
@@ -131,6 +135,12 @@ pub trait Forwarding {
         Ok(())
     }
 
+    /// Runs before an apply of `object` (not of its status), after
+    /// [`Forwarding::before_write`] by default; an error stops the apply.
+    fn before_apply(&self, _object: &Value) -> Result<(), ClusterError> {
+        self.before_write()
+    }
+
     /// Runs before a delete of `object`, after [`Forwarding::before_write`]
     /// by default; an error stops the delete.
     fn before_delete(&self, _object: &ObjectRef) -> Result<(), ClusterError> {
@@ -160,7 +170,7 @@ impl<F: Forwarding> Cluster for F {
     }
 
     fn apply(&self, object: &Value, field_manager: &str) -> Result<Value, ClusterError> {
-        self.before_write()?;
+        self.before_apply(object)?;
         self.inner().apply(object, field_manager)
     }
 

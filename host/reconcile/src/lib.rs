@@ -192,6 +192,11 @@ pub enum ReconcileError {
     InvalidComposite(String),
     #[error(transparent)]
     Cluster(#[from] ClusterError),
+    #[error("cannot apply composed resource {resource:?}: {source}")]
+    Apply {
+        resource: String,
+        source: ClusterError,
+    },
     #[error(transparent)]
     Compose(#[from] compose::ComposeError),
 }
@@ -200,7 +205,14 @@ impl ReconcileError {
     /// Whether the XR changed while it was being reconciled, so the writes
     /// were refused and the reconcile should simply run again.
     pub fn is_conflict(&self) -> bool {
-        matches!(self, ReconcileError::Cluster(ClusterError::Conflict { .. }))
+        matches!(
+            self,
+            ReconcileError::Cluster(ClusterError::Conflict { .. })
+                | ReconcileError::Apply {
+                    source: ClusterError::Conflict { .. },
+                    ..
+                }
+        )
     }
 }
 
@@ -439,7 +451,11 @@ impl<'a> Reconcile<'a> {
                     }
                     outcome.composed.insert(name.clone(), object.clone());
                 }
-                Err(e) => {
+                // An object the API server finds invalid stays invalid
+                // however often it is sent, so it is reported and the rest
+                // is still composed; any other refusal (RBAC, quota, an API
+                // server away) fails the reconcile, as Crossplane's does.
+                Err(e @ ClusterError::Invalid { .. }) => {
                     events.push(Event {
                         regarding: xr_ref.clone(),
                         event_type: EventType::Warning,
@@ -447,6 +463,12 @@ impl<'a> Reconcile<'a> {
                         message: format!("cannot apply composed resource {name:?}: {e}"),
                     });
                     apply_errors.push(name.clone());
+                }
+                Err(e) => {
+                    return Err(ReconcileError::Apply {
+                        resource: name.clone(),
+                        source: e,
+                    });
                 }
             }
         }

@@ -330,6 +330,78 @@ fn a_refused_deletion_does_not_keep_the_other_garbage_from_going() {
     }
 }
 
+/// A memory cluster whose API server refuses every apply of one composed
+/// resource with `refusal`.
+struct RefusesToApply<'a> {
+    memory: &'a MemoryCluster,
+    resource: &'static str,
+    refusal: fn(String) -> ClusterError,
+}
+
+impl Forwarding for RefusesToApply<'_> {
+    fn inner(&self) -> &dyn Cluster {
+        self.memory
+    }
+
+    fn before_apply(&self, object: &Value) -> Result<(), ClusterError> {
+        let annotations = &object["metadata"]["annotations"];
+        if annotations["crossplane.io/composition-resource-name"] == self.resource {
+            return Err((self.refusal)(object["metadata"]["name"].to_string()));
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn an_invalid_composed_resource_is_reported_while_any_other_refused_apply_fails_the_reconcile() {
+    let invalid: fn(String) -> ClusterError = |object| ClusterError::Invalid {
+        object,
+        message: "spec.replicas: Invalid value: -1".into(),
+    };
+    let forbidden: fn(String) -> ClusterError = |object| ClusterError::Object {
+        object,
+        message: "configmaps is forbidden: User \"tenant\" cannot patch resource".into(),
+    };
+    // (refusal, Ok(the Synced message) or Err(the reconcile's error))
+    let cases: [(fn(String) -> ClusterError, Result<&str, &str>); 2] = [
+        (
+            invalid,
+            Ok("cannot sync composed resources: Unsynced resources: b"),
+        ),
+        (forbidden, Err("cannot apply composed resource \"b\"")),
+    ];
+    for (refusal, want) in cases {
+        let cluster = MemoryCluster::new();
+        let refusing = RefusesToApply {
+            memory: &cluster,
+            resource: "b",
+            refusal,
+        };
+        let ran = try_reconcile_with(&cluster, Some(&refusing), xr(None, &["a", "b", "c"]), false);
+        match (ran, want) {
+            (Ok(outcome), Ok(message)) => {
+                assert_eq!(condition(&outcome.xr, "Synced")["message"], message);
+                let composed: BTreeSet<&String> = outcome.composed.keys().collect();
+                assert_eq!(
+                    composed,
+                    BTreeSet::from([&"a".to_string(), &"c".to_string()])
+                );
+                assert!(cluster.events().iter().any(|e| {
+                    e.event_type == EventType::Warning
+                        && e.message
+                            .starts_with("cannot apply composed resource \"b\"")
+                }));
+            }
+            (Err(error), Err(message)) => {
+                let error = error.to_string();
+                assert!(error.starts_with(message), "{error}");
+                assert!(error.contains("forbidden"), "{error}");
+            }
+            (ran, want) => panic!("want {want:?}, got {:?}", ran.map(|o| o.xr)),
+        }
+    }
+}
+
 #[test]
 fn fatal_pipeline_applies_and_deletes_nothing() {
     let cluster = MemoryCluster::new();

@@ -487,10 +487,15 @@ pub(crate) fn object_error(object: &ObjectRef, message: impl std::fmt::Display) 
 }
 
 /// A failed write of `object`: a conflict when the API server answered
-/// 409 (the object changed since it was read, or is there already).
+/// 409 (the object changed since it was read, or is there already), invalid
+/// when it answered 422 (the object as sent breaks its schema or a rule).
 pub fn write_error(object: &ObjectRef) -> impl FnOnce(kube::Error) -> ClusterError + '_ {
     move |error| match error {
         kube::Error::Api(status) if status.code == 409 => ClusterError::Conflict {
+            object: object.to_string(),
+            message: status.message,
+        },
+        kube::Error::Api(status) if status.code == 422 => ClusterError::Invalid {
             object: object.to_string(),
             message: status.message,
         },
