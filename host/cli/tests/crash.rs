@@ -7,11 +7,10 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use common::kube_support::{
-    Controller, LogsOnFailure, ScaleApis, apply, apply_scale_fixture, tail,
+    Controller, LogsOnFailure, ScaleApis, apply, apply_scale_fixture, composition_problems, tail,
 };
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams};
@@ -25,17 +24,12 @@ const READY_AT_KILL: usize = XRS / 2;
 const TIMEOUT: Duration = Duration::from_secs(300);
 const FIELD_MANAGER: &str = "crash-test";
 const COMPOSITE_LABEL: &str = "crossplane.io/composite";
-const RESOURCE_NAME_ANNOTATION: &str = "crossplane.io/composition-resource-name";
 
 fn is_ready(xr: &Value) -> bool {
     xr["status"]["conditions"].as_array().is_some_and(|c| {
         c.iter()
             .any(|c| c["type"] == "Ready" && c["status"] == "True")
     })
-}
-
-fn name(object: &Value) -> &str {
-    object["metadata"]["name"].as_str().unwrap_or("<unnamed>")
 }
 
 async fn list(api: &Api<DynamicObject>, params: &ListParams) -> Option<Vec<Value>> {
@@ -150,80 +144,7 @@ async fn a_controller_killed_mid_rollout_leaves_no_orphan_or_duplicate_after_res
     assert_eq!(xrs_now.len(), XRS);
     let composed = list(&config_maps, &composed).await.unwrap();
 
-    let uids: BTreeMap<&str, &Value> = xrs_now
-        .iter()
-        .map(|xr| (xr["metadata"]["uid"].as_str().unwrap(), xr))
-        .collect();
-    let mut problems = Vec::new();
-    // (owner uid, composition resource name) → the ConfigMaps composing it.
-    let mut by_owner: BTreeMap<(&str, &str), Vec<&str>> = BTreeMap::new();
-    let mut owner_of: BTreeMap<&str, &str> = BTreeMap::new();
-    for cm in &composed {
-        let controllers: Vec<&Value> = cm["metadata"]["ownerReferences"]
-            .as_array()
-            .map(|refs| refs.iter().filter(|r| r["controller"] == true).collect())
-            .unwrap_or_default();
-        let [owner] = controllers.as_slice() else {
-            problems.push(format!(
-                "ConfigMap {} has {} controller references",
-                name(cm),
-                controllers.len()
-            ));
-            continue;
-        };
-        let uid = owner["uid"].as_str().unwrap_or_default();
-        match uids.get(uid) {
-            Some(xr) if owner["name"] == xr["metadata"]["name"] && owner["kind"] == "Bench" => {}
-            _ => problems.push(format!(
-                "ConfigMap {} is orphaned: its controller {}/{} (uid {uid}) is no XR",
-                name(cm),
-                owner["kind"],
-                owner["name"],
-            )),
-        }
-        let resource_name = cm["metadata"]["annotations"][RESOURCE_NAME_ANNOTATION]
-            .as_str()
-            .unwrap_or("<none>");
-        owner_of.insert(name(cm), uid);
-        by_owner
-            .entry((uid, resource_name))
-            .or_default()
-            .push(name(cm));
-    }
-    for ((uid, resource_name), names) in &by_owner {
-        if names.len() > 1 {
-            let owner = uids.get(uid).map_or("<gone>", |xr| name(xr));
-            problems.push(format!(
-                "XR {owner} (uid {uid}) composes {resource_name:?} {} times: {names:?}",
-                names.len()
-            ));
-        }
-    }
-    for xr in &xrs_now {
-        let uid = xr["metadata"]["uid"].as_str().unwrap_or_default();
-        let refs = xr["spec"]["crossplane"]["resourceRefs"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        if refs.len() != 3 {
-            problems.push(format!(
-                "XR {} has {} resource references: {refs:?}",
-                name(xr),
-                refs.len()
-            ));
-        }
-        for r in &refs {
-            let target = r["name"].as_str().unwrap_or_default();
-            if r["kind"] != "ConfigMap" || owner_of.get(target) != Some(&uid) {
-                problems.push(format!(
-                    "XR {} references {}/{target}, which is not a ConfigMap it composes (owner {:?})",
-                    name(xr),
-                    r["kind"],
-                    owner_of.get(target)
-                ));
-            }
-        }
-    }
+    let problems = composition_problems(&xrs_now, &composed, 3);
     assert!(
         problems.is_empty(),
         "{} problems after the restart:\n{}",

@@ -330,12 +330,15 @@ fn a_refused_deletion_does_not_keep_the_other_garbage_from_going() {
     }
 }
 
+/// How an API server refuses the apply of the object it is given the name of.
+type Refusal = fn(String) -> ClusterError;
+
 /// A memory cluster whose API server refuses every apply of one composed
 /// resource with `refusal`.
 struct RefusesToApply<'a> {
     memory: &'a MemoryCluster,
     resource: &'static str,
-    refusal: fn(String) -> ClusterError,
+    refusal: Refusal,
 }
 
 impl Forwarding for RefusesToApply<'_> {
@@ -354,16 +357,16 @@ impl Forwarding for RefusesToApply<'_> {
 
 #[test]
 fn an_invalid_composed_resource_is_reported_while_any_other_refused_apply_fails_the_reconcile() {
-    let invalid: fn(String) -> ClusterError = |object| ClusterError::Invalid {
+    let invalid: Refusal = |object| ClusterError::Invalid {
         object,
         message: "spec.replicas: Invalid value: -1".into(),
     };
-    let forbidden: fn(String) -> ClusterError = |object| ClusterError::Object {
+    let forbidden: Refusal = |object| ClusterError::Object {
         object,
         message: "configmaps is forbidden: User \"tenant\" cannot patch resource".into(),
     };
     // (refusal, Ok(the Synced message) or Err(the reconcile's error))
-    let cases: [(fn(String) -> ClusterError, Result<&str, &str>); 2] = [
+    let cases: [(Refusal, Result<&str, &str>); 2] = [
         (
             invalid,
             Ok("cannot sync composed resources: Unsynced resources: b"),

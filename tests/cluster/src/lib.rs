@@ -19,7 +19,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
@@ -38,6 +38,8 @@ const BINARIES: [&str; 3] = ["etcd", "kube-apiserver", "kube-controller-manager"
 const ETCD_READY: Duration = Duration::from_secs(60);
 const APISERVER_READY: Duration = Duration::from_secs(180);
 const CONTROLLER_MANAGER_READY: Duration = Duration::from_secs(180);
+/// How long a restart lets kube-apiserver drain after SIGTERM before SIGKILL.
+const APISERVER_GRACE: Duration = Duration::from_secs(10);
 /// The supervisor gives each of the three servers 10 s to stop on SIGTERM.
 const STOP_TIMEOUT: Duration = Duration::from_secs(40);
 
@@ -115,12 +117,19 @@ pub struct TestCluster {
     kubeconfig: PathBuf,
     server: String,
     config: kube::Config,
-    apiserver_pid: u32,
-    /// etcd, kube-apiserver and kube-controller-manager, in start order.
-    server_pids: Vec<u32>,
-    /// Held open for the life of the cluster (of the process, for the shared one); its
-    /// closing tells the supervisor to stop the servers.
-    _supervisor_stdin: ChildStdin,
+    /// The servers as they run now, and the supervisor that starts them.
+    servers: Mutex<Servers>,
+}
+
+/// The cluster's server processes.
+struct Servers {
+    /// Starts a server again; its stdin, held open for the life of the cluster (of the
+    /// process, for the shared one), tells it on closing to stop them all.
+    supervisor: Supervisor,
+    etcd: u32,
+    apiserver: u32,
+    /// Every process started, in start order, restarts included.
+    started: Vec<u32>,
 }
 
 impl std::fmt::Debug for TestCluster {
@@ -198,7 +207,7 @@ impl TestCluster {
 
     /// Stops the servers and waits until they are gone.
     pub fn stop(self) -> Result<(), TestClusterError> {
-        let pids = self.server_pids.clone();
+        let pids = self.servers().started.clone();
         let dir = self.dir.display().to_string();
         drop(self);
         let started = Instant::now();
@@ -219,7 +228,76 @@ impl TestCluster {
 
     /// kube-apiserver's process ID, e.g. for the CPU time it used.
     pub fn apiserver_pid(&self) -> u32 {
-        self.apiserver_pid
+        self.servers().apiserver
+    }
+
+    fn servers(&self) -> std::sync::MutexGuard<'_, Servers> {
+        // A panic while holding the lock leaves the pids as they were.
+        self.servers
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Stops kube-apiserver with SIGTERM (SIGKILL after a grace period), as a rolling
+    /// upgrade of a control plane does,
+    /// starts it again on the same port and etcd, and returns once it is ready. Clients
+    /// see refused connections meanwhile and their watches end.
+    pub fn restart_apiserver(&self) -> Result<(), TestClusterError> {
+        let mut servers = self.servers();
+        let old = servers.apiserver;
+        signal(old, "TERM", &self.dir)?;
+        let started = Instant::now();
+        while alive(old) {
+            // kube-apiserver drains its watches slowly; the kubelet too
+            // ends a grace period with SIGKILL.
+            if started.elapsed() > APISERVER_GRACE {
+                signal(old, "KILL", &self.dir)?;
+            }
+            if started.elapsed() > STOP_TIMEOUT {
+                return Err(TestClusterError::Io {
+                    path: self.dir.display().to_string(),
+                    message: format!(
+                        "kube-apiserver ({old}) was still running {}s after SIGTERM",
+                        STOP_TIMEOUT.as_secs()
+                    ),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let pid = servers.supervisor.start("kube-apiserver")?;
+        servers.apiserver = pid;
+        servers.started.push(pid);
+        let config = self.config();
+        let supervisor = &servers.supervisor;
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .map_err(io_err(&self.dir))?;
+                    let client = runtime
+                        .block_on(async { kube::Client::try_from(config) })
+                        .map_err(|e| TestClusterError::Kubeconfig {
+                            path: self.kubeconfig.display().to_string(),
+                            message: e.to_string(),
+                        })?;
+                    supervisor.wait_ready("kube-apiserver", pid, APISERVER_READY, || {
+                        runtime.block_on(apiserver_ready(&client))
+                    })
+                })
+                .join()
+                .unwrap_or_else(|panic| Err(TestClusterError::Panicked(panic_text(&panic))))
+        })
+    }
+
+    /// Stops etcd with SIGSTOP for `pause`, then lets it go on with SIGCONT: the API
+    /// server's reads and writes hang, then time out, as when etcd's disk stalls.
+    pub fn pause_etcd(&self, pause: Duration) -> Result<(), TestClusterError> {
+        let etcd = self.servers().etcd;
+        signal(etcd, "STOP", &self.dir)?;
+        std::thread::sleep(pause);
+        signal(etcd, "CONT", &self.dir)
     }
 
     /// A kubeconfig file with a token user in `system:masters`.
@@ -680,18 +758,7 @@ current-context: plait-test
             message: e.to_string(),
         })?;
     supervisor.wait_ready("kube-apiserver", apiserver_pid, APISERVER_READY, || {
-        runtime.block_on(async {
-            let request = http::Request::get("/readyz")
-                .body(Vec::new())
-                .map_err(|e| e.to_string())?;
-            match tokio::time::timeout(Duration::from_secs(10), client.request_text(request)).await
-            {
-                Ok(Ok(body)) if body.trim() == "ok" => Ok(()),
-                Ok(Ok(body)) => Err(body),
-                Ok(Err(e)) => Err(e.to_string()),
-                Err(_) => Err("/readyz timed out".to_string()),
-            }
-        })
+        runtime.block_on(apiserver_ready(&client))
     })?;
 
     write_args(
@@ -735,8 +802,40 @@ current-context: plait-test
         kubeconfig,
         server,
         config,
-        apiserver_pid,
-        server_pids: vec![etcd_pid, apiserver_pid, manager_pid],
-        _supervisor_stdin: supervisor.stdin,
+        servers: Mutex::new(Servers {
+            supervisor,
+            etcd: etcd_pid,
+            apiserver: apiserver_pid,
+            started: vec![etcd_pid, apiserver_pid, manager_pid],
+        }),
     })
+}
+
+/// kube-apiserver's `/readyz`, through `client`.
+async fn apiserver_ready(client: &kube::Client) -> Result<(), String> {
+    let request = http::Request::get("/readyz")
+        .body(Vec::new())
+        .map_err(|e| e.to_string())?;
+    match tokio::time::timeout(Duration::from_secs(10), client.request_text(request)).await {
+        Ok(Ok(body)) if body.trim() == "ok" => Ok(()),
+        Ok(Ok(body)) => Err(body),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err("/readyz timed out".to_string()),
+    }
+}
+
+/// Sends SIG`name` to `pid`.
+fn signal(pid: u32, name: &str, dir: &Path) -> Result<()> {
+    let status = Command::new("kill")
+        .args([format!("-{name}"), pid.to_string()])
+        .status()
+        .map_err(io_err(dir))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(TestClusterError::Io {
+            path: dir.display().to_string(),
+            message: format!("kill -{name} {pid} exited with {status}"),
+        })
+    }
 }

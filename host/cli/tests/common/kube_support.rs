@@ -160,7 +160,11 @@ pub fn start_controller(
         .arg(format!("--probe-address={probes}"))
         .args(extra)
         .env("PLAIT_CACHE_DIR", cache)
-        .env("PLAIT_LOG", "warn")
+        // PLAIT_BENCH_LOG lets a bench's controllers log more (debug, info).
+        .env(
+            "PLAIT_LOG",
+            std::env::var("PLAIT_BENCH_LOG").unwrap_or_else(|_| "warn".into()),
+        )
         .stdout(Stdio::null())
         .stderr(stderr)
         .spawn()
@@ -318,6 +322,97 @@ impl Drop for LogsOnFailure {
             }
         }
     }
+}
+
+/// What is wrong with how the XRs `xrs` compose the objects `composed`
+/// (everything that carries the `crossplane.io/composite` label), each XR
+/// composing `per_xr`: an object with no single controller, or one whose
+/// controller is no XR (orphaned); a composition resource name an XR
+/// composes more than once (created twice); an XR whose references are not
+/// `per_xr` objects it controls. Empty when all is well.
+pub fn composition_problems(xrs: &[Value], composed: &[Value], per_xr: usize) -> Vec<String> {
+    let name = |object: &Value| {
+        object["metadata"]["name"]
+            .as_str()
+            .unwrap_or("<unnamed>")
+            .to_string()
+    };
+    let uids: BTreeMap<&str, &Value> = xrs
+        .iter()
+        .map(|xr| (xr["metadata"]["uid"].as_str().unwrap_or_default(), xr))
+        .collect();
+    let mut problems = Vec::new();
+    // (owner uid, composition resource name) → the objects composing it.
+    let mut by_owner: BTreeMap<(&str, &str), Vec<String>> = BTreeMap::new();
+    let mut owner_of: BTreeMap<String, &str> = BTreeMap::new();
+    for object in composed {
+        let controllers: Vec<&Value> = object["metadata"]["ownerReferences"]
+            .as_array()
+            .map(|refs| refs.iter().filter(|r| r["controller"] == true).collect())
+            .unwrap_or_default();
+        let [owner] = controllers.as_slice() else {
+            problems.push(format!(
+                "{} has {} controller references",
+                name(object),
+                controllers.len()
+            ));
+            continue;
+        };
+        let uid = owner["uid"].as_str().unwrap_or_default();
+        match uids.get(uid) {
+            Some(xr) if owner["name"] == xr["metadata"]["name"] && owner["kind"] == xr["kind"] => {}
+            _ => problems.push(format!(
+                "{} is orphaned: its controller {}/{} (uid {uid}) is no XR",
+                name(object),
+                owner["kind"],
+                owner["name"],
+            )),
+        }
+        let resource_name =
+            object["metadata"]["annotations"]["crossplane.io/composition-resource-name"]
+                .as_str()
+                .unwrap_or("<none>");
+        owner_of.insert(name(object), uid);
+        by_owner
+            .entry((uid, resource_name))
+            .or_default()
+            .push(name(object));
+    }
+    for ((uid, resource_name), names) in &by_owner {
+        if names.len() > 1 {
+            let owner = uids.get(uid).map_or("<gone>".to_string(), |xr| name(xr));
+            problems.push(format!(
+                "XR {owner} (uid {uid}) composes {resource_name:?} {} times: {names:?}",
+                names.len()
+            ));
+        }
+    }
+    for xr in xrs {
+        let uid = xr["metadata"]["uid"].as_str().unwrap_or_default();
+        let refs = xr["spec"]["crossplane"]["resourceRefs"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if refs.len() != per_xr {
+            problems.push(format!(
+                "XR {} has {} resource references: {refs:?}",
+                name(xr),
+                refs.len()
+            ));
+        }
+        for r in &refs {
+            let target = r["name"].as_str().unwrap_or_default();
+            if owner_of.get(target) != Some(&uid) {
+                problems.push(format!(
+                    "XR {} references {}/{target}, which it does not control (owner {:?})",
+                    name(xr),
+                    r["kind"],
+                    owner_of.get(target)
+                ));
+            }
+        }
+    }
+    problems
 }
 
 /// Whether `xr` says it is Ready.

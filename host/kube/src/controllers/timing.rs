@@ -2,12 +2,13 @@
 //! backoff every controller shares.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash};
+use std::hash::Hash;
 use std::sync::{Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::controllers::breaker::BreakerLimits;
 use crate::controllers::fair_queue::FairQueueLimits;
+use crate::vocabulary::jitter::{jittered, random_fraction};
 
 /// How often and how patiently XRs are reconciled.
 #[derive(Debug, Clone)]
@@ -72,14 +73,65 @@ const CONFLICT_CAP: Duration = Duration::from_secs(10);
 /// of XRs does not become thousands of requests at once.
 pub const DEFAULT_MAX_CONCURRENT_RECONCILES: u16 = 16;
 
+/// Failed reconciles one controller retries per second, however many of its
+/// objects fail, once the burst is spent; Kubernetes' controllers allow
+/// their work queues the same (client-go's default controller rate limiter).
+const RETRY_RATE: f64 = 10.0;
+/// Failed reconciles retried at their own backoff alone, before the rate
+/// applies.
+const RETRY_BURST: f64 = 100.0;
+
 /// Consecutive failures per object, and the requeue they earn:
 /// `base * 2^(failures-1)`, capped, and spread by jitter when many objects
-/// fail together.
+/// fail together. A backoff of errors also spreads its retries within a
+/// shared budget, so that an API server that went away or a function that
+/// fails for every object is not met by every object at once.
 pub struct Backoff<K> {
     base: Duration,
     cap: Duration,
     jitter: bool,
     failures: Mutex<HashMap<K, u32>>,
+    budget: Option<Mutex<RetryBudget>>,
+}
+
+/// A token bucket of retries: each failure takes a token, and one that finds
+/// none waits until its token would have come, as Go's `rate.Limiter`
+/// reserves; never longer than the backoff's cap, which no token is taken for.
+struct RetryBudget {
+    rate: f64,
+    burst: f64,
+    /// Tokens left at `at`; below zero while retries are reserved ahead.
+    tokens: f64,
+    at: Instant,
+}
+
+impl RetryBudget {
+    fn new(rate: f64, burst: f64, now: Instant) -> RetryBudget {
+        RetryBudget {
+            rate,
+            burst,
+            tokens: burst,
+            at: now,
+        }
+    }
+
+    /// How long a retry failed at `now` waits for its token, at most `cap`.
+    fn reserve(&mut self, now: Instant, cap: Duration) -> Duration {
+        let elapsed = now.saturating_duration_since(self.at).as_secs_f64();
+        self.tokens = (self.tokens + elapsed * self.rate).min(self.burst);
+        self.at = self.at.max(now);
+        let left = self.tokens - 1.0;
+        if left >= 0.0 {
+            self.tokens = left;
+            return Duration::ZERO;
+        }
+        let wait = Duration::from_secs_f64(-left / self.rate);
+        if wait > cap {
+            return cap;
+        }
+        self.tokens = left;
+        wait
+    }
 }
 
 impl<K: Eq + Hash + Clone> Backoff<K> {
@@ -89,6 +141,7 @@ impl<K: Eq + Hash + Clone> Backoff<K> {
             cap,
             jitter: false,
             failures: Mutex::new(HashMap::new()),
+            budget: None,
         }
     }
 
@@ -103,22 +156,44 @@ impl<K: Eq + Hash + Clone> Backoff<K> {
         }
     }
 
-    /// The backoff of `timing`: from its base up to its poll interval.
+    /// The backoff of errors under `timing`: from its base up to its poll
+    /// interval, within the shared retry budget.
     pub fn of(timing: &Timing) -> Backoff<K> {
-        Backoff::new(timing.backoff_base, timing.poll_interval)
+        Backoff {
+            budget: Some(Mutex::new(RetryBudget::new(
+                RETRY_RATE,
+                RETRY_BURST,
+                Instant::now(),
+            ))),
+            ..Backoff::new(timing.backoff_base, timing.poll_interval)
+        }
     }
 
     /// Counts one more failure of `key` and returns how long to wait.
     pub fn failed(&self, key: &K) -> Duration {
-        let mut failures = self.failures.lock().unwrap_or_else(PoisonError::into_inner);
-        let n = failures.entry(key.clone()).or_insert(0);
-        *n = n.saturating_add(1);
-        let wait = delay(self.base, self.cap, *n);
-        if self.jitter {
-            jittered(wait, random_fraction())
+        self.failed_at(key, Instant::now())
+    }
+
+    fn failed_at(&self, key: &K, now: Instant) -> Duration {
+        let n = {
+            let mut failures = self.failures.lock().unwrap_or_else(PoisonError::into_inner);
+            let n = failures.entry(key.clone()).or_insert(0);
+            *n = n.saturating_add(1);
+            *n
+        };
+        let own = delay(self.base, self.cap, n);
+        let own = if self.jitter {
+            jittered(own, random_fraction())
         } else {
-            wait
-        }
+            own
+        };
+        let budgeted = self.budget.as_ref().map_or(Duration::ZERO, |budget| {
+            budget
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .reserve(now, self.cap)
+        });
+        own.max(budgeted)
     }
 
     /// Forgets the failures of `key` after it succeeded.
@@ -133,18 +208,6 @@ impl<K: Eq + Hash + Clone> Backoff<K> {
 fn delay(base: Duration, cap: Duration, failures: u32) -> Duration {
     let factor = 2u32.saturating_pow(failures.saturating_sub(1).min(16));
     base.saturating_mul(factor).min(cap)
-}
-
-/// `wait` spread over [wait/2, wait*3/2) by `fraction` in [0, 1).
-fn jittered(wait: Duration, fraction: f64) -> Duration {
-    wait.mul_f64(0.5 + fraction.clamp(0.0, 1.0))
-}
-
-/// A number in [0, 1): each `RandomState` is freshly seeded, which is random
-/// enough to spread retries.
-fn random_fraction() -> f64 {
-    let bits = std::collections::hash_map::RandomState::new().hash_one(0u8);
-    (bits >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// Now, to the second, as Kubernetes writes condition times.
@@ -173,19 +236,6 @@ mod tests {
     }
 
     #[test]
-    fn jitter_spreads_a_wait_around_itself() {
-        // (fraction, wait in ms after jitter of 1000 ms)
-        let cases = [(0.0, 500), (0.5, 1000), (0.999, 1499), (2.0, 1500)];
-        for (fraction, want) in cases {
-            assert_eq!(
-                jittered(Duration::from_secs(1), fraction).as_millis(),
-                want,
-                "{fraction}"
-            );
-        }
-    }
-
-    #[test]
     fn conflict_backoff_is_short_jittered_and_grows_per_conflict_in_a_row() {
         let backoff = Backoff::<&str>::conflicts(&Timing::default());
         let mut waits = Vec::new();
@@ -208,6 +258,53 @@ mod tests {
             .map(|_| jittered(Duration::from_secs(1), random_fraction()))
             .collect();
         assert!(spread.len() > 10, "jitter does not spread: {spread:?}");
+    }
+
+    #[test]
+    fn failures_of_many_objects_at_once_are_retried_within_the_budget() {
+        let start = Instant::now();
+        let backoff = Backoff::of(&Timing::default());
+        // (seconds after the start, objects failing then, the longest wait among them)
+        let cases = [
+            // The burst: each retried after its own backoff alone.
+            (0, 100, Duration::from_secs(1)),
+            // Then one retry per 100 ms: the 900th after the burst waits 90 s,
+            // past the cap, so no one waits longer than the poll interval.
+            (0, 900, Duration::from_secs(60)),
+        ];
+        let mut key = 0;
+        for (at, objects, want) in cases {
+            let now = start + Duration::from_secs(at);
+            let longest = (0..objects)
+                .map(|_| {
+                    key += 1;
+                    backoff.failed_at(&key, now)
+                })
+                .max()
+                .unwrap_or_default();
+            assert_eq!(longest, want, "{objects} failing at {at} s");
+        }
+        // Once the failing stops, the budget fills again at its rate.
+        let later = start + Duration::from_secs(120);
+        assert_eq!(backoff.failed_at(&0, later), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn the_retry_budget_spreads_what_exceeds_its_burst_at_its_rate() {
+        let start = Instant::now();
+        let cap = Duration::from_secs(60);
+        let mut budget = RetryBudget::new(10.0, 100.0, start);
+        let waits_ms = |budget: &mut RetryBudget, at: Duration, n: usize| -> Vec<u128> {
+            (0..n)
+                .map(|_| budget.reserve(start + at, cap).as_millis())
+                .collect()
+        };
+        assert_eq!(waits_ms(&mut budget, Duration::ZERO, 100), [0; 100]);
+        assert_eq!(waits_ms(&mut budget, Duration::ZERO, 3), [100, 200, 300]);
+        // A second later ten more tokens have come: three pay for the
+        // retries reserved, and the next ones wait for nothing.
+        assert_eq!(waits_ms(&mut budget, Duration::from_secs(1), 7), [0; 7]);
+        assert_eq!(waits_ms(&mut budget, Duration::from_secs(1), 1), [100]);
     }
 
     #[test]

@@ -4,5 +4,6 @@
 
 pub mod api;
 pub mod broadcast;
+pub mod jitter;
 pub mod metrics;
 pub mod object;

@@ -10,6 +10,7 @@ use kube::runtime::{Controller, controller, watcher};
 
 use super::context::ClaimContext;
 use crate::clusters::fence::shard_taken;
+use crate::stores::reflect;
 use crate::vocabulary::object::text;
 
 /// The claim kind's controller, built with everything that wakes its claims.
@@ -21,7 +22,8 @@ pub fn controller(ctx: &Arc<ClaimContext>) -> Controller<DynamicObject> {
     // Every claim that is due goes to its reconcile at once, which waits
     // its turn in the fair queue.
     let controller = Controller::new_with(claims, watcher::Config::default(), claim.clone())
-        .with_config(controller::Config::default().concurrency(0));
+        .with_config(controller::Config::default().concurrency(0))
+        .trigger_backoff(reflect::watch_backoff());
     ctx.watch_with(controller.store());
     let taken = shard_taken(ctx.shards.as_deref(), controller.store(), claim.clone());
     controller.reconcile_on(taken).watches_with(

@@ -57,7 +57,8 @@ pub fn controller(
     // turn in the fair queue: the controller's own limit would pick in
     // hash order.
     let controller = Controller::for_stream_with(xrs, store.clone(), resource.clone())
-        .with_config(controller::Config::default().concurrency(0));
+        .with_config(controller::Config::default().concurrency(0))
+        .trigger_backoff(reflect::watch_backoff());
     let taken = fence::shard_taken(
         shared.shards.as_deref(),
         controller.store(),

@@ -10,6 +10,7 @@ use kube::runtime::{Controller, watcher};
 
 use super::context::CompositionContext;
 use super::revisions::runs;
+use crate::stores::reflect;
 use crate::vocabulary::api::{composition_resource, function_resource, revision_resource};
 
 /// The Composition controller, built with everything that wakes a Composition.
@@ -22,7 +23,8 @@ pub fn controller(ctx: &CompositionContext) -> Controller<DynamicObject> {
         compositions,
         watcher::Config::default(),
         composition_resource(),
-    );
+    )
+    .trigger_backoff(reflect::watch_backoff());
     let known = controller.store();
     controller
         .owns_with(revisions, revision_resource(), watcher::Config::default())

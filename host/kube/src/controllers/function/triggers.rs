@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::context::FunctionContext;
 use crate::controllers::function::image_config::{image_config_of, image_config_resource};
+use crate::stores::reflect;
 use crate::vocabulary::api::function_resource;
 
 /// Whether a Function's package, or the reference it was last pulled from,
@@ -44,8 +45,7 @@ pub(super) fn controller(
     // Only a new generation (a spec change) starts a reconcile: the status
     // this controller writes does not, and polls re-check the rest.
     let on_delete = ctx.clone();
-    let trigger = watcher(api, watcher::Config::default())
-        .default_backoff()
+    let trigger = reflect::watched(api, watcher::Config::default())
         .reflect(writer)
         .inspect(move |event| {
             if let Ok(watcher::Event::Delete(function)) = event
@@ -87,12 +87,14 @@ pub(super) fn controller(
             })
             .collect::<Vec<_>>()
     };
-    Controller::for_stream_with(trigger, reader, resource).watches_with(
-        image_config_api,
-        image_configs,
-        watcher::Config::default(),
-        matched_functions,
-    )
+    Controller::for_stream_with(trigger, reader, resource)
+        .trigger_backoff(reflect::watch_backoff())
+        .watches_with(
+            image_config_api,
+            image_configs,
+            watcher::Config::default(),
+            matched_functions,
+        )
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use kube::api::{Api, DynamicObject};
 use kube::runtime::{Controller, watcher};
 
 use super::context::UsageContext;
+use crate::stores::reflect;
 
 /// The controller of `ctx`'s kind (Usage or ClusterUsage), built with
 /// everything that wakes its objects.
@@ -13,4 +14,5 @@ pub fn controller(ctx: &UsageContext) -> Controller<DynamicObject> {
     let resource = ctx.policy.resource.clone();
     let api: Api<DynamicObject> = Api::all_with(ctx.client().clone(), &resource);
     Controller::new_with(api, watcher::Config::default(), resource)
+        .trigger_backoff(reflect::watch_backoff())
 }
