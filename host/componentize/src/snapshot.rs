@@ -342,6 +342,7 @@ fn wasi_call(caller: &mut Caller<'_, Init>, name: &str, params: &[Val]) -> wasmt
             write(caller, arg(2), &now.to_le_bytes())?;
             SUCCESS
         }
+        "poll_oneoff" => poll_clocks(caller, arg(0), arg(1), arg(2), arg(3))?,
         "random_get" => {
             let (buf, len) = (arg(0), usize::try_from(arg(1))?);
             let mut bytes = Vec::with_capacity(len + 8);
@@ -388,6 +389,49 @@ fn wasi_call(caller: &mut Caller<'_, Init>, name: &str, params: &[Val]) -> wasmt
         | "fd_filestat_get" => EBADF,
         _ => ENOSYS,
     })
+}
+
+/// WASI's `poll_oneoff` over clock subscriptions only, as Go's runtime
+/// sleeps (`usleep`, while its collector stops the world): the sleep ends at
+/// once, with the monotonic clock moved past it, so initialising stays
+/// deterministic and never waits. A subscription to a descriptor is ENOSYS:
+/// no descriptor but stdio exists here.
+fn poll_clocks(
+    caller: &mut Caller<'_, Init>,
+    subscriptions: u32,
+    events: u32,
+    count: u32,
+    written: u32,
+) -> wasmtime::Result<i32> {
+    const SUBSCRIPTION: u32 = 48;
+    const EVENT: u32 = 32;
+    const CLOCK: u8 = 0;
+    const ABSTIME: u16 = 1;
+    let mut longest = 0u64;
+    for i in 0..count {
+        let subscription = read(caller, subscriptions + i * SUBSCRIPTION, SUBSCRIPTION)?;
+        if subscription[8] != CLOCK {
+            return Ok(ENOSYS);
+        }
+        let timeout = u64::from_le_bytes(subscription[24..32].try_into()?);
+        let flags = u16::from_le_bytes(subscription[40..42].try_into()?);
+        let monotonic = caller.data().clocks.monotonic;
+        let wait = if flags & ABSTIME != 0 {
+            timeout.saturating_sub(monotonic)
+        } else {
+            timeout
+        };
+        longest = longest.max(wait);
+        let mut event = [0u8; EVENT as usize];
+        event[0..8].copy_from_slice(&subscription[0..8]);
+        event[10] = CLOCK;
+        write(caller, events + i * EVENT, &event)?;
+    }
+    let clocks = &mut caller.data_mut().clocks;
+    clocks.monotonic = clocks.monotonic.saturating_add(longest);
+    clocks.realtime = clocks.realtime.saturating_add(longest);
+    write(caller, written, &count.to_le_bytes())?;
+    Ok(SUCCESS)
 }
 
 fn int(params: &[Val], index: usize) -> i64 {
@@ -578,6 +622,67 @@ mod tests {
             preinitialize(&core).unwrap().module,
             preinitialize(&core).unwrap().module
         );
+    }
+
+    #[test]
+    fn a_sleep_while_initialising_ends_at_once_with_the_clock_moved_past_it() {
+        // (the subscription's type tag, its timeout in ns, the errno, the
+        // monotonic clock after, the events written)
+        let cases = [(0, 1_000, SUCCESS, 1_000, 1), (1, 1_000, ENOSYS, 0, 0)];
+        for (tag, timeout, errno, monotonic, events) in cases {
+            let wat = format!(
+                r#"(module
+                    (import "wasi_snapshot_preview1" "poll_oneoff" (func $poll (param i32 i32 i32 i32) (result i32)))
+                    (memory (export "memory") 1)
+                    (global $errno (mut i32) (i32.const -1))
+                    (func (export "_initialize")
+                        (i64.store (i32.const 0) (i64.const 42))
+                        (i32.store8 (i32.const 8) (i32.const {tag}))
+                        (i32.store (i32.const 16) (i32.const 1))
+                        (i64.store (i32.const 24) (i64.const {timeout}))
+                        (global.set $errno (call $poll (i32.const 0) (i32.const 256) (i32.const 1) (i32.const 512))))
+                    (func (export "errno") (result i32) (global.get $errno)))"#
+            );
+            let snapshot = preinitialize(&wat::parse_str(&wat).unwrap()).unwrap();
+            assert_eq!(snapshot.clocks.monotonic, monotonic, "tag {tag}");
+            let engine = Engine::default();
+            let module = Module::new(&engine, &snapshot.module).unwrap();
+            let mut store = Store::new(&engine, ());
+            // What initialising left in memory, as the snapshot's data.
+            let data = segments(&snapshot.module);
+            let byte_at = |at: i32| -> u8 {
+                data.iter()
+                    .find_map(|(offset, bytes)| {
+                        usize::try_from(at - offset)
+                            .ok()
+                            .and_then(|i| bytes.get(i).copied())
+                    })
+                    .unwrap_or(0)
+            };
+            assert_eq!(byte_at(512), events, "tag {tag}: events written");
+            if events == 1 {
+                assert_eq!(
+                    byte_at(256),
+                    42,
+                    "the event carries the subscription's userdata"
+                );
+            }
+            let mut linker = Linker::new(&engine);
+            linker
+                .func_wrap(
+                    WASI,
+                    "poll_oneoff",
+                    |_: i32, _: i32, _: i32, _: i32| -> i32 { ENOSYS },
+                )
+                .unwrap();
+            let instance = linker.instantiate(&mut store, &module).unwrap();
+            let got = instance
+                .get_typed_func::<(), i32>(&mut store, "errno")
+                .unwrap()
+                .call(&mut store, ())
+                .unwrap();
+            assert_eq!(got, errno, "tag {tag}");
+        }
     }
 
     #[test]

@@ -64,6 +64,11 @@ pub enum ClusterError {
     /// read (its resourceVersion moved on): read it again and retry.
     #[error("{object}: {message}")]
     Conflict { object: String, message: String },
+    /// The API server could not be reached, or asked to be asked again
+    /// later (429, 503): nothing was done, and nothing written about it
+    /// would arrive either.
+    #[error("{object}: {message}")]
+    Unavailable { object: String, message: String },
     /// The API server refused the object as invalid (422): what was sent
     /// is wrong, so sending it again fails the same way.
     #[error("{object}: {message}")]

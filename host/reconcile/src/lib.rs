@@ -204,6 +204,20 @@ pub enum ReconcileError {
 impl ReconcileError {
     /// Whether the XR changed while it was being reconciled, so the writes
     /// were refused and the reconcile should simply run again.
+    /// Whether the API server could not be reached or asked to be asked
+    /// again later, so the reconcile should back off without writing
+    /// anything about it.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(
+            self,
+            ReconcileError::Cluster(ClusterError::Unavailable { .. })
+                | ReconcileError::Apply {
+                    source: ClusterError::Unavailable { .. },
+                    ..
+                }
+        )
+    }
+
     pub fn is_conflict(&self) -> bool {
         matches!(
             self,

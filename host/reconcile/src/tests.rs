@@ -365,13 +365,20 @@ fn an_invalid_composed_resource_is_reported_while_any_other_refused_apply_fails_
         object,
         message: "configmaps is forbidden: User \"tenant\" cannot patch resource".into(),
     };
-    // (refusal, Ok(the Synced message) or Err(the reconcile's error))
-    let cases: [(Refusal, Result<&str, &str>); 2] = [
+    let unavailable: Refusal = |object| ClusterError::Unavailable {
+        object,
+        message: "connection refused".into(),
+    };
+    // (refusal, Ok(the Synced message) or Err((what the reconcile's error
+    // says, whether it is the API server being unavailable)))
+    type Expected = Result<&'static str, (&'static str, bool)>;
+    let cases: [(Refusal, Expected); 3] = [
         (
             invalid,
             Ok("cannot sync composed resources: Unsynced resources: b"),
         ),
-        (forbidden, Err("cannot apply composed resource \"b\"")),
+        (forbidden, Err(("forbidden", false))),
+        (unavailable, Err(("connection refused", true))),
     ];
     for (refusal, want) in cases {
         let cluster = MemoryCluster::new();
@@ -395,10 +402,14 @@ fn an_invalid_composed_resource_is_reported_while_any_other_refused_apply_fails_
                             .starts_with("cannot apply composed resource \"b\"")
                 }));
             }
-            (Err(error), Err(message)) => {
+            (Err(error), Err((says, unavailable))) => {
+                assert_eq!(error.is_unavailable(), unavailable, "{error}");
                 let error = error.to_string();
-                assert!(error.starts_with(message), "{error}");
-                assert!(error.contains("forbidden"), "{error}");
+                assert!(
+                    error.starts_with("cannot apply composed resource \"b\""),
+                    "{error}"
+                );
+                assert!(error.contains(says), "{error}");
             }
             (ran, want) => panic!("want {want:?}, got {:?}", ran.map(|o| o.xr)),
         }

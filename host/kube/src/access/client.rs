@@ -177,7 +177,7 @@ impl KubeApi {
         let found = api
             .get_opt(&object.name)
             .await
-            .map_err(|e| object_error(object, e))?;
+            .map_err(request_error(object))?;
         found.map(|o| to_value(&o)).transpose()
     }
 
@@ -207,7 +207,7 @@ impl KubeApi {
         } else {
             api.patch(&reference.name, &params, &patch).await
         }
-        .map_err(write_error(&reference))?;
+        .map_err(request_error(&reference))?;
         let stored = if !status
             && field_manager.starts_with(COMPOSED_FIELD_MANAGER_PREFIX)
             && owned_by_earlier_manager(&stored)
@@ -227,7 +227,7 @@ impl KubeApi {
             let params = PatchParams::apply(COMPOSITE_FIELD_MANAGER).force();
             api.patch(&reference.name, &params, &Patch::Apply(&nothing))
                 .await
-                .map_err(|e| object_error(&reference, e))?
+                .map_err(request_error(&reference))?
         } else {
             stored
         };
@@ -294,7 +294,7 @@ impl KubeApi {
         let stored = api
             .patch(&object.name, &params, &Patch::Merge(patch))
             .await
-            .map_err(write_error(object))?;
+            .map_err(request_error(object))?;
         self.wrote(&stored, &served.resource);
         to_value(&stored)
     }
@@ -365,7 +365,7 @@ impl KubeApi {
         match api.delete(&object.name, &params).await {
             Ok(_) => Ok(()),
             Err(kube::Error::Api(status)) if status.is_not_found() => Ok(()),
-            Err(e) => Err(object_error(object, e)),
+            Err(e) => Err(request_error(object)(e)),
         }
     }
 
@@ -486,10 +486,11 @@ pub(crate) fn object_error(object: &ObjectRef, message: impl std::fmt::Display) 
     }
 }
 
-/// A failed write of `object`: a conflict when the API server answered
+/// A failed request about `object`: a conflict when the API server answered
 /// 409 (the object changed since it was read, or is there already), invalid
-/// when it answered 422 (the object as sent breaks its schema or a rule).
-pub fn write_error(object: &ObjectRef) -> impl FnOnce(kube::Error) -> ClusterError + '_ {
+/// when it answered 422 (the object as sent breaks its schema or a rule),
+/// unavailable when it could not be reached or answered 429 or 503.
+pub fn request_error(object: &ObjectRef) -> impl FnOnce(kube::Error) -> ClusterError + '_ {
     move |error| match error {
         kube::Error::Api(status) if status.code == 409 => ClusterError::Conflict {
             object: object.to_string(),
@@ -498,6 +499,16 @@ pub fn write_error(object: &ObjectRef) -> impl FnOnce(kube::Error) -> ClusterErr
         kube::Error::Api(status) if status.code == 422 => ClusterError::Invalid {
             object: object.to_string(),
             message: status.message,
+        },
+        kube::Error::Api(status) if status.code == 429 || status.code == 503 => {
+            ClusterError::Unavailable {
+                object: object.to_string(),
+                message: status.message,
+            }
+        }
+        kube::Error::HyperError(_) | kube::Error::Service(_) => ClusterError::Unavailable {
+            object: object.to_string(),
+            message: error.to_string(),
         },
         other => object_error(object, other),
     }
@@ -592,6 +603,44 @@ pub fn applied(object: &Value, status: bool) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_request_is_named_by_what_the_caller_should_do_about_it() {
+        let object = ObjectRef {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            namespace: Some("a".into()),
+            name: "b".into(),
+        };
+        let api = |code: u16| {
+            let mut status = kube::core::Status::failure("refused", "Reason");
+            status.code = code;
+            kube::Error::Api(Box::new(status))
+        };
+        let unreachable = kube::Error::Service("connection refused".into());
+        // (the error, what it becomes)
+        let cases = [
+            (api(409), "Conflict"),
+            (api(422), "Invalid"),
+            (api(429), "Unavailable"),
+            (api(503), "Unavailable"),
+            (api(403), "Object"),
+            (api(500), "Object"),
+            (unreachable, "Unavailable"),
+            (kube::Error::LinesCodecMaxLineLengthExceeded, "Object"),
+        ];
+        for (error, want) in cases {
+            let shown = error.to_string();
+            let got = match request_error(&object)(error) {
+                ClusterError::Conflict { .. } => "Conflict",
+                ClusterError::Invalid { .. } => "Invalid",
+                ClusterError::Unavailable { .. } => "Unavailable",
+                ClusterError::Object { .. } => "Object",
+                ClusterError::Other(_) => "Other",
+            };
+            assert_eq!(got, want, "{shown}");
+        }
+    }
 
     #[test]
     #[allow(clippy::unwrap_used)]

@@ -167,6 +167,10 @@ impl ReconcileFailure for ObjectError {
                 source: ClusterError::Conflict { .. },
                 ..
             } => "conflict",
+            ObjectError::Cluster {
+                source: ClusterError::Unavailable { .. },
+                ..
+            } => "unavailable",
             ObjectError::Cluster { .. } => "cluster",
             ObjectError::Encode { .. } => "encode",
         }

@@ -53,6 +53,15 @@ pub enum XrError {
         object: String,
         abandoned: Abandoned,
     },
+    /// The API server could not be reached or asked to be asked later: the
+    /// XR backs off without a condition or an event, which could not be
+    /// written either.
+    #[error("{object}: the API server is unavailable: {source}")]
+    Unavailable {
+        object: ObjectRef,
+        #[source]
+        source: Box<plait_reconcile::ReconcileError>,
+    },
 }
 
 impl ReconcileFailure for XrError {
@@ -68,6 +77,7 @@ impl ReconcileFailure for XrError {
             XrError::Object(error) => error.metric_label(),
             XrError::Join { .. } => "join",
             XrError::TimedOut { .. } => "timeout",
+            XrError::Unavailable { .. } => "unavailable",
         }
     }
 }

@@ -398,6 +398,10 @@ async fn pipeline_run(
         // The XR changed while its pipeline ran, so it was read stale:
         // nothing is wrong with it, and the next reconcile reads the new version.
         Err(e) if e.is_conflict() => Ok(ControlFlow::Break(kit::conflicted(ctx, reference))),
+        Err(e) if e.is_unavailable() => Err(XrError::Unavailable {
+            object: reference.clone(),
+            source: Box::new(e),
+        }),
         Err(e) => Ok(ControlFlow::Break(
             not_synced(ctx, xr, reference, &e.to_string()).await?,
         )),

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::LABEL_COMPOSITION_NAME;
 use super::context::CompositionContext;
-use crate::access::client::write_error;
+use crate::access::client::request_error;
 use crate::vocabulary::api::{
     COMPOSITION_API_VERSION, COMPOSITION_KIND, FIELD_MANAGER, REVISION_KIND, revision_resource,
 };
@@ -137,7 +137,7 @@ impl RevisionWrites for CompositionContext {
         self.revision_api()
             .create(&params, &dynamic)
             .await
-            .map_err(write_error(&revision_ref(name)))?;
+            .map_err(request_error(&revision_ref(name)))?;
         Ok(())
     }
 
@@ -149,7 +149,7 @@ impl RevisionWrites for CompositionContext {
         {
             Ok(_) => Ok(()),
             Err(e) if is_status(&e, 404) => Ok(()),
-            Err(e) => Err(write_error(&revision_ref(name))(e)),
+            Err(e) => Err(request_error(&revision_ref(name))(e)),
         }
     }
 }
