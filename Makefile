@@ -158,6 +158,7 @@ bench: setup build-deps test-deps test-cluster-binaries upstream-crossplane
 	$(CARGO) bench -p plait --bench controller
 	$(CARGO) bench -p plait --bench fairness
 	$(CARGO) bench -p plait --bench side_by_side
+	$(CARGO) bench -p plait --bench faults
 
 # Builds every example function from source. The Go example makes its
 # component with `plait function componentize`.
