@@ -21,8 +21,11 @@ const VERSION: &str = "/metadata/resourceVersion";
 
 /// What one reconcile left behind.
 struct Stored {
-    /// The XR as the reconcile's last write returned it.
-    xr: Value,
+    /// The XR as the reconcile's last write returned it, as JSON text: one
+    /// is kept for every XR written since its last quiet reconcile (during a
+    /// rollout, every XR), and text takes a fraction of a parsed `Value`'s
+    /// memory.
+    xr: Box<[u8]>,
     /// Versions older than `xr`: the one the reconcile started from, and
     /// the reconcile's own earlier writes.
     superseded: Vec<String>,
@@ -45,7 +48,8 @@ impl LatestStored {
         match text(&handed, VERSION) {
             Some(version) if stored.superseded.iter().any(|v| v == version) => {
                 tracing::debug!(composite = %reference, handed = version, "watch is behind this controller's writes; using what it stored");
-                stored.xr.clone()
+                // Text this controller serialised parses back.
+                serde_json::from_slice(&stored.xr).unwrap_or(handed)
             }
             _ => handed,
         }
@@ -60,15 +64,18 @@ impl LatestStored {
         let mut superseded = written;
         superseded.extend(text(started, VERSION).map(str::to_string));
         superseded.retain(|v| v != version);
+        let stored = serde_json::to_vec(xr)
+            .ok()
+            .filter(|_| !superseded.is_empty());
         let mut by_xr = self.by_xr.lock().unwrap_or_else(PoisonError::into_inner);
-        if superseded.is_empty() {
+        let Some(stored) = stored else {
             by_xr.remove(reference);
             return;
-        }
+        };
         by_xr.insert(
             reference.clone(),
             Stored {
-                xr: xr.clone(),
+                xr: stored.into_boxed_slice(),
                 superseded,
             },
         );
