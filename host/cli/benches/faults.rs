@@ -34,8 +34,8 @@ use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube_support::{
     Controller, ScaleApis, apiserver_metrics, apply, apply_scale_fixture, by_labels,
-    composition_problems, largest_first, peak_rss_mib, resource, run_bench, scale_fixture, scrape,
-    total,
+    composition_problems, is_ready, largest_first, peak_rss_mib, resource, run_bench,
+    scale_fixture, scrape, total,
 };
 use plait_testcluster::TestCluster;
 use serde_json::{Value, json};
@@ -86,6 +86,12 @@ impl Mirror {
         Mirror { store, deleted }
     }
 
+    /// What the watch holds now.
+    fn state(&self) -> Vec<Arc<DynamicObject>> {
+        self.store.state()
+    }
+
+    /// What the watch holds now, as JSON.
     fn objects(&self) -> Vec<Value> {
         self.store
             .state()
@@ -170,13 +176,6 @@ fn sample_requests(probes: Arc<Mutex<String>>, requests: Arc<Mutex<Requests>>) {
     });
 }
 
-fn is_ready(xr: &Value) -> bool {
-    xr["status"]["conditions"].as_array().is_some_and(|c| {
-        c.iter()
-            .any(|c| c["type"] == "Ready" && c["status"] == "True")
-    })
-}
-
 /// The Composition with every ConfigMap's base carrying `rollout`.
 fn composition(rollout: Option<usize>) -> Value {
     let mut composition = scale_fixture("composition.yaml");
@@ -233,23 +232,24 @@ impl Bench {
             .and_then(|r| r.metadata.name.clone())
     }
 
+    /// Read from the watches' stores as they are, without copying them.
     async fn progress(&self, rollout: Option<usize>) -> Progress {
         let newest = self.newest_revision().await;
-        let xrs = self.xrs.objects();
+        let xrs = self.xrs.state();
         let converged_xrs = xrs
             .iter()
             .filter(|xr| {
                 is_ready(xr)
                     && (rollout.is_none()
-                        || xr["spec"]["crossplane"]["compositionRevisionRef"]["name"].as_str()
+                        || xr.data["spec"]["crossplane"]["compositionRevisionRef"]["name"].as_str()
                             == newest.as_deref())
             })
             .count();
-        let composed = self.composed.objects();
+        let composed = self.composed.state();
         let want = rollout.map(|r| r.to_string());
         let rewritten = composed
             .iter()
-            .filter(|c| c["data"]["rollout"].as_str() == want.as_deref())
+            .filter(|c| c.data["data"]["rollout"].as_str() == want.as_deref())
             .count();
         Progress {
             xrs: xrs.len(),
@@ -257,6 +257,22 @@ impl Bench {
             composed: composed.len(),
             rewritten,
         }
+    }
+
+    /// Applies the Composition of `rollout` and waits until a third of the
+    /// ConfigMaps have been rewritten by it: the middle of its rollout.
+    async fn edit_composition(&self, rollout: usize) {
+        let compositions = resource(
+            "apiextensions.crossplane.io/v1",
+            "Composition",
+            "compositions",
+        );
+        let composition = composition(Some(rollout));
+        apply(&self.client, &compositions, &composition, FIELD_MANAGER).await;
+        self.wait(Some(rollout), "a third rewritten", |p| {
+            p.rewritten >= PER_XR * self.n / 3
+        })
+        .await;
     }
 
     /// Waits until `done` holds for the rollout, checking every second.
@@ -337,7 +353,7 @@ impl Bench {
         println!("    converged after          {:>8.1} s", took.as_secs_f64());
         println!(
             "    XRs Ready, composed      {} of {}, {} ConfigMaps",
-            xrs.iter().filter(|xr| is_ready(xr)).count(),
+            self.xrs.state().iter().filter(|xr| is_ready(xr)).count(),
             self.n,
             composed.len()
         );
@@ -428,11 +444,7 @@ async fn bench() {
         .wait(None, "a third Ready", |p| p.converged_xrs >= n / 3)
         .await;
     let restart = Instant::now();
-    let restarting = {
-        let cluster = &cluster;
-        tokio::task::block_in_place(|| cluster.restart_apiserver())
-    };
-    restarting.unwrap();
+    tokio::task::block_in_place(|| cluster.restart_apiserver()).unwrap();
     let restarted_in = restart.elapsed();
     for creator in creators {
         creator.await.unwrap();
@@ -447,23 +459,10 @@ async fn bench() {
     bench.report("created", started, &fault, peak_now).await;
 
     // 2. The Composition edited; etcd paused mid-rollout.
-    let compositions = resource(
-        "apiextensions.crossplane.io/v1",
-        "Composition",
-        "compositions",
-    );
     let started = Instant::now();
-    apply(&client, &compositions, &composition(Some(1)), FIELD_MANAGER).await;
-    bench
-        .wait(Some(1), "a third rewritten", |p| {
-            p.rewritten >= PER_XR * n / 3
-        })
-        .await;
+    bench.edit_composition(1).await;
     let pause = Instant::now();
-    {
-        let cluster = &cluster;
-        tokio::task::block_in_place(|| cluster.pause_etcd(ETCD_PAUSE)).unwrap();
-    }
+    tokio::task::block_in_place(|| cluster.pause_etcd(ETCD_PAUSE)).unwrap();
     bench.wait(Some(1), "rollout 1", |p| p.done(n)).await;
     let fault = format!(
         "etcd paused {} s at {:.0} s",
@@ -477,12 +476,7 @@ async fn bench() {
 
     // 3. Edited again; plait killed with SIGKILL mid-rollout and started again.
     let started = Instant::now();
-    apply(&client, &compositions, &composition(Some(2)), FIELD_MANAGER).await;
-    bench
-        .wait(Some(2), "a third rewritten", |p| {
-            p.rewritten >= PER_XR * n / 3
-        })
-        .await;
+    bench.edit_composition(2).await;
     let killed = Instant::now();
     peak(&controller, &mut peak_mib);
     controller.kill();

@@ -202,31 +202,28 @@ pub enum ReconcileError {
 }
 
 impl ReconcileError {
-    /// Whether the XR changed while it was being reconciled, so the writes
-    /// were refused and the reconcile should simply run again.
+    /// The failed read or write of the cluster behind this error, if that
+    /// is what it is.
+    fn cluster_error(&self) -> Option<&ClusterError> {
+        match self {
+            ReconcileError::Cluster(error) | ReconcileError::Apply { source: error, .. } => {
+                Some(error)
+            }
+            _ => None,
+        }
+    }
+
     /// Whether the API server could not be reached or asked to be asked
     /// again later, so the reconcile should back off without writing
     /// anything about it.
     pub fn is_unavailable(&self) -> bool {
-        matches!(
-            self,
-            ReconcileError::Cluster(ClusterError::Unavailable { .. })
-                | ReconcileError::Apply {
-                    source: ClusterError::Unavailable { .. },
-                    ..
-                }
-        )
+        matches!(self.cluster_error(), Some(ClusterError::Unavailable { .. }))
     }
 
+    /// Whether the XR changed while it was being reconciled, so the writes
+    /// were refused and the reconcile should simply run again.
     pub fn is_conflict(&self) -> bool {
-        matches!(
-            self,
-            ReconcileError::Cluster(ClusterError::Conflict { .. })
-                | ReconcileError::Apply {
-                    source: ClusterError::Conflict { .. },
-                    ..
-                }
-        )
+        matches!(self.cluster_error(), Some(ClusterError::Conflict { .. }))
     }
 }
 

@@ -64,9 +64,11 @@ impl LatestStored {
         let mut superseded = written;
         superseded.extend(text(started, VERSION).map(str::to_string));
         superseded.retain(|v| v != version);
-        let stored = serde_json::to_vec(xr)
-            .ok()
-            .filter(|_| !superseded.is_empty());
+        let stored = if superseded.is_empty() {
+            None
+        } else {
+            serde_json::to_vec(xr).ok()
+        };
         let mut by_xr = self.by_xr.lock().unwrap_or_else(PoisonError::into_inner);
         let Some(stored) = stored else {
             by_xr.remove(reference);
