@@ -202,6 +202,7 @@ impl KubeApi {
         let body = applied(object, status);
         let params = PatchParams::apply(field_manager).force();
         let patch = Patch::Apply(&body);
+        let _sending = self.writes.sending(WrittenObject::of(&reference));
         let stored = if status {
             api.patch_status(&reference.name, &params, &patch).await
         } else {
@@ -291,6 +292,7 @@ impl KubeApi {
             field_manager: Some(field_manager.to_string()),
             ..PatchParams::default()
         };
+        let _sending = self.writes.sending(WrittenObject::of(object));
         let stored = api
             .patch(&object.name, &params, &Patch::Merge(patch))
             .await

@@ -12,6 +12,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use futures::{Stream, StreamExt, future};
 use kube::Resource;
@@ -23,6 +24,15 @@ use plait_reconcile::ObjectRef;
 /// its XR up to five times (finalizer, Composition and revision references,
 /// resource references, status).
 const VERSIONS_PER_OBJECT: usize = 8;
+
+/// How many watch events of one watch may wait at once for a write of
+/// their object to be answered; events still leave in the order they came.
+const EVENTS_AWAITING_WRITES: usize = 64;
+
+/// How long a watch event waits for a write of its object to be answered
+/// before it is taken as someone else's change: at worst one reconcile too
+/// many, never one too few.
+const LONGEST_WAIT_FOR_WRITE: Duration = Duration::from_secs(5);
 
 /// An object, independent of the API version it was written or watched at:
 /// resourceVersions are shared by every version of a kind.
@@ -64,6 +74,39 @@ pub struct OwnWrites {
     /// The UID each written object had, so an event about it names it
     /// without asking the API server.
     uids: Mutex<HashMap<WrittenObject, String>>,
+    /// Writes sent and not answered yet, per object: the watch event of a
+    /// write can arrive before its answer, and only the answer names the
+    /// version the write made.
+    sending: Mutex<HashMap<WrittenObject, usize>>,
+    /// Woken whenever a write is answered (or fails).
+    answered: tokio::sync::Notify,
+}
+
+/// A write of one object on its way to the API server; dropping it, once
+/// the answer is recorded or the write failed, says it is no longer.
+#[must_use]
+pub struct Sending {
+    writes: Arc<OwnWrites>,
+    object: WrittenObject,
+}
+
+impl Drop for Sending {
+    fn drop(&mut self) {
+        {
+            let mut sending = self
+                .writes
+                .sending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if let Some(count) = sending.get_mut(&self.object) {
+                *count -= 1;
+                if *count == 0 {
+                    sending.remove(&self.object);
+                }
+            }
+        }
+        self.writes.answered.notify_waiters();
+    }
 }
 
 /// One field manager's last apply of an object: the SHA-256 of the body it
@@ -96,6 +139,46 @@ pub fn without_resource_version(mut body: serde_json::Value) -> serde_json::Valu
 }
 
 impl OwnWrites {
+    /// Says that a write of `object` is about to be sent, until the
+    /// returned guard is dropped (after [`Self::wrote`] recorded its answer).
+    pub fn sending(self: &Arc<Self>, object: WrittenObject) -> Sending {
+        *self
+            .sending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(object.clone())
+            .or_default() += 1;
+        Sending {
+            writes: self.clone(),
+            object,
+        }
+    }
+
+    fn is_sending(&self, object: &WrittenObject) -> bool {
+        self.sending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains_key(object)
+    }
+
+    /// Waits until no write of `object` is on its way, for at most `longest`.
+    async fn answered(&self, object: &WrittenObject, longest: Duration) {
+        let waiting = async {
+            loop {
+                let answered = self.answered.notified();
+                tokio::pin!(answered);
+                // Registered before the check, so an answer between the
+                // check and the wait is not missed.
+                answered.as_mut().enable();
+                if !self.is_sending(object) {
+                    return;
+                }
+                answered.await;
+            }
+        };
+        let _ = tokio::time::timeout(longest, waiting).await;
+    }
+
     /// Records that a write of `object` produced `resource_version`.
     pub fn wrote(&self, object: WrittenObject, resource_version: &str) {
         let mut versions = self.versions.lock().unwrap_or_else(PoisonError::into_inner);
@@ -232,31 +315,39 @@ where
     K: Resource + Send + 'static,
     S: Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static,
 {
-    events.filter_map(move |event| {
-        let wanted = match event {
-            Ok(watcher::Event::Apply(object)) => {
-                let meta = object.meta();
-                let own = match (&meta.name, &meta.resource_version) {
-                    (Some(name), Some(version)) => writes.is_own(
-                        &WrittenObject::new(
-                            &resource.api_version,
-                            &resource.kind,
-                            meta.namespace.as_deref(),
-                            name,
-                        ),
-                        version,
-                    ),
-                    _ => false,
-                };
-                (!own).then_some(Ok(object))
+    events
+        .map(move |event| {
+            let (writes, resource) = (writes.clone(), resource.clone());
+            async move {
+                match event {
+                    Ok(watcher::Event::Apply(object)) => {
+                        let meta = object.meta();
+                        let own = match (&meta.name, &meta.resource_version) {
+                            (Some(name), Some(version)) => {
+                                let written = WrittenObject::new(
+                                    &resource.api_version,
+                                    &resource.kind,
+                                    meta.namespace.as_deref(),
+                                    name,
+                                );
+                                // The event may be of a write whose answer
+                                // has not arrived yet.
+                                writes.answered(&written, LONGEST_WAIT_FOR_WRITE).await;
+                                writes.is_own(&written, version)
+                            }
+                            _ => false,
+                        };
+                        (!own).then_some(Ok(object))
+                    }
+                    Ok(watcher::Event::InitApply(object)) => Some(Ok(object)),
+                    Ok(watcher::Event::Delete(object)) => deletes.then_some(Ok(object)),
+                    Ok(watcher::Event::Init | watcher::Event::InitDone) => None,
+                    Err(e) => Some(Err(e)),
+                }
             }
-            Ok(watcher::Event::InitApply(object)) => Some(Ok(object)),
-            Ok(watcher::Event::Delete(object)) => deletes.then_some(Ok(object)),
-            Ok(watcher::Event::Init | watcher::Event::InitDone) => None,
-            Err(e) => Some(Err(e)),
-        };
-        future::ready(wanted)
-    })
+        })
+        .buffered(EVENTS_AWAITING_WRITES)
+        .filter_map(future::ready)
 }
 
 #[cfg(test)]
@@ -379,6 +470,53 @@ mod tests {
                 .filter_map(|o| o.metadata.resource_version.as_deref())
                 .collect();
             assert_eq!(versions, want.into_iter().collect::<Vec<_>>(), "case {i}");
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_watch_event_that_arrives_before_its_writes_answer_waits_for_the_answer() {
+        use kube::api::DynamicObject;
+
+        let resource = ApiResource {
+            group: "example.org".into(),
+            version: "v1".into(),
+            api_version: "example.org/v1".into(),
+            kind: "Widget".into(),
+            plural: "widgets".into(),
+        };
+        let mut widget = DynamicObject::new("a", &resource).within("ns");
+        widget.metadata.resource_version = Some("5".into());
+        // (the version the write in flight is answered with, or None when it
+        // fails; after how long; whether the event for version 5 comes through)
+        let cases = [
+            (Some("5"), Duration::from_millis(20), false),
+            (Some("4"), Duration::from_millis(20), true),
+            (None, Duration::from_millis(20), true),
+            // An answer that never comes in time: taken as someone else's.
+            (Some("5"), LONGEST_WAIT_FOR_WRITE * 2, true),
+        ];
+        for (i, (answer, after, want_through)) in cases.into_iter().enumerate() {
+            let writes = Arc::new(OwnWrites::default());
+            let written = object("example.org/v1", "a");
+            let sending = writes.sending(written.clone());
+            let answering = {
+                let writes = writes.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(after).await;
+                    if let Some(version) = answer {
+                        writes.wrote(written, version);
+                    }
+                    drop(sending);
+                })
+            };
+            let events = futures::stream::iter([Ok(watcher::Event::Apply(widget.clone()))]);
+            let through: Vec<DynamicObject> =
+                changes_by_others(events, writes.clone(), resource.clone(), false)
+                    .filter_map(|r| future::ready(r.ok()))
+                    .collect()
+                    .await;
+            assert_eq!(!through.is_empty(), want_through, "case {i}");
+            answering.await.unwrap();
         }
     }
 
