@@ -28,9 +28,11 @@ use plait_testcluster::TestCluster;
 use serde_json::json;
 
 const DEFAULT_XRS: usize = 100;
-const IDLE_WINDOW: Duration = Duration::from_secs(30);
 /// The controller's default `--poll-interval`.
 const POLL_INTERVAL: Duration = Duration::from_secs(60);
+/// A whole poll interval: XRs made Ready together are polled together, so
+/// a shorter window can fall between their polls and see none.
+const IDLE_WINDOW: Duration = POLL_INTERVAL;
 const TIMEOUT: Duration = Duration::from_secs(600);
 
 fn reconciles(metrics: &str) -> f64 {

@@ -33,9 +33,11 @@ use plait_testcluster::{TestCluster, UpstreamCrossplane};
 use serde_json::json;
 
 const DEFAULT_XRS: usize = 1000;
-const IDLE_WINDOW: Duration = Duration::from_secs(30);
 /// Both controllers' default poll interval (`--poll-interval`).
 const POLL_INTERVAL: Duration = Duration::from_secs(60);
+/// A whole poll interval: XRs made Ready together are polled together, so
+/// a shorter window can fall between their polls and see none.
+const IDLE_WINDOW: Duration = POLL_INTERVAL;
 /// After the fixture's kind is served, so that the XRD's and Composition's
 /// own reconciles are not in the counts.
 const SETTLE: Duration = Duration::from_secs(5);

@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use plait_differential::deliberate::{self, CaseInputs};
 use plait_differential::generate;
@@ -270,14 +271,24 @@ impl Tally {
 
 fn run_cases(upstream: &Upstream, cases: &[Case], what: &str) -> Tally {
     let mut tally = Tally::default();
+    let (mut plait_time, mut upstream_time) = (Duration::ZERO, Duration::ZERO);
     for case in cases {
         let scratch = tempfile::tempdir().unwrap();
+        let started = Instant::now();
         let plait = render_plait(case);
+        plait_time += started.elapsed();
+        let started = Instant::now();
         let upstream = render_upstream(upstream, case, scratch.path());
+        upstream_time += started.elapsed();
         let composition = std::fs::read_to_string(&case.composition).unwrap();
         tally.record(&case.name, &composition, &plait, &upstream);
     }
-    eprintln!("{}", tally.report(what));
+    eprintln!(
+        "{}  rendering took {:.1} s with plait, {:.1} s with upstream\n",
+        tally.report(what),
+        plait_time.as_secs_f64(),
+        upstream_time.as_secs_f64()
+    );
     tally
 }
 
