@@ -488,6 +488,17 @@ pub(crate) fn object_error(object: &ObjectRef, message: impl std::fmt::Display) 
     }
 }
 
+/// Whether a request failed because the API server could not be reached,
+/// or answered that it cannot serve it now (429, 503): nothing is wrong with
+/// the request, and nothing could be written about it either.
+pub fn is_unavailable(error: &kube::Error) -> bool {
+    match error {
+        kube::Error::Api(status) => status.code == 429 || status.code == 503,
+        kube::Error::HyperError(_) | kube::Error::Service(_) => true,
+        _ => false,
+    }
+}
+
 /// A failed request about `object`: a conflict when the API server answered
 /// 409 (the object changed since it was read, or is there already), invalid
 /// when it answered 422 (the object as sent breaks its schema or a rule),
@@ -508,7 +519,7 @@ pub fn request_error(object: &ObjectRef) -> impl FnOnce(kube::Error) -> ClusterE
                 message: status.message,
             }
         }
-        kube::Error::HyperError(_) | kube::Error::Service(_) => ClusterError::Unavailable {
+        error if is_unavailable(&error) => ClusterError::Unavailable {
             object: object.to_string(),
             message: error.to_string(),
         },

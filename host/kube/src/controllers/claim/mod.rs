@@ -51,6 +51,11 @@ pub enum ClaimError {
     Object(#[from] ObjectError),
     #[error("reconcile of claim {claim} {abandoned}")]
     TimedOut { claim: String, abandoned: Abandoned },
+    /// The API server could not be reached or asked to be asked later: the
+    /// claim backs off without a condition or an event, which could not be
+    /// written either.
+    #[error("claim {claim}: the API server is unavailable: {message}")]
+    Unavailable { claim: String, message: String },
 }
 
 impl ReconcileFailure for ClaimError {
@@ -58,6 +63,7 @@ impl ReconcileFailure for ClaimError {
         match self {
             ClaimError::Object(error) => error.metric_label(),
             ClaimError::TimedOut { .. } => "timeout",
+            ClaimError::Unavailable { .. } => "unavailable",
         }
     }
 }

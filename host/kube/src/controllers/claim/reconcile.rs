@@ -148,10 +148,12 @@ impl<W: ClaimWrites> ClaimReconcile<'_, W> {
             .map(ControlFlow::Continue)
     }
 
-    /// Reports a failed bind on `Synced` and in an event.
-    async fn bind_failed<T>(&self, claim: &Value, message: String) -> Phase<T> {
+    /// Reports a bind that failed `doing` on `Synced` and in an event.
+    async fn bind_failed<T>(&self, claim: &Value, doing: &str, error: WriteError) -> Phase<T> {
         let reason = "BindCompositeResource";
-        let done = self.failed(claim.clone(), reason, message).await?;
+        let done = self
+            .write_failed(claim.clone(), reason, doing, error)
+            .await?;
         Ok(ControlFlow::Break(done))
     }
 
@@ -192,8 +194,9 @@ impl<W: ClaimWrites> ClaimReconcile<'_, W> {
             match self.writes.xr(&self.xr_reference(name)).await {
                 Ok(found) => xr = found,
                 Err(e) => {
-                    let message = format!("cannot get bound composite resource: {e}");
-                    return self.bind_failed(claim, message).await;
+                    return self
+                        .bind_failed(claim, "cannot get bound composite resource", e)
+                        .await;
                 }
             }
         }
@@ -219,8 +222,9 @@ impl<W: ClaimWrites> ClaimReconcile<'_, W> {
                 return Ok(ControlFlow::Break(self.policy.conflicted(&self.reference)));
             }
             Err(e) => {
-                let message = format!("cannot add finalizer to claim: {e}");
-                return self.bind_failed(claim, message).await;
+                return self
+                    .bind_failed(claim, "cannot add finalizer to claim", e)
+                    .await;
             }
         }
         Ok(ControlFlow::Continue(()))
@@ -240,10 +244,8 @@ impl<W: ClaimWrites> ClaimReconcile<'_, W> {
             None => match self.free_xr_name(claim, &own_ref).await {
                 Ok(n) => n,
                 Err(e) => {
-                    let message = format!(
-                        "cannot bind and sync claim with composite resource: cannot generate a name for composite resource: {e}"
-                    );
-                    return self.bind_failed(claim, message).await;
+                    let doing = "cannot bind and sync claim with composite resource: cannot generate a name for composite resource";
+                    return self.bind_failed(claim, doing, e).await;
                 }
             },
         };
@@ -258,19 +260,17 @@ impl<W: ClaimWrites> ClaimReconcile<'_, W> {
                 return Ok(ControlFlow::Break(self.policy.conflicted(&self.reference)));
             }
             Err(e) => {
-                let message = format!(
-                    "cannot bind and sync claim with composite resource: cannot update composite resource claim: {e}"
-                );
-                return self.bind_failed(claim, message).await;
+                let doing = "cannot bind and sync claim with composite resource: cannot update composite resource claim";
+                return self.bind_failed(claim, doing, e).await;
             }
         }
         let xr = match self.writes.apply_xr(&desired, xr.as_ref()).await {
             Ok(x) => x,
             Err(e) => {
-                let message = format!(
-                    "cannot bind and sync claim with composite resource: cannot apply composite resource {name:?}: {e}"
+                let doing = format!(
+                    "cannot bind and sync claim with composite resource: cannot apply composite resource {name:?}"
                 );
-                return self.bind_failed(claim, message).await;
+                return self.bind_failed(claim, &doing, e).await;
             }
         };
         if before.as_ref() != Some(&own_ref) && xr.pointer("/spec/claimRef") == Some(&own_ref) {
@@ -380,8 +380,11 @@ impl<W: ClaimWrites> ClaimReconcile<'_, W> {
             {
                 Ok(()) | Err(WriteError::NotFound(_)) => {}
                 Err(e) => {
-                    let message = format!("cannot delete bound composite resource: {e}");
-                    return self.failed(claim, "DeleteCompositeResource", message).await;
+                    let (reason, doing) = (
+                        "DeleteCompositeResource",
+                        "cannot delete bound composite resource",
+                    );
+                    return self.write_failed(claim, reason, doing, e).await;
                 }
             }
             if foreground {
@@ -402,8 +405,11 @@ impl<W: ClaimWrites> ClaimReconcile<'_, W> {
             Err(WriteError::NotFound(_)) => Ok((Action::await_change(), ReconcileResult::Deleting)),
             Err(WriteError::Stale(_)) => Ok(self.policy.conflicted(&self.reference)),
             Err(e) => {
-                let message = format!("cannot remove finalizer from claim: {e}");
-                self.failed(claim, "DeleteCompositeResource", message).await
+                let (reason, doing) = (
+                    "DeleteCompositeResource",
+                    "cannot remove finalizer from claim",
+                );
+                self.write_failed(claim, reason, doing, e).await
             }
         }
     }
@@ -415,6 +421,28 @@ impl<W: ClaimWrites> ClaimReconcile<'_, W> {
             reason: reason.into(),
             message: message.into(),
         });
+    }
+
+    /// Reports a read or write that failed `doing` as [`Self::failed`] does,
+    /// unless the API server was unavailable: then nothing could be written
+    /// about it either, and the claim backs off quietly.
+    async fn write_failed(
+        &self,
+        claim: Value,
+        reason: &str,
+        doing: &str,
+        error: WriteError,
+    ) -> Result<(Action, ReconcileResult), ClaimError> {
+        match error {
+            WriteError::Unavailable(why) => Err(ClaimError::Unavailable {
+                claim: self.reference.to_string(),
+                message: format!("{doing}: {why}"),
+            }),
+            error => {
+                self.failed(claim, reason, format!("{doing}: {error}"))
+                    .await
+            }
+        }
     }
 
     /// Reports a failed reconcile on the claim's `Synced` condition and in an event.
@@ -582,6 +610,7 @@ mod tests {
 
         use super::super::super::tests::resources;
         use super::*;
+        use crate::controllers::kit::ReconcileFailure;
         use crate::controllers::timing::Timing;
 
         const POLL: Duration = Duration::from_secs(60);
@@ -697,6 +726,27 @@ mod tests {
             xr_after: XrAfter,
         }
 
+        /// The reconcile of `claim` (as stored in `cluster`) of the claim and
+        /// XR kinds `kinds`.
+        fn over<'a>(
+            cluster: &'a MemoryCluster,
+            policy: &'a Policy,
+            kinds: &'a (ApiResource, ApiResource),
+            claim: &Value,
+            xrd: CompositeResourceDefinition,
+        ) -> ClaimReconcile<'a, MemoryCluster> {
+            ClaimReconcile {
+                writes: cluster,
+                stored: Mutex::new(claim.clone()),
+                policy,
+                claim_kind: &kinds.0,
+                xr_kind: &kinds.1,
+                poll_interval: POLL,
+                reference: ObjectRef::of(claim).unwrap(),
+                xrd,
+            }
+        }
+
         fn reason(object: &Value, type_: &str) -> Option<String> {
             condition(object, type_).and_then(|c| c["reason"].as_str().map(str::to_string))
         }
@@ -706,20 +756,17 @@ mod tests {
             let cluster = MemoryCluster::new();
             cluster.seed([case.claim.clone()]).unwrap();
             cluster.seed(case.xr.clone()).unwrap();
-            let (claim_kind, xr_kind) = resources();
-            let policy = Policy::new(claim_kind.clone(), &Timing::default());
+            let kinds = resources();
+            let policy = Policy::new(kinds.0.clone(), &Timing::default());
             let reference = ObjectRef::of(&case.claim).unwrap();
             let mut claim = cluster.get(&reference).unwrap().unwrap();
-            let run = ClaimReconcile {
-                writes: &cluster,
-                stored: Mutex::new(claim.clone()),
-                policy: &policy,
-                claim_kind: &claim_kind,
-                xr_kind: &xr_kind,
-                poll_interval: POLL,
-                reference: reference.clone(),
-                xrd: xrd(case.xrd_delete_policy),
-            };
+            let run = over(
+                &cluster,
+                &policy,
+                &kinds,
+                &claim,
+                xrd(case.xrd_delete_policy),
+            );
             let (action, result) = run.reconcile(&mut claim).await.unwrap();
             assert_eq!(result, case.result, "{what}");
             if let Some(want) = case.action {
@@ -753,6 +800,44 @@ mod tests {
                     text(xr, "/metadata/name"),
                     "{what}: the claim records the XR bound to it"
                 );
+            }
+        }
+
+        #[tokio::test]
+        async fn a_failed_write_is_reported_on_the_claim_unless_the_api_server_was_unavailable() {
+            // (the failure; whether the claim then says `Synced=False` with a warning)
+            let cases = [
+                (WriteError::Failed("forbidden".into()), true),
+                (WriteError::NotFound("not found".into()), true),
+                (WriteError::Unavailable("connection refused".into()), false),
+            ];
+            for (error, reported) in cases {
+                let what = format!("{error:?}");
+                let cluster = MemoryCluster::new();
+                let stored = claim(&[FINALIZER], bound_spec(json!({})), json!({}));
+                cluster.seed([stored.clone()]).unwrap();
+                let kinds = resources();
+                let policy = Policy::new(kinds.0.clone(), &Timing::default());
+                let reference = ObjectRef::of(&stored).unwrap();
+                let run = over(&cluster, &policy, &kinds, &stored, xrd(None));
+                let outcome = run
+                    .write_failed(stored, "BindCompositeResource", "cannot apply", error)
+                    .await;
+                let events: Vec<String> = cluster.events().into_iter().map(|e| e.reason).collect();
+                let synced = reason(&cluster.get(&reference).unwrap().unwrap(), SYNCED);
+                if reported {
+                    assert!(
+                        matches!(outcome, Ok((_, ReconcileResult::NotSynced))),
+                        "{what}: {outcome:?}"
+                    );
+                    assert_eq!(events, ["BindCompositeResource"], "{what}");
+                    assert_eq!(synced.as_deref(), Some("ReconcileError"), "{what}");
+                } else {
+                    let error = outcome.expect_err(&what);
+                    assert_eq!(error.metric_label(), "unavailable", "{what}");
+                    assert!(events.is_empty(), "{what}: {events:?}");
+                    assert_eq!(synced, None, "{what}: no status written");
+                }
             }
         }
 

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::context::ClaimContext;
 use super::{CLAIM_FIELD_MANAGER, ClaimError};
-use crate::access::client::applied;
+use crate::access::client::{applied, is_unavailable};
 use crate::controllers::kit::ObjectError;
 use crate::vocabulary::api::FINALIZER_MANAGER;
 use crate::vocabulary::object::{self, is_stale_write, is_status, text};
@@ -26,6 +26,9 @@ pub(crate) enum WriteError {
     /// The object is not there.
     #[error("{0}")]
     NotFound(String),
+    /// The API server could not be reached, or cannot serve the request now.
+    #[error("{0}")]
+    Unavailable(String),
     #[error("{0}")]
     Failed(String),
 }
@@ -38,6 +41,8 @@ impl WriteError {
                 WriteError::Stale(error.to_string())
             } else if is_status(&error, 404) {
                 WriteError::NotFound(error.to_string())
+            } else if is_unavailable(&error) {
+                WriteError::Unavailable(error.to_string())
             } else {
                 WriteError::Failed(error.to_string())
             }
@@ -47,6 +52,7 @@ impl WriteError {
     fn cluster(error: ClusterError) -> WriteError {
         match error {
             ClusterError::Conflict { .. } => WriteError::Stale(error.to_string()),
+            ClusterError::Unavailable { .. } => WriteError::Unavailable(error.to_string()),
             _ => WriteError::Failed(error.to_string()),
         }
     }
