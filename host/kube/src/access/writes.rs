@@ -382,6 +382,17 @@ mod tests {
         );
     }
 
+    /// The kind the watch tests watch.
+    fn widgets() -> ApiResource {
+        ApiResource {
+            group: "example.org".into(),
+            version: "v1".into(),
+            api_version: "example.org/v1".into(),
+            kind: "Widget".into(),
+            plural: "widgets".into(),
+        }
+    }
+
     fn object(api_version: &str, name: &str) -> WrittenObject {
         WrittenObject::new(api_version, "Widget", Some("ns"), name)
     }
@@ -429,13 +440,7 @@ mod tests {
     async fn only_changes_by_others_and_relists_come_through_a_watch() {
         use kube::api::DynamicObject;
 
-        let resource = ApiResource {
-            group: "example.org".into(),
-            version: "v1".into(),
-            api_version: "example.org/v1".into(),
-            kind: "Widget".into(),
-            plural: "widgets".into(),
-        };
+        let resource = widgets();
         let widget = |name: &str, version: &str| {
             let mut object = DynamicObject::new(name, &resource).within("ns");
             object.metadata.resource_version = Some(version.into());
@@ -477,13 +482,7 @@ mod tests {
     async fn a_watch_event_that_arrives_before_its_writes_answer_waits_for_the_answer() {
         use kube::api::DynamicObject;
 
-        let resource = ApiResource {
-            group: "example.org".into(),
-            version: "v1".into(),
-            api_version: "example.org/v1".into(),
-            kind: "Widget".into(),
-            plural: "widgets".into(),
-        };
+        let resource = widgets();
         let mut widget = DynamicObject::new("a", &resource).within("ns");
         widget.metadata.resource_version = Some("5".into());
         // (the version the write in flight is answered with, or None when it
