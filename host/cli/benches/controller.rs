@@ -10,6 +10,8 @@
 //! over them (an upgrade, or a move from Crossplane); the default, `running`,
 //! creates them while the controller runs. `PLAIT_BENCH_IDLE=skip` stops
 //! once every XR is Ready, without measuring idle (for repeated runs).
+//! `PLAIT_BENCH_REPLICAS=2` runs that many replicas with `--shards` twice
+//! as many; their counts are summed and each one's peak memory printed.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -51,18 +53,70 @@ fn main() {
     run_bench(bench());
 }
 
-fn start_controller(cluster: &TestCluster, cache: &Path, probes: &str) -> Child {
-    kube_support::start_controller(cluster.kubeconfig(), cache, probes, Stdio::inherit(), &[])
+/// The controller replicas under test: one with leader election, or
+/// several sharing the XRs through `--shards`.
+struct Replicas {
+    running: Vec<(Child, String)>,
 }
 
-async fn wait_ready(probes: &str) {
-    let started = Instant::now();
-    while !scrape(probes, "/readyz").starts_with("HTTP/1.1 200") {
-        assert!(
-            started.elapsed() < TIMEOUT,
-            "the controller never became ready"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
+impl Replicas {
+    async fn start(cluster: &TestCluster, cache: &Path, count: usize, namespace: &str) -> Replicas {
+        let running = (0..count)
+            .map(|i| {
+                let probes = free_address();
+                let extra = if count == 1 {
+                    Vec::new()
+                } else {
+                    vec![
+                        format!("--shards={}", 2 * count),
+                        format!("--identity=replica-{i}"),
+                        format!("--leader-election-namespace={namespace}"),
+                    ]
+                };
+                let cache = cache.join(format!("cache-{i}"));
+                let child = kube_support::start_controller(
+                    cluster.kubeconfig(),
+                    &cache,
+                    &probes,
+                    Stdio::inherit(),
+                    &extra,
+                );
+                (child, probes)
+            })
+            .collect();
+        let replicas = Replicas { running };
+        for (_, probes) in &replicas.running {
+            let started = Instant::now();
+            while !scrape(probes, "/readyz").starts_with("HTTP/1.1 200") {
+                assert!(started.elapsed() < TIMEOUT, "a replica never became ready");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+        replicas
+    }
+
+    /// Every replica's metrics, one after the other: summed, they count
+    /// what all of them did.
+    fn metrics(&self) -> String {
+        self.running
+            .iter()
+            .map(|(_, probes)| scrape(probes, "/metrics"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn peak_rss_mib(&self) -> Vec<f64> {
+        self.running
+            .iter()
+            .map(|(child, _)| peak_rss_mib(child.id()).unwrap())
+            .collect()
+    }
+
+    fn stop(&mut self) {
+        for (child, _) in &mut self.running {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 
@@ -80,9 +134,11 @@ async fn bench() {
     let client = cluster.client().await;
     let namespace = cluster.namespace("bench").await;
     let cache = tempfile::tempdir().unwrap();
-    let mut probes = free_address();
-    let mut controller = start_controller(cluster, cache.path(), &probes);
-    wait_ready(&probes).await;
+    let replica_count: usize = std::env::var("PLAIT_BENCH_REPLICAS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1);
+    let mut replicas = Replicas::start(cluster, cache.path(), replica_count, &namespace).await;
     let xrd = scale_fixture("xrd.yaml");
     let composition = scale_fixture("composition.yaml");
     let xrds = resource(
@@ -117,15 +173,14 @@ async fn bench() {
     };
     let created = Instant::now();
     let (submitted, ready) = if existing {
-        let _ = controller.kill();
-        let _ = controller.wait();
+        replicas.stop();
         for i in 0..xr_count {
             apply(&client, &bench_kind, &create(i), "bench").await;
         }
         let submitted = created.elapsed();
-        probes = free_address();
-        controller = start_controller(cluster, cache.path(), &probes);
-        let ready = spawn_all_ready(&xrs, xr_count, Instant::now(), TIMEOUT);
+        let started = Instant::now();
+        replicas = Replicas::start(cluster, cache.path(), replica_count, &namespace).await;
+        let ready = spawn_all_ready(&xrs, xr_count, started, TIMEOUT);
         (submitted, ready)
     } else {
         let ready = spawn_all_ready(&xrs, xr_count, created, TIMEOUT);
@@ -135,7 +190,7 @@ async fn bench() {
         (created.elapsed(), ready)
     };
     let (ready_after, longest_stall) = ready.await.unwrap();
-    let rollout = scrape(&probes, "/metrics");
+    let rollout = replicas.metrics();
     let measure_idle = std::env::var("PLAIT_BENCH_IDLE").as_deref() != Ok("skip");
 
     // Idle means every XR has had its first poll since its last write: that
@@ -143,16 +198,15 @@ async fn bench() {
     // and its functions run once more.
     let (before, after) = if measure_idle {
         tokio::time::sleep(POLL_INTERVAL + Duration::from_secs(5)).await;
-        let before = scrape(&probes, "/metrics");
+        let before = replicas.metrics();
         tokio::time::sleep(IDLE_WINDOW).await;
-        (before, scrape(&probes, "/metrics"))
+        (before, replicas.metrics())
     } else {
         (String::new(), String::new())
     };
     let idle = |f: &dyn Fn(&str) -> f64| (f(&after) - f(&before)) / IDLE_WINDOW.as_secs_f64();
-    let rss = peak_rss_mib(controller.id()).unwrap();
-    let _ = controller.kill();
-    let _ = controller.wait();
+    let rss = replicas.peak_rss_mib();
+    replicas.stop();
 
     let per_xr = |total: f64| total / xr_count as f64;
     let mode = if existing {
@@ -160,7 +214,15 @@ async fn bench() {
     } else {
         "created while the controller runs"
     };
-    println!("controller/{xr_count} XRs x 3 composed resources, {mode}:");
+    let shards = if replica_count == 1 {
+        String::new()
+    } else {
+        format!(
+            ", {replica_count} replicas sharing {} shards",
+            2 * replica_count
+        )
+    };
+    println!("controller/{xr_count} XRs x 3 composed resources, {mode}{shards}:");
     println!(
         "  created (API calls)      {:>8.2} s",
         submitted.as_secs_f64()
@@ -245,7 +307,8 @@ async fn bench() {
             println!("    {verb_resource:<40} {rate:>8.3}");
         }
     }
-    println!("  controller peak RSS      {:>8.1} MiB", rss);
+    let rss: Vec<String> = rss.iter().map(|mib| format!("{mib:.1}")).collect();
+    println!("  controller peak RSS      {:>8} MiB", rss.join(", "));
     println!(
         "  response cache           {:>8.0} hits, {:.0} misses",
         total(&rollout, "plait_function_cache_hits_total", ""),
