@@ -19,11 +19,11 @@
 mod kube_support;
 
 use std::path::Path;
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use kube_support::{
-    ScaleApis, apply, by_label, by_labels, free_address, largest_first, peak_rss_mib, resource,
+    Controller, ScaleApis, apply, by_label, by_labels, largest_first, peak_rss_mib, resource,
     run_bench, scale_fixture, scrape, spawn_all_ready, total,
 };
 use plait_testcluster::TestCluster;
@@ -54,16 +54,15 @@ fn main() {
 }
 
 /// The controller replicas under test: one with leader election, or
-/// several sharing the XRs through `--shards`.
+/// several sharing the XRs through `--shards`. Dropping one stops it.
 struct Replicas {
-    running: Vec<(Child, String)>,
+    running: Vec<Controller>,
 }
 
 impl Replicas {
     async fn start(cluster: &TestCluster, cache: &Path, count: usize, namespace: &str) -> Replicas {
-        let running = (0..count)
+        let mut running: Vec<Controller> = (0..count)
             .map(|i| {
-                let probes = free_address();
                 let extra = if count == 1 {
                     Vec::new()
                 } else {
@@ -73,26 +72,18 @@ impl Replicas {
                         format!("--leader-election-namespace={namespace}"),
                     ]
                 };
-                let cache = cache.join(format!("cache-{i}"));
-                let child = kube_support::start_controller(
+                Controller::start_logging_to(
                     cluster.kubeconfig(),
-                    &cache,
-                    &probes,
+                    &cache.join(format!("cache-{i}")),
                     Stdio::inherit(),
                     &extra,
-                );
-                (child, probes)
+                )
             })
             .collect();
-        let replicas = Replicas { running };
-        for (_, probes) in &replicas.running {
-            let started = Instant::now();
-            while !scrape(probes, "/readyz").starts_with("HTTP/1.1 200") {
-                assert!(started.elapsed() < TIMEOUT, "a replica never became ready");
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
+        for replica in &mut running {
+            replica.wait_ready().await;
         }
-        replicas
+        Replicas { running }
     }
 
     /// Every replica's metrics, one after the other: summed, they count
@@ -100,7 +91,7 @@ impl Replicas {
     fn metrics(&self) -> String {
         self.running
             .iter()
-            .map(|(_, probes)| scrape(probes, "/metrics"))
+            .map(|replica| scrape(replica.probes(), "/metrics"))
             .collect::<Vec<_>>()
             .join("\n")
     }
@@ -108,15 +99,12 @@ impl Replicas {
     fn peak_rss_mib(&self) -> Vec<f64> {
         self.running
             .iter()
-            .map(|(child, _)| peak_rss_mib(child.id()).unwrap())
+            .map(|replica| peak_rss_mib(replica.pid()).unwrap())
             .collect()
     }
 
     fn stop(&mut self) {
-        for (child, _) in &mut self.running {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        self.running.clear();
     }
 }
 

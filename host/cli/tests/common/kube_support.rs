@@ -188,9 +188,19 @@ impl Controller {
     /// Starts `plait controller` as the controller bench does, its stderr
     /// in `log`, with `extra` arguments.
     pub fn start(kubeconfig: &Path, cache: &Path, log: &Path, extra: &[String]) -> Self {
-        let probes = free_address();
         let log = std::fs::File::create(log).unwrap();
-        let child = start_controller(kubeconfig, cache, &probes, log, extra);
+        Controller::start_logging_to(kubeconfig, cache, log, extra)
+    }
+
+    /// Starts `plait controller` as [`Self::start`] does, its stderr to `stderr`.
+    pub fn start_logging_to(
+        kubeconfig: &Path,
+        cache: &Path,
+        stderr: impl Into<Stdio>,
+        extra: &[String],
+    ) -> Self {
+        let probes = free_address();
+        let child = start_controller(kubeconfig, cache, &probes, stderr, extra);
         Controller { child, probes }
     }
 
