@@ -317,29 +317,26 @@ where
 {
     events
         .map(move |event| {
-            let (writes, resource) = (writes.clone(), resource.clone());
+            // An update is judged by the version it made, once any write of
+            // its object on its way has been answered: its event may arrive
+            // before the answer.
+            let judged = match &event {
+                Ok(watcher::Event::Apply(object)) => {
+                    written_version(object.meta(), &resource).map(|w| (writes.clone(), w))
+                }
+                _ => None,
+            };
             async move {
-                match event {
-                    Ok(watcher::Event::Apply(object)) => {
-                        let meta = object.meta();
-                        let own = match (&meta.name, &meta.resource_version) {
-                            (Some(name), Some(version)) => {
-                                let written = WrittenObject::new(
-                                    &resource.api_version,
-                                    &resource.kind,
-                                    meta.namespace.as_deref(),
-                                    name,
-                                );
-                                // The event may be of a write whose answer
-                                // has not arrived yet.
-                                writes.answered(&written, LONGEST_WAIT_FOR_WRITE).await;
-                                writes.is_own(&written, version)
-                            }
-                            _ => false,
-                        };
-                        (!own).then_some(Ok(object))
+                if let Some((writes, (written, version))) = judged {
+                    writes.answered(&written, LONGEST_WAIT_FOR_WRITE).await;
+                    if writes.is_own(&written, &version) {
+                        return None;
                     }
-                    Ok(watcher::Event::InitApply(object)) => Some(Ok(object)),
+                }
+                match event {
+                    Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) => {
+                        Some(Ok(object))
+                    }
                     Ok(watcher::Event::Delete(object)) => deletes.then_some(Ok(object)),
                     Ok(watcher::Event::Init | watcher::Event::InitDone) => None,
                     Err(e) => Some(Err(e)),
@@ -348,6 +345,24 @@ where
         })
         .buffered(EVENTS_AWAITING_WRITES)
         .filter_map(future::ready)
+}
+
+/// The object an event of a watch of `resource` is about, and the version
+/// it shows; `None` without a name or a version.
+fn written_version(
+    meta: &kube::api::ObjectMeta,
+    resource: &ApiResource,
+) -> Option<(WrittenObject, String)> {
+    let (Some(name), Some(version)) = (&meta.name, &meta.resource_version) else {
+        return None;
+    };
+    let written = WrittenObject::new(
+        &resource.api_version,
+        &resource.kind,
+        meta.namespace.as_deref(),
+        name,
+    );
+    Some((written, version.clone()))
 }
 
 #[cfg(test)]
