@@ -104,8 +104,10 @@ test-kustomize: test-prereqs
 upstream-crossplane: test-prereqs
 	tests/differential/build-upstream.sh
 
+# tests/run-tests.py builds what `cargo test --workspace` builds and runs
+# the test binaries that mostly wait beside the others (docs/testing.md).
 unit: setup build-deps test-prereqs test-deps test-cluster-binaries test-cosign upstream-crossplane toolchains test-helm test-kustomize
-	$(CARGO) test --workspace
+	CARGO=$(CARGO) python3 tests/run-tests.py --workspace
 
 toolchains: test-prereqs $(CPY_DIR)/.done $(CJS_DIR)/.done $(ADAPTER_DIR)/.done $(CLANG_DIR)/.done
 	$(CARGO) build -p plait-guest-tools
