@@ -55,13 +55,13 @@ def build(args):
         ).stdout
     )
     package_of = {p["manifest_path"]: p["name"] for p in metadata["packages"]}
-    build = subprocess.Popen(
+    cargo_test = subprocess.Popen(
         [CARGO, "test", "--no-run", "--message-format=json-render-diagnostics", *args],
         stdout=subprocess.PIPE,
         text=True,
     )
     binaries = []
-    for line in build.stdout:
+    for line in cargo_test.stdout:
         message = json.loads(line)
         if message.get("reason") != "compiler-artifact" or not message.get("executable"):
             continue
@@ -72,13 +72,13 @@ def build(args):
             {
                 "name": message["target"]["name"],
                 "kind": message["target"]["kind"][0],
-                "package": package_of.get(manifest, os.path.basename(os.path.dirname(manifest))),
+                "package": package_of[manifest],
                 "dir": os.path.dirname(manifest),
                 "executable": message["executable"],
             }
         )
-    if build.wait() != 0:
-        sys.exit(f"run-tests: building the tests failed (cargo exit status {build.returncode})")
+    if cargo_test.wait() != 0:
+        sys.exit(f"run-tests: building the tests failed (cargo exit status {cargo_test.returncode})")
     return binaries
 
 
@@ -123,6 +123,7 @@ class Run:
             process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=output, stderr=subprocess.STDOUT)
             _, status, usage = os.wait4(process.pid, 0)
             wall = time.monotonic() - start
+            # Recorded so the Popen does not try to reap the process again.
             process.returncode = os.waitstatus_to_exitcode(status)
             output.seek(0)
             text = output.read().decode("utf-8", "replace")
