@@ -296,7 +296,9 @@ impl Bench {
     }
 
     /// Checks the state a finished rollout left and prints its figures.
-    async fn report(&mut self, rollout: &str, started: Instant, fault: &str, peak_mib: f64) {
+    /// Checks and prints the rollout that `started`; `peak_rss` says the
+    /// controllers' peak memory.
+    async fn report(&mut self, rollout: &str, started: Instant, fault: &str, peak_rss: &str) {
         let took = started.elapsed();
         let xrs = self.xrs.objects();
         let composed = self.composed.objects();
@@ -366,14 +368,16 @@ impl Bench {
             requests / self.n as f64,
         );
         println!("    refused with 429 (total) {rejected:>8.0}");
-        println!("    plait peak RSS           {peak_mib:>8.1} MiB");
+        println!("    plait peak RSS           {peak_rss}");
     }
 }
 
-/// The controller's peak RSS so far, kept across restarts.
-fn peak(controller: &Controller, so_far: &mut f64) -> f64 {
-    *so_far = so_far.max(peak_rss_mib(controller.pid()).unwrap_or_default());
-    *so_far
+/// The controller's peak RSS so far, as the bench prints it.
+fn peak(controller: &Controller) -> String {
+    format!(
+        "{:>8.1} MiB",
+        peak_rss_mib(controller.pid()).unwrap_or_default()
+    )
 }
 
 async fn bench() {
@@ -421,7 +425,6 @@ async fn bench() {
         first_uids: BTreeMap::new(),
     };
     println!("faults/{n} XRs x {PER_XR} composed resources:");
-    let mut peak_mib = 0.0;
 
     // 1. Created while plait runs; kube-apiserver restarted mid-rollout.
     let started = Instant::now();
@@ -455,8 +458,9 @@ async fn bench() {
         (restart - started).as_secs_f64(),
         restarted_in.as_secs_f64()
     );
-    let peak_now = peak(&controller, &mut peak_mib);
-    bench.report("created", started, &fault, peak_now).await;
+    bench
+        .report("created", started, &fault, &peak(&controller))
+        .await;
 
     // 2. The Composition edited; etcd paused mid-rollout.
     let started = Instant::now();
@@ -469,16 +473,15 @@ async fn bench() {
         ETCD_PAUSE.as_secs(),
         (pause - started).as_secs_f64()
     );
-    let peak_now = peak(&controller, &mut peak_mib);
     bench
-        .report("new revision", started, &fault, peak_now)
+        .report("new revision", started, &fault, &peak(&controller))
         .await;
 
     // 3. Edited again; plait killed with SIGKILL mid-rollout and started again.
     let started = Instant::now();
     bench.edit_composition(2).await;
     let killed = Instant::now();
-    peak(&controller, &mut peak_mib);
+    let killed_peak = peak(&controller);
     controller.kill();
     let mut controller = Controller::start(cluster.kubeconfig(), &cache, &log("second"), &[]);
     *probes.lock().unwrap() = controller.probes().to_string();
@@ -488,9 +491,13 @@ async fn bench() {
         "plait killed (SIGKILL) at {:.0} s and started again",
         (killed - started).as_secs_f64()
     );
-    let peak_now = peak(&controller, &mut peak_mib);
+    let peaks = format!(
+        "{} (the process killed), {} (the new process)",
+        killed_peak.trim_start(),
+        peak(&controller).trim_start()
+    );
     bench
-        .report("another revision", started, &fault, peak_now)
+        .report("another revision", started, &fault, &peaks)
         .await;
     drop(controller);
     cluster.stop().unwrap();

@@ -23,7 +23,7 @@ mod process;
 mod stores;
 mod vocabulary;
 
-pub use access::client::{KubeApi, ServedKind};
+pub use access::client::{KubeApi, LIST_PAGE, ServedKind};
 pub use access::impersonation::Impersonation;
 pub use access::install::{CRDS, CrdError};
 pub use clusters::cluster::{KubeCluster, Shared};

@@ -21,6 +21,10 @@ use serde_json::{Map, Value, json};
 use crate::access::openapi::OpenApi;
 use crate::access::writes::{OwnWrites, WrittenObject, body_digest, without_resource_version};
 
+/// Objects per page of a list from the API server: a kind with many objects
+/// (the XRs of a kind, at scale) is never decoded whole at once.
+pub const LIST_PAGE: u32 = 500;
+
 /// Metadata fields a client may send in an apply; everything else under
 /// `metadata` is owned by the API server and rejected or ignored.
 const APPLIED_METADATA: &[&str] = &[
@@ -380,8 +384,29 @@ impl KubeApi {
         namespace: Option<&str>,
         labels: &BTreeMap<String, String>,
     ) -> Result<Vec<Value>, ClusterError> {
+        let mut objects = Vec::new();
+        self.visit_live(api_version, kind, namespace, labels, LIST_PAGE, |object| {
+            objects.push(object)
+        })
+        .await?;
+        Ok(objects)
+    }
+
+    /// Shows `visit` each object of `api_version`/`kind` whose labels
+    /// include `labels`, as the API server lists them now, `page` objects
+    /// at a time ([`LIST_PAGE`] but in tests): only one page is ever held
+    /// decoded.
+    pub async fn visit_live(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        labels: &BTreeMap<String, String>,
+        page: u32,
+        mut visit: impl FnMut(Value) + Send,
+    ) -> Result<(), ClusterError> {
         if self.served_kind(api_version, kind).await?.is_none() {
-            return Ok(Vec::new());
+            return Ok(());
         }
         let (api, _) = self.api_for(api_version, kind, namespace).await?;
         let selector = labels
@@ -389,21 +414,23 @@ impl KubeApi {
             .map(|(k, v)| format!("{k}={v}"))
             .collect::<Vec<_>>()
             .join(",");
-        let params = ListParams::default().labels(&selector);
-        let list = api
-            .list(&params)
-            .await
-            .map_err(|e| ClusterError::Other(format!("cannot list {kind}.{api_version}: {e}")))?;
-        list.items
-            .iter()
-            .map(|o| {
-                let mut value = to_value(o)?;
+        let mut params = ListParams::default().labels(&selector).limit(page);
+        loop {
+            let listed = api.list(&params).await.map_err(|e| {
+                ClusterError::Other(format!("cannot list {kind}.{api_version}: {e}"))
+            })?;
+            for object in &listed.items {
+                let mut value = to_value(object)?;
                 // List items come without apiVersion and kind.
                 value["apiVersion"] = json!(api_version);
                 value["kind"] = json!(kind);
-                Ok(value)
-            })
-            .collect()
+                visit(value);
+            }
+            match listed.metadata.continue_.filter(|token| !token.is_empty()) {
+                Some(token) => params = params.continue_token(&token),
+                None => return Ok(()),
+            }
+        }
     }
 
     /// The OpenAPI v3 schema the API server serves for `api_version`/`kind`.

@@ -83,15 +83,15 @@ impl LatestStored {
         );
     }
 
-    /// Forgets an XR that is gone.
     /// Whether a reconcile of `reference` has finished since it was last forgotten.
     pub fn knows(&self, reference: &ObjectRef) -> bool {
         self.by_xr
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .unwrap_or_else(PoisonError::into_inner)
             .contains_key(reference)
     }
 
+    /// Forgets an XR that is gone.
     pub fn forget(&self, reference: &ObjectRef) {
         self.by_xr
             .lock()

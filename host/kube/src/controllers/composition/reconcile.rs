@@ -19,8 +19,8 @@ use serde_json::{Value, json};
 use super::CompositionError;
 use super::context::{CompositionContext, cluster_error};
 use super::revisions::{
-    Change, DEFAULT_REVISION_HISTORY_LIMIT, collectable, controller_reference, desired_pins,
-    in_use, latest, match_labels, new_revision, owned_oldest_first, pipeline_steps, plan,
+    Change, DEFAULT_REVISION_HISTORY_LIMIT, RevisionUses, collectable, controller_reference,
+    desired_pins, latest, match_labels, new_revision, owned_oldest_first, pipeline_steps, plan,
     revision_hash,
 };
 use super::writes::RevisionWrites;
@@ -359,10 +359,14 @@ async fn revisions_in_use(
     ) else {
         return Ok(None);
     };
-    let xrs = writes.all(api_version, kind).await.map_err(cluster_error(
-        name,
-        "cannot list the composite resources it composes",
-    ))?;
+    let mut uses = RevisionUses::new(name);
+    writes
+        .each(api_version, kind, |xr| uses.add(xr))
+        .await
+        .map_err(cluster_error(
+            name,
+            "cannot list the composite resources it composes",
+        ))?;
     let group = group_of(api_version);
     let xrds = writes
         .all(XRD_API_VERSION, XRD_KIND)
@@ -375,7 +379,7 @@ async fn revisions_in_use(
         })
         .and_then(|x| match_labels(x.pointer("/spec/defaultCompositionRevisionSelector")));
     let owned = owned_oldest_first(composition, revisions);
-    Ok(Some(in_use(name, &owned, &xrs, default_selector.as_ref())))
+    Ok(Some(uses.in_use(&owned, default_selector.as_ref())))
 }
 
 #[cfg(test)]

@@ -342,44 +342,64 @@ fn selects(labels: &BTreeMap<String, String>, revision: &Value) -> bool {
     })
 }
 
-/// Names of `revisions` (sorted oldest first) that XRs use or would select
-/// on their next reconcile: the one each XR references, and the newest
-/// matching each revision selector an XR of this Composition (or the XRD's
-/// default) carries.
-pub fn in_use(
-    composition: &str,
-    revisions: &[&Value],
-    xrs: &[Value],
-    default_selector: Option<&BTreeMap<String, String>>,
-) -> BTreeSet<String> {
-    let mut used = BTreeSet::new();
-    let mut selectors: Vec<BTreeMap<String, String>> =
-        default_selector.into_iter().cloned().collect();
-    for xr in xrs {
+/// What the XRs of a Composition's kind say of the revisions they use,
+/// gathered one XR at a time ([`Self::add`]), so the XRs need not all be
+/// held at once: each XR's referenced revision, and the revision
+/// selectors XRs of this Composition carry.
+pub struct RevisionUses {
+    composition: String,
+    referenced: BTreeSet<String>,
+    selectors: BTreeSet<BTreeMap<String, String>>,
+}
+
+impl RevisionUses {
+    /// Nothing gathered yet, for the Composition named `composition`.
+    pub fn new(composition: &str) -> RevisionUses {
+        RevisionUses {
+            composition: composition.to_string(),
+            referenced: BTreeSet::new(),
+            selectors: BTreeSet::new(),
+        }
+    }
+
+    /// Gathers what `xr` uses.
+    pub fn add(&mut self, xr: &Value) {
         // Which schema an XR follows is not known here, so both places are read.
         for machinery in ["/spec/crossplane", "/spec"] {
             if let Some(name) = text(xr, &format!("{machinery}/compositionRevisionRef/name")) {
-                used.insert(name.to_string());
+                self.referenced.insert(name.to_string());
             }
             let composition_ref = text(xr, &format!("{machinery}/compositionRef/name"));
-            if composition_ref.is_some_and(|c| c != composition) {
+            if composition_ref.is_some_and(|c| c != self.composition) {
                 continue;
             }
             if let Some(labels) =
                 match_labels(xr.pointer(&format!("{machinery}/compositionRevisionSelector")))
             {
-                selectors.push(labels);
+                self.selectors.insert(labels);
             }
         }
     }
-    for labels in &selectors {
-        if let Some(newest) = revisions.iter().rev().find(|r| selects(labels, r))
-            && let Some(name) = text(newest, "/metadata/name")
-        {
-            used.insert(name.to_string());
+
+    /// Names of `revisions` (sorted oldest first) that the XRs gathered use
+    /// or would select on their next reconcile: the one each XR references,
+    /// and the newest matching each revision selector an XR of this
+    /// Composition (or the XRD's default) carries.
+    pub fn in_use(
+        mut self,
+        revisions: &[&Value],
+        default_selector: Option<&BTreeMap<String, String>>,
+    ) -> BTreeSet<String> {
+        let mut used = std::mem::take(&mut self.referenced);
+        for labels in self.selectors.iter().chain(default_selector) {
+            if let Some(newest) = revisions.iter().rev().find(|r| selects(labels, r))
+                && let Some(name) = text(newest, "/metadata/name")
+            {
+                used.insert(name.to_string());
+            }
         }
+        used
     }
-    used
 }
 
 /// The revisions to delete: beyond `limit` besides the latest, oldest
@@ -983,9 +1003,23 @@ mod tests {
                 Some(&stable),
                 vec![name(1)],
             ),
+            (
+                "what each of several XRs uses",
+                vec![
+                    json!({"spec": {"crossplane": {"compositionRevisionRef": {"name": name(2)}}}}),
+                    json!({"spec": {"crossplane": {"compositionRef": {"name": "c"}, "compositionRevisionSelector": {"matchLabels": {"channel": "stable"}}}}}),
+                    json!({"spec": {"crossplane": {"compositionRef": {"name": "c"}, "compositionRevisionSelector": {"matchLabels": {"channel": "stable"}}}}}),
+                ],
+                None,
+                vec![name(1), name(2)],
+            ),
         ];
         for (what, xrs, default, want) in cases {
-            let got = in_use("c", &refs, &xrs, default);
+            let mut uses = RevisionUses::new("c");
+            for xr in &xrs {
+                uses.add(xr);
+            }
+            let got = uses.in_use(&refs, default);
             assert_eq!(got, want.into_iter().collect::<BTreeSet<_>>(), "{what}");
         }
     }

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::LABEL_COMPOSITION_NAME;
 use super::context::CompositionContext;
-use crate::access::client::request_error;
+use crate::access::client::{LIST_PAGE, request_error};
 use crate::vocabulary::api::{
     COMPOSITION_API_VERSION, COMPOSITION_KIND, FIELD_MANAGER, REVISION_KIND, revision_resource,
 };
@@ -30,8 +30,16 @@ pub(super) trait RevisionWrites {
     async fn revisions(&self, composition: &str) -> Result<Vec<Value>, ClusterError>;
     /// The Function `name`, if there is one.
     async fn function(&self, name: &str) -> Result<Option<Value>, ClusterError>;
-    /// Every object of a kind: the XRs a Composition composes, the XRDs.
+    /// Every object of a kind with few objects: the XRDs.
     async fn all(&self, api_version: &str, kind: &str) -> Result<Vec<Value>, ClusterError>;
+    /// Shows `visit` every object of a kind with many: the XRs a
+    /// Composition composes, which are not all held at once.
+    async fn each(
+        &self,
+        api_version: &str,
+        kind: &str,
+        visit: impl FnMut(&Value) + Send,
+    ) -> Result<(), ClusterError>;
     /// Merge-patches the revision `name`, guarded by the resourceVersion
     /// the patch carries; returns the revision's resourceVersion after.
     async fn patch_revision(&self, name: &str, patch: &Value) -> Result<Value, ClusterError>;
@@ -112,6 +120,24 @@ impl RevisionWrites for CompositionContext {
             .await
     }
 
+    async fn each(
+        &self,
+        api_version: &str,
+        kind: &str,
+        mut visit: impl FnMut(&Value) + Send,
+    ) -> Result<(), ClusterError> {
+        self.cluster
+            .visit_live(
+                api_version,
+                kind,
+                None,
+                &BTreeMap::new(),
+                LIST_PAGE,
+                |object| visit(&object),
+            )
+            .await
+    }
+
     async fn patch_revision(&self, name: &str, patch: &Value) -> Result<Value, ClusterError> {
         let patched = self
             .cluster
@@ -177,6 +203,18 @@ impl RevisionWrites for MemoryCluster {
 
     async fn all(&self, api_version: &str, kind: &str) -> Result<Vec<Value>, ClusterError> {
         self.list(api_version, kind, None, &BTreeMap::new())
+    }
+
+    async fn each(
+        &self,
+        api_version: &str,
+        kind: &str,
+        mut visit: impl FnMut(&Value) + Send,
+    ) -> Result<(), ClusterError> {
+        for object in self.list(api_version, kind, None, &BTreeMap::new())? {
+            visit(&object);
+        }
+        Ok(())
     }
 
     async fn patch_revision(&self, name: &str, patch: &Value) -> Result<Value, ClusterError> {
