@@ -27,11 +27,9 @@ import time
 # small part of their wall time (docs/testing.md, "How long the tests
 # take"). They run one after another in a lane of their own, beside the
 # lane of the binaries that compute, so at most two binaries run at once:
-# one of each lane. plait-kube's binary mostly waits too, but its
-# controller tests race their controller's watches: beside a binary that
-# computes, one failed once (a composed resource's earlier field manager
-# was not left), so it runs in the lane that computes.
+# one of each lane.
 WAITING = {
+    "plait-kube test all",
     "plait test takeover_upstream",
     "plait test trace",
     "plait test shards",

@@ -30,10 +30,13 @@ const CONNECTION_SECRET_TYPE: &str = "connection.crossplane.io/v1alpha1";
 const COMPOSED_PER_XR: usize = 2;
 const FIELD_MANAGER: &str = "platform";
 const READY_TIMEOUT: Duration = Duration::from_secs(300);
+/// Both controllers' poll interval: shorter than their default (60 s), so
+/// the test sees a poll of every XR sooner; what a poll would churn it
+/// churns at any interval.
+const POLL_INTERVAL: &str = "20s";
 /// How long the incoming controller is watched: past its first reconcile of
-/// every XR and one poll interval (60 s for both), until nothing changed for
-/// [`QUIET`].
-const OBSERVE_AT_LEAST: Duration = Duration::from_secs(75);
+/// every XR and one poll interval, until nothing changed for [`QUIET`].
+const OBSERVE_AT_LEAST: Duration = Duration::from_secs(35);
 const QUIET: Duration = Duration::from_secs(10);
 const OBSERVE_AT_MOST: Duration = Duration::from_secs(240);
 
@@ -428,7 +431,7 @@ fn start_plait(cluster: &TestCluster, scratch: &Path) -> Controller {
         cluster.kubeconfig(),
         &scratch.join("cache"),
         &scratch.join("plait.log"),
-        &["--poll-interval".to_string(), "60s".to_string()],
+        &["--poll-interval".to_string(), POLL_INTERVAL.to_string()],
     )
 }
 
@@ -441,7 +444,10 @@ async fn plait_takes_over_from_upstream_crossplane_and_hands_back_without_churn(
     let mut logs = upstream.logs();
     logs.push(scratch.path().join("plait.log"));
     let _logs = LogsOnFailure(logs);
-    upstream.start_core(&[]).await.unwrap();
+    upstream
+        .start_core(&[&format!("--poll-interval={POLL_INTERVAL}")])
+        .await
+        .unwrap();
 
     let compositions = resource(
         "apiextensions.crossplane.io/v1",
@@ -567,7 +573,10 @@ async fn plait_takes_over_from_upstream_crossplane_and_hands_back_without_churn(
 
     plait.kill();
     observer.take();
-    upstream.start_core(&[]).await.unwrap();
+    upstream
+        .start_core(&[&format!("--poll-interval={POLL_INTERVAL}")])
+        .await
+        .unwrap();
     observer.settle().await;
     let to_upstream = observer.take();
     let to_upstream_report = report("plait -> upstream Crossplane", &to_upstream);
