@@ -30,6 +30,10 @@ import time
 # one of each lane.
 WAITING = {
     "plait-kube test all",
+    "plait-testcluster test cleanup",
+    "plait-testcluster test cluster",
+    "plait-testcluster test crds",
+    "plait-validate test all",
     "plait test takeover_upstream",
     "plait test trace",
     "plait test shards",
