@@ -386,12 +386,16 @@ impl RevisionUses {
     /// and the newest matching each revision selector an XR of this
     /// Composition (or the XRD's default) carries.
     pub fn in_use(
-        mut self,
+        self,
         revisions: &[&Value],
         default_selector: Option<&BTreeMap<String, String>>,
     ) -> BTreeSet<String> {
-        let mut used = std::mem::take(&mut self.referenced);
-        for labels in self.selectors.iter().chain(default_selector) {
+        let RevisionUses {
+            referenced: mut used,
+            selectors,
+            ..
+        } = self;
+        for labels in selectors.iter().chain(default_selector) {
             if let Some(newest) = revisions.iter().rev().find(|r| selects(labels, r))
                 && let Some(name) = text(newest, "/metadata/name")
             {
