@@ -101,6 +101,15 @@ pub enum TestClusterError {
     Panicked(String),
 }
 
+impl TestClusterError {
+    /// Whether a server exited because another process took the port it
+    /// was given: a port is found free, then handed to the server, and on a
+    /// busy machine something else can bind it in between.
+    fn lost_its_port(&self) -> bool {
+        matches!(self, TestClusterError::Exited { tail, .. } if tail.contains("address already in use"))
+    }
+}
+
 type Result<T, E = TestClusterError> = std::result::Result<T, E>;
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> TestClusterError + '_ {
@@ -200,7 +209,7 @@ impl TestCluster {
     pub fn dedicated() -> Result<TestCluster, TestClusterError> {
         // Startup drives an async client; a thread of its own keeps that runtime apart
         // from whatever runtime the calling test runs on.
-        std::thread::spawn(start)
+        std::thread::spawn(start_on_free_ports)
             .join()
             .unwrap_or_else(|panic| Err(TestClusterError::Panicked(panic_text(&panic))))
     }
@@ -632,6 +641,22 @@ fn etcd_healthy(port: u16) -> Result<(), String> {
     }
 }
 
+/// How often a control plane is started afresh, on new ports, when one of
+/// its servers lost its port to another process.
+const START_ATTEMPTS: usize = 3;
+
+/// [`start`], again on new ports while a server lost its port; a failed
+/// start's supervisor stops what it started and removes its directory.
+fn start_on_free_ports() -> Result<TestCluster> {
+    let mut attempt = 1;
+    loop {
+        match start() {
+            Err(error) if attempt < START_ATTEMPTS && error.lost_its_port() => attempt += 1,
+            started => return started,
+        }
+    }
+}
+
 fn start() -> Result<TestCluster> {
     let bin = binaries()?;
     let dir = tempfile::Builder::new()
@@ -837,5 +862,48 @@ fn signal(pid: u32, name: &str, dir: &Path) -> Result<()> {
             path: dir.display().to_string(),
             message: format!("kill -{name} {pid} exited with {status}"),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_server_that_lost_its_port_is_started_again() {
+        let exited = |tail: &str| TestClusterError::Exited {
+            component: "kube-apiserver",
+            log: "kube-apiserver.log".to_string(),
+            tail: tail.to_string(),
+        };
+        let cases = [
+            (
+                exited(
+                    "failed to create listener: failed to listen on 127.0.0.1:36563: listen tcp 127.0.0.1:36563: bind: address already in use",
+                ),
+                true,
+            ),
+            (
+                exited("listen tcp 127.0.0.1:2379: bind: address already in use"),
+                true,
+            ),
+            (
+                exited("open /tmp/x/apiserver.crt: no such file or directory"),
+                false,
+            ),
+            (
+                TestClusterError::NotReady {
+                    component: "etcd",
+                    seconds: 60,
+                    last: "connection refused".to_string(),
+                    log: "etcd.log".to_string(),
+                    tail: "address already in use".to_string(),
+                },
+                false,
+            ),
+        ];
+        for (error, lost) in cases {
+            assert_eq!(error.lost_its_port(), lost, "{error}");
+        }
     }
 }
