@@ -295,9 +295,8 @@ impl Bench {
         }
     }
 
-    /// Checks the state a finished rollout left and prints its figures.
-    /// Checks and prints the rollout that `started`; `peak_rss` says the
-    /// controllers' peak memory.
+    /// Checks the state a finished rollout left and prints its figures;
+    /// `peak_rss` says the controllers' peak memory.
     async fn report(&mut self, rollout: &str, started: Instant, fault: &str, peak_rss: &str) {
         let took = started.elapsed();
         let xrs = self.xrs.objects();
@@ -368,14 +367,14 @@ impl Bench {
             requests / self.n as f64,
         );
         println!("    refused with 429 (total) {rejected:>8.0}");
-        println!("    plait peak RSS           {peak_rss}");
+        println!("    plait peak RSS           {peak_rss:>12}");
     }
 }
 
 /// The controller's peak RSS so far, as the bench prints it.
 fn peak(controller: &Controller) -> String {
     format!(
-        "{:>8.1} MiB",
+        "{:.1} MiB",
         peak_rss_mib(controller.pid()).unwrap_or_default()
     )
 }
@@ -492,9 +491,8 @@ async fn bench() {
         (killed - started).as_secs_f64()
     );
     let peaks = format!(
-        "{} (the process killed), {} (the new process)",
-        killed_peak.trim_start(),
-        peak(&controller).trim_start()
+        "{killed_peak} (the process killed), {} (the new process)",
+        peak(&controller)
     );
     bench
         .report("another revision", started, &fault, &peaks)
