@@ -1,0 +1,1 @@
+//! Tokens of KCL source, with indentation as INDENT/DEDENT tokens.

@@ -1,0 +1,1 @@
+//! KCL source to a syntax tree.
