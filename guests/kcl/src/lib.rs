@@ -19,3 +19,75 @@ pub mod source;
 pub mod value;
 
 pub use error::{ErrorKind, KclError};
+
+use std::path::PathBuf;
+
+/// What `kcl run` is given.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Files and directories, as on `kcl run`'s command line (a directory
+    /// is every `.k` file in it); together they are the main package.
+    pub inputs: Vec<PathBuf>,
+    /// Files given as text instead of paths: (name as printed in errors,
+    /// source). Used when nothing is read from a file system.
+    pub sources: Vec<(String, String)>,
+    /// The directory relative paths, `kcl.mod` lookup and imports start
+    /// from; the current directory when `None`.
+    pub work_dir: Option<PathBuf>,
+    /// `-D name=value`, the value as written (parsed as KCL parses it).
+    pub options: Vec<(String, String)>,
+    /// `-Y settings.yaml` files.
+    pub settings: Vec<PathBuf>,
+    /// `-S path`: print only the selected values.
+    pub path_selectors: Vec<String>,
+    /// `--sort-keys`
+    pub sort_keys: bool,
+    /// `--disable-none`: drop `None` values from the output.
+    pub disable_none: bool,
+    /// `--show-hidden`: also print `_hidden` names.
+    pub show_hidden: bool,
+    /// The directory the `file` module may read below; nothing when `None`.
+    pub file_root: Option<PathBuf>,
+}
+
+/// What a successful run printed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunOutput {
+    /// The program's values as `kcl run` prints them (YAML; a stream when the
+    /// program's output is a list of configs).
+    pub yaml: String,
+    /// What `print()` wrote, in order.
+    pub logs: String,
+}
+
+/// A failed run: the error and the program's sources, to render it.
+#[derive(Debug, Clone)]
+pub struct RunError {
+    pub error: KclError,
+    pub sources: source::SourceMap,
+    /// What `print()` wrote before the failure.
+    pub logs: String,
+}
+
+impl RunError {
+    /// The error as `kcl run` prints it on stderr: `error[code]: Kind`, the
+    /// source line under each position with a caret and label, then the
+    /// notes.
+    pub fn render(&self) -> String {
+        format!(
+            "error[{}]: {}\n{}\n",
+            self.error.kind.code(),
+            self.error.kind.title(),
+            self.error.message
+        )
+    }
+}
+
+/// Loads, checks and evaluates a program as `kcl run` does.
+pub fn run(_options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
+    Err(Box::new(RunError {
+        error: KclError::new(ErrorKind::EvaluationError, "the evaluator is not built yet"),
+        sources: source::SourceMap::default(),
+        logs: String::new(),
+    }))
+}
