@@ -11,6 +11,9 @@
 //! display and formatting beside the builtins, YAML and JSON in `yaml.rs`
 //! and `json.rs`).
 
+pub mod json;
+pub mod yaml;
+
 use std::cmp::Ordering;
 use std::rc::Rc;
 
