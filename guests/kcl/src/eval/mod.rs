@@ -11,6 +11,7 @@ mod config;
 mod display;
 mod expr;
 mod lambda;
+mod output;
 mod schema;
 mod scope;
 mod stmt;
@@ -27,6 +28,7 @@ use crate::error::{ErrorKind, KclError, Result};
 use crate::source::Span;
 use crate::value::{Dict, Value};
 
+pub use output::select_paths;
 pub(crate) use scope::Frame;
 
 /// A lambda and the scope it closed over.
@@ -86,17 +88,16 @@ pub struct EvalOptions {
     /// Statements and calls allowed before the evaluation stops (the
     /// host's budget); unlimited when `None`.
     pub step_limit: Option<u64>,
+    /// `--show-hidden`: output `_hidden` variables too.
+    pub show_hidden: bool,
 }
 
 /// What evaluating the main package produced.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Evaluated {
-    /// The main package's variables in KCL's output order (hidden and
-    /// function values included; output planning filters them).
-    pub globals: Vec<(String, Value)>,
-    /// Configs written as top-level expression statements, merged into
-    /// the output first.
-    pub expr_outputs: Vec<Value>,
+    /// What `kcl run` prints, before planning (`crate::value::yaml::plan`).
+    pub output: Value,
+    /// What `print()` wrote.
     pub logs: String,
 }
 
@@ -117,10 +118,14 @@ pub struct Evaluator {
     file_root: Option<PathBuf>,
     instances: IndexMap<String, Vec<Value>>,
     schema_stack: Vec<schema::SchemaCtx>,
-    expr_outputs: Vec<Value>,
+    scalars: Vec<Value>,
+    /// The index in `scalars` of the last schema expression statement's
+    /// value.
+    schema_scalar: Option<usize>,
     depth: usize,
     steps: u64,
     step_limit: Option<u64>,
+    show_hidden: bool,
     /// One shared copy per lambda expression of the program, by address.
     lambdas: HashMap<usize, Rc<ast::LambdaExpr>>,
 }
@@ -143,26 +148,27 @@ impl Evaluator {
             file_root: options.file_root,
             instances: IndexMap::new(),
             schema_stack: Vec::new(),
-            expr_outputs: Vec::new(),
+            scalars: Vec::new(),
+            schema_scalar: None,
             depth: 0,
             steps: 0,
             step_limit: options.step_limit,
             lambdas: HashMap::new(),
+            show_hidden: options.show_hidden,
         }
     }
 
     /// Evaluates the main package.
     pub fn run_main(mut self) -> std::result::Result<Evaluated, (KclError, String)> {
-        match self.package(MAIN_PKG) {
-            Ok(frame) => {
-                let globals = frame.globals_in_order();
-                Ok(Evaluated {
-                    globals,
-                    expr_outputs: std::mem::take(&mut self.expr_outputs),
-                    logs: std::mem::take(&mut self.logs),
-                })
-            }
-            Err(e) => Err((e, std::mem::take(&mut self.logs))),
+        let result = self.package(MAIN_PKG).and_then(|frame| {
+            let globals = frame.globals_in_order();
+            let scalars = std::mem::take(&mut self.scalars);
+            self.output(&scalars, &globals, self.show_hidden)
+        });
+        let logs = std::mem::take(&mut self.logs);
+        match result {
+            Ok(output) => Ok(Evaluated { output, logs }),
+            Err(e) => Err((e, logs)),
         }
     }
 
@@ -255,6 +261,18 @@ impl Evaluator {
             ));
         }
         Ok(())
+    }
+
+    pub(crate) fn add_scalar(&mut self, value: Value, is_schema: bool) {
+        if is_schema {
+            if let Some(i) = self.schema_scalar {
+                if i < self.scalars.len() {
+                    self.scalars.remove(i);
+                }
+            }
+            self.schema_scalar = Some(self.scalars.len());
+        }
+        self.scalars.push(value);
     }
 
     pub(crate) fn leave(&mut self) {

@@ -22,11 +22,14 @@ impl Evaluator {
         match &stmt.node {
             Stmt::TypeAlias(_) | Stmt::Import(_) => Ok(()),
             Stmt::Expr(e) => {
+                let top_level = frame.is_package && &*frame.pkgpath == MAIN_PKG;
                 for expr in &e.exprs {
                     let value = self.eval_expr(frame, expr)?;
-                    let top_level = frame.is_package && &*frame.pkgpath == MAIN_PKG;
-                    if top_level && matches!(value, Value::Dict(_) | Value::Schema(_)) {
-                        self.expr_outputs.push(value);
+                    // A call's value is not output (functions may return
+                    // nothing); the last schema expression replaces the
+                    // one before (as KCL keeps them).
+                    if top_level && !matches!(expr.node, ast::Expr::Call(_)) {
+                        self.add_scalar(value, matches!(expr.node, ast::Expr::Schema(_)));
                     }
                 }
                 Ok(())
