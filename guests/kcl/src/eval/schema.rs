@@ -28,7 +28,6 @@ struct AttrInfo {
     ty: ast::Type,
     /// The frame the type is resolved in (the declaring schema's package).
     frame: Rc<Frame>,
-    optional: bool,
 }
 
 /// The schemas whose bodies make an instance, in the order they run:
@@ -55,6 +54,18 @@ impl Evaluator {
 
     /// `Name(args) {config}`.
     pub(crate) fn eval_schema_expr(
+        &mut self,
+        frame: &Rc<Frame>,
+        expr: &ast::SchemaExpr,
+        span: Span,
+    ) -> Result<Value> {
+        self.schema_expr_depth += 1;
+        let result = self.eval_schema_expr_inner(frame, expr, span);
+        self.schema_expr_depth -= 1;
+        result
+    }
+
+    fn eval_schema_expr_inner(
         &mut self,
         frame: &Rc<Frame>,
         expr: &ast::SchemaExpr,
@@ -153,7 +164,6 @@ impl Evaluator {
                             AttrInfo {
                                 ty: a.ty.node.clone(),
                                 frame: s.frame.clone(),
-                                optional: a.is_optional,
                             },
                         );
                     }
@@ -235,7 +245,16 @@ impl Evaluator {
                 }
             }
         }
-        self.check_required(ty, body, span)?;
+        // Required attributes are checked once the outermost instance is
+        // complete (a nested one may still get its values from its
+        // parent's config), through every schema inside it.
+        if self.schema_stack.len() <= 1 && self.schema_expr_depth <= 1 {
+            let vars: Vec<Value> = body.vars.borrow().values().cloned().collect();
+            self.check_required(ty, &body.vars.borrow(), span)?;
+            for v in &vars {
+                self.check_required_nested(v, span)?;
+            }
+        }
         let key_name = index_signature
             .as_ref()
             .and_then(|(_, sig)| sig.node.key_name.as_ref().map(|k| k.node.clone()));
@@ -250,17 +269,43 @@ impl Evaluator {
             _ => self.run_checks(schemas, body, span)?,
         }
         let vars = body.vars.borrow();
-        Ok(vars.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        let mut attrs: Dict = vars.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        // The instance keeps its config's operators, which apply when it
+        // is unified into another value (`+=` appends there too).
+        for (k, op) in &config.ops {
+            if attrs.entries.contains_key(k) {
+                attrs.ops.insert(k.clone(), *op);
+            }
+        }
+        for (k, i) in &config.insert_indexes {
+            if attrs.entries.contains_key(k) {
+                attrs.insert_indexes.insert(k.clone(), *i);
+            }
+        }
+        Ok(attrs)
     }
 
-    fn check_required(&mut self, ty: &Rc<SchemaType>, body: &Rc<Frame>, span: Span) -> Result<()> {
-        let Some(ctx) = self.schema_stack.last() else {
-            return Ok(());
-        };
-        let vars = body.vars.borrow();
-        for (name, value) in vars.iter() {
-            if let Some(info) = ctx.attrs.get(name) {
-                if !info.optional && value.is_none_or_undefined() {
+    fn check_required(
+        &self,
+        ty: &Rc<SchemaType>,
+        attrs: &indexmap::IndexMap<String, Value>,
+        span: Span,
+    ) -> Result<()> {
+        let mut schemas = Vec::new();
+        chain(ty, &mut schemas);
+        for s in &schemas {
+            let SchemaDef::Schema(def) = &s.def else {
+                continue;
+            };
+            for stmt in &def.body {
+                let Stmt::SchemaAttr(a) = &stmt.node else {
+                    continue;
+                };
+                let name = &a.name.node;
+                if a.is_optional {
+                    continue;
+                }
+                if attrs.get(name).is_none_or(Value::is_none_or_undefined) {
                     return Err(KclError::at(
                         ErrorKind::EvaluationError,
                         span,
@@ -271,6 +316,33 @@ impl Evaluator {
                     ));
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// The required-attribute check of every schema instance inside a
+    /// value.
+    fn check_required_nested(&self, v: &Value, span: Span) -> Result<()> {
+        match v {
+            Value::Schema(s) => {
+                if let Some(ty) = &s.ty {
+                    self.check_required(ty, &s.attrs.entries, span)?;
+                }
+                for inner in s.attrs.entries.values() {
+                    self.check_required_nested(inner, span)?;
+                }
+            }
+            Value::Dict(d) => {
+                for inner in d.entries.values() {
+                    self.check_required_nested(inner, span)?;
+                }
+            }
+            Value::List(items) => {
+                for inner in items.iter() {
+                    self.check_required_nested(inner, span)?;
+                }
+            }
+            _ => {}
         }
         Ok(())
     }
