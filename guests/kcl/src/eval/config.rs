@@ -38,6 +38,35 @@ impl Evaluator {
         };
         let value = self.eval_expr(frame, &entry.value)?;
         let (path, index) = self.config_key_path(frame, key)?;
+        self.insert_config_value(target, entry, path, index, value, span)
+    }
+
+    /// A dict comprehension's entry: its key is an expression.
+    pub(crate) fn eval_comp_entry(
+        &mut self,
+        frame: &Rc<Frame>,
+        target: Value,
+        entry: &ast::ConfigEntry,
+        span: Span,
+    ) -> Result<Value> {
+        let Some(key) = &entry.key else {
+            return self.eval_keyless_entry(frame, target, &entry.value, span);
+        };
+        let key = self.eval_expr(frame, key)?;
+        let value = self.eval_expr(frame, &entry.value)?;
+        let key = self.key_string(&key);
+        self.insert_config_value(target, entry, vec![key], None, value, span)
+    }
+
+    fn insert_config_value(
+        &mut self,
+        target: Value,
+        entry: &ast::ConfigEntry,
+        path: Vec<String>,
+        index: Option<i64>,
+        value: Value,
+        span: Span,
+    ) -> Result<Value> {
         let Some((last, outer)) = path.split_last() else {
             return Ok(target);
         };

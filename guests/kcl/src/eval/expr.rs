@@ -125,7 +125,7 @@ impl Evaluator {
                 let scope = Frame::child(frame);
                 self.eval_comp(&scope, &c.generators, &mut |ev, f| {
                     let current = std::mem::replace(&mut result, Value::Undefined);
-                    result = ev.eval_config_entry(f, current, &c.entry, span)?;
+                    result = ev.eval_comp_entry(f, current, &c.entry, span)?;
                     Ok(())
                 })?;
                 Ok(result)

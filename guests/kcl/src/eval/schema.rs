@@ -412,9 +412,17 @@ impl Evaluator {
         if !override_only {
             let default = match &attr.value {
                 Some(v) => self.eval_expr(frame, v)?,
-                None => Value::Undefined,
+                // An attribute typed with a single literal defaults to it.
+                None => match &attr.ty.node {
+                    ast::Type::Literal(l) => literal_value(l),
+                    _ => Value::Undefined,
+                },
             };
-            match attr.op {
+            let op = match (&attr.op, &attr.value, &attr.ty.node) {
+                (None, None, ast::Type::Literal(_)) => Some(AugOp::Assign),
+                (op, _, _) => *op,
+            };
+            match op {
                 Some(AugOp::BitOr) => {
                     let current = frame.get_local(name).unwrap_or(Value::Undefined);
                     let merged = self.binary_values(current, ast::BinOp::BitOr, default)?;
@@ -526,6 +534,22 @@ impl Evaluator {
             }
         }
         has_index_signature || d.entries.keys().all(|k| names.contains(k))
+    }
+}
+
+fn literal_value(l: &ast::LiteralType) -> Value {
+    match l {
+        ast::LiteralType::Bool(b) => Value::Bool(*b),
+        ast::LiteralType::Int(i, None) => Value::Int(*i),
+        ast::LiteralType::Int(i, Some(suffix)) => Value::Unit(crate::value::UnitValue {
+            value: *i as f64 * super::expr::unit_multiplier(*suffix),
+            raw: *i,
+            suffix: *suffix,
+        }),
+        ast::LiteralType::Float(f) => Value::Float(*f),
+        ast::LiteralType::Str(s) => Value::str(s),
+        ast::LiteralType::None => Value::None,
+        ast::LiteralType::Undefined => Value::Undefined,
     }
 }
 

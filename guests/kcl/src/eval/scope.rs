@@ -139,6 +139,15 @@ impl Lazy {
         self.setters.contains_key(name)
     }
 
+    /// Whether the statement running now sets `name` (it reads the value
+    /// so far, as `x += 1` and `x = {**x, …}` do).
+    fn running_sets(&self, name: &str) -> bool {
+        match (self.running.last(), self.setters.get(name)) {
+            (Some(i), Some(list)) => list.contains(i),
+            _ => false,
+        }
+    }
+
     /// Names in the order of their first setter (KCL's output order).
     fn names_in_order(&self) -> Vec<String> {
         let mut names: Vec<(usize, &String)> = self
@@ -267,7 +276,13 @@ impl Evaluator {
     /// Runs the pending setters of `name` in a lazy frame.
     fn backtrack(&mut self, frame: &Rc<Frame>, name: &str) -> Result<()> {
         let pending = match &frame.lazy {
-            Some(l) => l.borrow().pending_setters(name),
+            Some(l) => {
+                let l = l.borrow();
+                if l.running_sets(name) {
+                    return Ok(());
+                }
+                l.pending_setters(name)
+            }
             None => return Ok(()),
         };
         for i in pending {

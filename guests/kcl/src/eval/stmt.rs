@@ -38,6 +38,12 @@ impl Evaluator {
                 let name = u.target.node.name();
                 let value = self.eval_schema_expr(frame, &u.value.node, u.value.span)?;
                 if self.in_schema_body(frame) {
+                    let value = match frame.get_local(&name) {
+                        Some(existing) if !existing.is_none_or_undefined() => {
+                            self.union_values(existing, &value, false)?
+                        }
+                        _ => value,
+                    };
                     self.schema_attr_assign(frame, &name, value, stmt.span)
                 } else {
                     let value = match self.lookup_local_only(frame, &name) {
@@ -200,11 +206,10 @@ impl Evaluator {
         }
         let base = self.lookup(frame, name)?.unwrap_or(Value::Undefined);
         let updated = self.set_path(base, &keys, value, span)?;
-        if frame.get_local(name).is_some() || !self.in_schema_body(frame) {
-            frame.set(name, updated);
-        } else {
+        if self.in_schema_body(frame) {
             return self.schema_attr_assign(frame, name, updated, span);
         }
+        frame.set(name, updated);
         Ok(())
     }
 
