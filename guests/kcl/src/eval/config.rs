@@ -139,27 +139,21 @@ impl Evaluator {
         span: Span,
     ) -> Result<Value> {
         let spread = self.eval_expr(frame, value)?;
-        let Some(dict) = spread.as_dict() else {
-            if spread.is_none_or_undefined() {
-                return Ok(target);
-            }
-            return Err(KclError::at(
+        match &spread {
+            Value::None | Value::Undefined => Ok(target),
+            Value::Dict(_) => self.union_values(target, &spread, false).map_err(|e| e.or_at(span)),
+            Value::Schema(s) => self
+                .union_values(target, &Value::dict(s.attrs.clone()), false)
+                .map_err(|e| e.or_at(span)),
+            other => Err(KclError::at(
                 ErrorKind::EvaluationError,
                 span,
                 format!(
-                    "only dict and schema can be used ** unpack, got '{}'",
-                    spread.type_name()
+                    "only list, dict and schema object can be used with unpack operators * and **, got {}",
+                    self.display(other)
                 ),
-            ));
-        };
-        let mut target = target;
-        for (k, v) in dict.iter() {
-            let op = dict.op(k);
-            let index = dict.insert_indexes.get(k).copied();
-            target = unify::merge_entry(self, target, k, v.clone(), op, index, true)
-                .map_err(|e| e.or_at(span))?;
+            )),
         }
-        Ok(target)
     }
 
     /// A config key as a path of names (`a.b.c`), with the index of

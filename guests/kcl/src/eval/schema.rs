@@ -218,8 +218,10 @@ impl Evaluator {
                 Some((owner, sig)) => {
                     let mut v = value.clone();
                     if let Some(default) = &sig.node.value {
-                        let d = self.eval_expr(body, default)?;
-                        v = self.union_values(d, &v, false)?;
+                        if config.op(key) != ConfigEntryOperation::Override {
+                            let d = self.eval_expr(body, default)?;
+                            v = self.union_values(d, &v, false)?;
+                        }
                     }
                     let v = self
                         .convert_to_type(&owner.frame, v, &sig.node.value_ty.node, false)
@@ -231,17 +233,6 @@ impl Evaluator {
                 None => {
                     body.set(key, value.clone());
                     relaxed.push(key.clone());
-                }
-            }
-        }
-        if let Some((owner, sig)) = &index_signature {
-            if sig.node.any_other {
-                let keys: Vec<String> = body.vars.borrow().keys().cloned().collect();
-                for key in keys {
-                    if let Some(v) = body.get_local(&key) {
-                        self.convert_to_type(&owner.frame, v, &sig.node.value_ty.node, false)
-                            .map_err(|e| e.or_at(sig.span))?;
-                    }
                 }
             }
         }

@@ -234,8 +234,17 @@ impl Evaluator {
             (Value::Schema(mut s), Value::Str(k)) => {
                 let inner = s.attrs.get(k).cloned().unwrap_or(Value::Undefined);
                 let new = self.set_path(inner, rest, value, span)?;
-                Rc::make_mut(&mut s).attrs.insert(k.to_string(), new);
-                Ok(Value::Schema(s))
+                let instance = Rc::make_mut(&mut s);
+                instance.attrs.insert(k.to_string(), new);
+                // The assigned attribute counts as configured: the
+                // instance is evaluated again with it (KCL's
+                // `dict_set_value`).
+                if !instance.config_keys.iter().any(|c| **c == **k) {
+                    instance.config_keys.push(k.to_string());
+                }
+                let attrs = instance.attrs.clone();
+                let keys = instance.config_keys.clone();
+                crate::value::unify::SchemaResolver::resolve_schema(self, &s, attrs, keys)
             }
             (Value::List(mut l), Value::Int(i)) => {
                 let len = l.len() as i64;
