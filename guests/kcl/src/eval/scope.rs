@@ -71,6 +71,9 @@ pub struct Frame {
     pub(crate) pkgpath: Rc<str>,
     /// A package's top-level frame (immutability of exported names).
     pub(crate) is_package: bool,
+    /// A config literal's frame: the keys set so far, readable by the
+    /// entries after them.
+    pub(crate) is_config: bool,
 }
 
 /// The names a statement sets (an `if` sets what its branches set).
@@ -177,6 +180,7 @@ impl Frame {
             lazy: Some(RefCell::new(Lazy::new(stmts))),
             pkgpath: Rc::from(pkgpath),
             is_package: true,
+            is_config: false,
         })
     }
 
@@ -187,7 +191,38 @@ impl Frame {
             lazy: None,
             pkgpath: parent.pkgpath.clone(),
             is_package: false,
+            is_config: false,
         })
+    }
+
+    pub fn config_child(parent: &Rc<Frame>) -> Rc<Frame> {
+        Rc::new(Frame {
+            vars: RefCell::new(IndexMap::new()),
+            parent: Some(parent.clone()),
+            lazy: None,
+            pkgpath: parent.pkgpath.clone(),
+            is_package: false,
+            is_config: true,
+        })
+    }
+
+    /// A local variable (a loop variable or a lambda's), not a config key
+    /// or a package or schema variable: config keys naming one use its
+    /// value.
+    pub fn local_variable(self: &Rc<Frame>, name: &str) -> Option<Value> {
+        let mut f = Some(self.clone());
+        while let Some(cur) = f {
+            if cur.lazy.is_some() {
+                return None;
+            }
+            if !cur.is_config {
+                if let Some(v) = cur.get_local(name) {
+                    return Some(v);
+                }
+            }
+            f = cur.parent.clone();
+        }
+        None
     }
 
     pub fn lazy_child(parent: &Rc<Frame>, stmts: Vec<StmtRef>) -> Rc<Frame> {
@@ -197,6 +232,7 @@ impl Frame {
             lazy: Some(RefCell::new(Lazy::new(stmts))),
             pkgpath: parent.pkgpath.clone(),
             is_package: false,
+            is_config: false,
         })
     }
 
