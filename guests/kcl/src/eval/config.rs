@@ -23,9 +23,20 @@ impl Evaluator {
         for item in &config.items {
             result = self.eval_config_entry(&scope, result, &item.node, item.span)?;
             // Later entries may read the keys set so far by name.
-            if let Some(key) = item.node.key.as_ref().and_then(|k| simple_key(&k.node)) {
-                if let Some(v) = result.as_dict().and_then(|d| d.get(&key)) {
-                    scope.set(&key, v.clone());
+            match item.node.key.as_ref() {
+                Some(k) => {
+                    if let Some(key) = simple_key(&k.node) {
+                        if let Some(v) = result.as_dict().and_then(|d| d.get(&key)) {
+                            scope.set(&key, v.clone());
+                        }
+                    }
+                }
+                None => {
+                    if let Some(d) = result.as_dict() {
+                        for (k, v) in d.iter() {
+                            scope.set(k, v.clone());
+                        }
+                    }
                 }
             }
         }

@@ -71,9 +71,9 @@ pub struct Frame {
     pub(crate) pkgpath: Rc<str>,
     /// A package's top-level frame (immutability of exported names).
     pub(crate) is_package: bool,
-    /// A config literal's frame: the keys set so far, readable by the
-    /// entries after them.
-    pub(crate) is_config: bool,
+    /// A comprehension's or quantifier's frame: its loop variables used
+    /// as config keys stand for their values.
+    pub(crate) is_loop: bool,
 }
 
 /// The names a statement sets (an `if` sets what its branches set).
@@ -180,7 +180,7 @@ impl Frame {
             lazy: Some(RefCell::new(Lazy::new(stmts))),
             pkgpath: Rc::from(pkgpath),
             is_package: true,
-            is_config: false,
+            is_loop: false,
         })
     }
 
@@ -191,10 +191,12 @@ impl Frame {
             lazy: None,
             pkgpath: parent.pkgpath.clone(),
             is_package: false,
-            is_config: false,
+            is_loop: false,
         })
     }
 
+    /// A config literal's frame: the keys set so far, readable by the
+    /// entries after them.
     pub fn config_child(parent: &Rc<Frame>) -> Rc<Frame> {
         Rc::new(Frame {
             vars: RefCell::new(IndexMap::new()),
@@ -202,12 +204,22 @@ impl Frame {
             lazy: None,
             pkgpath: parent.pkgpath.clone(),
             is_package: false,
-            is_config: true,
+            is_loop: false,
         })
     }
 
-    /// A local variable (a loop variable or a lambda's), not a config key
-    /// or a package or schema variable: config keys naming one use its
+    pub fn loop_child(parent: &Rc<Frame>) -> Rc<Frame> {
+        Rc::new(Frame {
+            vars: RefCell::new(IndexMap::new()),
+            parent: Some(parent.clone()),
+            lazy: None,
+            pkgpath: parent.pkgpath.clone(),
+            is_package: false,
+            is_loop: true,
+        })
+    }
+
+    /// A comprehension's loop variable: config keys naming one use its
     /// value.
     pub fn local_variable(self: &Rc<Frame>, name: &str) -> Option<Value> {
         let mut f = Some(self.clone());
@@ -215,7 +227,7 @@ impl Frame {
             if cur.lazy.is_some() {
                 return None;
             }
-            if !cur.is_config {
+            if cur.is_loop {
                 if let Some(v) = cur.get_local(name) {
                     return Some(v);
                 }
@@ -232,7 +244,7 @@ impl Frame {
             lazy: Some(RefCell::new(Lazy::new(stmts))),
             pkgpath: parent.pkgpath.clone(),
             is_package: false,
-            is_config: false,
+            is_loop: false,
         })
     }
 
