@@ -204,6 +204,15 @@ impl Evaluator {
         span: Span,
     ) -> Result<Dict> {
         self.run_lazy_body(body)?;
+        for s in schemas {
+            if let SchemaDef::Schema(def) = &s.def {
+                if Rc::ptr_eq(s, ty) {
+                    for decorator in &def.decorators {
+                        self.apply_decorator(&s.frame, &decorator.node, &s.name, true, span)?;
+                    }
+                }
+            }
+        }
         let index_signature = schemas.iter().rev().find_map(|s| match &s.def {
             SchemaDef::Schema(def) => def.index_signature.as_ref().map(|i| (s.clone(), i.clone())),
             SchemaDef::Rule(_) => None,
@@ -397,6 +406,9 @@ impl Evaluator {
             .map(|c| c.config.clone())
             .unwrap_or_default();
         let config_entry = config.get(name).cloned();
+        for decorator in &attr.decorators {
+            self.apply_decorator(frame, &decorator.node, name, config_entry.is_some(), span)?;
+        }
         let override_only = config_entry.is_some()
             && config.op(name) == ConfigEntryOperation::Override
             && !config.insert_indexes.contains_key(name);
@@ -492,6 +504,52 @@ impl Evaluator {
             self.merge_config_value(frame, &config, name, v, span)?;
         }
         Ok(())
+    }
+
+    /// `@deprecated(version, reason, strict)` refuses a deprecated schema,
+    /// or an attribute its config sets; `@info` says nothing.
+    fn apply_decorator(
+        &mut self,
+        frame: &Rc<Frame>,
+        decorator: &ast::CallExpr,
+        target: &str,
+        used: bool,
+        span: Span,
+    ) -> Result<()> {
+        let name = match &decorator.func.node {
+            ast::Expr::Identifier(id) => id.name(),
+            _ => String::new(),
+        };
+        match name.as_str() {
+            "deprecated" => {
+                let (_, kwargs) = self.eval_arguments(frame, &decorator.args, &decorator.keywords)?;
+                let arg = |k: &str| kwargs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+                let text = |v: Option<Value>| match v {
+                    Some(Value::Str(s)) => s.to_string(),
+                    _ => String::new(),
+                };
+                let version = text(arg("version"));
+                let reason = text(arg("reason"));
+                let strict = arg("strict").is_none_or(|v| v.is_truthy());
+                let mut msg = format!("{target} was deprecated ");
+                if !version.is_empty() {
+                    msg.push_str(&format!("since version {version}"));
+                }
+                if !reason.is_empty() {
+                    msg.push_str(&format!(", {reason}"));
+                }
+                if strict && used {
+                    return Err(KclError::at(ErrorKind::EvaluationError, span, msg));
+                }
+                Ok(())
+            }
+            "info" => Ok(()),
+            other => Err(KclError::at(
+                ErrorKind::EvaluationError,
+                span,
+                format!("Unknown decorator {other}"),
+            )),
+        }
     }
 
     /// A value for an attribute, checked and converted to its declared
