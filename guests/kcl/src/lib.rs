@@ -10,6 +10,7 @@
 
 pub mod ast;
 pub mod builtins;
+pub mod checker;
 pub mod error;
 pub mod eval;
 pub mod lexer;
