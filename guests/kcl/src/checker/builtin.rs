@@ -39,6 +39,34 @@ pub const BUILTIN_FUNCTIONS: &[&str] = &[
     "reduce",
 ];
 
+/// A builtin function's type: its arguments are left to the evaluator,
+/// its result is what KCL declares.
+pub fn builtin_function(name: &str) -> Option<Ty> {
+    if !BUILTIN_FUNCTIONS.contains(&name) {
+        return None;
+    }
+    let ret = match name {
+        "print" => Ty::None,
+        "multiplyof" | "isunique" | "isnullish" | "all_true" | "any_true" | "bool" => Ty::Bool,
+        "len" | "ord" | "int" => Ty::Int,
+        "hex" | "bin" | "oct" | "str" | "typeof" => Ty::Str,
+        "float" => Ty::Float,
+        "range" => Ty::list(Ty::Int),
+        "sorted" | "zip" | "list" => Ty::list(Ty::Any),
+        "dict" => Ty::dict(Ty::Any, Ty::Any),
+        "pow" | "round" => Ty::Union(vec![Ty::Int, Ty::Float]),
+        _ => Ty::Any,
+    };
+    Some(Ty::Function(
+        FnTy {
+            params: Vec::new(),
+            ret,
+            variadic: true,
+        }
+        .into(),
+    ))
+}
+
 /// The string methods and their parameters (name, has a default);
 /// `format` takes any arguments.
 const STRING_METHODS: &[(&str, &[(&str, bool)])] = &[

@@ -104,6 +104,8 @@ struct Checker<'p> {
     // The position of the walk.
     pkg: String,
     imports: HashMap<String, Ty>,
+    /// Every file's imports, by package.
+    pkg_imports: HashMap<String, HashMap<String, Ty>>,
     scopes: Vec<Scope>,
     schema: Option<SchemaId>,
     local_vars: Vec<String>,
@@ -202,6 +204,7 @@ impl<'p> Checker<'p> {
             errors: Vec::new(),
             pkg: MAIN_PKG.to_string(),
             imports: HashMap::new(),
+            pkg_imports: HashMap::new(),
             scopes: Vec::new(),
             schema: None,
             local_vars: Vec::new(),
@@ -307,6 +310,12 @@ impl<'p> Checker<'p> {
         &mut self.scopes[last]
     }
 
+    /// Leaving any scope forgets the loop variables, as KCL does.
+    fn leave_scope(&mut self) {
+        self.scopes.pop();
+        self.local_vars.clear();
+    }
+
     fn contains_object(&mut self, name: &str) -> bool {
         self.current_scope().names.contains_key(name)
     }
@@ -339,10 +348,11 @@ impl<'p> Checker<'p> {
         if let Some(ty) = self.imports.get(name) {
             return Some(ty.clone());
         }
-        if builtin::BUILTIN_FUNCTIONS.contains(&name) {
-            return Some(Ty::Function(Rc::new(FnTy::variadic())));
+        // An import is in the whole package's scope, not only its file's.
+        if let Some(ty) = self.pkg_imports.get(&self.pkg).and_then(|m| m.get(name)) {
+            return Some(ty.clone());
         }
-        None
+        builtin::builtin_function(name)
     }
 
     fn usable_names(&self) -> Vec<String> {
@@ -446,6 +456,10 @@ impl<'p> Checker<'p> {
                 );
             }
         }
+        let all = self.pkg_imports.entry(pkgpath.to_string()).or_default();
+        for (name, ty) in &self.imports {
+            all.entry(name.clone()).or_insert_with(|| ty.clone());
+        }
     }
 
     /// KCL's first passes over a package: its schemas and rules, type
@@ -536,6 +550,20 @@ impl<'p> Checker<'p> {
                 if let Stmt::Schema(s) = &stmt.node {
                     self.build_schema_type(s, id, &mut cycle_reported);
                 }
+            }
+        }
+        // A rule has its protocol's index signature, known only now.
+        for &(_, _, id) in &stmt_defs {
+            let Some(d) = self.def(id) else { continue };
+            if !d.is_rule {
+                continue;
+            }
+            let sig = d
+                .protocol
+                .and_then(|p| self.def(p))
+                .and_then(|p| p.index_sig.clone());
+            if let Some(d) = self.defs.get_mut(id) {
+                d.index_sig = sig;
             }
         }
         self.imports.clear();
@@ -665,6 +693,8 @@ impl<'p> Checker<'p> {
                         d.base = Some(base);
                     }
                 }
+                // A module the loader could not find: it reports that.
+                None if ty.is_any() => {}
                 None => self.error(
                     ErrorKind::IllegalInheritError,
                     parent.span,
@@ -701,9 +731,39 @@ impl<'p> Checker<'p> {
     }
 
     fn link_rule(&mut self, r: &ast::RuleStmt, id: SchemaId) {
-        let params = self.parse_params(r.args.as_ref(), false);
+        let mut params = self.parse_params(r.args.as_ref(), false);
+        // KCL takes every rule parameter for one with a default.
+        for p in &mut params {
+            p.has_default = true;
+        }
+        let mut parents = Vec::new();
+        for parent in &r.parent_rules {
+            let ty = self.schema_ident_ty(parent);
+            match &ty {
+                Ty::Schema(p) if !p.instance && self.def(p.id).is_some_and(|d| d.is_rule) => {
+                    parents.push(p.id)
+                }
+                Ty::Any => {}
+                _ => self.error(
+                    ErrorKind::IllegalInheritError,
+                    parent.span,
+                    format!("illegal rule type '{ty}'"),
+                ),
+            }
+        }
+        let protocol = match &r.for_host_name {
+            Some(host) => match self.schema_ident_ty(host) {
+                Ty::Schema(p) if !p.instance && self.def(p.id).is_some_and(|d| d.is_protocol) => {
+                    Some(p.id)
+                }
+                _ => None,
+            },
+            None => None,
+        };
         if let Some(d) = self.defs.get_mut(id) {
             d.params = params;
+            d.mixins = parents;
+            d.protocol = protocol;
         }
     }
 
@@ -920,6 +980,7 @@ impl<'p> Checker<'p> {
                     }
                     mixins.push(mid);
                 }
+                Ty::Any => {}
                 _ => self.error(
                     ErrorKind::IllegalInheritError,
                     mixin.span,
@@ -1390,7 +1451,7 @@ impl<'p> Checker<'p> {
         for check in &s.checks {
             self.walk_check(&check.node);
         }
-        self.scopes.pop();
+        self.leave_scope();
         self.schema = saved_schema;
         ty
     }
@@ -1412,7 +1473,7 @@ impl<'p> Checker<'p> {
         for check in &r.checks {
             self.walk_check(&check.node);
         }
-        self.scopes.pop();
+        self.leave_scope();
         self.schema = saved_schema;
         ty
     }
@@ -2086,13 +2147,7 @@ impl<'p> Checker<'p> {
                         val_types.push(val_ty.clone());
                         val_ty
                     }
-                    Expr::Subscript(sub)
-                        if matches!(sub.value.node, Expr::Identifier(_))
-                            && sub
-                                .index
-                                .as_ref()
-                                .is_some_and(|i| matches!(i.node, Expr::NumberLit(_))) =>
-                    {
+                    Expr::Subscript(sub) if has_name_and_constant_index(sub) => {
                         let val_ty = match value_ty {
                             Some(t) => t,
                             None => self.expr(value),
@@ -2191,7 +2246,7 @@ impl<'p> Checker<'p> {
             }
             self.pop_ctx(depth);
         }
-        self.scopes.pop();
+        self.leave_scope();
         let key = self.sup(&key_types);
         let val = self.sup(&val_types);
         Ty::Dict(Rc::new(DictTy { key, val, attrs }))
@@ -2289,7 +2344,7 @@ impl<'p> Checker<'p> {
                     );
                 }
                 let item = self.expr(&lc.elt);
-                self.scopes.pop();
+                self.leave_scope();
                 self.pop_ctx(depth);
                 Ty::list(item)
             }
@@ -2472,7 +2527,7 @@ impl<'p> Checker<'p> {
         }
         self.opt_expr(q.if_cond.as_deref());
         let item = self.expr(&q.test);
-        self.scopes.pop();
+        self.leave_scope();
         match q.op {
             ast::QuantOperation::All | ast::QuantOperation::Any => Ty::Bool,
             ast::QuantOperation::Filter => iter_ty,
@@ -2503,7 +2558,7 @@ impl<'p> Checker<'p> {
                 Ty::dict(key_ty, val)
             }
         };
-        self.scopes.pop();
+        self.leave_scope();
         ty
     }
 
@@ -2788,7 +2843,7 @@ impl<'p> Checker<'p> {
             },
             None => Ty::Any,
         };
-        self.scopes.pop();
+        self.leave_scope();
         if !real_ret.is_any() && ret_ty.is_any() && l.return_ty.is_none() {
             ret_ty = real_ret;
         }
@@ -3047,6 +3102,24 @@ impl<'p> Checker<'p> {
             ),
         );
     }
+}
+
+/// `name[0]` or `name[-1]` as a config key.
+fn has_name_and_constant_index(sub: &ast::Subscript) -> bool {
+    let is_int = |e: &Node<Expr>| {
+        matches!(
+            &e.node,
+            Expr::NumberLit(ast::NumberLit {
+                value: ast::NumberLitValue::Int(_),
+                ..
+            })
+        )
+    };
+    matches!(sub.value.node, Expr::Identifier(_))
+        && sub.index.as_ref().is_some_and(|index| match &index.node {
+            Expr::Unary(u) => is_int(&u.operand),
+            _ => is_int(index),
+        })
 }
 
 trait ModulePkg {
