@@ -130,11 +130,58 @@ fn unit_count(n: usize, unit: &str) -> String {
 fn suggestions<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>) -> Vec<String> {
     let mut found: Vec<(f64, String)> = candidates
         .into_iter()
-        .map(|c| (strsim::jaro_winkler(name, c), c.to_string()))
+        .map(|c| (jaro_winkler(name, c), c.to_string()))
         .filter(|(score, _)| *score > 0.8)
         .collect();
     found.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
     found.into_iter().map(|(_, c)| c).collect()
+}
+
+/// Jaro similarity as KCL's suggestion library computes it (strsim 0.10):
+/// a match out of order with the previous one counts as a transposition.
+fn jaro(a: &str, b: &str) -> f64 {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    match (a.len(), b.len()) {
+        (0, 0) => return 1.0,
+        (0, _) | (_, 0) => return 0.0,
+        (1, 1) => return if a == b { 1.0 } else { 0.0 },
+        _ => {}
+    }
+    let range = (a.len().max(b.len()) / 2).saturating_sub(1);
+    let mut used = vec![false; b.len()];
+    let (mut matches, mut transpositions) = (0.0_f64, 0.0_f64);
+    let mut last_match = 0;
+    for (i, ca) in a.iter().enumerate() {
+        let lo = i.saturating_sub(range);
+        let hi = (i + range).min(b.len() - 1);
+        if lo > hi {
+            continue;
+        }
+        for j in lo..=hi {
+            if !used[j] && b[j] == *ca {
+                used[j] = true;
+                matches += 1.0;
+                if j < last_match {
+                    transpositions += 1.0;
+                }
+                last_match = j;
+                break;
+            }
+        }
+    }
+    if matches == 0.0 {
+        return 0.0;
+    }
+    (matches / a.len() as f64 + matches / b.len() as f64 + (matches - transpositions) / matches)
+        / 3.0
+}
+
+/// Jaro-Winkler: the whole common prefix raises the similarity.
+fn jaro_winkler(a: &str, b: &str) -> f64 {
+    let j = jaro(a, b);
+    let prefix = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    (j + 0.1 * prefix as f64 * (1.0 - j)).min(1.0)
 }
 
 fn did_you_mean(suggs: &[String]) -> String {
@@ -522,7 +569,7 @@ impl<'p> Checker<'p> {
                     self.walk_type_alias(alias);
                 }
             }
-            self.init_scope_with_stmts(&module.body);
+            self.init_scope_with_stmts(&module.body, true);
         }
         // 3. Schema types: parents first, so that attributes are inherited.
         let mut order: Vec<(usize, usize, SchemaId)> = stmt_defs.clone();
@@ -551,6 +598,11 @@ impl<'p> Checker<'p> {
                     self.build_schema_type(s, id, &mut cycle_reported);
                 }
             }
+        }
+        // KCL scans the top-level names again once schemas are built.
+        for module in modules {
+            self.set_file_imports(pkgpath, module);
+            self.init_scope_with_stmts(&module.body, false);
         }
         // A rule has its protocol's index signature, known only now.
         for &(_, _, id) in &stmt_defs {
@@ -582,10 +634,10 @@ impl<'p> Checker<'p> {
         depth
     }
 
-    fn init_scope_with_stmts(&mut self, stmts: &[Node<Stmt>]) {
+    fn init_scope_with_stmts(&mut self, stmts: &[Node<Stmt>], unique_check: bool) {
         for stmt in stmts {
             match &stmt.node {
-                Stmt::Assign(assign) => self.init_scope_with_assign(assign),
+                Stmt::Assign(assign) => self.init_scope_with_assign(assign, unique_check),
                 Stmt::Unification(u) => {
                     if let Some(first) = u.target.node.names.first() {
                         let ty = self
@@ -594,19 +646,20 @@ impl<'p> Checker<'p> {
                     }
                 }
                 Stmt::If(if_stmt) => {
-                    self.init_scope_with_stmts(&if_stmt.body);
-                    self.init_scope_with_stmts(&if_stmt.orelse);
+                    self.init_scope_with_stmts(&if_stmt.body, unique_check);
+                    self.init_scope_with_stmts(&if_stmt.orelse, unique_check);
                 }
                 _ => {}
             }
         }
     }
 
-    fn init_scope_with_assign(&mut self, assign: &ast::AssignStmt) {
+    fn init_scope_with_assign(&mut self, assign: &ast::AssignStmt, unique_check: bool) {
         for target in &assign.targets {
             let name = &target.node.name.node;
             let existing = self.current_scope().names.get(name).cloned();
             if let Some((_, declared)) = &existing
+                && unique_check
                 && !is_private(name)
             {
                 let mut err = KclError::at(
@@ -675,6 +728,7 @@ impl<'p> Checker<'p> {
 
     fn link_schema_parents(&mut self, s: &ast::SchemaStmt, id: SchemaId) {
         if let Some(parent) = &s.parent_name {
+            let errors_before = self.errors.len();
             let ty = self.schema_ident_ty(parent);
             let base = match &ty {
                 Ty::Schema(p) if !p.instance => {
@@ -694,7 +748,7 @@ impl<'p> Checker<'p> {
                     }
                 }
                 // A module the loader could not find: it reports that.
-                None if ty.is_any() => {}
+                None if ty.is_any() && self.errors.len() == errors_before => {}
                 None => self.error(
                     ErrorKind::IllegalInheritError,
                     parent.span,

@@ -380,3 +380,20 @@ fn relative_imports_resolve_from_the_importing_package() {
         assert_eq!(import_pkgpath(pkg, raw), want, "{pkg} {raw}");
     }
 }
+
+#[test]
+fn suggestions_follow_kcl() {
+    let cases: [(&str, &[&str], &[&str]); 4] = [
+        ("ErrOther", &["Other"], &["Other"]),
+        ("PersonErr", &["Person", "print"], &["Person"]),
+        ("nam", &["name", "age"], &["name"]),
+        ("err_instances", &["instances"], &["instances"]),
+    ];
+    for (name, candidates, want) in cases {
+        assert_eq!(
+            suggestions(name, candidates.iter().copied()),
+            want,
+            "{name}"
+        );
+    }
+}
