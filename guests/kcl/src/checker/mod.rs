@@ -103,9 +103,10 @@ struct Checker<'p> {
     errors: Vec<KclError>,
     // The position of the walk.
     pkg: String,
-    imports: HashMap<String, Ty>,
+    /// The current file's imports, with where they were written.
+    imports: HashMap<String, (Ty, Span)>,
     /// Every file's imports, by package.
-    pkg_imports: HashMap<String, HashMap<String, Ty>>,
+    pkg_imports: HashMap<String, HashMap<String, (Ty, Span)>>,
     scopes: Vec<Scope>,
     schema: Option<SchemaId>,
     local_vars: Vec<String>,
@@ -392,14 +393,19 @@ impl<'p> Checker<'p> {
         {
             return Some(ty.clone());
         }
-        if let Some(ty) = self.imports.get(name) {
-            return Some(ty.clone());
-        }
-        // An import is in the whole package's scope, not only its file's.
-        if let Some(ty) = self.pkg_imports.get(&self.pkg).and_then(|m| m.get(name)) {
-            return Some(ty.clone());
+        if let Some(ty) = self.import_of(name) {
+            return Some(ty.0);
         }
         builtin::builtin_function(name)
+    }
+
+    /// An import of the current file, else of another file of the package
+    /// (an import is in the whole package's scope).
+    fn import_of(&self, name: &str) -> Option<(Ty, Span)> {
+        self.imports
+            .get(name)
+            .or_else(|| self.pkg_imports.get(&self.pkg).and_then(|m| m.get(name)))
+            .cloned()
     }
 
     fn usable_names(&self) -> Vec<String> {
@@ -491,21 +497,25 @@ impl<'p> Checker<'p> {
                 } else {
                     // The loader reports a module it cannot find; here it is
                     // simply unknown.
-                    self.imports.insert(import.name.clone(), Ty::Any);
+                    self.imports
+                        .insert(import.name.clone(), (Ty::Any, stmt.span));
                     continue;
                 };
                 self.imports.insert(
                     import.name.clone(),
-                    Ty::Module(Rc::new(ModuleTy {
-                        pkgpath: path,
-                        kind,
-                    })),
+                    (
+                        Ty::Module(Rc::new(ModuleTy {
+                            pkgpath: path,
+                            kind,
+                        })),
+                        stmt.span,
+                    ),
                 );
             }
         }
         let all = self.pkg_imports.entry(pkgpath.to_string()).or_default();
-        for (name, ty) in &self.imports {
-            all.entry(name.clone()).or_insert_with(|| ty.clone());
+        for (name, import) in &self.imports {
+            all.entry(name.clone()).or_insert_with(|| import.clone());
         }
     }
 
@@ -657,7 +667,10 @@ impl<'p> Checker<'p> {
     fn init_scope_with_assign(&mut self, assign: &ast::AssignStmt, unique_check: bool) {
         for target in &assign.targets {
             let name = &target.node.name.node;
-            let existing = self.current_scope().names.get(name).cloned();
+            let existing = match self.current_scope().names.get(name).cloned() {
+                Some(found) => Some(found),
+                None => self.import_of(name).map(|(ty, span)| (ty, Some(span))),
+            };
             if let Some((_, declared)) = &existing
                 && unique_check
                 && !is_private(name)
@@ -2511,7 +2524,9 @@ impl<'p> Checker<'p> {
         }
     }
 
-    fn loop_targets(&mut self, targets: &[Node<ast::Identifier>]) {
+    /// Declares a comprehension's loop variables; returns their names.
+    fn loop_targets(&mut self, targets: &[Node<ast::Identifier>]) -> Vec<String> {
+        let mut names = Vec::new();
         let mut prev_end: Option<Span> = None;
         let count = targets.len();
         for (i, target) in targets.iter().enumerate() {
@@ -2541,21 +2556,68 @@ impl<'p> Checker<'p> {
             }
             self.local_vars.push(first.node.clone());
             self.insert_object(&first.node, Ty::Any, Some(target.span));
+            names.push(first.node.clone());
             prev_end = Some(target.span);
         }
+        names
     }
 
     fn walk_comp_clause(&mut self, clause: &ast::CompClause) {
-        self.expr(&clause.iter);
-        self.loop_targets(&clause.targets);
+        let iter_ty = self.expr(&clause.iter);
+        let names = self.loop_targets(&clause.targets);
+        if !iter_ty.is_any() {
+            self.loop_type_check(&names, &iter_ty, clause.iter.span);
+        }
         for cond in &clause.ifs {
             self.expr(cond);
+        }
+    }
+
+    /// Gives loop variables the types of what they iterate over.
+    fn loop_type_check(&mut self, names: &[String], iter_ty: &Ty, iter_span: Span) {
+        let Some(first) = names.first() else { return };
+        let second = names.get(1);
+        let types = match iter_ty {
+            Ty::Union(types) => types.clone(),
+            t => vec![t.clone()],
+        };
+        let mut first_tys: Vec<Ty> = Vec::new();
+        let mut second_tys: Vec<Ty> = Vec::new();
+        for t in &types {
+            if !(t.is_iterable() || t.is_any()) {
+                self.compile_error(iter_span, format!("'{t}' object is not iterable"));
+            }
+            let (key, val) = match t {
+                Ty::List(item) if second.is_some() => (Ty::Int, Some((**item).clone())),
+                Ty::List(item) => ((**item).clone(), None),
+                Ty::Dict(d) => (d.key.clone(), Some(d.val.clone())),
+                Ty::Schema(s) => (
+                    Ty::Str,
+                    Some(
+                        self.def(s.id)
+                            .and_then(|d| d.index_sig.as_ref())
+                            .map_or(Ty::Any, |sig| sig.val.clone()),
+                    ),
+                ),
+                Ty::Str | Ty::StrLit(_) if second.is_some() => (Ty::Int, Some(Ty::Str)),
+                Ty::Str | Ty::StrLit(_) => (Ty::Str, None),
+                _ => continue,
+            };
+            first_tys.push(key);
+            let ty = self.sup(&first_tys).widen();
+            self.set_type_in_current_scope(first, ty);
+            if let (Some(second), Some(val)) = (second, val) {
+                second_tys.push(val);
+                let ty = self.sup(&second_tys).widen();
+                self.set_type_in_current_scope(second, ty);
+            }
         }
     }
 
     fn walk_quant(&mut self, q: &ast::QuantExpr) -> Ty {
         let iter_ty = self.expr(&q.target);
         self.scopes.push(Scope::default());
+        let mut names = Vec::new();
         for (i, target) in q.variables.iter().enumerate() {
             let Some(first) = target.node.names.first() else {
                 continue;
@@ -2578,7 +2640,9 @@ impl<'p> Checker<'p> {
             }
             self.local_vars.push(first.node.clone());
             self.insert_object(&first.node, Ty::Any, Some(target.span));
+            names.push(first.node.clone());
         }
+        self.loop_type_check(&names, &iter_ty, q.target.span);
         self.opt_expr(q.if_cond.as_deref());
         let item = self.expr(&q.test);
         self.leave_scope();
