@@ -10,7 +10,9 @@
 
 pub mod ast;
 pub mod builtins;
+pub mod checker;
 pub mod cli;
+pub mod diagnostic;
 pub mod error;
 pub mod eval;
 pub mod lexer;
@@ -77,12 +79,7 @@ impl RunError {
     /// source line under each position with a caret and label, then the
     /// notes.
     pub fn render(&self) -> String {
-        format!(
-            "error[{}]: {}\n{}\n",
-            self.error.kind.code(),
-            self.error.kind.title(),
-            self.error.message
-        )
+        diagnostic::render(&self.error, &self.sources)
     }
 }
 
