@@ -81,6 +81,7 @@ impl RunError {
     pub fn render(&self) -> String {
         diagnostic::render(&self.error, &self.sources)
     }
+
 }
 
 /// Loads, checks and evaluates a program as `kcl run` does.
@@ -97,6 +98,14 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
         Ok(p) => p,
         Err(e) => return Err(fail(e, &sources, String::new())),
     };
+    let checked: indexmap::IndexMap<String, Vec<ast::Module>> = program
+        .packages
+        .iter()
+        .map(|(pkg, modules)| (pkg.clone(), modules.iter().map(|m| m.as_ref().clone()).collect()))
+        .collect();
+    if let Err(e) = checker::check_packages(&checked) {
+        return Err(fail(e, &sources, String::new()));
+    }
     let eval_options = eval::EvalOptions {
         options: options
             .options
