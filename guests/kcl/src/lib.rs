@@ -116,7 +116,8 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
         step_limit: None,
         show_hidden: options.show_hidden,
     };
-    let evaluated = eval::evaluate(program, eval_options).map_err(|(e, logs)| fail(e, &sources, logs))?;
+    let evaluated = eval::evaluate(program, eval_options)
+        .map_err(|(e, logs)| fail(runtime_positions(e), &sources, logs))?;
     let output = eval::select_paths(&evaluated.output, &options.path_selectors)
         .map_err(|e| fail(e, &sources, evaluated.logs.clone()))?;
     let plan = value::yaml::PlanOptions {
@@ -133,6 +134,18 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
         yaml,
         logs: evaluated.logs,
     })
+}
+
+/// KCL's runtime errors know the line they happened on, not the column:
+/// only a failed check points at its schema expression.
+fn runtime_positions(mut error: KclError) -> KclError {
+    let keep_first = error.kind == ErrorKind::SchemaCheckFailure;
+    for (i, label) in error.labels.iter_mut().enumerate() {
+        if !(keep_first && i == 0) {
+            label.span = diagnostic::line_only(label.span);
+        }
+    }
+    error
 }
 
 /// A `-D name=value` value as KCL reads it: JSON when it parses as JSON,

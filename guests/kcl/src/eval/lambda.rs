@@ -81,7 +81,7 @@ impl Evaluator {
             }
         };
         self.leave();
-        result.map_err(|e| e.or_at(span))
+        result.map_err(|e| super::locate(e, span))
     }
 
     fn call_lambda(

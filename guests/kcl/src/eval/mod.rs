@@ -300,6 +300,21 @@ impl Evaluator {
     }
 }
 
+/// Places an error at `span` unless it has a place already or `span` is
+/// unknown (a call from a builtin, a conversion without a statement).
+pub(crate) fn locate(e: KclError, span: Span) -> KclError {
+    if span == Span::default() {
+        e
+    } else {
+        e.or_at(span)
+    }
+}
+
+/// An error at `span`, or without a position when `span` is unknown.
+pub(crate) fn error_at(kind: ErrorKind, span: Span, message: impl Into<String>) -> KclError {
+    locate(KclError::new(kind, message), span)
+}
+
 impl crate::value::unify::SchemaResolver for Evaluator {
     fn resolve_schema(
         &mut self,

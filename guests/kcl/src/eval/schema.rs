@@ -100,7 +100,7 @@ impl Evaluator {
         self.enter(span)?;
         let result = self.instantiate_inner(ty, config, args, kwargs, span);
         self.leave();
-        result.map_err(|e| e.or_at(span))
+        result.map_err(|e| super::locate(e, span))
     }
 
     fn instantiate_inner(
@@ -306,7 +306,7 @@ impl Evaluator {
                     continue;
                 }
                 if attrs.get(name).is_none_or(Value::is_none_or_undefined) {
-                    return Err(KclError::at(
+                    return Err(super::error_at(
                         ErrorKind::EvaluationError,
                         span,
                         format!(
@@ -539,7 +539,7 @@ impl Evaluator {
                     msg.push_str(&format!(", {reason}"));
                 }
                 if strict && used {
-                    return Err(KclError::at(ErrorKind::EvaluationError, span, msg));
+                    return Err(super::error_at(ErrorKind::EvaluationError, span, msg));
                 }
                 Ok(())
             }
