@@ -115,6 +115,7 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
         file_root: options.file_root.clone(),
         step_limit: None,
         show_hidden: options.show_hidden,
+        stack_budget: None,
     };
     let evaluated = eval::evaluate(program, eval_options)
         .map_err(|(e, logs)| fail(runtime_positions(e), &sources, logs))?;

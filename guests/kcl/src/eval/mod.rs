@@ -91,6 +91,10 @@ pub struct EvalOptions {
     pub step_limit: Option<u64>,
     /// `--show-hidden`: output `_hidden` variables too.
     pub show_hidden: bool,
+    /// Bytes of stack the evaluation may use before it stops with KCL's
+    /// recursion error instead of overflowing (`DEFAULT_STACK_BUDGET`
+    /// when `None`; a WebAssembly guest with a 1 MiB stack gives less).
+    pub stack_budget: Option<usize>,
 }
 
 /// What evaluating the main package produced.
@@ -102,8 +106,22 @@ pub struct Evaluated {
     pub logs: String,
 }
 
-/// How deep calls and nested schemas may go before KCL's recursion error.
-const MAX_DEPTH: usize = 256;
+/// How deep calls and nested schemas may go before KCL's recursion error
+/// (the stack budget usually ends a recursion first).
+const MAX_DEPTH: usize = 10_000;
+
+/// The stack the evaluation may use by default: the main thread of a
+/// native program has 8 MiB.
+pub const DEFAULT_STACK_BUDGET: usize = 6 << 20;
+
+/// The address of a local of the calling function: how far down the
+/// stack is (it grows downwards on every target we build for, the
+/// WebAssembly shadow stack included).
+#[inline(never)]
+fn stack_position() -> usize {
+    let marker = 0u8;
+    std::hint::black_box(std::ptr::addr_of!(marker)) as usize
+}
 
 /// The state of one evaluation.
 pub struct Evaluator {
@@ -124,6 +142,10 @@ pub struct Evaluator {
     /// value.
     schema_scalar: Option<usize>,
     depth: usize,
+    /// Where the stack was when the evaluation started, and how much of
+    /// it the evaluation may use.
+    stack_base: usize,
+    stack_budget: usize,
     steps: u64,
     step_limit: Option<u64>,
     show_hidden: bool,
@@ -155,6 +177,8 @@ impl Evaluator {
             scalars: Vec::new(),
             schema_scalar: None,
             depth: 0,
+            stack_base: stack_position(),
+            stack_budget: options.stack_budget.unwrap_or(DEFAULT_STACK_BUDGET),
             steps: 0,
             step_limit: options.step_limit,
             lambdas: HashMap::new(),
@@ -259,15 +283,15 @@ impl Evaluator {
                 ));
             }
         }
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            self.depth -= 1;
-            return Err(KclError::at(
+        let used = self.stack_base.saturating_sub(stack_position());
+        if self.depth >= MAX_DEPTH || used > self.stack_budget {
+            return Err(error_at(
                 ErrorKind::RecursionError,
                 span,
                 "maximum recursion depth exceeded",
             ));
         }
+        self.depth += 1;
         Ok(())
     }
 

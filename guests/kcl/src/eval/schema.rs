@@ -20,6 +20,8 @@ use super::{Evaluator, Frame, SchemaDef, SchemaType};
 /// types.
 pub(crate) struct SchemaCtx {
     frame: Rc<Frame>,
+    /// Where the instance is made: errors about its config point there.
+    span: Span,
     config: Rc<Dict>,
     attrs: HashMap<String, AttrInfo>,
 }
@@ -173,6 +175,7 @@ impl Evaluator {
         let config = Rc::new(config);
         self.schema_stack.push(SchemaCtx {
             frame: body.clone(),
+            span,
             config: config.clone(),
             attrs,
         });
@@ -406,8 +409,15 @@ impl Evaluator {
             .map(|c| c.config.clone())
             .unwrap_or_default();
         let config_entry = config.get(name).cloned();
+        let instance_span = self.schema_stack.last().map_or(span, |c| c.span);
         for decorator in &attr.decorators {
-            self.apply_decorator(frame, &decorator.node, name, config_entry.is_some(), span)?;
+            self.apply_decorator(
+                frame,
+                &decorator.node,
+                name,
+                config_entry.is_some(),
+                instance_span,
+            )?;
         }
         let override_only = config_entry.is_some()
             && config.op(name) == ConfigEntryOperation::Override
