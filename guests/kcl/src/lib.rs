@@ -81,7 +81,6 @@ impl RunError {
     pub fn render(&self) -> String {
         diagnostic::render(&self.error, &self.sources)
     }
-
 }
 
 /// Loads, checks and evaluates a program as `kcl run` does.
@@ -101,7 +100,12 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
     let checked: indexmap::IndexMap<String, Vec<ast::Module>> = program
         .packages
         .iter()
-        .map(|(pkg, modules)| (pkg.clone(), modules.iter().map(|m| m.as_ref().clone()).collect()))
+        .map(|(pkg, modules)| {
+            (
+                pkg.clone(),
+                modules.iter().map(|m| m.as_ref().clone()).collect(),
+            )
+        })
         .collect();
     if let Err(e) = checker::check_packages(&checked) {
         return Err(fail(e, &sources, String::new()));

@@ -159,7 +159,9 @@ impl Evaluator {
         let spread = self.eval_expr(frame, value)?;
         match &spread {
             Value::None | Value::Undefined => Ok(target),
-            Value::Dict(_) => self.union_values(target, &spread, false).map_err(|e| e.or_at(span)),
+            Value::Dict(_) => self
+                .union_values(target, &spread, false)
+                .map_err(|e| e.or_at(span)),
             Value::Schema(s) => self
                 .union_values(target, &Value::dict(s.attrs.clone()), false)
                 .map_err(|e| e.or_at(span)),

@@ -143,7 +143,9 @@ impl Evaluator {
             }
             Stmt::AugAssign(a) => {
                 self.exec_stmt(scope, last)?;
-                Ok(scope.get_local(&a.target.node.name.node).unwrap_or(Value::None))
+                Ok(scope
+                    .get_local(&a.target.node.name.node)
+                    .unwrap_or(Value::None))
             }
             _ => {
                 self.exec_stmt(scope, last)?;

@@ -75,10 +75,11 @@ pub(crate) fn merge_configs(modules: &mut [Rc<Module>]) {
             match &stmt.node {
                 Stmt::Unification(u) => {
                     if let Some(first) = u.target.node.names.first() {
-                        declarations
-                            .entry(first.node.clone())
-                            .or_default()
-                            .push((m, i, Kind::Union));
+                        declarations.entry(first.node.clone()).or_default().push((
+                            m,
+                            i,
+                            Kind::Union,
+                        ));
                     }
                 }
                 Stmt::Assign(a) if matches!(a.value.node, Expr::Schema(_)) => {

@@ -532,7 +532,8 @@ impl Evaluator {
         };
         match name.as_str() {
             "deprecated" => {
-                let (_, kwargs) = self.eval_arguments(frame, &decorator.args, &decorator.keywords)?;
+                let (_, kwargs) =
+                    self.eval_arguments(frame, &decorator.args, &decorator.keywords)?;
                 let arg = |k: &str| kwargs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
                 let text = |v: Option<Value>| match v {
                     Some(Value::Str(s)) => s.to_string(),
