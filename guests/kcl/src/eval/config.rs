@@ -25,10 +25,10 @@ impl Evaluator {
             // Later entries may read the keys set so far by name.
             match item.node.key.as_ref() {
                 Some(k) => {
-                    if let Some(key) = simple_key(&k.node) {
-                        if let Some(v) = result.as_dict().and_then(|d| d.get(&key)) {
-                            scope.set(&key, v.clone());
-                        }
+                    if let Some(key) = simple_key(&k.node)
+                        && let Some(v) = result.as_dict().and_then(|d| d.get(&key))
+                    {
+                        scope.set(&key, v.clone());
                     }
                 }
                 None => {
@@ -187,10 +187,10 @@ impl Evaluator {
             Expr::Identifier(id) => {
                 let mut path: Vec<String> = id.names.iter().map(|n| n.node.clone()).collect();
                 // A key naming a loop variable or parameter is its value.
-                if let Some(first) = path.first_mut() {
-                    if let Some(v) = frame.local_variable(first) {
-                        *first = self.key_string(&v);
-                    }
+                if let Some(first) = path.first_mut()
+                    && let Some(v) = frame.local_variable(first)
+                {
+                    *first = self.key_string(&v);
                 }
                 Ok((path, None))
             }

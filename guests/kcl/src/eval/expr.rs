@@ -536,10 +536,10 @@ impl Evaluator {
                 is_map,
                 span,
             )?;
-            if let Some(cond) = &q.if_cond {
-                if !self.eval_expr(&scope, cond)?.is_truthy() {
-                    continue;
-                }
+            if let Some(cond) = &q.if_cond
+                && !self.eval_expr(&scope, cond)?.is_truthy()
+            {
+                continue;
             }
             let result = self.eval_expr(&scope, &q.test)?;
             match q.op {
@@ -740,7 +740,8 @@ mod tests {
 
     #[test]
     fn slices_follow_python() {
-        let cases: &[(Option<i64>, Option<i64>, i64, &[usize])] = &[
+        type Case<'a> = (Option<i64>, Option<i64>, i64, &'a [usize]);
+        let cases: &[Case] = &[
             (None, None, 1, &[0, 1, 2, 3, 4]),
             (None, None, -1, &[4, 3, 2, 1, 0]),
             (Some(1), Some(-1), 1, &[1, 2, 3]),

@@ -10,6 +10,15 @@ use crate::value::{Dict, FunctionKind, Value};
 
 use super::{Closure, Evaluator, Frame};
 
+/// Keyword arguments in the order they were written.
+pub(crate) type Keywords = Vec<(String, Value)>;
+
+/// A call's arguments.
+pub(crate) struct Arguments {
+    pub args: Vec<Value>,
+    pub kwargs: Keywords,
+}
+
 impl Evaluator {
     pub(crate) fn eval_call(
         &mut self,
@@ -27,7 +36,7 @@ impl Evaluator {
         frame: &Rc<Frame>,
         args: &[Node<ast::Expr>],
         keywords: &[Node<ast::Keyword>],
-    ) -> Result<(Vec<Value>, Vec<(String, Value)>)> {
+    ) -> Result<(Vec<Value>, Keywords)> {
         let mut values = Vec::with_capacity(args.len());
         for a in args {
             match &a.node {
@@ -97,8 +106,7 @@ impl Evaluator {
             &scope,
             &closure.frame,
             lambda.args.as_ref(),
-            args,
-            kwargs,
+            Arguments { args, kwargs },
             "lambda",
             span,
         )?;
@@ -161,11 +169,11 @@ impl Evaluator {
         scope: &Rc<Frame>,
         defining: &Rc<Frame>,
         params: Option<&Node<ast::Arguments>>,
-        args: Vec<Value>,
-        kwargs: Vec<(String, Value)>,
+        call: Arguments,
         what: &str,
         span: Span,
     ) -> Result<()> {
+        let Arguments { args, kwargs } = call;
         let empty = ast::Arguments {
             args: Vec::new(),
             defaults: Vec::new(),

@@ -274,14 +274,14 @@ impl Evaluator {
     /// Counts a step of the budget and a level of depth.
     pub(crate) fn enter(&mut self, span: Span) -> Result<()> {
         self.steps = self.steps.saturating_add(1);
-        if let Some(limit) = self.step_limit {
-            if self.steps > limit {
-                return Err(KclError::at(
-                    ErrorKind::Interrupted,
-                    span,
-                    "the evaluation exceeded its step budget",
-                ));
-            }
+        if let Some(limit) = self.step_limit
+            && self.steps > limit
+        {
+            return Err(KclError::at(
+                ErrorKind::Interrupted,
+                span,
+                "the evaluation exceeded its step budget",
+            ));
         }
         let used = self.stack_base.saturating_sub(stack_position());
         if self.depth >= MAX_DEPTH || used > self.stack_budget {
@@ -297,10 +297,10 @@ impl Evaluator {
 
     pub(crate) fn add_scalar(&mut self, value: Value, is_schema: bool) {
         if is_schema {
-            if let Some(i) = self.schema_scalar {
-                if i < self.scalars.len() {
-                    self.scalars.remove(i);
-                }
+            if let Some(i) = self.schema_scalar
+                && i < self.scalars.len()
+            {
+                self.scalars.remove(i);
             }
             self.schema_scalar = Some(self.scalars.len());
         }

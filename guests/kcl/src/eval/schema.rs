@@ -125,8 +125,10 @@ impl Evaluator {
                             &params,
                             &s.frame,
                             Some(p),
-                            args.clone(),
-                            kwargs.clone(),
+                            super::lambda::Arguments {
+                                args: args.clone(),
+                                kwargs: kwargs.clone(),
+                            },
                             &s.name,
                             span,
                         )?;
@@ -142,8 +144,10 @@ impl Evaluator {
                             &params,
                             &s.frame,
                             Some(p),
-                            args.clone(),
-                            kwargs.clone(),
+                            super::lambda::Arguments {
+                                args: args.clone(),
+                                kwargs: kwargs.clone(),
+                            },
                             &s.name,
                             span,
                         )?;
@@ -208,11 +212,11 @@ impl Evaluator {
     ) -> Result<Dict> {
         self.run_lazy_body(body)?;
         for s in schemas {
-            if let SchemaDef::Schema(def) = &s.def {
-                if Rc::ptr_eq(s, ty) {
-                    for decorator in &def.decorators {
-                        self.apply_decorator(&s.frame, &decorator.node, &s.name, true, span)?;
-                    }
+            if let SchemaDef::Schema(def) = &s.def
+                && Rc::ptr_eq(s, ty)
+            {
+                for decorator in &def.decorators {
+                    self.apply_decorator(&s.frame, &decorator.node, &s.name, true, span)?;
                 }
             }
         }
@@ -229,11 +233,11 @@ impl Evaluator {
             match &index_signature {
                 Some((owner, sig)) => {
                     let mut v = value.clone();
-                    if let Some(default) = &sig.node.value {
-                        if config.op(key) != ConfigEntryOperation::Override {
-                            let d = self.eval_expr(body, default)?;
-                            v = self.union_values(d, &v, false)?;
-                        }
+                    if let Some(default) = &sig.node.value
+                        && config.op(key) != ConfigEntryOperation::Override
+                    {
+                        let d = self.eval_expr(body, default)?;
+                        v = self.union_values(d, &v, false)?;
                     }
                     let v = self
                         .convert_to_type(&owner.frame, v, &sig.node.value_ty.node, false)
@@ -362,10 +366,10 @@ impl Evaluator {
                 SchemaDef::Rule(def) => &def.checks,
             };
             for check in checks {
-                if let Some(cond) = &check.node.if_cond {
-                    if !self.eval_expr(body, cond)?.is_truthy() {
-                        continue;
-                    }
+                if let Some(cond) = &check.node.if_cond
+                    && !self.eval_expr(body, cond)?.is_truthy()
+                {
+                    continue;
                 }
                 if self.eval_expr(body, &check.node.test)?.is_truthy() {
                     continue;
@@ -471,10 +475,10 @@ impl Evaluator {
             delta.insert_indexes.insert(name.to_string(), *i);
         }
         let mut holder = Dict::new();
-        if let Some(current) = frame.get_local(name) {
-            if !current.is_undefined() {
-                holder.insert(name, current);
-            }
+        if let Some(current) = frame.get_local(name)
+            && !current.is_undefined()
+        {
+            holder.insert(name, current);
         }
         let merged = unify::union(
             self,
