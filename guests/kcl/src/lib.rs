@@ -53,6 +53,10 @@ pub struct RunOptions {
     pub show_hidden: bool,
     /// The directory the `file` module may read below; nothing when `None`.
     pub file_root: Option<PathBuf>,
+    /// Bytes of stack the evaluation may use before a deep recursion ends
+    /// in KCL's recursion error (`eval::DEFAULT_STACK_BUDGET` when
+    /// `None`); a host running on a larger stack may allow more.
+    pub stack_budget: Option<usize>,
 }
 
 /// What a successful run printed.
@@ -119,7 +123,7 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
         file_root: options.file_root.clone(),
         step_limit: None,
         show_hidden: options.show_hidden,
-        stack_budget: None,
+        stack_budget: options.stack_budget,
     };
     let evaluated = eval::evaluate(program, eval_options)
         .map_err(|(e, logs)| fail(runtime_positions(e), &sources, logs))?;

@@ -159,20 +159,20 @@ impl Evaluator {
         let mut attrs = HashMap::new();
         for s in &schemas {
             if let SchemaDef::Schema(def) = &s.def {
-                for stmt in &def.body {
-                    if let Stmt::SchemaAttr(a) = &stmt.node {
-                        body.vars
-                            .borrow_mut()
-                            .entry(a.name.node.clone())
-                            .or_insert(Value::Undefined);
-                        attrs.insert(
-                            a.name.node.clone(),
-                            AttrInfo {
-                                ty: a.ty.node.clone(),
-                                frame: s.frame.clone(),
-                            },
-                        );
-                    }
+                let mut declared = Vec::new();
+                declared_attrs(&def.body, &mut declared);
+                for (name, ty) in declared {
+                    body.vars
+                        .borrow_mut()
+                        .entry(name.clone())
+                        .or_insert(Value::Undefined);
+                    attrs.insert(
+                        name.clone(),
+                        AttrInfo {
+                            ty: ty.clone(),
+                            frame: s.frame.clone(),
+                        },
+                    );
                 }
             }
         }
@@ -598,6 +598,30 @@ impl Evaluator {
             }
         }
         has_index_signature || d.entries.keys().all(|k| names.contains(k))
+    }
+}
+
+/// The attributes a body declares (`name: T …`, in `if` blocks too), in
+/// order.
+fn declared_attrs<'a>(body: &'a [ast::Node<Stmt>], out: &mut Vec<(&'a String, &'a ast::Type)>) {
+    for stmt in body {
+        match &stmt.node {
+            Stmt::SchemaAttr(a) => out.push((&a.name.node, &a.ty.node)),
+            Stmt::Assign(ast::AssignStmt {
+                targets,
+                ty: Some(ty),
+                ..
+            }) => {
+                for t in targets.iter().filter(|t| t.node.paths.is_empty()) {
+                    out.push((&t.node.name.node, &ty.node));
+                }
+            }
+            Stmt::If(i) => {
+                declared_attrs(&i.body, out);
+                declared_attrs(&i.orelse, out);
+            }
+            _ => {}
+        }
     }
 }
 
