@@ -16,6 +16,10 @@
 //! column there), and for a label whose span is empty at column 0, which is
 //! how an error that knows only its line (as KCL's runtime errors do) is
 //! written — see [`line_only`].
+//!
+//! A note that starts with `suggestion: ` is printed as it is, as KCL
+//! prints its suggestions; an import cycle is printed inside an
+//! evaluation error, as `kcl run` prints it.
 
 use crate::error::{ErrorKind, KclError};
 use crate::source::{SourceMap, Span};
@@ -28,7 +32,16 @@ pub fn line_only(span: Span) -> Span {
 
 /// Renders one error as KCL prints it.
 pub fn render(error: &KclError, sources: &SourceMap) -> String {
-    let mut out = format!("error[{}]: {}\n", error.kind.code(), error.kind.title());
+    let mut out = String::new();
+    // `kcl run` prints an import cycle inside an evaluation error.
+    if error.kind == ErrorKind::RecursiveLoad {
+        out.push_str("error[E3M38]: ");
+    }
+    out.push_str(&format!(
+        "error[{}]: {}\n",
+        error.kind.code(),
+        error.kind.title()
+    ));
     if error.labels.is_empty() {
         out.push_str(&error.message);
         out.push('\n');
@@ -37,7 +50,9 @@ pub fn render(error: &KclError, sources: &SourceMap) -> String {
         render_label(&mut out, error.kind, label.span, &label.message, sources);
     }
     for note in &error.notes {
-        out.push_str("note: ");
+        if !note.starts_with("suggestion: ") {
+            out.push_str("note: ");
+        }
         out.push_str(note);
         out.push('\n');
     }

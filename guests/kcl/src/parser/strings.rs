@@ -147,6 +147,9 @@ impl Parser<'_> {
         let mut errors = std::mem::take(&mut sub.errors);
         dedup(&mut errors);
         self.errors.extend(errors);
+        if sub.aborted {
+            self.aborted = true;
+        }
         Node::new(
             Expr::FormattedValue(FormattedValue {
                 is_long_string: false,

@@ -252,17 +252,11 @@ impl Value {
             (Value::List(a), Value::List(b)) => {
                 a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.kcl_eq(y))
             }
-            (
-                Value::Dict(_) | Value::Schema(_),
-                Value::Dict(_) | Value::Schema(_),
-            ) => {
+            (Value::Dict(_) | Value::Schema(_), Value::Dict(_) | Value::Schema(_)) => {
                 let (Some(a), Some(b)) = (self.as_dict(), other.as_dict()) else {
                     return false;
                 };
-                a.len() == b.len()
-                    && a
-                        .iter()
-                        .all(|(k, v)| b.get(k).is_some_and(|w| v.kcl_eq(w)))
+                a.len() == b.len() && a.iter().all(|(k, v)| b.get(k).is_some_and(|w| v.kcl_eq(w)))
             }
             (Value::Function(a), Value::Function(b)) => Rc::ptr_eq(a, b),
             (
