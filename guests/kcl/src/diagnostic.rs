@@ -87,25 +87,27 @@ fn render_label(out: &mut String, kind: ErrorKind, span: Span, message: &str, so
         ));
         return;
     };
+    if text.is_empty() {
+        // What KCL's snippet renderer prints for an empty line: no line
+        // number, no label.
+        out.push_str(&format!("--> {}:1:1\n |\n |\n", file.path));
+        return;
+    }
     let length = text.chars().count();
     let line_only = span.column == 0 && span.end_line == span.line && span.end_column == 0;
     let no_column = span.column == 0 && is_syntax_error(kind);
     // The caret's character index, if there is a caret.
-    let caret = if line_only || no_column || length == 0 {
+    let caret = if line_only || no_column {
         None
     } else {
-        Some((span.column as usize).min(length - 1))
+        Some((span.column as usize).min(length.saturating_sub(1)))
     };
     let width = span.line.to_string().len();
     let pad = " ".repeat(width);
     let column = caret.map_or(1, |c| c + 1);
     out.push_str(&format!("{pad}--> {}:{}:{column}\n", file.path, span.line));
     out.push_str(&format!("{pad} |\n"));
-    if text.is_empty() {
-        out.push_str(&format!("{} |\n", span.line));
-    } else {
-        out.push_str(&format!("{} | {text}\n", span.line));
-    }
+    out.push_str(&format!("{} | {text}\n", span.line));
     match caret {
         Some(c) => {
             let offset: usize = text.chars().take(c).map(display_width).sum();

@@ -99,8 +99,14 @@ pub(crate) struct LineIndex {
 
 impl LineIndex {
     pub(crate) fn new(src: &str) -> LineIndex {
+        // As in KCL's source map, a line break ending the file starts no
+        // line: the end of input is on the last line.
         let mut starts = vec![0];
-        starts.extend(src.match_indices('\n').map(|(i, _)| i + 1));
+        starts.extend(
+            src.match_indices('\n')
+                .map(|(i, _)| i + 1)
+                .filter(|&start| start < src.len()),
+        );
         LineIndex {
             starts,
             text: src.to_string(),
@@ -180,6 +186,13 @@ impl<'a> Parser<'a> {
     /// From the start of `lo` to the end of the previous token.
     fn span_from(&self, lo: &Token) -> Span {
         self.span(lo.lo, self.prev_token.hi.max(lo.lo))
+    }
+
+    /// The range between the start of `lo` and the end of the previous
+    /// token, whichever comes first (KCL's byte spans order their ends).
+    fn ordered_span_from(&self, lo: &Token) -> Span {
+        let (a, b) = (lo.lo, self.prev_token.hi);
+        self.span(a.min(b), a.max(b))
     }
 
     fn node<T>(&self, node: T, lo: &Token) -> Node<T> {

@@ -150,7 +150,7 @@ impl Parser<'_> {
     pub(super) fn parse_expr_or_assign_stmt(&mut self, in_schema: bool) -> Option<Node<Stmt>> {
         let lo = self.token.clone();
         let mut targets = vec![self.parse_expr()];
-        let mut target_spans = vec![self.span_from(&lo)];
+        let mut target_spans = vec![self.ordered_span_from(&lo)];
         let mut value: Option<NodeRef<Expr>> = None;
         let mut ty: Option<Node<Type>> = None;
 
@@ -217,7 +217,7 @@ impl Parser<'_> {
             if let Some(previous) = value.take() {
                 targets.push(previous);
             }
-            target_spans.push(self.span_from(&start));
+            target_spans.push(self.ordered_span_from(&start));
             value = Some(expr);
         }
 

@@ -636,8 +636,9 @@ fn deep_nesting_is_an_error_not_a_crash() {
     assert!(thread.is_ok_and(|t| t.join().is_ok()));
 }
 
-/// Every `main.k` of KCL's grammar suite with a `stdout.golden` parses
-/// without error (run with `--ignored` where the suite is fetched).
+/// Every `.k` file of KCL's grammar suite parses without error but where
+/// a syntax error is expected (run with `--ignored` where the suite is
+/// fetched).
 #[test]
 #[ignore]
 fn grammar_suite_parses() {
@@ -660,7 +661,12 @@ fn grammar_suite_parses() {
                 files.push(path);
             }
         }
-        if !dir.join("stdout.golden").exists() {
+        // Cases expecting output, and cases expecting an error other than
+        // a syntax error, must parse.
+        let expects_syntax_error = std::fs::read_to_string(dir.join("stderr.golden"))
+            .is_ok_and(|g| g.contains("InvalidSyntax"));
+        let has_golden = dir.join("stdout.golden").exists() || dir.join("stderr.golden").exists();
+        if !has_golden || expects_syntax_error {
             continue;
         }
         for file in files {
@@ -669,7 +675,13 @@ fn grammar_suite_parses() {
             };
             total += 1;
             let result = parse(&src);
-            if !result.errors.is_empty() {
+            let golden = std::fs::read_to_string(dir.join("stderr.golden")).unwrap_or_default();
+            let expected = !golden.trim().is_empty()
+                && result
+                    .errors
+                    .iter()
+                    .any(|e| e.message.contains(golden.trim()));
+            if !result.errors.is_empty() && !expected {
                 failed += 1;
                 let e = &result.errors[0];
                 let at = e.span().map(|s| (s.line, s.column + 1)).unwrap_or_default();
@@ -740,4 +752,36 @@ fn grammar_suite_syntax_errors() {
         }
     }
     println!("syntax errors as KCL's in {matched} of {total} cases");
+}
+
+/// Writes the syntax errors of every `.k` file in `$KCL_SYNTAX_DIR` beside
+/// it (`.ours`), rendered as KCL does, to compare with kcl-lib's.
+#[test]
+#[ignore]
+fn render_syntax_errors_of_dir() {
+    let Some(dir) = std::env::var_os("KCL_SYNTAX_DIR") else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_none_or(|e| e != "k") {
+            continue;
+        }
+        let Ok(src) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let name = path.to_string_lossy().into_owned();
+        let mut sources = crate::source::SourceMap::default();
+        sources.add(crate::source::SourceFile::new(name.as_str(), src.as_str()));
+        let result = parse_file(0, &name, "__main__", &src);
+        let text: String = crate::diagnostic::render_all(&result.errors, &sources)
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let _ = std::fs::write(path.with_extension("ours"), text);
+    }
 }
