@@ -679,6 +679,7 @@ impl<'a> Lexer<'a> {
                 }
                 Some('0'..='9') => {
                     radix = 8;
+                    self.bump();
                     self.eat_digits(10)
                 }
                 Some('x') => {
@@ -829,11 +830,14 @@ impl<'a> Lexer<'a> {
             }
         }
         let raw = self.src[start..self.pos].to_string();
-        let content = match content_end {
-            Some(end) => &self.src[content_start..end],
+        let (content, content_start, is_long) = match content_end {
+            Some(end) => (&self.src[content_start..end], content_start, is_long),
             None => {
                 self.err("unterminated string", quote_pos, self.pos);
-                &self.src[content_start..self.pos]
+                // KCL reads an unterminated string as a one-quote string:
+                // its text starts after the first quote.
+                let from = quote_pos + 1;
+                (&self.src[from..self.pos], from, false)
             }
         };
         let value = match unescape(content, quote, is_long, is_raw) {
