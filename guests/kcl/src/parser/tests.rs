@@ -785,3 +785,47 @@ fn render_syntax_errors_of_dir() {
         let _ = std::fs::write(path.with_extension("ours"), text);
     }
 }
+
+/// Parse speed over the grammar suite's files (run with `--ignored
+/// --release`): lines parsed per millisecond.
+#[test]
+#[ignore]
+fn grammar_suite_parse_speed() {
+    let Some(home) = std::env::var_os("HOME") else {
+        return;
+    };
+    let root = std::path::Path::new(&home).join(".cache/plait/kcl-grammar/tests/grammar");
+    let mut sources = Vec::new();
+    let mut stack = vec![root];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "k") {
+                sources.extend(std::fs::read_to_string(&path));
+            }
+        }
+    }
+    let lines: usize = sources.iter().map(|s| s.lines().count()).sum();
+    let start = std::time::Instant::now();
+    let rounds = 20;
+    for _ in 0..rounds {
+        for src in &sources {
+            let _ = parse(src);
+        }
+    }
+    let ms = start.elapsed().as_secs_f64() * 1000.0 / f64::from(rounds);
+    println!(
+        "{lines} lines in {ms:.2} ms: {:.0} lines/ms",
+        lines as f64 / ms
+    );
+    let start = std::time::Instant::now();
+    for _ in 0..rounds {
+        for src in &sources {
+            let _ = crate::lexer::tokenize(src, 0);
+        }
+    }
+    let lex_ms = start.elapsed().as_secs_f64() * 1000.0 / f64::from(rounds);
+    println!("of which lexing {lex_ms:.2} ms");
+}
