@@ -536,7 +536,7 @@ impl Parser<'_> {
                     value: NumberLitValue::Int(v),
                 },
                 None => {
-                    self.token_error(&["integer"]);
+                    self.token_error(&["int"]);
                     NumberLit {
                         binary_suffix: suffix,
                         value: NumberLitValue::Int(0),
@@ -557,7 +557,7 @@ impl Parser<'_> {
                 }
             },
             _ => {
-                self.token_error(&["integer", "float"]);
+                self.token_error(&["int", "float"]);
                 NumberLit {
                     binary_suffix: None,
                     value: NumberLitValue::Int(0),

@@ -519,6 +519,12 @@ fn syntax_errors_have_kcl_messages() {
             &["duplicate schema index signature definitions, only one is allowed in the schema"],
         ),
         ("a = \"abc", &["unterminated string"]),
+        (
+            "a = 99999999999999999999",
+            &["expected one of [\"int\"] got 99999999999999999999"],
+        ),
+        ("b = 00", &["no valid digits found for number"]),
+        ("b = 0b102", &["invalid digit for a base 2 literal, start: 8, stop: 9"]),
     ];
     for (src, want) in cases {
         let got = messages(src);
