@@ -365,7 +365,11 @@ impl Loader<'_> {
         }
         // Inside the package's own tree.
         let rel: PathBuf = fixed.split('.').collect();
-        let internal = package_files(self.fs, &context.root.join(&rel));
+        let internal = if fixed.is_empty() {
+            None
+        } else {
+            package_files(self.fs, &context.root.join(&rel))
+        };
         let found = match internal {
             Some(files) => {
                 let pkgpath = if context.name == MAIN_PKG {
@@ -396,6 +400,19 @@ impl Loader<'_> {
                     files,
                     context: pkg_context,
                 });
+            }
+            None if fixed.is_empty() => {
+                // More leading dots than directories above the file: KCL
+                // looks in the root itself, which is no package.
+                let real = path_string(&context.root.join(""));
+                self.missing.push(KclError::at(
+                    ErrorKind::CannotFindModule,
+                    span,
+                    format!(
+                        "Failed to import the module {} from {real}. No KCL files found in the specified folder",
+                        import.rawpath.node
+                    ),
+                ));
             }
             None => {
                 let real = path_string(&context.root.join(fixed.replace('.', "/")));
@@ -752,6 +769,23 @@ mod tests {
             vec![
                 "suggestion: try 'kcl mod add some0' to download the missing package",
                 "suggestion: browse more packages at 'https://artifacthub.io'"
+            ]
+        );
+    }
+
+    #[test]
+    fn climbing_above_the_root_finds_no_package() {
+        let fs = fs(&[
+            ("/r/kcl.mod", ""),
+            ("/r/app/main.k", "import ...some.pkg as x\n"),
+            ("/r/some/pkg/p.k", "x = 1\n"),
+        ]);
+        let loaded = load_main(&fs, "/r/app");
+        let messages: Vec<&str> = loaded.errors.iter().map(|e| e.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            vec![
+                "Failed to import the module ...some.pkg from /r/. No KCL files found in the specified folder"
             ]
         );
     }
