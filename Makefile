@@ -6,7 +6,7 @@ CARGO ?= cargo
 PLAIT := target/release/plait
 
 .PHONY: demo test setup build-deps test-deps test-prereqs build lint unit bench test-cluster-binaries test-cosign upstream-crossplane toolchains functions bench-functions
-.PHONY: test-helm test-kustomize
+.PHONY: test-helm test-kustomize kcl-oracle
 
 # Installs Debian packages that are missing (as root, or through sudo).
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -30,6 +30,12 @@ CJS_DIR := $(PLAIT_TOOLS)/componentize-js-$(COMPONENTIZE_JS_VERSION)
 GUEST_TOOLS := $(CURDIR)/target/debug/plait-guest-tools
 ADAPTER_DIR := $(PLAIT_TOOLS)/wasi-adapter-$(WASI_ADAPTER_VERSION)
 CLANG_DIR := $(PLAIT_TOOLS)/clang-wasi-$(CLANG_VERSION)
+# The real KCL, the oracle of plait's KCL tests (guests/kcl/tests/oracle,
+# tests/kcl/run-grammar.py): PyPI's kcl-lib at the version function-kcl
+# embeds, with ruamel.yaml to compare YAML as KCL's own grammar runner does.
+KCL_LIB_VERSION := 0.12.3
+RUAMEL_YAML_VERSION := 0.18.6
+KCL_ORACLE_DIR := $(PLAIT_TOOLS)/kcl-lib-$(KCL_LIB_VERSION)
 
 setup:
 	@command -v rustup >/dev/null || { echo "rustup is required: https://rustup.rs"; exit 1; }
@@ -106,8 +112,15 @@ upstream-crossplane: test-prereqs
 
 # tests/run-tests.py builds what `cargo test --workspace` builds and runs
 # the test binaries that mostly wait beside the others (docs/testing.md).
-unit: setup build-deps test-prereqs test-deps test-cluster-binaries test-cosign upstream-crossplane toolchains test-helm test-kustomize
+unit: setup build-deps test-prereqs test-deps test-cluster-binaries test-cosign upstream-crossplane toolchains test-helm test-kustomize kcl-oracle
 	CARGO=$(CARGO) python3 tests/run-tests.py --workspace
+
+kcl-oracle: test-prereqs $(KCL_ORACLE_DIR)/.done
+
+$(KCL_ORACLE_DIR)/.done:
+	python3 -m venv $(KCL_ORACLE_DIR)
+	$(KCL_ORACLE_DIR)/bin/pip install --quiet kcl-lib==$(KCL_LIB_VERSION) ruamel.yaml==$(RUAMEL_YAML_VERSION)
+	touch $@
 
 toolchains: test-prereqs $(CPY_DIR)/.done $(CJS_DIR)/.done $(ADAPTER_DIR)/.done $(CLANG_DIR)/.done
 	$(CARGO) build -p plait-guest-tools

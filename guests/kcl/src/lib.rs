@@ -10,6 +10,9 @@
 
 pub mod ast;
 pub mod builtins;
+pub mod checker;
+pub mod cli;
+pub mod diagnostic;
 pub mod error;
 pub mod eval;
 pub mod lexer;
@@ -17,6 +20,8 @@ pub mod modules;
 pub mod parser;
 pub mod source;
 pub mod value;
+
+mod load;
 
 pub use error::{ErrorKind, KclError};
 
@@ -74,20 +79,77 @@ impl RunError {
     /// source line under each position with a caret and label, then the
     /// notes.
     pub fn render(&self) -> String {
-        format!(
-            "error[{}]: {}\n{}\n",
-            self.error.kind.code(),
-            self.error.kind.title(),
-            self.error.message
-        )
+        diagnostic::render(&self.error, &self.sources)
     }
+
 }
 
 /// Loads, checks and evaluates a program as `kcl run` does.
-pub fn run(_options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
-    Err(Box::new(RunError {
-        error: KclError::new(ErrorKind::EvaluationError, "the evaluator is not built yet"),
-        sources: source::SourceMap::default(),
-        logs: String::new(),
-    }))
+pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
+    let mut sources = source::SourceMap::default();
+    let fail = |error: KclError, sources: &source::SourceMap, logs: String| {
+        Box::new(RunError {
+            error,
+            sources: sources.clone(),
+            logs,
+        })
+    };
+    let program = match load::load(options, &mut sources) {
+        Ok(p) => p,
+        Err(e) => return Err(fail(e, &sources, String::new())),
+    };
+    let checked: indexmap::IndexMap<String, Vec<ast::Module>> = program
+        .packages
+        .iter()
+        .map(|(pkg, modules)| (pkg.clone(), modules.iter().map(|m| m.as_ref().clone()).collect()))
+        .collect();
+    if let Err(e) = checker::check_packages(&checked) {
+        return Err(fail(e, &sources, String::new()));
+    }
+    let eval_options = eval::EvalOptions {
+        options: options
+            .options
+            .iter()
+            .map(|(k, v)| (k.clone(), option_value(v)))
+            .collect(),
+        file_root: options.file_root.clone(),
+        step_limit: None,
+        show_hidden: options.show_hidden,
+    };
+    let evaluated = eval::evaluate(program, eval_options)
+        .map_err(|(e, logs)| fail(runtime_positions(e), &sources, logs))?;
+    let output = eval::select_paths(&evaluated.output, &options.path_selectors)
+        .map_err(|e| fail(e, &sources, evaluated.logs.clone()))?;
+    let plan = value::yaml::PlanOptions {
+        sort_keys: options.sort_keys,
+        disable_none: options.disable_none,
+        show_hidden: options.show_hidden,
+        ..value::yaml::PlanOptions::default()
+    };
+    let mut yaml = value::yaml::plan(&output, &plan);
+    if !yaml.is_empty() && !yaml.ends_with('\n') {
+        yaml.push('\n');
+    }
+    Ok(RunOutput {
+        yaml,
+        logs: evaluated.logs,
+    })
+}
+
+/// KCL's runtime errors know the line they happened on, not the column:
+/// only a failed check points at its schema expression.
+fn runtime_positions(mut error: KclError) -> KclError {
+    let keep_first = error.kind == ErrorKind::SchemaCheckFailure;
+    for (i, label) in error.labels.iter_mut().enumerate() {
+        if !(keep_first && i == 0) {
+            label.span = diagnostic::line_only(label.span);
+        }
+    }
+    error
+}
+
+/// A `-D name=value` value as KCL reads it: JSON when it parses as JSON,
+/// else the text itself.
+fn option_value(text: &str) -> value::Value {
+    value::json::decode(text).unwrap_or_else(|_| value::Value::str(text))
 }

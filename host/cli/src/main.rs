@@ -7,6 +7,7 @@ mod files;
 mod function;
 mod functions;
 mod install;
+mod kcl;
 mod packages;
 mod render;
 mod scaffold;
@@ -59,6 +60,11 @@ enum Command {
     /// Show a composite resource's or claim's tree in a cluster: its XR, its
     /// composed resources and nested XRs, with their Synced and Ready conditions.
     Trace(Box<trace::TraceArgs>),
+    /// Run KCL programs offline with plait's KCL, as `kcl run` does.
+    Kcl {
+        #[command(subcommand)]
+        command: kcl::KclCommand,
+    },
 }
 
 #[derive(clap::Args)]
@@ -387,6 +393,7 @@ fn main() -> ExitCode {
         Command::Install(args) => install::run(&args),
         Command::Validate(args) => return validate::main(&args),
         Command::Trace(args) => trace::run(&args),
+        Command::Kcl { command } => return kcl::main(&command),
     };
     match result {
         Ok(output) => {
