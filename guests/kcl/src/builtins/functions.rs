@@ -9,8 +9,9 @@
 use std::cmp::Ordering;
 use std::rc::Rc;
 
+use crate::ast;
 use crate::error::{ErrorKind, KclError, Result};
-use crate::value::{Dict, Value};
+use crate::value::{Dict, FunctionKind, Value};
 
 use super::convert::{to_float, to_int};
 use super::{BuiltinFn, Interp, UNWRAP_NONE, arg, fail};
@@ -47,6 +48,7 @@ pub(super) const NAMES: &[&str] = &[
     "list",
     "dict",
     "typeof",
+    "reduce",
 ];
 
 pub(super) fn lookup(name: &str) -> Option<BuiltinFn> {
@@ -79,6 +81,7 @@ pub(super) fn lookup(name: &str) -> Option<BuiltinFn> {
         "list" => list,
         "dict" => dict,
         "typeof" => type_of,
+        "reduce" => reduce,
         _ => return None,
     })
 }
@@ -1041,4 +1044,60 @@ fn type_of(_: &mut dyn Interp, args: &[Value], kwargs: &Kwargs) -> Result<Value>
         Value::None => "None".into(),
         other => other.runtime_type_str(),
     }))
+}
+
+/// `reduce(reducer, list, initial)`: `reducer(reducer(initial, x0), x1)…`,
+/// starting from the first item when there is no `initial`. An empty list
+/// without `initial` gives `None` when the reducer's accumulator may be
+/// `None` (or has no type), and is an error otherwise. KCL added `reduce`
+/// after 0.12.3; its grammar suite has it, so plait follows KCL's newer
+/// runtime here.
+fn reduce(interp: &mut dyn Interp, args: &[Value], kwargs: &Kwargs) -> Result<Value> {
+    let reducer = arg(args, kwargs, 0, "reducer")
+        .ok_or_else(|| fail("reduce() missing required argument: 'reducer'"))?;
+    let list = arg(args, kwargs, 1, "list")
+        .ok_or_else(|| fail("reduce() missing required argument: 'list'"))?;
+    let initial = arg(args, kwargs, 2, "initial");
+    let Value::Function(function) = reducer else {
+        return Err(fail("reduce() argument 'reducer' must be a function"));
+    };
+    if !matches!(
+        function.kind,
+        FunctionKind::Lambda(_) | FunctionKind::Schema(_)
+    ) {
+        return Err(fail("reduce() argument 'reducer' must be a function"));
+    }
+    let Value::List(items) = list else {
+        return Err(fail("invalid list value"));
+    };
+    let mut items = items.iter();
+    let mut acc = match initial.or_else(|| items.next()) {
+        Some(value) => value.clone(),
+        None => {
+            if let Some(ty) = accumulator_type(&function.kind)
+                && !matches!(ty, ast::Type::Any)
+            {
+                let text = crate::eval::types::type_to_string(ty);
+                if !text.contains("None") {
+                    return Err(fail(format!(
+                        "reduce() empty list with no initial value and non-nullable accumulator type '{text}'"
+                    )));
+                }
+            }
+            return Ok(Value::None);
+        }
+    };
+    for item in items {
+        acc = interp.call(reducer, vec![acc, item.clone()], Vec::new())?;
+    }
+    Ok(acc)
+}
+
+/// The annotated type of a lambda's first parameter.
+fn accumulator_type(kind: &FunctionKind) -> Option<&ast::Type> {
+    let FunctionKind::Lambda(closure) = kind else {
+        return None;
+    };
+    let args = closure.lambda.args.as_ref()?;
+    args.node.ty_list.first()?.as_ref().map(|t| &t.node)
 }

@@ -389,6 +389,8 @@ fn schema(name: &str, pkgpath: &str, attrs: &[(&str, Value)]) -> Value {
             .map(|(k, v)| ((*k).to_string(), v.clone()))
             .collect(),
         config_keys: Vec::new(),
+        args: Vec::new(),
+        kwargs: Vec::new(),
         ty: None,
     }))
 }
@@ -465,7 +467,7 @@ fn interpolation_specs_other_than_json_and_yaml_are_refused() {
 
 #[test]
 fn unknown_names_are_not_builtins() {
-    assert!(lookup("reduce").is_none());
+    assert!(lookup("catch").is_none());
     assert!(method(&Value::str("a"), "foo").is_none());
     assert!(method(&Value::list(Vec::new()), "upper").is_none());
     assert!(super::BUILTIN_NAMES.iter().all(|n| lookup(n).is_some()));
@@ -498,6 +500,31 @@ fn quantities_read_unit_suffixes() {
             got.map_err(|e| e.message),
             expected.map_err(str::to_string),
             "{text}"
+        );
+    }
+}
+
+#[test]
+fn int_with_a_base_other_than_10_reads_prefixed_digits() {
+    // KCL's grammar suite (builtins/int/base_parameter), after 0.12.3.
+    let cases = [
+        (r#"int("0xe4", base=16)"#, "int|228"),
+        (r#"int("0XFF", base=16)"#, "int|255"),
+        (r#"int("e4", base=16)"#, "int|228"),
+        (r#"int("0o755", base=8)"#, "int|493"),
+        (r#"int("0b1010", base=2)"#, "int|10"),
+        (r#"int("-0x10", base=16)"#, "int|-16"),
+        (r#"int("z", 36)"#, "int|35"),
+        (
+            r#"int("1Ki", 16)"#,
+            "ERR invalid literal for int() with base 16: '1Ki'",
+        ),
+    ];
+    for (call, expected) in cases {
+        assert_eq!(
+            run_call(&mut TestInterp::default(), call),
+            expected,
+            "{call}"
         );
     }
 }
