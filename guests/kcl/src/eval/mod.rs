@@ -18,7 +18,7 @@ mod scope;
 mod stmt;
 #[cfg(test)]
 mod tests;
-mod types;
+pub(crate) mod types;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
