@@ -343,23 +343,7 @@ impl crate::builtins::Interp for Evaluator {
     }
 
     fn read_file(&self, path: &str) -> Option<std::io::Result<Vec<u8>>> {
-        let root = self.file_root.as_ref()?;
-        let relative = std::path::Path::new(path);
-        let escapes = relative.components().any(|c| {
-            matches!(
-                c,
-                std::path::Component::ParentDir
-                    | std::path::Component::RootDir
-                    | std::path::Component::Prefix(_)
-            )
-        });
-        if escapes {
-            return Some(Err(std::io::Error::new(
-                std::io::ErrorKind::PermissionDenied,
-                format!("{path} is outside the directory the program may read"),
-            )));
-        }
-        Some(std::fs::read(root.join(relative)))
+        Some(crate::modules::file::read_below(self.file_root.as_ref()?, path))
     }
 
     fn instances(&self, schema_full_name: &str) -> Vec<Value> {
@@ -367,6 +351,14 @@ impl crate::builtins::Interp for Evaluator {
             .get(schema_full_name)
             .cloned()
             .unwrap_or_default()
+    }
+
+    fn file_root(&self) -> Option<&std::path::Path> {
+        self.file_root.as_deref()
+    }
+
+    fn union(&mut self, left: Value, right: &Value) -> Result<Value> {
+        self.binary_values(left, ast::BinOp::BitOr, right.clone())
     }
 }
 
