@@ -11,6 +11,7 @@ mod config;
 mod display;
 mod expr;
 mod lambda;
+mod merge;
 mod output;
 mod schema;
 mod scope;
@@ -126,6 +127,9 @@ pub struct Evaluator {
     steps: u64,
     step_limit: Option<u64>,
     show_hidden: bool,
+    /// How many schema expressions are being evaluated, one inside
+    /// another.
+    schema_expr_depth: usize,
     /// One shared copy per lambda expression of the program, by address.
     lambdas: HashMap<usize, Rc<ast::LambdaExpr>>,
 }
@@ -155,6 +159,7 @@ impl Evaluator {
             step_limit: options.step_limit,
             lambdas: HashMap::new(),
             show_hidden: options.show_hidden,
+            schema_expr_depth: 0,
         }
     }
 
@@ -177,12 +182,15 @@ impl Evaluator {
         if let Some(frame) = self.packages.get(pkgpath) {
             return Ok(frame.clone());
         }
-        let modules = self.program.packages.get(pkgpath).cloned().ok_or_else(|| {
+        let mut modules = self.program.packages.get(pkgpath).cloned().ok_or_else(|| {
             KclError::new(
                 ErrorKind::CannotFindModule,
                 format!("Cannot find the module {pkgpath}"),
             )
         })?;
+        if pkgpath == MAIN_PKG {
+            merge::merge_configs(&mut modules);
+        }
         let frame = Frame::package(pkgpath, &modules);
         self.packages.insert(pkgpath.to_string(), frame.clone());
         for module in &modules {
@@ -290,6 +298,21 @@ impl Evaluator {
             _ => Ok(()),
         }
     }
+}
+
+/// Places an error at `span` unless it has a place already or `span` is
+/// unknown (a call from a builtin, a conversion without a statement).
+pub(crate) fn locate(e: KclError, span: Span) -> KclError {
+    if span == Span::default() {
+        e
+    } else {
+        e.or_at(span)
+    }
+}
+
+/// An error at `span`, or without a position when `span` is unknown.
+pub(crate) fn error_at(kind: ErrorKind, span: Span, message: impl Into<String>) -> KclError {
+    locate(KclError::new(kind, message), span)
 }
 
 impl crate::value::unify::SchemaResolver for Evaluator {

@@ -28,7 +28,6 @@ struct AttrInfo {
     ty: ast::Type,
     /// The frame the type is resolved in (the declaring schema's package).
     frame: Rc<Frame>,
-    optional: bool,
 }
 
 /// The schemas whose bodies make an instance, in the order they run:
@@ -55,6 +54,18 @@ impl Evaluator {
 
     /// `Name(args) {config}`.
     pub(crate) fn eval_schema_expr(
+        &mut self,
+        frame: &Rc<Frame>,
+        expr: &ast::SchemaExpr,
+        span: Span,
+    ) -> Result<Value> {
+        self.schema_expr_depth += 1;
+        let result = self.eval_schema_expr_inner(frame, expr, span);
+        self.schema_expr_depth -= 1;
+        result
+    }
+
+    fn eval_schema_expr_inner(
         &mut self,
         frame: &Rc<Frame>,
         expr: &ast::SchemaExpr,
@@ -89,7 +100,7 @@ impl Evaluator {
         self.enter(span)?;
         let result = self.instantiate_inner(ty, config, args, kwargs, span);
         self.leave();
-        result.map_err(|e| e.or_at(span))
+        result.map_err(|e| super::locate(e, span))
     }
 
     fn instantiate_inner(
@@ -153,7 +164,6 @@ impl Evaluator {
                             AttrInfo {
                                 ty: a.ty.node.clone(),
                                 frame: s.frame.clone(),
-                                optional: a.is_optional,
                             },
                         );
                     }
@@ -194,6 +204,15 @@ impl Evaluator {
         span: Span,
     ) -> Result<Dict> {
         self.run_lazy_body(body)?;
+        for s in schemas {
+            if let SchemaDef::Schema(def) = &s.def {
+                if Rc::ptr_eq(s, ty) {
+                    for decorator in &def.decorators {
+                        self.apply_decorator(&s.frame, &decorator.node, &s.name, true, span)?;
+                    }
+                }
+            }
+        }
         let index_signature = schemas.iter().rev().find_map(|s| match &s.def {
             SchemaDef::Schema(def) => def.index_signature.as_ref().map(|i| (s.clone(), i.clone())),
             SchemaDef::Rule(_) => None,
@@ -208,8 +227,10 @@ impl Evaluator {
                 Some((owner, sig)) => {
                     let mut v = value.clone();
                     if let Some(default) = &sig.node.value {
-                        let d = self.eval_expr(body, default)?;
-                        v = self.union_values(d, &v, false)?;
+                        if config.op(key) != ConfigEntryOperation::Override {
+                            let d = self.eval_expr(body, default)?;
+                            v = self.union_values(d, &v, false)?;
+                        }
                     }
                     let v = self
                         .convert_to_type(&owner.frame, v, &sig.node.value_ty.node, false)
@@ -224,18 +245,16 @@ impl Evaluator {
                 }
             }
         }
-        if let Some((owner, sig)) = &index_signature {
-            if sig.node.any_other {
-                let keys: Vec<String> = body.vars.borrow().keys().cloned().collect();
-                for key in keys {
-                    if let Some(v) = body.get_local(&key) {
-                        self.convert_to_type(&owner.frame, v, &sig.node.value_ty.node, false)
-                            .map_err(|e| e.or_at(sig.span))?;
-                    }
-                }
+        // Required attributes are checked once the outermost instance is
+        // complete (a nested one may still get its values from its
+        // parent's config), through every schema inside it.
+        if self.schema_stack.len() <= 1 && self.schema_expr_depth <= 1 {
+            let vars: Vec<Value> = body.vars.borrow().values().cloned().collect();
+            self.check_required(ty, &body.vars.borrow(), span)?;
+            for v in &vars {
+                self.check_required_nested(v, span)?;
             }
         }
-        self.check_required(ty, body, span)?;
         let key_name = index_signature
             .as_ref()
             .and_then(|(_, sig)| sig.node.key_name.as_ref().map(|k| k.node.clone()));
@@ -250,18 +269,44 @@ impl Evaluator {
             _ => self.run_checks(schemas, body, span)?,
         }
         let vars = body.vars.borrow();
-        Ok(vars.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        let mut attrs: Dict = vars.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        // The instance keeps its config's operators, which apply when it
+        // is unified into another value (`+=` appends there too).
+        for (k, op) in &config.ops {
+            if attrs.entries.contains_key(k) {
+                attrs.ops.insert(k.clone(), *op);
+            }
+        }
+        for (k, i) in &config.insert_indexes {
+            if attrs.entries.contains_key(k) {
+                attrs.insert_indexes.insert(k.clone(), *i);
+            }
+        }
+        Ok(attrs)
     }
 
-    fn check_required(&mut self, ty: &Rc<SchemaType>, body: &Rc<Frame>, span: Span) -> Result<()> {
-        let Some(ctx) = self.schema_stack.last() else {
-            return Ok(());
-        };
-        let vars = body.vars.borrow();
-        for (name, value) in vars.iter() {
-            if let Some(info) = ctx.attrs.get(name) {
-                if !info.optional && value.is_none_or_undefined() {
-                    return Err(KclError::at(
+    fn check_required(
+        &self,
+        ty: &Rc<SchemaType>,
+        attrs: &indexmap::IndexMap<String, Value>,
+        span: Span,
+    ) -> Result<()> {
+        let mut schemas = Vec::new();
+        chain(ty, &mut schemas);
+        for s in &schemas {
+            let SchemaDef::Schema(def) = &s.def else {
+                continue;
+            };
+            for stmt in &def.body {
+                let Stmt::SchemaAttr(a) = &stmt.node else {
+                    continue;
+                };
+                let name = &a.name.node;
+                if a.is_optional {
+                    continue;
+                }
+                if attrs.get(name).is_none_or(Value::is_none_or_undefined) {
+                    return Err(super::error_at(
                         ErrorKind::EvaluationError,
                         span,
                         format!(
@@ -271,6 +316,33 @@ impl Evaluator {
                     ));
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// The required-attribute check of every schema instance inside a
+    /// value.
+    fn check_required_nested(&self, v: &Value, span: Span) -> Result<()> {
+        match v {
+            Value::Schema(s) => {
+                if let Some(ty) = &s.ty {
+                    self.check_required(ty, &s.attrs.entries, span)?;
+                }
+                for inner in s.attrs.entries.values() {
+                    self.check_required_nested(inner, span)?;
+                }
+            }
+            Value::Dict(d) => {
+                for inner in d.entries.values() {
+                    self.check_required_nested(inner, span)?;
+                }
+            }
+            Value::List(items) => {
+                for inner in items.iter() {
+                    self.check_required_nested(inner, span)?;
+                }
+            }
+            _ => {}
         }
         Ok(())
     }
@@ -334,15 +406,26 @@ impl Evaluator {
             .map(|c| c.config.clone())
             .unwrap_or_default();
         let config_entry = config.get(name).cloned();
+        for decorator in &attr.decorators {
+            self.apply_decorator(frame, &decorator.node, name, config_entry.is_some(), span)?;
+        }
         let override_only = config_entry.is_some()
             && config.op(name) == ConfigEntryOperation::Override
             && !config.insert_indexes.contains_key(name);
         if !override_only {
             let default = match &attr.value {
                 Some(v) => self.eval_expr(frame, v)?,
-                None => Value::Undefined,
+                // An attribute typed with a single literal defaults to it.
+                None => match &attr.ty.node {
+                    ast::Type::Literal(l) => literal_value(l),
+                    _ => Value::Undefined,
+                },
             };
-            match attr.op {
+            let op = match (&attr.op, &attr.value, &attr.ty.node) {
+                (None, None, ast::Type::Literal(_)) => Some(AugOp::Assign),
+                (op, _, _) => *op,
+            };
+            match op {
                 Some(AugOp::BitOr) => {
                     let current = frame.get_local(name).unwrap_or(Value::Undefined);
                     let merged = self.binary_values(current, ast::BinOp::BitOr, default)?;
@@ -423,6 +506,52 @@ impl Evaluator {
         Ok(())
     }
 
+    /// `@deprecated(version, reason, strict)` refuses a deprecated schema,
+    /// or an attribute its config sets; `@info` says nothing.
+    fn apply_decorator(
+        &mut self,
+        frame: &Rc<Frame>,
+        decorator: &ast::CallExpr,
+        target: &str,
+        used: bool,
+        span: Span,
+    ) -> Result<()> {
+        let name = match &decorator.func.node {
+            ast::Expr::Identifier(id) => id.name(),
+            _ => String::new(),
+        };
+        match name.as_str() {
+            "deprecated" => {
+                let (_, kwargs) = self.eval_arguments(frame, &decorator.args, &decorator.keywords)?;
+                let arg = |k: &str| kwargs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+                let text = |v: Option<Value>| match v {
+                    Some(Value::Str(s)) => s.to_string(),
+                    _ => String::new(),
+                };
+                let version = text(arg("version"));
+                let reason = text(arg("reason"));
+                let strict = arg("strict").is_none_or(|v| v.is_truthy());
+                let mut msg = format!("{target} was deprecated ");
+                if !version.is_empty() {
+                    msg.push_str(&format!("since version {version}"));
+                }
+                if !reason.is_empty() {
+                    msg.push_str(&format!(", {reason}"));
+                }
+                if strict && used {
+                    return Err(super::error_at(ErrorKind::EvaluationError, span, msg));
+                }
+                Ok(())
+            }
+            "info" => Ok(()),
+            other => Err(KclError::at(
+                ErrorKind::EvaluationError,
+                span,
+                format!("Unknown decorator {other}"),
+            )),
+        }
+    }
+
     /// A value for an attribute, checked and converted to its declared
     /// type.
     fn attr_typed(&mut self, name: &str, value: Value) -> Result<Value> {
@@ -454,6 +583,22 @@ impl Evaluator {
             }
         }
         has_index_signature || d.entries.keys().all(|k| names.contains(k))
+    }
+}
+
+fn literal_value(l: &ast::LiteralType) -> Value {
+    match l {
+        ast::LiteralType::Bool(b) => Value::Bool(*b),
+        ast::LiteralType::Int(i, None) => Value::Int(*i),
+        ast::LiteralType::Int(i, Some(suffix)) => Value::Unit(crate::value::UnitValue {
+            value: *i as f64 * super::expr::unit_multiplier(*suffix),
+            raw: *i,
+            suffix: *suffix,
+        }),
+        ast::LiteralType::Float(f) => Value::Float(*f),
+        ast::LiteralType::Str(s) => Value::str(s),
+        ast::LiteralType::None => Value::None,
+        ast::LiteralType::Undefined => Value::Undefined,
     }
 }
 
