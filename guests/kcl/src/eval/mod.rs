@@ -91,6 +91,8 @@ pub struct EvalOptions {
     pub step_limit: Option<u64>,
     /// `--show-hidden`: output `_hidden` variables too.
     pub show_hidden: bool,
+    /// What `file.current()`, `file.workdir()` and `file.modpath()` say.
+    pub program_paths: crate::modules::file::ProgramPaths,
 }
 
 /// What evaluating the main package produced.
@@ -100,6 +102,9 @@ pub struct Evaluated {
     pub output: Value,
     /// What `print()` wrote.
     pub logs: String,
+    /// `manifests.yaml_stream`'s output, when the program called it: it
+    /// replaces `output`, planned with its options.
+    pub output_stream: Option<(String, crate::value::yaml::PlanOptions)>,
 }
 
 /// How deep calls and nested schemas may go before KCL's recursion error.
@@ -132,6 +137,8 @@ pub struct Evaluator {
     schema_expr_depth: usize,
     /// One shared copy per lambda expression of the program, by address.
     lambdas: HashMap<usize, Rc<ast::LambdaExpr>>,
+    program_paths: crate::modules::file::ProgramPaths,
+    output_stream: Option<(String, crate::value::yaml::PlanOptions)>,
 }
 
 #[derive(Debug, Clone)]
@@ -158,6 +165,8 @@ impl Evaluator {
             steps: 0,
             step_limit: options.step_limit,
             lambdas: HashMap::new(),
+            program_paths: options.program_paths,
+            output_stream: None,
             show_hidden: options.show_hidden,
             schema_expr_depth: 0,
         }
@@ -172,7 +181,11 @@ impl Evaluator {
         });
         let logs = std::mem::take(&mut self.logs);
         match result {
-            Ok(output) => Ok(Evaluated { output, logs }),
+            Ok(output) => Ok(Evaluated {
+                output,
+                logs,
+                output_stream: self.output_stream.take(),
+            }),
             Err(e) => Err((e, logs)),
         }
     }
@@ -378,6 +391,14 @@ impl crate::builtins::Interp for Evaluator {
 
     fn file_root(&self) -> Option<&std::path::Path> {
         self.file_root.as_deref()
+    }
+
+    fn program_path(&self, which: crate::modules::file::ProgramPath) -> String {
+        self.program_paths.get(which).to_owned()
+    }
+
+    fn set_output_stream(&mut self, yaml: String, options: crate::value::yaml::PlanOptions) {
+        self.output_stream = Some((yaml, options));
     }
 
     fn union(&mut self, left: Value, right: &Value) -> Result<Value> {

@@ -45,6 +45,40 @@ pub enum ProgramPath {
     ModRoot,
 }
 
+/// The paths `ProgramPath` names, as the run gives them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProgramPaths {
+    pub current: String,
+    pub work_dir: String,
+    pub mod_root: String,
+}
+
+impl ProgramPaths {
+    pub fn get(&self, which: ProgramPath) -> &str {
+        match which {
+            ProgramPath::Current => &self.current,
+            ProgramPath::WorkDir => &self.work_dir,
+            ProgramPath::ModRoot => &self.mod_root,
+        }
+    }
+
+    /// KCL's paths for a program whose first file is `main_file`: the
+    /// module root is the nearest directory above it with a `kcl.mod`,
+    /// else its own directory; KCL's work directory is empty unless given.
+    pub fn for_main_file(main_file: &Path) -> ProgramPaths {
+        let dir = main_file.parent().unwrap_or(Path::new(""));
+        let mod_root = dir
+            .ancestors()
+            .find(|d| d.join("kcl.mod").is_file())
+            .unwrap_or(dir);
+        ProgramPaths {
+            current: main_file.to_string_lossy().into_owned(),
+            work_dir: String::new(),
+            mod_root: mod_root.to_string_lossy().into_owned(),
+        }
+    }
+}
+
 fn not_granted() -> io::Error {
     io::Error::new(
         io::ErrorKind::PermissionDenied,

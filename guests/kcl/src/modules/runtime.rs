@@ -3,7 +3,7 @@
 
 use super::{Args, error};
 use crate::builtins::{BuiltinFn, Interp};
-use crate::error::{ErrorKind, Result};
+use crate::error::{ErrorKind, KclError, Result};
 use crate::value::Value;
 
 pub(super) const MEMBERS: &[(&str, BuiltinFn)] = &[("catch", catch)];
@@ -20,8 +20,21 @@ fn catch(interp: &mut dyn Interp, args: &[Value], kwargs: &[(String, Value)]) ->
     match interp.call(func, Vec::new(), Vec::new()) {
         Ok(_) => Ok(Value::Undefined),
         Err(e) if e.kind == ErrorKind::Interrupted => Err(e),
-        Err(e) => Ok(Value::str(e.message)),
+        Err(e) => Ok(Value::str(raised_message(e))),
     }
+}
+
+/// The message KCL's runtime raised, before its diagnostic dressed it: a
+/// failed check raises its own message (empty without one), which the
+/// diagnostic shows on the check's line.
+fn raised_message(e: KclError) -> String {
+    if e.kind == ErrorKind::SchemaCheckFailure
+        && let Some(check) = e.labels.get(1)
+        && let Some(message) = check.message.strip_prefix("Check failed on the condition")
+    {
+        return message.strip_prefix(": ").unwrap_or(message).to_owned();
+    }
+    e.message
 }
 
 #[cfg(test)]
@@ -47,5 +60,22 @@ mod tests {
             call("runtime", "catch", &[Value::Int(1)], &[]).unwrap(),
             Value::Undefined
         ));
+    }
+
+    #[test]
+    fn a_failed_check_gives_its_own_message() {
+        use crate::error::{ErrorKind, KclError};
+        use crate::source::Span;
+        let failed = |label: &str| {
+            KclError::at(ErrorKind::SchemaCheckFailure, Span::default(), "Instance check failed")
+                .with_label(Span::default(), label)
+        };
+        let cases = [
+            ("Check failed on the condition: age must be in the range (0, 10)", "age must be in the range (0, 10)"),
+            ("Check failed on the condition", ""),
+        ];
+        for (label, want) in cases {
+            assert_eq!(super::raised_message(failed(label)), want);
+        }
     }
 }
