@@ -125,17 +125,35 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
         step_limit: None,
         show_hidden: options.show_hidden,
         stack_budget: options.stack_budget,
+        program_paths: sources
+            .files()
+            .first()
+            .map(|f| modules::file::ProgramPaths::for_main_file(std::path::Path::new(&f.path)))
+            .unwrap_or_default(),
     };
     let evaluated = eval::evaluate(program, eval_options)
         .map_err(|(e, logs)| fail(runtime_positions(e), &sources, logs))?;
-    let output = eval::select_paths(&evaluated.output, &options.path_selectors)
-        .map_err(|e| fail(e, &sources, evaluated.logs.clone()))?;
-    let plan = value::yaml::PlanOptions {
-        sort_keys: options.sort_keys,
-        disable_none: options.disable_none,
-        show_hidden: options.show_hidden,
-        ..value::yaml::PlanOptions::default()
+    // `manifests.yaml_stream` replaces the output and the plan's options.
+    let (output, plan) = match &evaluated.output_stream {
+        Some((stream, plan)) => {
+            let output = value::yaml::decode_stream(stream).map_err(|e| {
+                let message = format!("called `Result::unwrap()` on an `Err` value: {e}");
+                fail(KclError::new(ErrorKind::EvaluationError, message), &sources, evaluated.logs.clone())
+            })?;
+            (output, plan.clone())
+        }
+        None => (
+            evaluated.output.clone(),
+            value::yaml::PlanOptions {
+                sort_keys: options.sort_keys,
+                disable_none: options.disable_none,
+                show_hidden: options.show_hidden,
+                ..value::yaml::PlanOptions::default()
+            },
+        ),
     };
+    let output = eval::select_paths(&output, &options.path_selectors)
+        .map_err(|e| fail(e, &sources, evaluated.logs.clone()))?;
     let mut yaml = value::yaml::plan(&output, &plan);
     if !yaml.is_empty() && !yaml.ends_with('\n') {
         yaml.push('\n');

@@ -46,6 +46,29 @@ pub trait Interp {
     /// Every instance of a schema created so far, by its full name
     /// (`Schema.instances()`).
     fn instances(&self, schema_full_name: &str) -> Vec<Value>;
+    /// The directory the `file` module may read below (its `glob`,
+    /// `exists`, `size`, `abs`); `None` when none was granted.
+    fn file_root(&self) -> Option<&std::path::Path> {
+        None
+    }
+    /// `file.current()`, `file.workdir()`, `file.modpath()`: the file
+    /// whose code is running, the run's work directory, and the root of
+    /// the program's module; empty when unknown.
+    fn program_path(&self, _which: crate::modules::file::ProgramPath) -> String {
+        String::new()
+    }
+    /// `manifests.yaml_stream`: the program's output becomes this YAML
+    /// stream, read back and planned with `options` (KCL's custom
+    /// manifests output).
+    fn set_output_stream(&mut self, _yaml: String, _options: crate::value::yaml::PlanOptions) {}
+    /// Unifies two values as `|` does (`collection.union_all`); only an
+    /// evaluator can (schemas are re-checked), so others refuse.
+    fn union(&mut self, _left: Value, _right: &Value) -> Result<Value> {
+        Err(crate::error::KclError::new(
+            crate::error::ErrorKind::EvaluationError,
+            "unification needs the evaluator",
+        ))
+    }
 }
 
 /// The builtin function of that name (`len`, `option`, `typeof`, …).

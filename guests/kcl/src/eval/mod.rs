@@ -97,6 +97,8 @@ pub struct EvalOptions {
     /// recursion error instead of overflowing (`DEFAULT_STACK_BUDGET`
     /// when `None`; a WebAssembly guest with a 1 MiB stack gives less).
     pub stack_budget: Option<usize>,
+    /// What `file.current()`, `file.workdir()` and `file.modpath()` say.
+    pub program_paths: crate::modules::file::ProgramPaths,
 }
 
 /// What evaluating the main package produced.
@@ -106,6 +108,9 @@ pub struct Evaluated {
     pub output: Value,
     /// What `print()` wrote.
     pub logs: String,
+    /// `manifests.yaml_stream`'s output, when the program called it: it
+    /// replaces `output`, planned with its options.
+    pub output_stream: Option<(String, crate::value::yaml::PlanOptions)>,
 }
 
 /// How deep calls and nested schemas may go before KCL's recursion error
@@ -157,6 +162,8 @@ pub struct Evaluator {
     schema_expr_depth: usize,
     /// One shared copy per lambda expression of the program, by address.
     lambdas: HashMap<usize, Rc<ast::LambdaExpr>>,
+    program_paths: crate::modules::file::ProgramPaths,
+    output_stream: Option<(String, crate::value::yaml::PlanOptions)>,
 }
 
 #[derive(Debug, Clone)]
@@ -185,6 +192,8 @@ impl Evaluator {
             steps: 0,
             step_limit: options.step_limit,
             lambdas: HashMap::new(),
+            program_paths: options.program_paths,
+            output_stream: None,
             show_hidden: options.show_hidden,
             schema_expr_depth: 0,
         }
@@ -199,7 +208,11 @@ impl Evaluator {
         });
         let logs = std::mem::take(&mut self.logs);
         match result {
-            Ok(output) => Ok(Evaluated { output, logs }),
+            Ok(output) => Ok(Evaluated {
+                output,
+                logs,
+                output_stream: self.output_stream.take(),
+            }),
             Err(e) => Err((e, logs)),
         }
     }
@@ -393,23 +406,7 @@ impl crate::builtins::Interp for Evaluator {
     }
 
     fn read_file(&self, path: &str) -> Option<std::io::Result<Vec<u8>>> {
-        let root = self.file_root.as_ref()?;
-        let relative = std::path::Path::new(path);
-        let escapes = relative.components().any(|c| {
-            matches!(
-                c,
-                std::path::Component::ParentDir
-                    | std::path::Component::RootDir
-                    | std::path::Component::Prefix(_)
-            )
-        });
-        if escapes {
-            return Some(Err(std::io::Error::new(
-                std::io::ErrorKind::PermissionDenied,
-                format!("{path} is outside the directory the program may read"),
-            )));
-        }
-        Some(std::fs::read(root.join(relative)))
+        Some(crate::modules::file::read_below(self.file_root.as_ref()?, path))
     }
 
     fn instances(&self, schema_full_name: &str) -> Vec<Value> {
@@ -417,6 +414,22 @@ impl crate::builtins::Interp for Evaluator {
             .get(schema_full_name)
             .cloned()
             .unwrap_or_default()
+    }
+
+    fn file_root(&self) -> Option<&std::path::Path> {
+        self.file_root.as_deref()
+    }
+
+    fn program_path(&self, which: crate::modules::file::ProgramPath) -> String {
+        self.program_paths.get(which).to_owned()
+    }
+
+    fn set_output_stream(&mut self, yaml: String, options: crate::value::yaml::PlanOptions) {
+        self.output_stream = Some((yaml, options));
+    }
+
+    fn union(&mut self, left: Value, right: &Value) -> Result<Value> {
+        self.binary_values(left, ast::BinOp::BitOr, right.clone())
     }
 }
 
