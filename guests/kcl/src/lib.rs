@@ -22,8 +22,6 @@ pub mod parser;
 pub mod source;
 pub mod value;
 
-mod load;
-
 pub use error::{ErrorKind, KclError};
 
 use std::path::PathBuf;
@@ -98,9 +96,13 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
             logs,
         })
     };
-    let program = match load::load(options, &mut sources) {
-        Ok(p) => p,
-        Err(e) => return Err(fail(e, &sources, String::new())),
+    let current_dir = std::env::current_dir().unwrap_or_default();
+    let loaded = loader::load_run_options(options, &loader::NativeFs, &current_dir, &mut sources);
+    if let Some(e) = loaded.errors.into_iter().next() {
+        return Err(fail(e, &sources, String::new()));
+    }
+    let program = eval::Program {
+        packages: loaded.program.packages,
     };
     let checked: indexmap::IndexMap<String, Vec<ast::Module>> = program
         .packages
@@ -138,7 +140,11 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
         Some((stream, plan)) => {
             let output = value::yaml::decode_stream(stream).map_err(|e| {
                 let message = format!("called `Result::unwrap()` on an `Err` value: {e}");
-                fail(KclError::new(ErrorKind::EvaluationError, message), &sources, evaluated.logs.clone())
+                fail(
+                    KclError::new(ErrorKind::EvaluationError, message),
+                    &sources,
+                    evaluated.logs.clone(),
+                )
             })?;
             (output, plan.clone())
         }

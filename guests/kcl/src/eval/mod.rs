@@ -246,7 +246,21 @@ impl Evaluator {
         for stmt in &module.body {
             match &stmt.node {
                 ast::Stmt::Import(import) => {
-                    let target = self.resolve_import(pkgpath, &import.rawpath.node);
+                    let target = if crate::modules::is_system_module(&import.pkgpath)
+                        || (import.pkgpath.is_empty()
+                            && crate::modules::is_system_module(&import.rawpath.node))
+                    {
+                        let name = if import.pkgpath.is_empty() {
+                            &import.rawpath.node
+                        } else {
+                            &import.pkgpath
+                        };
+                        Import::System(name.clone())
+                    } else if import.pkgpath.is_empty() {
+                        self.resolve_import(pkgpath, &import.rawpath.node)
+                    } else {
+                        Import::Package(import.pkgpath.clone())
+                    };
                     self.imports
                         .entry(pkgpath.to_string())
                         .or_default()
@@ -406,7 +420,10 @@ impl crate::builtins::Interp for Evaluator {
     }
 
     fn read_file(&self, path: &str) -> Option<std::io::Result<Vec<u8>>> {
-        Some(crate::modules::file::read_below(self.file_root.as_ref()?, path))
+        Some(crate::modules::file::read_below(
+            self.file_root.as_ref()?,
+            path,
+        ))
     }
 
     fn instances(&self, schema_full_name: &str) -> Vec<Value> {

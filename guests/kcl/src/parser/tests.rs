@@ -524,7 +524,10 @@ fn syntax_errors_have_kcl_messages() {
             &["expected one of [\"int\"] got 99999999999999999999"],
         ),
         ("b = 00", &["no valid digits found for number"]),
-        ("b = 0b102", &["invalid digit for a base 2 literal, start: 8, stop: 9"]),
+        (
+            "b = 0b102",
+            &["invalid digit for a base 2 literal, start: 8, stop: 9"],
+        ),
     ];
     for (src, want) in cases {
         let got = messages(src);
