@@ -327,6 +327,18 @@ impl Evaluator {
             Value::None | Value::Undefined if question => return Ok(Value::None),
             _ => {}
         }
+        if let Value::Function(f) = value
+            && matches!(f.kind, FunctionKind::Schema(_))
+            && name == "instances"
+        {
+            return Ok(Value::Function(Rc::new(Function {
+                name: name.to_string(),
+                kind: FunctionKind::Method {
+                    receiver: Box::new(value.clone()),
+                    method: instances_outside_evaluator,
+                },
+            })));
+        }
         if let Some(method) = crate::builtins::method(value, name) {
             return Ok(Value::Function(Rc::new(Function {
                 name: name.to_string(),
@@ -706,6 +718,23 @@ impl Evaluator {
             .or_insert_with(|| Rc::new(l.clone()))
             .clone()
     }
+}
+
+/// `Schema.instances` called other than by the evaluator's calls (which
+/// answer it themselves, see `call_value`).
+fn instances_outside_evaluator(
+    interp: &mut dyn crate::builtins::Interp,
+    args: &[Value],
+    _kwargs: &[(String, Value)],
+) -> Result<Value> {
+    let name = match args.first() {
+        Some(Value::Function(f)) => match &f.kind {
+            FunctionKind::Schema(ty) => ty.full_name(),
+            _ => String::new(),
+        },
+        _ => String::new(),
+    };
+    Ok(Value::list(interp.instances(&name)))
 }
 
 /// Python's slice indices for a sequence of `len` items.

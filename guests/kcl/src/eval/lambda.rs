@@ -77,6 +77,23 @@ impl Evaluator {
         self.enter(span)?;
         let result = match &f.kind {
             FunctionKind::Builtin(b) => b(self, &args, &kwargs),
+            FunctionKind::Method { receiver, .. }
+                if f.name == "instances"
+                    && matches!(receiver.as_ref(), Value::Function(r) if matches!(r.kind, FunctionKind::Schema(_))) =>
+            {
+                let full_pkg = args
+                    .first()
+                    .or_else(|| kwargs.iter().find(|(k, _)| k == "full_pkg").map(|(_, v)| v))
+                    .is_some_and(Value::is_truthy);
+                let name = match receiver.as_ref() {
+                    Value::Function(r) => match &r.kind {
+                        FunctionKind::Schema(ty) => ty.full_name(),
+                        _ => String::new(),
+                    },
+                    _ => String::new(),
+                };
+                Ok(Value::list(self.schema_instances(&name, full_pkg)))
+            }
             FunctionKind::Method { receiver, method } => {
                 let mut all = Vec::with_capacity(args.len() + 1);
                 all.push(receiver.as_ref().clone());

@@ -143,7 +143,11 @@ pub struct Evaluator {
     options: IndexMap<String, Value>,
     logs: String,
     file_root: Option<PathBuf>,
-    instances: IndexMap<String, Vec<Value>>,
+    /// Every instance made, under its schema's and each parent's full
+    /// name, with the package whose code made it.
+    instances: IndexMap<String, Vec<(Value, Rc<str>)>>,
+    /// The package of the schema expression being evaluated.
+    creating_pkg: Rc<str>,
     schema_stack: Vec<schema::SchemaCtx>,
     scalars: Vec<Value>,
     /// The index in `scalars` of the last schema expression statement's
@@ -183,6 +187,7 @@ impl Evaluator {
             logs: String::new(),
             file_root: options.file_root,
             instances: IndexMap::new(),
+            creating_pkg: Rc::from(MAIN_PKG),
             schema_stack: Vec::new(),
             scalars: Vec::new(),
             schema_scalar: None,
@@ -427,10 +432,7 @@ impl crate::builtins::Interp for Evaluator {
     }
 
     fn instances(&self, schema_full_name: &str) -> Vec<Value> {
-        self.instances
-            .get(schema_full_name)
-            .cloned()
-            .unwrap_or_default()
+        self.schema_instances(schema_full_name, false)
     }
 
     fn file_root(&self) -> Option<&std::path::Path> {

@@ -62,7 +62,9 @@ impl Evaluator {
         span: Span,
     ) -> Result<Value> {
         self.schema_expr_depth += 1;
+        let creating = std::mem::replace(&mut self.creating_pkg, frame.pkgpath.clone());
         let result = self.eval_schema_expr_inner(frame, expr, span);
+        self.creating_pkg = creating;
         self.schema_expr_depth -= 1;
         result
     }
@@ -195,11 +197,30 @@ impl Evaluator {
             kwargs,
             ty: Some(ty.clone()),
         }));
-        self.instances
-            .entry(ty.full_name())
-            .or_default()
-            .push(value.clone());
+        let mut owner = Some(ty.clone());
+        while let Some(t) = owner {
+            self.instances
+                .entry(t.full_name())
+                .or_default()
+                .push((value.clone(), self.creating_pkg.clone()));
+            owner = t.parent.clone();
+        }
         Ok(value)
+    }
+
+    /// `Schema.instances(full_pkg=False)`: the instances of a schema and
+    /// of its children made so far by the main package's code (by any
+    /// package's with `full_pkg`).
+    pub(crate) fn schema_instances(&self, full_name: &str, full_pkg: bool) -> Vec<Value> {
+        self.instances
+            .get(full_name)
+            .map(|list| {
+                list.iter()
+                    .filter(|(_, pkg)| full_pkg || &**pkg == super::MAIN_PKG)
+                    .map(|(v, _)| v.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     fn run_schema(
