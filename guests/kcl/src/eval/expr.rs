@@ -670,7 +670,7 @@ impl Evaluator {
                 match usize::try_from(idx).ok().and_then(|u| l.get(u)) {
                     Some(v) => Ok(v.clone()),
                     None if question => Ok(Value::None),
-                    None => Err(eval_error(span, "list index out of range")),
+                    None => Err(eval_error(span, format!("list index out of range: {i}"))),
                 }
             }
             (Value::Str(s), Value::Int(i)) => {
@@ -680,7 +680,7 @@ impl Evaluator {
                 match usize::try_from(idx).ok().and_then(|u| chars.get(u)) {
                     Some(c) => Ok(Value::str(c.to_string())),
                     None if question => Ok(Value::None),
-                    None => Err(eval_error(span, "string index out of range")),
+                    None => Err(eval_error(span, format!("string index out of range: {i}"))),
                 }
             }
             (Value::Dict(_) | Value::Schema(_), Value::Str(k)) => Ok(value

@@ -26,7 +26,21 @@ impl Evaluator {
         call: &ast::CallExpr,
         span: Span,
     ) -> Result<Value> {
-        let func = self.eval_expr(frame, &call.func)?;
+        // `x?.method()` is None, not a call, when `x` is None.
+        let func = match &call.func.node {
+            ast::Expr::Selector(s) if s.has_question => {
+                let base = self.eval_expr(frame, &s.value)?;
+                if base.is_none_or_undefined() {
+                    return Ok(Value::None);
+                }
+                let mut value = base;
+                for name in &s.attr.node.names {
+                    value = self.select_attr(&value, &name.node, true, name.span)?;
+                }
+                value
+            }
+            _ => self.eval_expr(frame, &call.func)?,
+        };
         let (args, kwargs) = self.eval_arguments(frame, &call.args, &call.keywords)?;
         self.call_value(&func, args, kwargs, span)
     }
