@@ -265,7 +265,12 @@ impl Evaluator {
                     if let Some(default) = &sig.node.value
                         && config.op(key) != ConfigEntryOperation::Override
                     {
-                        let d = self.eval_expr(body, default)?;
+                        // The default may read the key by the signature's name.
+                        let scope = Frame::child(body);
+                        if let Some(k) = &sig.node.key_name {
+                            scope.set(&k.node, Value::str(key));
+                        }
+                        let d = self.eval_expr(&scope, default)?;
                         v = self.union_values(d, &v, false)?;
                     }
                     let v = self
