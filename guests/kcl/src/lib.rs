@@ -165,8 +165,10 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
             },
         ),
     };
-    let output = eval::select_paths(&output, &options.path_selectors)
-        .map_err(|e| fail(e, &sources, evaluated.logs.clone()))?;
+    let output = eval::select_paths(&output, &options.path_selectors).map_err(|e| {
+        let e = runtime_positions(e.or_at(evaluated.end_span));
+        fail(e, &sources, evaluated.logs.clone())
+    })?;
     let mut yaml = value::yaml::plan(&output, &plan);
     if !yaml.is_empty() && !yaml.ends_with('\n') {
         yaml.push('\n');
