@@ -62,29 +62,6 @@ pub fn parse_file(file: FileId, filename: &str, pkg: &str, src: &str) -> ParseRe
     }
 }
 
-/// Parses a standalone expression (as `-D name=value` values are).
-pub fn parse_expr(file: FileId, src: &str) -> Result<NodeRef<Expr>, Vec<KclError>> {
-    let lines = LineIndex::new(src);
-    let (tokens, lex_errors) = lexer::tokenize(src, 0);
-    let mut parser = Parser::new(file, src, &lines, tokens);
-    for e in lex_errors {
-        parser.error_at(e.message, e.lo, e.hi);
-    }
-    let expr = parser.parse_expr();
-    parser.skip_newlines();
-    if !matches!(parser.token.kind, TokenKind::Eof) {
-        let got = parser.token.kind.symbol();
-        parser.error_here(format!("unexpected token '{got}'"));
-    }
-    let mut errors = parser.errors;
-    dedup(&mut errors);
-    if errors.is_empty() {
-        Ok(expr)
-    } else {
-        Err(errors)
-    }
-}
-
 /// KCL keeps each diagnostic once.
 fn dedup(errors: &mut Vec<KclError>) {
     let mut seen = std::collections::HashSet::new();
