@@ -131,11 +131,14 @@ impl Parser<'_> {
         };
         self.skip_newlines();
         let mut elifs: Vec<(ListIfItemExpr, Token)> = Vec::new();
+        let mut levels = 0;
         loop {
             let marker = self.mark();
-            if !self.is_kw("elif") {
+            // Each `elif` nests the tree one level deeper.
+            if !self.is_kw("elif") || !self.enter() {
                 break;
             }
+            levels += 1;
             let elif_lo = self.token.clone();
             self.bump_kw("elif");
             let cond = self.parse_expr();
@@ -180,6 +183,7 @@ impl Parser<'_> {
             orelse = Some(Box::new(Node::new(Expr::ListIfItem(elif), span.to(end))));
         }
         if_item.orelse = orelse;
+        self.leave_weighted(levels);
         self.boxed(Expr::ListIfItem(if_item), &lo)
     }
 
@@ -406,13 +410,16 @@ impl Parser<'_> {
         };
         self.skip_newlines();
         let mut elifs: Vec<(ConfigIfEntryExpr, Token)> = Vec::new();
+        let mut levels = 0;
         let mut multiline = false;
         let mut last = self.token.clone();
         loop {
             let marker = self.mark();
-            if !self.is_kw("elif") {
+            // Each `elif` nests the tree one level deeper.
+            if !self.is_kw("elif") || !self.enter() {
                 break;
             }
+            levels += 1;
             let elif_lo = self.token.clone();
             self.bump_kw("elif");
             let cond = self.parse_expr();
@@ -455,6 +462,7 @@ impl Parser<'_> {
             orelse = Some(Box::new(Node::new(Expr::ConfigIfEntry(elif), span)));
         }
         if_entry.orelse = orelse;
+        self.leave_weighted(levels);
         Box::new(Node::new(
             Expr::ConfigIfEntry(if_entry),
             self.span(lo.lo, last.hi.max(lo.lo)),

@@ -460,7 +460,10 @@ impl Parser<'_> {
         };
         self.skip_newlines();
         let mut elifs: Vec<(IfStmt, Span)> = Vec::new();
-        while self.is_kw("elif") {
+        // Each `elif` nests the tree one level deeper.
+        let mut levels = 0;
+        while self.is_kw("elif") && self.enter() {
+            levels += 1;
             let elif_lo = self.token.clone();
             self.bump();
             let cond = self.parse_expr();
@@ -504,6 +507,7 @@ impl Parser<'_> {
             orelse = vec![Node::new(Stmt::If(elif), span)];
         }
         if_stmt.orelse = orelse;
+        self.leave_weighted(levels);
         let stmt = self.node(Stmt::If(if_stmt), &lo);
         self.skip_newlines();
         stmt

@@ -524,7 +524,10 @@ fn syntax_errors_have_kcl_messages() {
             &["expected one of [\"int\"] got 99999999999999999999"],
         ),
         ("b = 00", &["no valid digits found for number"]),
-        ("b = 0b102", &["invalid digit for a base 2 literal, start: 8, stop: 9"]),
+        (
+            "b = 0b102",
+            &["invalid digit for a base 2 literal, start: 8, stop: 9"],
+        ),
     ];
     for (src, want) in cases {
         let got = messages(src);
@@ -637,6 +640,27 @@ fn deep_nesting_is_an_error_not_a_crash() {
             .map(|i| format!("{}if a:\n", " ".repeat(i)))
             .collect();
         assert!(!parse(&nested_ifs).errors.is_empty());
+        // Chains a loop builds nest the tree as deeply as brackets do.
+        let elifs: String = (0..5000).map(|_| "elif b:\n    c = 1\n").collect();
+        let chains = [
+            format!("a = 1{}", " + 1".repeat(5000)),
+            format!("a = 1{}", " < 1 + 1".repeat(5000)),
+            format!("a = b{}", ".c()".repeat(5000)),
+            format!("a = b{}", "[0]".repeat(5000)),
+            format!("a = all x in b{} {{x}}", "[0]".repeat(5000)),
+            format!("if a:\n    c = 1\n{elifs}"),
+            format!("a = [if a: 1{}]", " elif b: 1".repeat(5000)),
+            format!("a = {{if a: b = 1{}}}", " elif b: c = 1".repeat(5000)),
+        ];
+        for src in &chains {
+            let result = parse(src);
+            let messages: Vec<&str> = result.errors.iter().map(|e| e.message.as_str()).collect();
+            assert!(
+                messages.contains(&"the program nests too deeply to parse"),
+                "{}",
+                src.get(..40).unwrap_or(src)
+            );
+        }
     };
     let thread = std::thread::Builder::new().stack_size(1 << 20).spawn(run);
     assert!(thread.is_ok_and(|t| t.join().is_ok()));
