@@ -230,7 +230,8 @@ impl Parser<'_> {
             self.bump();
             let name = Node::new(ident.name(), targets[0].span);
             let value = self.parse_expr();
-            let stmt = self.node(
+            self.skip_newlines();
+            return Some(self.node(
                 Stmt::SchemaAttr(SchemaAttr {
                     doc: String::new(),
                     name,
@@ -241,9 +242,7 @@ impl Parser<'_> {
                     ty: t,
                 }),
                 &lo,
-            );
-            self.skip_newlines();
-            return Some(stmt);
+            ));
         }
 
         let end = self.prev_token.clone();

@@ -859,3 +859,294 @@ fn grammar_suite_parse_speed() {
     let lex_ms = start.elapsed().as_secs_f64() * 1000.0 / f64::from(rounds);
     println!("of which lexing {lex_ms:.2} ms");
 }
+
+/// The tagged nodes of a module with their spans, as kcl-lib's `parse_file`
+/// JSON tags them: to compare positions with KCL's (see
+/// `ast_positions_of_dir`).
+mod tagged {
+    use crate::ast::*;
+    use crate::source::Span;
+
+    pub fn module(m: &Module) -> Vec<(String, Span)> {
+        let mut out = Vec::new();
+        for s in &m.body {
+            stmt(s, &mut out);
+        }
+        out
+    }
+
+    fn push(out: &mut Vec<(String, Span)>, tag: &str, span: Span) {
+        out.push((tag.to_string(), span));
+    }
+
+    fn stmt(s: &Node<Stmt>, out: &mut Vec<(String, Span)>) {
+        let tag = match &s.node {
+            Stmt::TypeAlias(_) => "TypeAlias",
+            Stmt::Expr(_) => "Expr",
+            Stmt::Unification(_) => "Unification",
+            Stmt::Assign(_) => "Assign",
+            Stmt::AugAssign(_) => "AugAssign",
+            Stmt::Assert(_) => "Assert",
+            Stmt::If(_) => "If",
+            Stmt::Import(_) => "Import",
+            Stmt::SchemaAttr(_) => "SchemaAttr",
+            Stmt::Schema(_) => "Schema",
+            Stmt::Rule(_) => "Rule",
+        };
+        push(out, tag, s.span);
+        match &s.node {
+            Stmt::TypeAlias(t) => ty(&t.ty, out),
+            Stmt::Expr(e) => e.exprs.iter().for_each(|e| expr(e, out)),
+            Stmt::Unification(u) => schema_expr(&u.value.node, out),
+            Stmt::Assign(a) => {
+                a.targets.iter().for_each(|t| target(&t.node, out));
+                expr(&a.value, out);
+                if let Some(t) = &a.ty {
+                    ty(t, out);
+                }
+            }
+            Stmt::AugAssign(a) => {
+                target(&a.target.node, out);
+                expr(&a.value, out);
+            }
+            Stmt::Assert(a) => {
+                expr(&a.test, out);
+                opt(&a.if_cond, out);
+                opt(&a.msg, out);
+            }
+            Stmt::If(i) => {
+                expr(&i.cond, out);
+                i.body.iter().for_each(|s| stmt(s, out));
+                i.orelse.iter().for_each(|s| stmt(s, out));
+            }
+            Stmt::Import(_) => {}
+            Stmt::SchemaAttr(a) => {
+                a.decorators.iter().for_each(|d| call(&d.node, out));
+                opt(&a.value, out);
+                ty(&a.ty, out);
+            }
+            Stmt::Schema(s) => {
+                if let Some(args) = &s.args {
+                    arguments(&args.node, out);
+                }
+                s.body.iter().for_each(|s| stmt(s, out));
+                s.decorators.iter().for_each(|d| call(&d.node, out));
+                for c in &s.checks {
+                    expr(&c.node.test, out);
+                    opt(&c.node.if_cond, out);
+                    opt(&c.node.msg, out);
+                }
+                if let Some(sig) = &s.index_signature {
+                    opt(&sig.node.value, out);
+                    ty(&sig.node.key_ty, out);
+                    ty(&sig.node.value_ty, out);
+                }
+            }
+            Stmt::Rule(r) => {
+                r.decorators.iter().for_each(|d| call(&d.node, out));
+                for c in &r.checks {
+                    expr(&c.node.test, out);
+                    opt(&c.node.if_cond, out);
+                    opt(&c.node.msg, out);
+                }
+                if let Some(args) = &r.args {
+                    arguments(&args.node, out);
+                }
+            }
+        }
+    }
+
+    fn target(t: &Target, out: &mut Vec<(String, Span)>) {
+        for p in &t.paths {
+            if let MemberOrIndex::Index(e) = p {
+                expr(e, out);
+            }
+        }
+    }
+
+    fn opt(e: &Option<NodeRef<Expr>>, out: &mut Vec<(String, Span)>) {
+        if let Some(e) = e {
+            expr(e, out);
+        }
+    }
+
+    fn call(c: &CallExpr, out: &mut Vec<(String, Span)>) {
+        expr(&c.func, out);
+        c.args.iter().for_each(|a| expr(a, out));
+        c.keywords.iter().for_each(|k| opt(&k.node.value, out));
+    }
+
+    fn arguments(a: &Arguments, out: &mut Vec<(String, Span)>) {
+        a.defaults.iter().for_each(|d| opt(d, out));
+        a.ty_list.iter().flatten().for_each(|t| ty(t, out));
+    }
+
+    fn schema_expr(s: &SchemaExpr, out: &mut Vec<(String, Span)>) {
+        s.args.iter().for_each(|a| expr(a, out));
+        s.kwargs.iter().for_each(|k| opt(&k.node.value, out));
+        expr(&s.config, out);
+    }
+
+    fn entry(e: &ConfigEntry, out: &mut Vec<(String, Span)>) {
+        opt(&e.key, out);
+        expr(&e.value, out);
+    }
+
+    fn comp(g: &Node<CompClause>, out: &mut Vec<(String, Span)>) {
+        expr(&g.node.iter, out);
+        g.node.ifs.iter().for_each(|i| expr(i, out));
+    }
+
+    fn ty(t: &Node<Type>, out: &mut Vec<(String, Span)>) {
+        let tag = match &t.node {
+            Type::Any => "Any",
+            Type::Named(_) => "Named",
+            Type::Basic(_) => "Basic",
+            Type::List(_) => "List",
+            Type::Dict { .. } => "Dict",
+            Type::Union(_) => "Union",
+            Type::Literal(_) => "Literal",
+            Type::Function { .. } => "Function",
+        };
+        push(out, tag, t.span);
+        match &t.node {
+            Type::List(Some(inner)) => ty(inner, out),
+            Type::Dict { key, value } => {
+                key.iter().for_each(|k| ty(k, out));
+                value.iter().for_each(|v| ty(v, out));
+            }
+            Type::Union(ts) => ts.iter().for_each(|t| ty(t, out)),
+            Type::Function { params, ret } => {
+                params.iter().for_each(|p| ty(p, out));
+                ret.iter().for_each(|r| ty(r, out));
+            }
+            _ => {}
+        }
+    }
+
+    fn expr(e: &Node<Expr>, out: &mut Vec<(String, Span)>) {
+        let tag = match &e.node {
+            Expr::Identifier(_) => "Identifier",
+            Expr::Unary(_) => "Unary",
+            Expr::Binary(_) => "Binary",
+            Expr::If(_) => "If",
+            Expr::Selector(_) => "Selector",
+            Expr::Call(_) => "Call",
+            Expr::Paren(_) => "Paren",
+            Expr::Quant(_) => "Quant",
+            Expr::List(_) => "List",
+            Expr::ListIfItem(_) => "ListIfItem",
+            Expr::ListComp(_) => "ListComp",
+            Expr::Starred(_) => "Starred",
+            Expr::DictComp(_) => "DictComp",
+            Expr::ConfigIfEntry(_) => "ConfigIfEntry",
+            Expr::Schema(_) => "Schema",
+            Expr::Config(_) => "Config",
+            Expr::Lambda(_) => "Lambda",
+            Expr::Subscript(_) => "Subscript",
+            Expr::Compare(_) => "Compare",
+            Expr::NumberLit(_) => "NumberLit",
+            Expr::StringLit(_) => "StringLit",
+            Expr::NameConstantLit(_) => "NameConstantLit",
+            Expr::JoinedString(_) => "JoinedString",
+            Expr::FormattedValue(_) => "FormattedValue",
+            Expr::Missing => "Missing",
+        };
+        push(out, tag, e.span);
+        match &e.node {
+            Expr::Unary(u) => expr(&u.operand, out),
+            Expr::Binary(b) => {
+                expr(&b.left, out);
+                expr(&b.right, out);
+            }
+            Expr::If(i) => {
+                expr(&i.body, out);
+                expr(&i.cond, out);
+                expr(&i.orelse, out);
+            }
+            Expr::Selector(s) => expr(&s.value, out),
+            Expr::Call(c) => call(c, out),
+            Expr::Paren(p) => expr(&p.expr, out),
+            Expr::Quant(q) => {
+                expr(&q.target, out);
+                expr(&q.test, out);
+                opt(&q.if_cond, out);
+            }
+            Expr::List(l) => l.elts.iter().for_each(|e| expr(e, out)),
+            Expr::ListIfItem(i) => {
+                expr(&i.if_cond, out);
+                i.exprs.iter().for_each(|e| expr(e, out));
+                opt(&i.orelse, out);
+            }
+            Expr::ListComp(c) => {
+                expr(&c.elt, out);
+                c.generators.iter().for_each(|g| comp(g, out));
+            }
+            Expr::Starred(s) => expr(&s.value, out),
+            Expr::DictComp(c) => {
+                entry(&c.entry, out);
+                c.generators.iter().for_each(|g| comp(g, out));
+            }
+            Expr::ConfigIfEntry(i) => {
+                expr(&i.if_cond, out);
+                i.items.iter().for_each(|e| entry(&e.node, out));
+                opt(&i.orelse, out);
+            }
+            Expr::Schema(s) => schema_expr(s, out),
+            Expr::Config(c) => c.items.iter().for_each(|e| entry(&e.node, out)),
+            Expr::Lambda(l) => {
+                if let Some(args) = &l.args {
+                    arguments(&args.node, out);
+                }
+                l.body.iter().for_each(|s| stmt(s, out));
+                if let Some(t) = &l.return_ty {
+                    ty(t, out);
+                }
+            }
+            Expr::Subscript(s) => {
+                expr(&s.value, out);
+                opt(&s.index, out);
+                opt(&s.lower, out);
+                opt(&s.upper, out);
+                opt(&s.step, out);
+            }
+            Expr::Compare(c) => {
+                expr(&c.left, out);
+                c.comparators.iter().for_each(|e| expr(e, out));
+            }
+            Expr::JoinedString(j) => j.values.iter().for_each(|v| expr(v, out)),
+            Expr::FormattedValue(f) => expr(&f.value, out),
+            _ => {}
+        }
+    }
+}
+
+/// Writes the tagged nodes of every `.k` file in `$KCL_AST_DIR` beside it
+/// (`.ours.txt`), sorted by position, to compare with kcl-lib's.
+#[test]
+#[ignore]
+fn ast_positions_of_dir() {
+    let Some(dir) = std::env::var_os("KCL_AST_DIR") else {
+        return;
+    };
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.extension().is_none_or(|e| e != "k") {
+            continue;
+        }
+        let Ok(src) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let result = parse(&src);
+        let mut nodes: Vec<(u32, u32, u32, u32, String)> = tagged::module(&result.module)
+            .into_iter()
+            .map(|(t, s)| (s.line, s.column, s.end_line, s.end_column, t))
+            .collect();
+        nodes.sort();
+        let text: String = nodes
+            .iter()
+            .map(|(l, c, el, ec, t)| format!("{t} {l}:{c}-{el}:{ec}\n"))
+            .collect();
+        let _ = std::fs::write(path.with_extension("ours.txt"), text);
+    }
+}
