@@ -785,7 +785,9 @@ fn grammar_suite_syntax_errors() {
 }
 
 /// Writes the syntax errors of every `.k` file in `$KCL_SYNTAX_DIR` beside
-/// it (`.ours`), rendered as KCL does, to compare with kcl-lib's.
+/// it (`.ours`), rendered as KCL does and without blank lines, to compare
+/// with the `InvalidSyntax` blocks of kcl-lib's `exec_program` error (which
+/// lists them twice).
 #[test]
 #[ignore]
 fn render_syntax_errors_of_dir() {
@@ -879,6 +881,16 @@ mod tagged {
         out.push((tag.to_string(), span));
     }
 
+    fn name(n: &Node<String>, out: &mut Vec<(String, Span)>) {
+        push(out, "Name", n.span);
+    }
+
+    /// An identifier that is a node of its own (not an expression).
+    fn ident(i: &Node<Identifier>, out: &mut Vec<(String, Span)>) {
+        push(out, "Ident", i.span);
+        i.node.names.iter().for_each(|n| name(n, out));
+    }
+
     fn stmt(s: &Node<Stmt>, out: &mut Vec<(String, Span)>) {
         let tag = match &s.node {
             Stmt::TypeAlias(_) => "TypeAlias",
@@ -895,18 +907,26 @@ mod tagged {
         };
         push(out, tag, s.span);
         match &s.node {
-            Stmt::TypeAlias(t) => ty(&t.ty, out),
+            Stmt::TypeAlias(t) => {
+                ident(&t.type_name, out);
+                name(&t.type_value, out);
+                ty(&t.ty, out);
+            }
             Stmt::Expr(e) => e.exprs.iter().for_each(|e| expr(e, out)),
-            Stmt::Unification(u) => schema_expr(&u.value.node, out),
+            Stmt::Unification(u) => {
+                ident(&u.target, out);
+                push(out, "SchemaExpr", u.value.span);
+                schema_expr(&u.value.node, out);
+            }
             Stmt::Assign(a) => {
-                a.targets.iter().for_each(|t| target(&t.node, out));
+                a.targets.iter().for_each(|t| target(t, out));
                 expr(&a.value, out);
                 if let Some(t) = &a.ty {
                     ty(t, out);
                 }
             }
             Stmt::AugAssign(a) => {
-                target(&a.target.node, out);
+                target(&a.target, out);
                 expr(&a.value, out);
             }
             Stmt::Assert(a) => {
@@ -919,49 +939,75 @@ mod tagged {
                 i.body.iter().for_each(|s| stmt(s, out));
                 i.orelse.iter().for_each(|s| stmt(s, out));
             }
-            Stmt::Import(_) => {}
+            Stmt::Import(i) => {
+                name(&i.rawpath, out);
+                i.asname.iter().for_each(|n| name(n, out));
+            }
             Stmt::SchemaAttr(a) => {
-                a.decorators.iter().for_each(|d| call(&d.node, out));
+                name(&a.name, out);
+                a.decorators.iter().for_each(|d| decorator(d, out));
                 opt(&a.value, out);
                 ty(&a.ty, out);
             }
             Stmt::Schema(s) => {
+                name(&s.name, out);
+                s.parent_name.iter().for_each(|p| ident(p, out));
+                s.for_host_name.iter().for_each(|p| ident(p, out));
+                s.mixins.iter().for_each(|m| ident(m, out));
                 if let Some(args) = &s.args {
-                    arguments(&args.node, out);
+                    arguments(args, out);
                 }
                 s.body.iter().for_each(|s| stmt(s, out));
-                s.decorators.iter().for_each(|d| call(&d.node, out));
-                for c in &s.checks {
-                    expr(&c.node.test, out);
-                    opt(&c.node.if_cond, out);
-                    opt(&c.node.msg, out);
-                }
+                s.decorators.iter().for_each(|d| decorator(d, out));
+                s.checks.iter().for_each(|c| check(c, out));
                 if let Some(sig) = &s.index_signature {
+                    push(out, "IndexSignature", sig.span);
+                    sig.node.key_name.iter().for_each(|n| name(n, out));
                     opt(&sig.node.value, out);
                     ty(&sig.node.key_ty, out);
                     ty(&sig.node.value_ty, out);
                 }
             }
             Stmt::Rule(r) => {
-                r.decorators.iter().for_each(|d| call(&d.node, out));
-                for c in &r.checks {
-                    expr(&c.node.test, out);
-                    opt(&c.node.if_cond, out);
-                    opt(&c.node.msg, out);
-                }
+                name(&r.name, out);
+                r.parent_rules.iter().for_each(|p| ident(p, out));
+                r.for_host_name.iter().for_each(|p| ident(p, out));
+                r.decorators.iter().for_each(|d| decorator(d, out));
+                r.checks.iter().for_each(|c| check(c, out));
                 if let Some(args) = &r.args {
-                    arguments(&args.node, out);
+                    arguments(args, out);
                 }
             }
         }
     }
 
-    fn target(t: &Target, out: &mut Vec<(String, Span)>) {
-        for p in &t.paths {
-            if let MemberOrIndex::Index(e) = p {
-                expr(e, out);
+    fn target(t: &Node<Target>, out: &mut Vec<(String, Span)>) {
+        push(out, "Target", t.span);
+        name(&t.node.name, out);
+        for p in &t.node.paths {
+            match p {
+                MemberOrIndex::Member(n) => name(n, out),
+                MemberOrIndex::Index(e) => expr(e, out),
             }
         }
+    }
+
+    fn check(c: &Node<CheckExpr>, out: &mut Vec<(String, Span)>) {
+        push(out, "CheckExpr", c.span);
+        expr(&c.node.test, out);
+        opt(&c.node.if_cond, out);
+        opt(&c.node.msg, out);
+    }
+
+    fn decorator(d: &Node<CallExpr>, out: &mut Vec<(String, Span)>) {
+        push(out, "CallExpr", d.span);
+        call(&d.node, out);
+    }
+
+    fn keyword(k: &Node<Keyword>, out: &mut Vec<(String, Span)>) {
+        push(out, "Keyword", k.span);
+        ident(&k.node.arg, out);
+        opt(&k.node.value, out);
     }
 
     fn opt(e: &Option<NodeRef<Expr>>, out: &mut Vec<(String, Span)>) {
@@ -973,17 +1019,20 @@ mod tagged {
     fn call(c: &CallExpr, out: &mut Vec<(String, Span)>) {
         expr(&c.func, out);
         c.args.iter().for_each(|a| expr(a, out));
-        c.keywords.iter().for_each(|k| opt(&k.node.value, out));
+        c.keywords.iter().for_each(|k| keyword(k, out));
     }
 
-    fn arguments(a: &Arguments, out: &mut Vec<(String, Span)>) {
-        a.defaults.iter().for_each(|d| opt(d, out));
-        a.ty_list.iter().flatten().for_each(|t| ty(t, out));
+    fn arguments(a: &Node<Arguments>, out: &mut Vec<(String, Span)>) {
+        push(out, "Arguments", a.span);
+        a.node.args.iter().for_each(|i| ident(i, out));
+        a.node.defaults.iter().for_each(|d| opt(d, out));
+        a.node.ty_list.iter().flatten().for_each(|t| ty(t, out));
     }
 
     fn schema_expr(s: &SchemaExpr, out: &mut Vec<(String, Span)>) {
+        ident(&s.name, out);
         s.args.iter().for_each(|a| expr(a, out));
-        s.kwargs.iter().for_each(|k| opt(&k.node.value, out));
+        s.kwargs.iter().for_each(|k| keyword(k, out));
         expr(&s.config, out);
     }
 
@@ -992,7 +1041,14 @@ mod tagged {
         expr(&e.value, out);
     }
 
+    fn entry_node(e: &Node<ConfigEntry>, out: &mut Vec<(String, Span)>) {
+        push(out, "ConfigEntry", e.span);
+        entry(&e.node, out);
+    }
+
     fn comp(g: &Node<CompClause>, out: &mut Vec<(String, Span)>) {
+        push(out, "CompClause", g.span);
+        g.node.targets.iter().for_each(|t| ident(t, out));
         expr(&g.node.iter, out);
         g.node.ifs.iter().for_each(|i| expr(i, out));
     }
@@ -1010,6 +1066,7 @@ mod tagged {
         };
         push(out, tag, t.span);
         match &t.node {
+            Type::Named(i) => i.names.iter().for_each(|n| name(n, out)),
             Type::List(Some(inner)) => ty(inner, out),
             Type::Dict { key, value } => {
                 key.iter().for_each(|k| ty(k, out));
@@ -1054,6 +1111,7 @@ mod tagged {
         };
         push(out, tag, e.span);
         match &e.node {
+            Expr::Identifier(i) => i.names.iter().for_each(|n| name(n, out)),
             Expr::Unary(u) => expr(&u.operand, out),
             Expr::Binary(b) => {
                 expr(&b.left, out);
@@ -1064,11 +1122,15 @@ mod tagged {
                 expr(&i.cond, out);
                 expr(&i.orelse, out);
             }
-            Expr::Selector(s) => expr(&s.value, out),
+            Expr::Selector(s) => {
+                expr(&s.value, out);
+                ident(&s.attr, out);
+            }
             Expr::Call(c) => call(c, out),
             Expr::Paren(p) => expr(&p.expr, out),
             Expr::Quant(q) => {
                 expr(&q.target, out);
+                q.variables.iter().for_each(|v| ident(v, out));
                 expr(&q.test, out);
                 opt(&q.if_cond, out);
             }
@@ -1089,14 +1151,14 @@ mod tagged {
             }
             Expr::ConfigIfEntry(i) => {
                 expr(&i.if_cond, out);
-                i.items.iter().for_each(|e| entry(&e.node, out));
+                i.items.iter().for_each(|e| entry_node(e, out));
                 opt(&i.orelse, out);
             }
             Expr::Schema(s) => schema_expr(s, out),
-            Expr::Config(c) => c.items.iter().for_each(|e| entry(&e.node, out)),
+            Expr::Config(c) => c.items.iter().for_each(|e| entry_node(e, out)),
             Expr::Lambda(l) => {
                 if let Some(args) = &l.args {
-                    arguments(&args.node, out);
+                    arguments(args, out);
                 }
                 l.body.iter().for_each(|s| stmt(s, out));
                 if let Some(t) = &l.return_ty {
@@ -1121,8 +1183,18 @@ mod tagged {
     }
 }
 
-/// Writes the tagged nodes of every `.k` file in `$KCL_AST_DIR` beside it
-/// (`.ours.txt`), sorted by position, to compare with kcl-lib's.
+/// Writes the nodes of every `.k` file in `$KCL_AST_DIR` beside it
+/// (`.ours.txt`, one `Tag line:col-end_line:end_col` a line, sorted), to
+/// compare with what kcl-lib's `API().parse_file(ParseFileArgs(path=…))`
+/// gives: in its `ast_json`, every object with `node` and `line` is a node,
+/// tagged by the node's `type`, else by its keys (`name, paths, pkgpath` is
+/// a Target, `key, operation, value` a ConfigEntry, `ctx, names, pkgpath`
+/// an Ident, `ifs, iter, targets` a CompClause, `args, config, kwargs,
+/// name` a SchemaExpr, `arg, value` a Keyword, `args, defaults, ty_list`
+/// Arguments, `any_other, key_name, key_ty, value, value_ty` an
+/// IndexSignature, `if_cond, msg, test` a CheckExpr, `args, func,
+/// keywords` a CallExpr), or `Name` when the node is a string (comments
+/// and docs left out).
 #[test]
 #[ignore]
 fn ast_positions_of_dir() {
