@@ -869,7 +869,7 @@ mod tagged {
     use crate::ast::*;
     use crate::source::Span;
 
-    pub fn module(m: &Module) -> Vec<(String, Span)> {
+    pub fn module(m: &Module) -> Vec<Item> {
         let mut out = Vec::new();
         for s in &m.body {
             stmt(s, &mut out);
@@ -877,21 +877,66 @@ mod tagged {
         out
     }
 
-    fn push(out: &mut Vec<(String, Span)>, tag: &str, span: Span) {
-        out.push((tag.to_string(), span));
+    /// A node: its tag and span, and for the nodes whose values are
+    /// compared with kcl-lib's, a line of them (`Kind values…`).
+    pub struct Item {
+        pub tag: String,
+        pub span: Span,
+        pub detail: Option<String>,
     }
 
-    fn name(n: &Node<String>, out: &mut Vec<(String, Span)>) {
+    fn push(out: &mut Vec<Item>, tag: &str, span: Span) {
+        out.push(Item {
+            tag: tag.to_string(),
+            span,
+            detail: None,
+        });
+    }
+
+    /// `push` with the node's values.
+    fn push_detail(out: &mut Vec<Item>, tag: &str, span: Span, detail: String) {
+        out.push(Item {
+            tag: tag.to_string(),
+            span,
+            detail: Some(detail),
+        });
+    }
+
+    /// A string as Python's `json.dumps(s, ensure_ascii=False)` writes it.
+    fn json_str(s: &str) -> String {
+        let mut out = String::from("\"");
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\u{8}' => out.push_str("\\b"),
+                '\u{c}' => out.push_str("\\f"),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    }
+
+    fn py_bool(b: bool) -> &'static str {
+        if b { "True" } else { "False" }
+    }
+
+    fn name(n: &Node<String>, out: &mut Vec<Item>) {
         push(out, "Name", n.span);
     }
 
     /// An identifier that is a node of its own (not an expression).
-    fn ident(i: &Node<Identifier>, out: &mut Vec<(String, Span)>) {
+    fn ident(i: &Node<Identifier>, out: &mut Vec<Item>) {
         push(out, "Ident", i.span);
         i.node.names.iter().for_each(|n| name(n, out));
     }
 
-    fn stmt(s: &Node<Stmt>, out: &mut Vec<(String, Span)>) {
+    fn stmt(s: &Node<Stmt>, out: &mut Vec<Item>) {
         let tag = match &s.node {
             Stmt::TypeAlias(_) => "TypeAlias",
             Stmt::Expr(_) => "Expr",
@@ -905,7 +950,26 @@ mod tagged {
             Stmt::Schema(_) => "Schema",
             Stmt::Rule(_) => "Rule",
         };
-        push(out, tag, s.span);
+        let detail = match &s.node {
+            Stmt::SchemaAttr(a) => Some(format!(
+                "SchemaAttr {} {} {}",
+                a.name.node,
+                a.op.map_or("None".to_string(), |o| format!("{o:?}")),
+                py_bool(a.is_optional)
+            )),
+            Stmt::Schema(x) => Some(format!(
+                "SchemaStmt {} {} {}",
+                x.name.node,
+                py_bool(x.is_mixin),
+                py_bool(x.is_protocol)
+            )),
+            Stmt::AugAssign(a) => Some(format!("AugAssign {:?}", a.op)),
+            _ => None,
+        };
+        match detail {
+            Some(d) => push_detail(out, tag, s.span, d),
+            None => push(out, tag, s.span),
+        }
         match &s.node {
             Stmt::TypeAlias(t) => {
                 ident(&t.type_name, out);
@@ -981,7 +1045,7 @@ mod tagged {
         }
     }
 
-    fn target(t: &Node<Target>, out: &mut Vec<(String, Span)>) {
+    fn target(t: &Node<Target>, out: &mut Vec<Item>) {
         push(out, "Target", t.span);
         name(&t.node.name, out);
         for p in &t.node.paths {
@@ -992,68 +1056,69 @@ mod tagged {
         }
     }
 
-    fn check(c: &Node<CheckExpr>, out: &mut Vec<(String, Span)>) {
+    fn check(c: &Node<CheckExpr>, out: &mut Vec<Item>) {
         push(out, "CheckExpr", c.span);
         expr(&c.node.test, out);
         opt(&c.node.if_cond, out);
         opt(&c.node.msg, out);
     }
 
-    fn decorator(d: &Node<CallExpr>, out: &mut Vec<(String, Span)>) {
+    fn decorator(d: &Node<CallExpr>, out: &mut Vec<Item>) {
         push(out, "CallExpr", d.span);
         call(&d.node, out);
     }
 
-    fn keyword(k: &Node<Keyword>, out: &mut Vec<(String, Span)>) {
+    fn keyword(k: &Node<Keyword>, out: &mut Vec<Item>) {
         push(out, "Keyword", k.span);
         ident(&k.node.arg, out);
         opt(&k.node.value, out);
     }
 
-    fn opt(e: &Option<NodeRef<Expr>>, out: &mut Vec<(String, Span)>) {
+    fn opt(e: &Option<NodeRef<Expr>>, out: &mut Vec<Item>) {
         if let Some(e) = e {
             expr(e, out);
         }
     }
 
-    fn call(c: &CallExpr, out: &mut Vec<(String, Span)>) {
+    fn call(c: &CallExpr, out: &mut Vec<Item>) {
         expr(&c.func, out);
         c.args.iter().for_each(|a| expr(a, out));
         c.keywords.iter().for_each(|k| keyword(k, out));
     }
 
-    fn arguments(a: &Node<Arguments>, out: &mut Vec<(String, Span)>) {
+    fn arguments(a: &Node<Arguments>, out: &mut Vec<Item>) {
         push(out, "Arguments", a.span);
         a.node.args.iter().for_each(|i| ident(i, out));
         a.node.defaults.iter().for_each(|d| opt(d, out));
         a.node.ty_list.iter().flatten().for_each(|t| ty(t, out));
     }
 
-    fn schema_expr(s: &SchemaExpr, out: &mut Vec<(String, Span)>) {
+    fn schema_expr(s: &SchemaExpr, out: &mut Vec<Item>) {
         ident(&s.name, out);
         s.args.iter().for_each(|a| expr(a, out));
         s.kwargs.iter().for_each(|k| keyword(k, out));
         expr(&s.config, out);
     }
 
-    fn entry(e: &ConfigEntry, out: &mut Vec<(String, Span)>) {
+    fn entry(e: &ConfigEntry, out: &mut Vec<Item>) {
         opt(&e.key, out);
         expr(&e.value, out);
     }
 
-    fn entry_node(e: &Node<ConfigEntry>, out: &mut Vec<(String, Span)>) {
-        push(out, "ConfigEntry", e.span);
+    fn entry_node(e: &Node<ConfigEntry>, out: &mut Vec<Item>) {
+        let detail = format!("Entry {:?}", e.node.operation);
+        push_detail(out, "ConfigEntry", e.span, detail);
         entry(&e.node, out);
     }
 
-    fn comp(g: &Node<CompClause>, out: &mut Vec<(String, Span)>) {
+    fn comp(g: &Node<CompClause>, out: &mut Vec<Item>) {
         push(out, "CompClause", g.span);
         g.node.targets.iter().for_each(|t| ident(t, out));
         expr(&g.node.iter, out);
         g.node.ifs.iter().for_each(|i| expr(i, out));
     }
 
-    fn ty(t: &Node<Type>, out: &mut Vec<(String, Span)>) {
+    fn ty(t: &Node<Type>, out: &mut Vec<Item>) {
         let tag = match &t.node {
             Type::Any => "Any",
             Type::Named(_) => "Named",
@@ -1081,7 +1146,7 @@ mod tagged {
         }
     }
 
-    fn expr(e: &Node<Expr>, out: &mut Vec<(String, Span)>) {
+    fn expr(e: &Node<Expr>, out: &mut Vec<Item>) {
         let tag = match &e.node {
             Expr::Identifier(_) => "Identifier",
             Expr::Unary(_) => "Unary",
@@ -1109,7 +1174,46 @@ mod tagged {
             Expr::FormattedValue(_) => "FormattedValue",
             Expr::Missing => "Missing",
         };
-        push(out, tag, e.span);
+        let detail = match &e.node {
+            Expr::StringLit(x) => Some(format!(
+                "StringLit {} {} {}",
+                json_str(&x.value),
+                json_str(&x.raw_value),
+                py_bool(x.is_long_string)
+            )),
+            Expr::NumberLit(n) => {
+                let (kind, value) = match n.value {
+                    NumberLitValue::Int(v) => ("Int", v.to_string()),
+                    NumberLitValue::Float(v) => ("Float", format!("{v:?}")),
+                };
+                let suffix = n.binary_suffix.map_or("None", |s| s.as_str());
+                Some(format!("NumberLit {kind} {value} {suffix}"))
+            }
+            Expr::NameConstantLit(c) => Some(format!("Const {:?}", c.value)),
+            Expr::FormattedValue(f) => Some(format!(
+                "Spec {}",
+                f.format_spec
+                    .as_deref()
+                    .map_or("null".to_string(), json_str)
+            )),
+            Expr::Binary(b) => Some(format!("Binary {:?}", b.op)),
+            Expr::Unary(u) => Some(format!("Unary {:?}", u.op)),
+            Expr::Compare(c) => Some(format!(
+                "Compare {}",
+                c.ops
+                    .iter()
+                    .map(|o| format!("{o:?}"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )),
+            Expr::Quant(q) => Some(format!("Quant {:?}", q.op)),
+            Expr::Identifier(i) => Some(format!("Identifier {}", i.name())),
+            _ => None,
+        };
+        match detail {
+            Some(d) => push_detail(out, tag, e.span, d),
+            None => push(out, tag, e.span),
+        }
         match &e.node {
             Expr::Identifier(i) => i.names.iter().for_each(|n| name(n, out)),
             Expr::Unary(u) => expr(&u.operand, out),
@@ -1176,7 +1280,16 @@ mod tagged {
                 expr(&c.left, out);
                 c.comparators.iter().for_each(|e| expr(e, out));
             }
-            Expr::JoinedString(j) => j.values.iter().for_each(|v| expr(v, out)),
+            Expr::JoinedString(j) => {
+                for v in &j.values {
+                    match &v.node {
+                        // KCL gives a literal part no position: its value
+                        // is compared through the whole string's.
+                        Expr::StringLit(_) => push(out, "StringLit", v.span),
+                        _ => expr(v, out),
+                    }
+                }
+            }
             Expr::FormattedValue(f) => expr(&f.value, out),
             _ => {}
         }
@@ -1194,7 +1307,9 @@ mod tagged {
 /// Arguments, `any_other, key_name, key_ty, value, value_ty` an
 /// IndexSignature, `if_cond, msg, test` a CheckExpr, `args, func,
 /// keywords` a CallExpr), or `Name` when the node is a string (comments
-/// and docs left out).
+/// and docs left out). `.oursv.txt` lists the values of literals,
+/// identifiers, operators, config entries' operations and schemas' and
+/// attributes' flags, as `line:col Kind values` (see `tagged::Item`).
 #[test]
 #[ignore]
 fn ast_positions_of_dir() {
@@ -1210,9 +1325,32 @@ fn ast_positions_of_dir() {
             continue;
         };
         let result = parse(&src);
-        let mut nodes: Vec<(u32, u32, u32, u32, String)> = tagged::module(&result.module)
+        let items = tagged::module(&result.module);
+        let mut values: Vec<(u32, u32, String)> = items
+            .iter()
+            .filter_map(|i| {
+                let d = i.detail.as_ref()?;
+                Some((
+                    i.span.line,
+                    i.span.column,
+                    format!("{}:{} {d}", i.span.line, i.span.column),
+                ))
+            })
+            .collect();
+        values.sort();
+        let values: String = values.iter().map(|(_, _, l)| format!("{l}\n")).collect();
+        let _ = std::fs::write(path.with_extension("oursv.txt"), values);
+        let mut nodes: Vec<(u32, u32, u32, u32, String)> = items
             .into_iter()
-            .map(|(t, s)| (s.line, s.column, s.end_line, s.end_column, t))
+            .map(|i| {
+                (
+                    i.span.line,
+                    i.span.column,
+                    i.span.end_line,
+                    i.span.end_column,
+                    i.tag,
+                )
+            })
             .collect();
         nodes.sort();
         let text: String = nodes
