@@ -27,6 +27,9 @@ use crate::ast::{self, MAIN_PKG, Module, Stmt};
 use crate::error::{ErrorKind, KclError};
 use crate::source::{FileId, SourceFile, SourceMap};
 
+/// The input path prefix that stands for the program's root.
+const KCL_MOD: &str = "${KCL_MOD}";
+
 /// The file access a program's loading needs.
 pub trait FileSystem {
     fn read_to_string(&self, path: &Path) -> std::io::Result<String>;
@@ -175,13 +178,13 @@ struct Loader<'a> {
 /// added to `sources`.
 pub fn load(inputs: &LoadInputs, fs: &dyn FileSystem, sources: &mut SourceMap) -> Loaded {
     let work_dir = normalize(&inputs.work_dir);
-    let paths: Vec<PathBuf> = inputs
-        .paths
-        .iter()
-        .map(|p| normalize(&work_dir.join(p)))
-        .collect();
+    // `${KCL_MOD}/a.k` is relative to the program's root, known once the
+    // other inputs are.
+    let (mod_relative, plain): (Vec<&PathBuf>, Vec<&PathBuf>) =
+        inputs.paths.iter().partition(|p| p.starts_with(KCL_MOD));
+    let plain: Vec<PathBuf> = plain.iter().map(|p| normalize(&work_dir.join(p))).collect();
     let mut roots: Vec<PathBuf> = Vec::new();
-    for p in &paths {
+    for p in &plain {
         let start = if fs.is_dir(p) {
             p.clone()
         } else {
@@ -195,8 +198,16 @@ pub fn load(inputs: &LoadInputs, fs: &dyn FileSystem, sources: &mut SourceMap) -
     }
     let root = match roots.as_slice() {
         [one] => one.clone(),
-        _ => work_dir.clone(),
+        _ => find_mod_root(fs, &work_dir).unwrap_or_else(|| work_dir.clone()),
     };
+    let paths: Vec<PathBuf> = inputs
+        .paths
+        .iter()
+        .map(|p| match p.strip_prefix(KCL_MOD) {
+            Ok(rest) if mod_relative.contains(&p) => normalize(&root.join(rest)),
+            _ => normalize(&work_dir.join(p)),
+        })
+        .collect();
     let mut package_maps = read_mod_dependencies(fs, &root);
     package_maps.extend(inputs.package_maps.clone());
 
@@ -214,13 +225,19 @@ pub fn load(inputs: &LoadInputs, fs: &dyn FileSystem, sources: &mut SourceMap) -
         root: root.clone(),
     };
     let mut main_files: Vec<(String, Option<String>)> = Vec::new();
+    // A file named twice (`main.k` and its directory) is read once.
+    let mut add_main = |path: String| {
+        if !main_files.iter().any(|(p, _)| *p == path) {
+            main_files.push((path, None));
+        }
+    };
     for p in &paths {
         if fs.is_dir(p) {
             for f in k_files(fs, p, false) {
-                main_files.push((path_string(&f), None));
+                add_main(path_string(&f));
             }
         } else {
-            main_files.push((path_string(p), None));
+            add_main(path_string(p));
         }
     }
     for (name, text) in &inputs.sources {
@@ -722,6 +739,31 @@ mod tests {
             import_paths(&loaded, MAIN_PKG),
             vec!["some.pkg", "some.pkg", "app.local"]
         );
+    }
+
+    #[test]
+    fn inputs_relative_to_the_root_and_named_twice() {
+        let fs = fs(&[
+            ("/r/kcl.mod", ""),
+            ("/r/main.k", "a = 1\n"),
+            ("/r/pkg/pkg.k", "b = 1\n"),
+        ]);
+        let inputs = LoadInputs {
+            paths: vec![
+                PathBuf::from("${KCL_MOD}/pkg/pkg.k"),
+                PathBuf::from("main.k"),
+                PathBuf::from("."),
+            ],
+            work_dir: PathBuf::from("/r"),
+            ..LoadInputs::default()
+        };
+        let loaded = load(&inputs, &fs, &mut SourceMap::default());
+        assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+        let files: Vec<&str> = loaded.program.packages[MAIN_PKG]
+            .iter()
+            .map(|m| m.filename.as_str())
+            .collect();
+        assert_eq!(files, vec!["/r/pkg/pkg.k", "/r/main.k"]);
     }
 
     #[test]
