@@ -860,7 +860,7 @@ impl<'a> Lexer<'a> {
 
 /// Resolves a string literal's escapes as KCL does (Python's rules; an
 /// unknown escape is kept as written). `None` for a malformed literal.
-pub fn unescape(content: &str, quote: char, is_long: bool, is_raw: bool) -> Option<String> {
+fn unescape(content: &str, quote: char, is_long: bool, is_raw: bool) -> Option<String> {
     let mut out = String::with_capacity(content.len());
     let mut chars = content.chars().peekable();
     while let Some(c) = chars.next() {
