@@ -841,7 +841,10 @@ fn grammar_suite_parse_speed() {
     }
     let lines: usize = sources.iter().map(|s| s.lines().count()).sum();
     let start = std::time::Instant::now();
-    let rounds = 20;
+    let rounds: u32 = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(20);
     for _ in 0..rounds {
         for src in &sources {
             let _ = parse(src);
