@@ -231,13 +231,22 @@ pub fn load(inputs: &LoadInputs, fs: &dyn FileSystem, sources: &mut SourceMap) -
             main_files.push((path, None));
         }
     };
+    let mut input_errors = Vec::new();
     for p in &paths {
         if fs.is_dir(p) {
             for f in k_files(fs, p, false) {
                 add_main(path_string(&f));
             }
-        } else {
+        } else if fs.is_file(p) {
             add_main(path_string(p));
+        } else {
+            input_errors.push(KclError::new(
+                ErrorKind::EvaluationError,
+                format!(
+                    "Cannot find the kcl file, please check the file path {}",
+                    path_string(p)
+                ),
+            ));
         }
     }
     for (name, text) in &inputs.sources {
@@ -247,6 +256,21 @@ pub fn load(inputs: &LoadInputs, fs: &dyn FileSystem, sources: &mut SourceMap) -
             path_string(&normalize(&work_dir.join(name)))
         };
         main_files.push((path, Some(text.clone())));
+    }
+    if !input_errors.is_empty() || main_files.is_empty() {
+        if input_errors.is_empty() {
+            input_errors.push(KclError::new(
+                ErrorKind::EvaluationError,
+                "No input KCL files",
+            ));
+        }
+        return Loaded {
+            program: Program {
+                root,
+                packages: IndexMap::new(),
+            },
+            errors: input_errors,
+        };
     }
 
     let mut program = Program {
@@ -813,6 +837,28 @@ mod tests {
                 "suggestion: browse more packages at 'https://artifacthub.io'"
             ]
         );
+    }
+
+    #[test]
+    fn missing_inputs_are_reported_as_kcl_does() {
+        let fs = fs(&[("/d/sub/x.txt", "")]);
+        let cases = [
+            (
+                "missing.k",
+                "Cannot find the kcl file, please check the file path /d/missing.k",
+            ),
+            ("sub", "No input KCL files"),
+        ];
+        for (input, want) in cases {
+            let inputs = LoadInputs {
+                paths: vec![PathBuf::from(input)],
+                work_dir: PathBuf::from("/d"),
+                ..LoadInputs::default()
+            };
+            let loaded = load(&inputs, &fs, &mut SourceMap::default());
+            let messages: Vec<&str> = loaded.errors.iter().map(|e| e.message.as_str()).collect();
+            assert_eq!(messages, vec![want], "{input}");
+        }
     }
 
     #[test]
