@@ -19,6 +19,7 @@ mod string;
 pub use convert::parse_quantity;
 pub use display::quote_str;
 pub use format::{format_string, format_with_spec};
+pub use functions::option_value;
 
 use crate::error::{ErrorKind, KclError, Result};
 use crate::value::Value;
