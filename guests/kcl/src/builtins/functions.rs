@@ -9,9 +9,9 @@
 use std::cmp::Ordering;
 use std::rc::Rc;
 
-use crate::ast;
+use crate::ast::{self, ConfigEntryOperation};
 use crate::error::{ErrorKind, KclError, Result};
-use crate::value::{Dict, FunctionKind, Value};
+use crate::value::{Dict, FunctionKind, SchemaValue, Value, unify};
 
 use super::convert::{to_float, to_int};
 use super::{BuiltinFn, Interp, UNWRAP_NONE, arg, fail};
@@ -861,11 +861,11 @@ fn dict(_: &mut dyn Interp, args: &[Value], kwargs: &Kwargs) -> Result<Value> {
     let mut result = Dict::new();
     if let Some(x) = arg(args, kwargs, 0, "x") {
         for (key, value) in dict_entries(x)? {
-            merge_entry(&mut result, key, value)?;
+            result = merge_entry(result, key, value)?;
         }
     }
     for (key, value) in kwargs {
-        merge_entry(&mut result, key.clone(), value.clone())?;
+        result = merge_entry(result, key.clone(), value.clone())?;
     }
     Ok(Value::dict(result))
 }
@@ -900,159 +900,39 @@ fn dict_entries(x: &Value) -> Result<Vec<(String, Value)>> {
     }
 }
 
-/// Adds `key: value` to a dict built by `dict()` as KCL's union `|` does:
-/// a new key is added; for a key already there the values must agree
-/// (equal scalars, lists of the same length whose items agree; dicts always
-/// agree), and then dicts merge key by key and lists item by item, the new
-/// value winning elsewhere.
-fn merge_entry(dict: &mut Dict, key: String, value: Value) -> Result<()> {
-    let merged = match dict.get(&key) {
-        None => value,
-        Some(existing) => {
-            let mut conflict = None;
-            let merged = union(existing.clone(), &value, &key, &mut conflict);
-            if let Some(conflict) = conflict {
-                return Err(conflict.into_error());
-            }
-            merged
-        }
-    };
-    dict.insert(key, merged);
-    Ok(())
+/// Adds `key: value` to a dict built by `dict()` as a config entry `key:
+/// value` would be: unified with a value already there, with KCL's conflict
+/// message when two scalars differ.
+fn merge_entry(dict: Dict, key: String, value: Value) -> Result<Dict> {
+    let merged = unify::merge_entry(
+        &mut AttrsOnly,
+        Value::dict(dict),
+        &key,
+        value,
+        ConfigEntryOperation::Union,
+        None,
+        true,
+    )?;
+    Ok(merged.as_dict().cloned().unwrap_or_default())
 }
 
-/// Where a union found two values that disagree.
-struct Conflict {
-    /// Innermost key first.
-    path: Vec<String>,
-    existing: String,
-    new: String,
-}
+/// Unifying a schema instance in `dict()`'s entries takes the merged
+/// attributes as they are: builtins do not run schema bodies.
+struct AttrsOnly;
 
-impl Conflict {
-    fn into_error(mut self) -> KclError {
-        let attr = self.path.first().cloned().unwrap_or_default();
-        self.path.reverse();
-        fail(format!(
-            "conflicting values on the attribute '{attr}' between :\n    {}\nand\n    {}\nwith union path :\n    {}\ntry operator '=' to override the attribute, like:\n    {{...}} | {{\n            ...\n            {attr} = {}\n            ...\n    }}",
-            self.existing,
-            self.new,
-            self.path.join("."),
-            self.new
-        ))
+impl unify::SchemaResolver for AttrsOnly {
+    fn resolve_schema(
+        &mut self,
+        schema: &SchemaValue,
+        attrs: Dict,
+        keys: Vec<String>,
+    ) -> Result<Value> {
+        Ok(Value::Schema(Rc::new(SchemaValue {
+            attrs,
+            config_keys: keys,
+            ..schema.clone()
+        })))
     }
-}
-
-/// `existing | new` for values under the dict key `key`.
-fn union(existing: Value, new: &Value, key: &str, conflict: &mut Option<Conflict>) -> Value {
-    if !agrees(new, &existing) {
-        *conflict = Some(Conflict {
-            path: vec![key.to_string()],
-            existing: conflict_repr(&existing),
-            new: conflict_repr(new),
-        });
-        return existing;
-    }
-    let merged = merge(existing, new, conflict);
-    if let Some(c) = conflict {
-        c.path.push(key.to_string());
-    }
-    merged
-}
-
-fn merge(existing: Value, new: &Value, conflict: &mut Option<Conflict>) -> Value {
-    match (existing, new) {
-        (existing, new) if existing.is_none_or_undefined() => new.clone(),
-        (existing, new) if new.is_none_or_undefined() => existing,
-        (Value::List(mut items), Value::List(delta)) => {
-            let list = Rc::make_mut(&mut items);
-            for (i, item) in delta.iter().enumerate() {
-                match list.get_mut(i) {
-                    Some(slot) => {
-                        *slot = merge(std::mem::replace(slot, Value::Undefined), item, conflict);
-                        if let Some(c) = conflict {
-                            c.path.push(format!("list[{i}]"));
-                            break;
-                        }
-                    }
-                    None => list.push(item.clone()),
-                }
-            }
-            Value::List(items)
-        }
-        (mut existing @ (Value::Dict(_) | Value::Schema(_)), Value::Dict(_) | Value::Schema(_)) => {
-            let Some(delta) = new.as_dict() else {
-                return existing;
-            };
-            let target = match &mut existing {
-                Value::Dict(d) => Rc::make_mut(d),
-                Value::Schema(s) => &mut Rc::make_mut(s).attrs,
-                _ => return existing,
-            };
-            for (k, v) in delta.iter() {
-                let value = match target.get(k) {
-                    None => v.clone(),
-                    Some(old) => union(old.clone(), v, k, conflict),
-                };
-                if conflict.is_some() {
-                    break;
-                }
-                target.insert(k.clone(), value);
-            }
-            existing
-        }
-        (_, new) => new.clone(),
-    }
-}
-
-/// KCL's `value_subsume(new, existing)` without recursion into dicts.
-fn agrees(new: &Value, existing: &Value) -> bool {
-    match (new, existing) {
-        (a, b) if a.is_none_or_undefined() || b.is_none_or_undefined() => true,
-        (Value::List(a), Value::List(b)) => {
-            a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| agrees(x, y))
-        }
-        (Value::Dict(_) | Value::Schema(_), Value::Dict(_) | Value::Schema(_)) => true,
-        (Value::Int(a), Value::Int(b)) => a == b,
-        (Value::Float(a), Value::Float(b)) => a == b,
-        (Value::Int(_), Value::Float(_)) | (Value::Float(_), Value::Int(_)) => new.kcl_eq(existing),
-        (Value::Bool(a), Value::Bool(b)) => a == b,
-        (Value::Str(a), Value::Str(b)) => a == b,
-        _ => false,
-    }
-}
-
-/// How a conflict message shows a value: `{...}` and `[...]` for
-/// containers, JSON for the rest.
-fn conflict_repr(value: &Value) -> String {
-    match value {
-        Value::Dict(_) | Value::Schema(_) => "{...}".into(),
-        Value::List(_) => "[...]".into(),
-        Value::Str(s) => json_string(s),
-        Value::None | Value::Undefined => "null".into(),
-        Value::Bool(b) => b.to_string(),
-        Value::Float(f) => super::display::float_to_kcl_string(*f),
-        other => other.to_kcl_string(),
-    }
-}
-
-/// A JSON string literal.
-fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// `typeof(x, full_name=False)`: the type's name; `None` for None; a
