@@ -1010,21 +1010,3 @@ fn accumulator_type(kind: &FunctionKind) -> Option<&ast::Type> {
     let args = closure.lambda.args.as_ref()?;
     args.node.ty_list.first()?.as_ref().map(|t| &t.node)
 }
-
-/// `Schema.instances(full_pkg=False)`: the instances of the schema made so
-/// far in the main package, or in every package with `full_pkg`.
-pub(super) fn instances(interp: &mut dyn Interp, args: &[Value], kwargs: &Kwargs) -> Result<Value> {
-    let Some((Value::Function(function), rest)) = args.split_first() else {
-        return Ok(Value::None);
-    };
-    let FunctionKind::Schema(ty) = &function.kind else {
-        return Ok(Value::None);
-    };
-    let full_pkg = rest
-        .first()
-        .or_else(|| super::kwarg(kwargs, "full_pkg"))
-        .is_some_and(Value::is_truthy);
-    Ok(Value::list(
-        interp.instances_made_in(&ty.full_name(), full_pkg),
-    ))
-}

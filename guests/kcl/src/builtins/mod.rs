@@ -22,7 +22,7 @@ pub use format::{format_string, format_with_spec};
 pub use functions::option_value;
 
 use crate::error::{ErrorKind, KclError, Result};
-use crate::value::{FunctionKind, Value};
+use crate::value::Value;
 
 /// A builtin: positional arguments (for a method, the receiver first), then
 /// keyword arguments in the order they were written.
@@ -47,12 +47,28 @@ pub trait Interp {
     /// Every instance of a schema created so far, by its full name
     /// (`Schema.instances()`).
     fn instances(&self, schema_full_name: &str) -> Vec<Value>;
-    /// `Schema.instances(full_pkg)`: the instances made in the main package,
-    /// or in every package with `all_packages`. An evaluator that does not
-    /// track where instances were made answers with all of them.
-    fn instances_made_in(&self, schema_full_name: &str, all_packages: bool) -> Vec<Value> {
-        let _ = all_packages;
-        self.instances(schema_full_name)
+    /// The directory the `file` module may read below (its `glob`,
+    /// `exists`, `size`, `abs`); `None` when none was granted.
+    fn file_root(&self) -> Option<&std::path::Path> {
+        None
+    }
+    /// `file.current()`, `file.workdir()`, `file.modpath()`: the file
+    /// whose code is running, the run's work directory, and the root of
+    /// the program's module; empty when unknown.
+    fn program_path(&self, _which: crate::modules::file::ProgramPath) -> String {
+        String::new()
+    }
+    /// `manifests.yaml_stream`: the program's output becomes this YAML
+    /// stream, read back and planned with `options` (KCL's custom
+    /// manifests output).
+    fn set_output_stream(&mut self, _yaml: String, _options: crate::value::yaml::PlanOptions) {}
+    /// Unifies two values as `|` does (`collection.union_all`); only an
+    /// evaluator can (schemas are re-checked), so others refuse.
+    fn union(&mut self, _left: Value, _right: &Value) -> Result<Value> {
+        Err(crate::error::KclError::new(
+            crate::error::ErrorKind::EvaluationError,
+            "unification needs the evaluator",
+        ))
     }
 }
 
@@ -61,15 +77,12 @@ pub fn lookup(name: &str) -> Option<BuiltinFn> {
     functions::lookup(name)
 }
 
-/// The method of that name on a value of that kind (`"s".upper`,
-/// `Person.instances`). KCL's dicts, lists and schema instances have no
-/// methods.
+/// The method of that name on a value of that kind (`"s".upper`).
+/// KCL's dicts, lists and schema instances have no methods; the evaluator
+/// answers `Schema.instances` itself.
 pub fn method(receiver: &Value, name: &str) -> Option<BuiltinFn> {
     match receiver {
         Value::Str(_) => string::lookup(name),
-        Value::Function(f) if matches!(f.kind, FunctionKind::Schema(_)) && name == "instances" => {
-            Some(functions::instances)
-        }
         _ => None,
     }
 }
