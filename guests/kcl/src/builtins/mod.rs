@@ -3,9 +3,10 @@
 //!
 //! Modules: `display` (what `str()`, `print` and `${x}` print), `format`
 //! (Python's format mini-language as `"…".format()` implements it, and the
-//! `${x: #json}` interpolation specs), `functions` (the builtin functions),
-//! `convert` (`int`/`float` conversions and unit strings), `string` (the
-//! string methods).
+//! `${x: #json}` interpolation specs), `functions` (the builtin table and
+//! most builtins), `option` (`option()` and `-D` values), `order`
+//! (`sorted`, `max`, `min`), `convert` (`int`/`float` and unit strings),
+//! `string` (the string methods).
 //!
 //! KCL's builtins signal a failure with a message and no position; the
 //! evaluator adds the call's position (`KclError::or_at`).
@@ -14,12 +15,14 @@ mod convert;
 mod display;
 mod format;
 mod functions;
+mod option;
+mod order;
 mod string;
 
 pub use convert::parse_quantity;
 pub use display::quote_str;
 pub use format::{format_string, format_with_spec};
-pub use functions::option_value;
+pub use option::option_value;
 
 use crate::error::{ErrorKind, KclError, Result};
 use crate::value::Value;
