@@ -17,6 +17,9 @@ pub(crate) type Keywords = Vec<(String, Value)>;
 pub(crate) struct Arguments {
     pub args: Vec<Value>,
     pub kwargs: Keywords,
+    /// A schema's parameters not given are `Undefined`; a lambda's are an
+    /// error.
+    pub missing_undefined: bool,
 }
 
 impl Evaluator {
@@ -137,7 +140,11 @@ impl Evaluator {
             &scope,
             &closure.frame,
             lambda.args.as_ref(),
-            Arguments { args, kwargs },
+            Arguments {
+                args,
+                kwargs,
+                missing_undefined: false,
+            },
             "lambda",
             span,
         )?;
@@ -204,7 +211,11 @@ impl Evaluator {
         what: &str,
         span: Span,
     ) -> Result<()> {
-        let Arguments { args, kwargs } = call;
+        let Arguments {
+            args,
+            kwargs,
+            missing_undefined,
+        } = call;
         let empty = ast::Arguments {
             args: Vec::new(),
             defaults: Vec::new(),
@@ -249,6 +260,7 @@ impl Evaluator {
                 Some(v) => v,
                 None => match params.defaults.get(i).and_then(Option::as_ref) {
                     Some(default) => self.eval_expr(defining, default)?,
+                    None if missing_undefined => Value::Undefined,
                     None => {
                         return Err(KclError::at(
                             ErrorKind::EvaluationError,

@@ -148,6 +148,9 @@ pub struct Evaluator {
     instances: IndexMap<String, Vec<(Value, Rc<str>)>>,
     /// The package of the schema expression being evaluated.
     creating_pkg: Rc<str>,
+    /// Where each instance was made, by the address of its value: a
+    /// required attribute missing in a nested instance is reported there.
+    instance_spans: HashMap<usize, Span>,
     schema_stack: Vec<schema::SchemaCtx>,
     scalars: Vec<Value>,
     /// The index in `scalars` of the last schema expression statement's
@@ -188,6 +191,7 @@ impl Evaluator {
             file_root: options.file_root,
             instances: IndexMap::new(),
             creating_pkg: Rc::from(MAIN_PKG),
+            instance_spans: HashMap::new(),
             schema_stack: Vec::new(),
             scalars: Vec::new(),
             schema_scalar: None,

@@ -130,6 +130,7 @@ impl Evaluator {
                             super::lambda::Arguments {
                                 args: args.clone(),
                                 kwargs: kwargs.clone(),
+                                missing_undefined: true,
                             },
                             &s.name,
                             span,
@@ -149,6 +150,7 @@ impl Evaluator {
                             super::lambda::Arguments {
                                 args: args.clone(),
                                 kwargs: kwargs.clone(),
+                                missing_undefined: true,
                             },
                             &s.name,
                             span,
@@ -197,6 +199,12 @@ impl Evaluator {
             kwargs,
             ty: Some(ty.clone()),
         }));
+        if let Value::Schema(instance) = &value
+            && span != Span::default()
+        {
+            self.instance_spans
+                .insert(Rc::as_ptr(instance) as usize, span);
+        }
         let mut owner = Some(ty.clone());
         while let Some(t) = owner {
             self.instances
@@ -354,7 +362,12 @@ impl Evaluator {
         match v {
             Value::Schema(s) => {
                 if let Some(ty) = &s.ty {
-                    self.check_required(ty, &s.attrs.entries, span)?;
+                    let made_at = self
+                        .instance_spans
+                        .get(&(Rc::as_ptr(s) as usize))
+                        .copied()
+                        .unwrap_or(span);
+                    self.check_required(ty, &s.attrs.entries, made_at)?;
                 }
                 for inner in s.attrs.entries.values() {
                     self.check_required_nested(inner, span)?;
@@ -412,7 +425,16 @@ impl Evaluator {
                     span,
                     "Instance check failed",
                 )
-                .with_label(check.span, label));
+                .with_label(
+                    Span::new(
+                        check.span.file,
+                        check.span.end_line,
+                        0,
+                        check.span.end_line,
+                        0,
+                    ),
+                    label,
+                ));
             }
         }
         Ok(())
