@@ -7,6 +7,8 @@
 //! named where they happen.
 
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::rc::Rc;
 
 use crate::ast::{self, ConfigEntryOperation};
@@ -150,15 +152,41 @@ fn isunique(_: &mut dyn Interp, args: &[Value], kwargs: &Kwargs) -> Result<Value
     let Some(Value::List(items)) = arg(args, kwargs, 0, "inval") else {
         return Ok(Value::Bool(false));
     };
-    for (i, item) in items.iter().enumerate() {
-        if items[..i]
-            .iter()
-            .any(|earlier| same_for_unique(earlier, item))
-        {
+    let mut seen: BTreeMap<u64, Vec<&Value>> = BTreeMap::new();
+    for item in items.iter() {
+        let mut hasher = DefaultHasher::new();
+        hash_for_unique(item, &mut hasher);
+        let bucket = seen.entry(hasher.finish()).or_default();
+        if bucket.iter().any(|earlier| same_for_unique(earlier, item)) {
             return Ok(Value::Bool(false));
         }
+        bucket.push(item);
     }
     Ok(Value::Bool(true))
+}
+
+/// KCL's hash of a value: ints hash as floats (so `1` and `1.0` meet),
+/// dicts by their entries in order.
+fn hash_for_unique(value: &Value, state: &mut impl Hasher) {
+    match value {
+        Value::Undefined | Value::None => 0u8.hash(state),
+        Value::Bool(b) => b.hash(state),
+        Value::Int(i) => (*i as f64).to_bits().hash(state),
+        Value::Float(f) => f.to_bits().hash(state),
+        Value::Unit(u) => {
+            u.raw.hash(state);
+            u.suffix.as_str().hash(state);
+        }
+        Value::Str(s) => s.hash(state),
+        Value::List(items) => items.iter().for_each(|v| hash_for_unique(v, state)),
+        Value::Dict(_) | Value::Schema(_) => {
+            for (k, v) in value.as_dict().into_iter().flat_map(|d| d.iter()) {
+                k.hash(state);
+                hash_for_unique(v, state);
+            }
+        }
+        Value::Function(f) => std::ptr::hash(Rc::as_ptr(f), state),
+    }
 }
 
 /// Equal as KCL's hash set sees it: equal values whose hashes also agree.
