@@ -52,26 +52,24 @@ fn sort_values(items: &mut [Value], reverse: bool) -> Result<()> {
             b.runtime_type_str()
         ))
     };
-    for i in 1..items.len() {
-        let item = &items[i];
-        let mut last = &items[0];
-        for earlier in &items[1..i] {
-            // The prefix is known to be comparable: keep the item a stable
-            // sort would put last.
-            let later_wins = match sort_cmp(earlier, last) {
-                Some(Ordering::Greater) => !reverse,
-                Some(Ordering::Less) => reverse,
-                _ => true,
-            };
-            if later_wins {
-                last = earlier;
-            }
-        }
+    // The item a stable sort puts last among those checked so far.
+    let Some(mut last) = items.first() else {
+        return Ok(());
+    };
+    for item in &items[1..] {
         let (a, b) = if reverse { (last, item) } else { (item, last) };
-        // Comparable with that item means comparable with the whole prefix:
+        // Comparable with that item means comparable with all before it:
         // only numbers with numbers and strings with strings get this far.
-        if sort_cmp(a, b).is_none() {
+        let Some(order) = sort_cmp(item, last) else {
             return Err(cannot_compare(a, b));
+        };
+        let later_wins = match order {
+            Ordering::Greater => !reverse,
+            Ordering::Less => reverse,
+            Ordering::Equal => true,
+        };
+        if later_wins {
+            last = item;
         }
     }
     items.sort_by(|a, b| {
