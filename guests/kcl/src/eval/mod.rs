@@ -146,6 +146,9 @@ pub struct Evaluator {
     /// Every instance made, under its schema's and each parent's full
     /// name, with the package whose code made it.
     instances: IndexMap<String, Vec<(Value, Rc<str>)>>,
+    /// The last package statement run: errors found after the run (its
+    /// output's conflicts) point there, as KCL's do.
+    last_stmt: Span,
     /// The package of the schema expression being evaluated.
     creating_pkg: Rc<str>,
     /// Where each instance was made, by the address of its value: a
@@ -191,6 +194,7 @@ impl Evaluator {
             file_root: options.file_root,
             instances: IndexMap::new(),
             creating_pkg: Rc::from(MAIN_PKG),
+            last_stmt: Span::default(),
             instance_spans: HashMap::new(),
             schema_stack: Vec::new(),
             scalars: Vec::new(),
@@ -214,6 +218,7 @@ impl Evaluator {
             let globals = frame.globals_in_order();
             let scalars = std::mem::take(&mut self.scalars);
             self.output(&scalars, &globals, self.show_hidden)
+                .map_err(|e| locate(e, self.last_stmt))
         });
         let logs = std::mem::take(&mut self.logs);
         match result {

@@ -240,10 +240,10 @@ impl Evaluator {
         span: Span,
     ) -> Result<Dict> {
         self.run_lazy_body(body)?;
+        // Each schema of the chain checks its own decorators (a deprecated
+        // parent refuses its children too).
         for s in schemas {
-            if let SchemaDef::Schema(def) = &s.def
-                && Rc::ptr_eq(s, ty)
-            {
+            if let SchemaDef::Schema(def) = &s.def {
                 for decorator in &def.decorators {
                     self.apply_decorator(&s.frame, &decorator.node, &s.name, true, span)?;
                 }
@@ -265,7 +265,12 @@ impl Evaluator {
                     if let Some(default) = &sig.node.value
                         && config.op(key) != ConfigEntryOperation::Override
                     {
-                        let d = self.eval_expr(body, default)?;
+                        // The default may read the key by the signature's name.
+                        let scope = Frame::child(body);
+                        if let Some(k) = &sig.node.key_name {
+                            scope.set(&k.node, Value::str(key));
+                        }
+                        let d = self.eval_expr(&scope, default)?;
                         v = self.union_values(d, &v, false)?;
                     }
                     let v = self
