@@ -486,6 +486,39 @@ fn schema_instances_print_and_type_as_kcl_does() {
 }
 
 #[test]
+fn interpolation_specs_print_json_and_yaml() {
+    // KCL 0.12.3: x = {"a": [1, "b"], "c": None, "_d": 1.5, "e": {"f": True},
+    // "g": 1Ki}; "${x: #json}", "${x: #yaml}", "${[1, 'x']: #JSON}", "${'s': #yaml}".
+    let x = Reader::new(r#"{"a": [1, "b"], "c": None, "_d": 1.5, "e": {"f": True}, "g": 1Ki}"#)
+        .literal();
+    let cases = [
+        (
+            x.clone(),
+            "#json",
+            r#"{"a": [1, "b"], "c": null, "_d": 1.5, "e": {"f": true}, "g": 1024.0}"#,
+        ),
+        (
+            x,
+            "#yaml",
+            "a:\n- 1\n- b\nc: null\n_d: 1.5\ne:\n  f: true\ng: 1024.0\n",
+        ),
+        (
+            Value::list(vec![Value::Int(1), Value::str("x")]),
+            "#JSON",
+            r#"[1, "x"]"#,
+        ),
+        (Value::str("s"), "#yaml", "s\n"),
+    ];
+    for (value, spec, expected) in cases {
+        assert_eq!(
+            super::format_with_spec(&value, spec).map_err(|e| e.message),
+            Ok(expected.to_string()),
+            "{spec}"
+        );
+    }
+}
+
+#[test]
 fn interpolation_specs_other_than_json_and_yaml_are_refused() {
     let err = super::format_with_spec(&Value::Int(1), "#toml");
     assert_eq!(
