@@ -90,13 +90,6 @@ pub fn method(receiver: &Value, name: &str) -> Option<BuiltinFn> {
     }
 }
 
-/// The names of every builtin function, in KCL's order (for the checker
-/// and for "name is not defined" suggestions).
-pub const BUILTIN_NAMES: &[&str] = functions::NAMES;
-
-/// The names of every string method.
-pub const STRING_METHOD_NAMES: &[&str] = string::NAMES;
-
 /// An argument given by keyword `name` or else at position `index`: KCL
 /// looks the keyword up first.
 pub(crate) fn arg<'a>(
