@@ -20,6 +20,7 @@ use super::{BuiltinFn, Interp, UNWRAP_NONE, arg, fail};
 
 type Kwargs = [(String, Value)];
 
+/// The builtin function of that name, from KCL's builtin table.
 pub(super) fn lookup(name: &str) -> Option<BuiltinFn> {
     Some(match name {
         "option" => super::option::option,

@@ -13,6 +13,7 @@ use super::{BuiltinFn, Interp, UNWRAP_NONE, fail};
 
 type Kwargs = [(String, Value)];
 
+/// The string method of that name.
 pub(super) fn lookup(name: &str) -> Option<BuiltinFn> {
     Some(match name {
         "capitalize" => capitalize,
