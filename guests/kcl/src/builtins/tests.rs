@@ -360,35 +360,6 @@ fn option_reads_the_value_or_the_default_and_converts_it() {
 }
 
 #[test]
-fn command_line_option_values_read_as_kcl_run_reads_them() {
-    // KCL's grammar suite: option/simple_0 (`-D key1=0 -D key2=False`) and
-    // option/scientific_notation_str (`-D imageSHA=12e1 -D count=42 …`).
-    let cases = [
-        ("0", "int|0"),
-        ("False", "bool|False"),
-        ("True", "bool|True"),
-        ("None", "None|None"),
-        ("12e1", "str|12e1"),
-        ("1.5e-3", "str|1.5e-3"),
-        ("2E10", "str|2E10"),
-        ("3.14e5", "str|3.14e5"),
-        ("42", "int|42"),
-        ("1.5", "float|1.5"),
-        ("[1, 2]", "list|[1, 2]"),
-        ("1Ki", "str|1Ki"),
-        ("x y", "str|x y"),
-    ];
-    for (text, expected) in cases {
-        let value = super::option_value(text);
-        let got = match value {
-            Value::None => "None|None".to_string(),
-            v => format!("{}|{}", v.runtime_type_str(), v.to_kcl_string()),
-        };
-        assert_eq!(got, expected, "{text}");
-    }
-}
-
-#[test]
 fn print_joins_with_spaces_and_ignores_sep() {
     // KCL 0.12.3: print("a", 1, [1, "b"], sep="--") logs `a 1 [1, b]\n`.
     let cases = [
