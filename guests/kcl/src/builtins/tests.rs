@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use crate::ast::NumberBinarySuffix;
 use crate::error::Result;
-use crate::value::{Dict, SchemaValue, UnitValue, Value};
+use crate::value::{Dict, Function, FunctionKind, SchemaValue, UnitValue, Value};
 
 use super::{Interp, lookup, method};
 
@@ -454,6 +454,18 @@ fn schema_instances_print_and_type_as_kcl_does() {
         call(&mut interp, "dict", &p, &[]),
         Some(Ok("{'x': 1, 'y': 's', 'z': [q]}".into()))
     );
+}
+
+#[test]
+fn functions_print_as_function() {
+    // KCL 0.12.3: str(len) and typeof(len) are both `function`.
+    let len = Value::Function(Rc::new(Function {
+        name: "len".into(),
+        kind: FunctionKind::Builtin(lookup("len").unwrap_or(|_, _, _| Ok(Value::None))),
+    }));
+    assert_eq!(len.to_kcl_string(), "function");
+    assert_eq!(len.runtime_type_str(), "function");
+    assert_eq!(Value::list(vec![len.clone()]).to_kcl_string(), "[function]");
 }
 
 #[test]
