@@ -166,8 +166,7 @@ fn runtime_positions(mut error: KclError) -> KclError {
     error
 }
 
-/// A `-D name=value` value as KCL reads it: JSON when it parses as JSON,
-/// else the text itself.
+/// A `-D name=value` value as KCL reads it (`builtins::option_value`).
 fn option_value(text: &str) -> value::Value {
-    value::json::decode(text).unwrap_or_else(|_| value::Value::str(text))
+    builtins::option_value(text)
 }

@@ -1,6 +1,6 @@
 //! `int()` and `float()` with KCL 0.12.3's rules: `int` reads unit
-//! strings (`"1Ki"` is 1024) before it applies the base, and `float`
-//! refuses infinities.
+//! strings (`"1Ki"` is 1024) in base 10 and prefixed digits (`"0xff"`) in
+//! other bases, and `float` refuses infinities.
 
 use crate::error::{ErrorKind, KclError, Result};
 use crate::value::Value;
@@ -24,16 +24,31 @@ pub(crate) fn to_int(value: &Value, base: Option<&Value>) -> Result<Value> {
                 Some(Value::Unit(u)) => u.value as i64,
                 Some(_) => 0,
             };
-            // KCL 0.12.3 resolves unit suffixes first, whatever the base, and
-            // then reads the decimal digits of the result in the base.
-            let decimal = parse_quantity(s)?.to_string();
+            // Base 10 reads unit suffixes (`"1Ki"`). KCL 0.12.3 did so for
+            // every base, which made `int("ff", 16)` fail; KCL has since
+            // fixed that (its grammar suite's int/base_parameter), and plait
+            // follows the fix: another base reads an optional sign and
+            // `0x`/`0o`/`0b` prefix and the digits.
+            let digits = if base == 10 {
+                parse_quantity(s)?.to_string()
+            } else {
+                let (sign, unsigned) = match s.strip_prefix('-') {
+                    Some(rest) => ("-", rest),
+                    None => ("", &**s),
+                };
+                let unprefixed = ["0x", "0X", "0o", "0O", "0b", "0B"]
+                    .iter()
+                    .find_map(|p| unsigned.strip_prefix(p))
+                    .unwrap_or(unsigned);
+                format!("{sign}{unprefixed}")
+            };
             let radix = base as u32;
             if !(2..=36).contains(&radix) {
                 return Err(fail(format!(
                     "from_ascii_radix: radix must lie in the range `[2, 36]` - found {radix}"
                 )));
             }
-            i64::from_str_radix(&decimal, radix)
+            i64::from_str_radix(&digits, radix)
                 .map(Value::Int)
                 .map_err(|_| fail(format!("invalid literal for int() with base {base}: '{s}'")))
         }

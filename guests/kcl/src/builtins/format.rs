@@ -30,24 +30,12 @@ const MAX_FILL: i64 = 1 << 24;
 /// `"${value: spec}"`: KCL's interpolation takes only `#json` and `#yaml`
 /// (in any case); the parser has already refused specs without `#`.
 pub fn format_with_spec(value: &Value, spec: &str) -> Result<String> {
+    let options = crate::value::json::EncodeOptions::default();
     match spec.to_lowercase().as_str() {
-        "#json" => interpolation_json(value),
-        "#yaml" => interpolation_yaml(value),
+        "#json" => Ok(crate::value::json::encode(value, &options, 0)),
+        "#yaml" => Ok(crate::value::yaml::encode(value, &options)),
         _ => Err(fail("Invalid string interpolation format specification")),
     }
-}
-
-/// The JSON text `${x: #json}` prints (KCL's `to_json_string`: one line,
-/// `", "` and `": "` separators, keys in order).
-fn interpolation_json(_value: &Value) -> Result<String> {
-    // Hook for the modules member's `value/json.rs`, merged when it lands.
-    Err(fail("#json interpolation is not available yet"))
-}
-
-/// The YAML text `${x: #yaml}` prints (KCL's `to_yaml_string`).
-fn interpolation_yaml(_value: &Value) -> Result<String> {
-    // Hook for the modules member's `value/yaml.rs`, merged when it lands.
-    Err(fail("#yaml interpolation is not available yet"))
 }
 
 /// `template.format(*args, **kwargs)`.

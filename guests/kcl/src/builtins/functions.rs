@@ -9,8 +9,9 @@
 use std::cmp::Ordering;
 use std::rc::Rc;
 
+use crate::ast::{self, ConfigEntryOperation};
 use crate::error::{ErrorKind, KclError, Result};
-use crate::value::{Dict, Value};
+use crate::value::{Dict, FunctionKind, SchemaValue, Value, unify};
 
 use super::convert::{to_float, to_int};
 use super::{BuiltinFn, Interp, UNWRAP_NONE, arg, fail};
@@ -47,6 +48,7 @@ pub(super) const NAMES: &[&str] = &[
     "list",
     "dict",
     "typeof",
+    "reduce",
 ];
 
 pub(super) fn lookup(name: &str) -> Option<BuiltinFn> {
@@ -79,6 +81,7 @@ pub(super) fn lookup(name: &str) -> Option<BuiltinFn> {
         "list" => list,
         "dict" => dict,
         "typeof" => type_of,
+        "reduce" => reduce,
         _ => return None,
     })
 }
@@ -108,6 +111,35 @@ fn option(interp: &mut dyn Interp, args: &[Value], kwargs: &Kwargs) -> Result<Va
         )));
     }
     Ok(Value::None)
+}
+
+/// A `-D name=value` value as `kcl run` reads it: JSON when it is JSON,
+/// `True`/`False`/`None`/`Undefined` as KCL's constants, anything else as
+/// the text. A number in scientific notation (`12e1`) stays text, as KCL
+/// fixed after 0.12.3 (its grammar suite's option/scientific_notation_str).
+pub fn option_value(text: &str) -> Value {
+    match text.trim() {
+        "True" => return Value::Bool(true),
+        "False" => return Value::Bool(false),
+        "None" | "Undefined" => return Value::None,
+        _ => {}
+    }
+    match crate::value::json::decode(text) {
+        Ok(Value::Int(_) | Value::Float(_)) if looks_scientific(text) => Value::str(text),
+        Ok(value) => value,
+        Err(_) => Value::str(text),
+    }
+}
+
+/// `12e1`, `1.5e-3`, `2E10`: a number, an `e`, an integer exponent.
+fn looks_scientific(text: &str) -> bool {
+    let mut parts = text.trim().split(['e', 'E']);
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(base), Some(exponent), None) => {
+            base.parse::<f64>().is_ok() && exponent.parse::<i64>().is_ok()
+        }
+        _ => false,
+    }
 }
 
 /// KCL reads string arguments with `as_str`, which makes any other value
@@ -829,11 +861,11 @@ fn dict(_: &mut dyn Interp, args: &[Value], kwargs: &Kwargs) -> Result<Value> {
     let mut result = Dict::new();
     if let Some(x) = arg(args, kwargs, 0, "x") {
         for (key, value) in dict_entries(x)? {
-            merge_entry(&mut result, key, value)?;
+            result = merge_entry(result, key, value)?;
         }
     }
     for (key, value) in kwargs {
-        merge_entry(&mut result, key.clone(), value.clone())?;
+        result = merge_entry(result, key.clone(), value.clone())?;
     }
     Ok(Value::dict(result))
 }
@@ -868,159 +900,39 @@ fn dict_entries(x: &Value) -> Result<Vec<(String, Value)>> {
     }
 }
 
-/// Adds `key: value` to a dict built by `dict()` as KCL's union `|` does:
-/// a new key is added; for a key already there the values must agree
-/// (equal scalars, lists of the same length whose items agree; dicts always
-/// agree), and then dicts merge key by key and lists item by item, the new
-/// value winning elsewhere.
-fn merge_entry(dict: &mut Dict, key: String, value: Value) -> Result<()> {
-    let merged = match dict.get(&key) {
-        None => value,
-        Some(existing) => {
-            let mut conflict = None;
-            let merged = union(existing.clone(), &value, &key, &mut conflict);
-            if let Some(conflict) = conflict {
-                return Err(conflict.into_error());
-            }
-            merged
-        }
-    };
-    dict.insert(key, merged);
-    Ok(())
+/// Adds `key: value` to a dict built by `dict()` as a config entry `key:
+/// value` would be: unified with a value already there, with KCL's conflict
+/// message when two scalars differ.
+fn merge_entry(dict: Dict, key: String, value: Value) -> Result<Dict> {
+    let merged = unify::merge_entry(
+        &mut AttrsOnly,
+        Value::dict(dict),
+        &key,
+        value,
+        ConfigEntryOperation::Union,
+        None,
+        true,
+    )?;
+    Ok(merged.as_dict().cloned().unwrap_or_default())
 }
 
-/// Where a union found two values that disagree.
-struct Conflict {
-    /// Innermost key first.
-    path: Vec<String>,
-    existing: String,
-    new: String,
-}
+/// Unifying a schema instance in `dict()`'s entries takes the merged
+/// attributes as they are: builtins do not run schema bodies.
+struct AttrsOnly;
 
-impl Conflict {
-    fn into_error(mut self) -> KclError {
-        let attr = self.path.first().cloned().unwrap_or_default();
-        self.path.reverse();
-        fail(format!(
-            "conflicting values on the attribute '{attr}' between :\n    {}\nand\n    {}\nwith union path :\n    {}\ntry operator '=' to override the attribute, like:\n    {{...}} | {{\n            ...\n            {attr} = {}\n            ...\n    }}",
-            self.existing,
-            self.new,
-            self.path.join("."),
-            self.new
-        ))
+impl unify::SchemaResolver for AttrsOnly {
+    fn resolve_schema(
+        &mut self,
+        schema: &SchemaValue,
+        attrs: Dict,
+        keys: Vec<String>,
+    ) -> Result<Value> {
+        Ok(Value::Schema(Rc::new(SchemaValue {
+            attrs,
+            config_keys: keys,
+            ..schema.clone()
+        })))
     }
-}
-
-/// `existing | new` for values under the dict key `key`.
-fn union(existing: Value, new: &Value, key: &str, conflict: &mut Option<Conflict>) -> Value {
-    if !agrees(new, &existing) {
-        *conflict = Some(Conflict {
-            path: vec![key.to_string()],
-            existing: conflict_repr(&existing),
-            new: conflict_repr(new),
-        });
-        return existing;
-    }
-    let merged = merge(existing, new, conflict);
-    if let Some(c) = conflict {
-        c.path.push(key.to_string());
-    }
-    merged
-}
-
-fn merge(existing: Value, new: &Value, conflict: &mut Option<Conflict>) -> Value {
-    match (existing, new) {
-        (existing, new) if existing.is_none_or_undefined() => new.clone(),
-        (existing, new) if new.is_none_or_undefined() => existing,
-        (Value::List(mut items), Value::List(delta)) => {
-            let list = Rc::make_mut(&mut items);
-            for (i, item) in delta.iter().enumerate() {
-                match list.get_mut(i) {
-                    Some(slot) => {
-                        *slot = merge(std::mem::replace(slot, Value::Undefined), item, conflict);
-                        if let Some(c) = conflict {
-                            c.path.push(format!("list[{i}]"));
-                            break;
-                        }
-                    }
-                    None => list.push(item.clone()),
-                }
-            }
-            Value::List(items)
-        }
-        (mut existing @ (Value::Dict(_) | Value::Schema(_)), Value::Dict(_) | Value::Schema(_)) => {
-            let Some(delta) = new.as_dict() else {
-                return existing;
-            };
-            let target = match &mut existing {
-                Value::Dict(d) => Rc::make_mut(d),
-                Value::Schema(s) => &mut Rc::make_mut(s).attrs,
-                _ => return existing,
-            };
-            for (k, v) in delta.iter() {
-                let value = match target.get(k) {
-                    None => v.clone(),
-                    Some(old) => union(old.clone(), v, k, conflict),
-                };
-                if conflict.is_some() {
-                    break;
-                }
-                target.insert(k.clone(), value);
-            }
-            existing
-        }
-        (_, new) => new.clone(),
-    }
-}
-
-/// KCL's `value_subsume(new, existing)` without recursion into dicts.
-fn agrees(new: &Value, existing: &Value) -> bool {
-    match (new, existing) {
-        (a, b) if a.is_none_or_undefined() || b.is_none_or_undefined() => true,
-        (Value::List(a), Value::List(b)) => {
-            a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| agrees(x, y))
-        }
-        (Value::Dict(_) | Value::Schema(_), Value::Dict(_) | Value::Schema(_)) => true,
-        (Value::Int(a), Value::Int(b)) => a == b,
-        (Value::Float(a), Value::Float(b)) => a == b,
-        (Value::Int(_), Value::Float(_)) | (Value::Float(_), Value::Int(_)) => new.kcl_eq(existing),
-        (Value::Bool(a), Value::Bool(b)) => a == b,
-        (Value::Str(a), Value::Str(b)) => a == b,
-        _ => false,
-    }
-}
-
-/// How a conflict message shows a value: `{...}` and `[...]` for
-/// containers, JSON for the rest.
-fn conflict_repr(value: &Value) -> String {
-    match value {
-        Value::Dict(_) | Value::Schema(_) => "{...}".into(),
-        Value::List(_) => "[...]".into(),
-        Value::Str(s) => json_string(s),
-        Value::None | Value::Undefined => "null".into(),
-        Value::Bool(b) => b.to_string(),
-        Value::Float(f) => super::display::float_to_kcl_string(*f),
-        other => other.to_kcl_string(),
-    }
-}
-
-/// A JSON string literal.
-fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// `typeof(x, full_name=False)`: the type's name; `None` for None; a
@@ -1041,4 +953,78 @@ fn type_of(_: &mut dyn Interp, args: &[Value], kwargs: &Kwargs) -> Result<Value>
         Value::None => "None".into(),
         other => other.runtime_type_str(),
     }))
+}
+
+/// `reduce(reducer, list, initial)`: `reducer(reducer(initial, x0), x1)…`,
+/// starting from the first item when there is no `initial`. An empty list
+/// without `initial` gives `None` when the reducer's accumulator may be
+/// `None` (or has no type), and is an error otherwise. KCL added `reduce`
+/// after 0.12.3; its grammar suite has it, so plait follows KCL's newer
+/// runtime here.
+fn reduce(interp: &mut dyn Interp, args: &[Value], kwargs: &Kwargs) -> Result<Value> {
+    let reducer = arg(args, kwargs, 0, "reducer")
+        .ok_or_else(|| fail("reduce() missing required argument: 'reducer'"))?;
+    let list = arg(args, kwargs, 1, "list")
+        .ok_or_else(|| fail("reduce() missing required argument: 'list'"))?;
+    let initial = arg(args, kwargs, 2, "initial");
+    let Value::Function(function) = reducer else {
+        return Err(fail("reduce() argument 'reducer' must be a function"));
+    };
+    if !matches!(
+        function.kind,
+        FunctionKind::Lambda(_) | FunctionKind::Schema(_)
+    ) {
+        return Err(fail("reduce() argument 'reducer' must be a function"));
+    }
+    let Value::List(items) = list else {
+        return Err(fail("invalid list value"));
+    };
+    let mut items = items.iter();
+    let mut acc = match initial.or_else(|| items.next()) {
+        Some(value) => value.clone(),
+        None => {
+            if let Some(ty) = accumulator_type(&function.kind)
+                && !matches!(ty, ast::Type::Any)
+            {
+                let text = crate::eval::types::type_to_string(ty);
+                if !text.contains("None") {
+                    return Err(fail(format!(
+                        "reduce() empty list with no initial value and non-nullable accumulator type '{text}'"
+                    )));
+                }
+            }
+            return Ok(Value::None);
+        }
+    };
+    for item in items {
+        acc = interp.call(reducer, vec![acc, item.clone()], Vec::new())?;
+    }
+    Ok(acc)
+}
+
+/// The annotated type of a lambda's first parameter.
+fn accumulator_type(kind: &FunctionKind) -> Option<&ast::Type> {
+    let FunctionKind::Lambda(closure) = kind else {
+        return None;
+    };
+    let args = closure.lambda.args.as_ref()?;
+    args.node.ty_list.first()?.as_ref().map(|t| &t.node)
+}
+
+/// `Schema.instances(full_pkg=False)`: the instances of the schema made so
+/// far in the main package, or in every package with `full_pkg`.
+pub(super) fn instances(interp: &mut dyn Interp, args: &[Value], kwargs: &Kwargs) -> Result<Value> {
+    let Some((Value::Function(function), rest)) = args.split_first() else {
+        return Ok(Value::None);
+    };
+    let FunctionKind::Schema(ty) = &function.kind else {
+        return Ok(Value::None);
+    };
+    let full_pkg = rest
+        .first()
+        .or_else(|| super::kwarg(kwargs, "full_pkg"))
+        .is_some_and(Value::is_truthy);
+    Ok(Value::list(
+        interp.instances_made_in(&ty.full_name(), full_pkg),
+    ))
 }

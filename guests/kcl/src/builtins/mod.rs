@@ -19,9 +19,10 @@ mod string;
 pub use convert::parse_quantity;
 pub use display::quote_str;
 pub use format::{format_string, format_with_spec};
+pub use functions::option_value;
 
 use crate::error::{ErrorKind, KclError, Result};
-use crate::value::Value;
+use crate::value::{FunctionKind, Value};
 
 /// A builtin: positional arguments (for a method, the receiver first), then
 /// keyword arguments in the order they were written.
@@ -69,6 +70,13 @@ pub trait Interp {
             "unification needs the evaluator",
         ))
     }
+    /// `Schema.instances(full_pkg)`: the instances made in the main package,
+    /// or in every package with `all_packages`. An evaluator that does not
+    /// track where instances were made answers with all of them.
+    fn instances_made_in(&self, schema_full_name: &str, all_packages: bool) -> Vec<Value> {
+        let _ = all_packages;
+        self.instances(schema_full_name)
+    }
 }
 
 /// The builtin function of that name (`len`, `option`, `typeof`, …).
@@ -76,11 +84,15 @@ pub fn lookup(name: &str) -> Option<BuiltinFn> {
     functions::lookup(name)
 }
 
-/// The method of that name on a value of that kind (`"s".upper`).
-/// KCL's dicts, lists and schema instances have no methods.
+/// The method of that name on a value of that kind (`"s".upper`,
+/// `Person.instances`). KCL's dicts, lists and schema instances have no
+/// methods.
 pub fn method(receiver: &Value, name: &str) -> Option<BuiltinFn> {
     match receiver {
         Value::Str(_) => string::lookup(name),
+        Value::Function(f) if matches!(f.kind, FunctionKind::Schema(_)) && name == "instances" => {
+            Some(functions::instances)
+        }
         _ => None,
     }
 }

@@ -1,4 +1,6 @@
 // Generated: each call run under kcl-lib 0.12.3 as `typeof(call) + "|" + str(call)`.
+// Left out: `int(s, base)` with a base other than 10, where plait follows
+// KCL's later fix (see `int_with_a_base_other_than_10_reads_prefixed_digits`).
 const ORACLE_CASES: &[(&str, &str)] = &[
     // str() of every kind of value
     (r#"str(1)"#, r#"str|1"#),
@@ -601,18 +603,6 @@ try operator '=' to override the attribute, like:
     (r#"int("10", 2)"#, r#"int|2"#),
     (r#"int("12", base=8)"#, r#"int|10"#),
     (r#"int("12", 10)"#, r#"int|12"#),
-    (
-        r#"int("z", 36)"#,
-        r#"ERR called `Result::unwrap()` on an `Err` value: ParseIntError { kind: InvalidDigit }"#,
-    ),
-    (
-        r#"int("0x10", 16)"#,
-        r#"ERR called `Result::unwrap()` on an `Err` value: ParseIntError { kind: InvalidDigit }"#,
-    ),
-    (
-        r#"int("ff", 16)"#,
-        r#"ERR called `Result::unwrap()` on an `Err` value: ParseIntError { kind: InvalidDigit }"#,
-    ),
     (
         r#"int("12", 2)"#,
         r#"ERR invalid literal for int() with base 2: '12'"#,

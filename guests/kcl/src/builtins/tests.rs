@@ -360,6 +360,35 @@ fn option_reads_the_value_or_the_default_and_converts_it() {
 }
 
 #[test]
+fn command_line_option_values_read_as_kcl_run_reads_them() {
+    // KCL's grammar suite: option/simple_0 (`-D key1=0 -D key2=False`) and
+    // option/scientific_notation_str (`-D imageSHA=12e1 -D count=42 …`).
+    let cases = [
+        ("0", "int|0"),
+        ("False", "bool|False"),
+        ("True", "bool|True"),
+        ("None", "None|None"),
+        ("12e1", "str|12e1"),
+        ("1.5e-3", "str|1.5e-3"),
+        ("2E10", "str|2E10"),
+        ("3.14e5", "str|3.14e5"),
+        ("42", "int|42"),
+        ("1.5", "float|1.5"),
+        ("[1, 2]", "list|[1, 2]"),
+        ("1Ki", "str|1Ki"),
+        ("x y", "str|x y"),
+    ];
+    for (text, expected) in cases {
+        let value = super::option_value(text);
+        let got = match value {
+            Value::None => "None|None".to_string(),
+            v => format!("{}|{}", v.runtime_type_str(), v.to_kcl_string()),
+        };
+        assert_eq!(got, expected, "{text}");
+    }
+}
+
+#[test]
 fn print_joins_with_spaces_and_ignores_sep() {
     // KCL 0.12.3: print("a", 1, [1, "b"], sep="--") logs `a 1 [1, b]\n`.
     let cases = [
@@ -389,6 +418,8 @@ fn schema(name: &str, pkgpath: &str, attrs: &[(&str, Value)]) -> Value {
             .map(|(k, v)| ((*k).to_string(), v.clone()))
             .collect(),
         config_keys: Vec::new(),
+        args: Vec::new(),
+        kwargs: Vec::new(),
         ty: None,
     }))
 }
@@ -465,7 +496,7 @@ fn interpolation_specs_other_than_json_and_yaml_are_refused() {
 
 #[test]
 fn unknown_names_are_not_builtins() {
-    assert!(lookup("reduce").is_none());
+    assert!(lookup("catch").is_none());
     assert!(method(&Value::str("a"), "foo").is_none());
     assert!(method(&Value::list(Vec::new()), "upper").is_none());
     assert!(super::BUILTIN_NAMES.iter().all(|n| lookup(n).is_some()));
@@ -498,6 +529,31 @@ fn quantities_read_unit_suffixes() {
             got.map_err(|e| e.message),
             expected.map_err(str::to_string),
             "{text}"
+        );
+    }
+}
+
+#[test]
+fn int_with_a_base_other_than_10_reads_prefixed_digits() {
+    // KCL's grammar suite (builtins/int/base_parameter), after 0.12.3.
+    let cases = [
+        (r#"int("0xe4", base=16)"#, "int|228"),
+        (r#"int("0XFF", base=16)"#, "int|255"),
+        (r#"int("e4", base=16)"#, "int|228"),
+        (r#"int("0o755", base=8)"#, "int|493"),
+        (r#"int("0b1010", base=2)"#, "int|10"),
+        (r#"int("-0x10", base=16)"#, "int|-16"),
+        (r#"int("z", 36)"#, "int|35"),
+        (
+            r#"int("1Ki", 16)"#,
+            "ERR invalid literal for int() with base 16: '1Ki'",
+        ),
+    ];
+    for (call, expected) in cases {
+        assert_eq!(
+            run_call(&mut TestInterp::default(), call),
+            expected,
+            "{call}"
         );
     }
 }

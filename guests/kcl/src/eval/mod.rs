@@ -16,7 +16,7 @@ mod output;
 mod schema;
 mod scope;
 mod stmt;
-mod types;
+pub(crate) mod types;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -67,11 +67,18 @@ mod tests {
         use crate::error::{ErrorKind, KclError};
         use crate::source::Span;
         let failed = |label: &str| {
-            KclError::at(ErrorKind::SchemaCheckFailure, Span::default(), "Instance check failed")
-                .with_label(Span::default(), label)
+            KclError::at(
+                ErrorKind::SchemaCheckFailure,
+                Span::default(),
+                "Instance check failed",
+            )
+            .with_label(Span::default(), label)
         };
         let cases = [
-            ("Check failed on the condition: age must be in the range (0, 10)", "age must be in the range (0, 10)"),
+            (
+                "Check failed on the condition: age must be in the range (0, 10)",
+                "age must be in the range (0, 10)",
+            ),
             ("Check failed on the condition", ""),
         ];
         for (label, want) in cases {
