@@ -253,7 +253,11 @@ impl Evaluator {
                     .ok()
                     .and_then(|u| Rc::make_mut(&mut l).get_mut(u))
                     .ok_or_else(|| {
-                        KclError::at(ErrorKind::EvaluationError, span, "list index out of range")
+                        KclError::at(
+                            ErrorKind::EvaluationError,
+                            span,
+                            format!("index out of bounds: the len is {len} but the index is {i}"),
+                        )
                     })?;
                 let inner = std::mem::replace(slot, Value::Undefined);
                 let new = self.set_path(inner, rest, value, span)?;
