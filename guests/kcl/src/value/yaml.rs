@@ -891,6 +891,28 @@ mod tests {
                 "{text:?}"
             );
         }
+        // Messages found by feeding random YAML to kcl-lib 0.12.3 and here.
+        let errors = [
+            (
+                "!tag x",
+                "invalid type: enum, expected any valid JSON value",
+            ),
+            (
+                "- 1\n- \n- [",
+                "did not find expected node content at line 4 column 1, while parsing a flow node",
+            ),
+            (
+                "a:\n1",
+                "could not find expected ':' at line 3 column 1, while scanning a simple key at line 2 column 1",
+            ),
+            (
+                "b: : ",
+                "mapping values are not allowed in this context at line 1 column 4",
+            ),
+        ];
+        for (text, want) in errors {
+            assert_eq!(decode(text).unwrap_err(), want, "{text:?}");
+        }
         let all = |text| {
             let values = decode_all(text).unwrap();
             crate::value::json::encode(&Value::list(values), &EncodeOptions::default(), 0)
