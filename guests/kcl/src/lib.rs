@@ -16,12 +16,11 @@ pub mod diagnostic;
 pub mod error;
 pub mod eval;
 pub mod lexer;
+pub mod loader;
 pub mod modules;
 pub mod parser;
 pub mod source;
 pub mod value;
-
-mod load;
 
 pub use error::{ErrorKind, KclError};
 
@@ -53,6 +52,10 @@ pub struct RunOptions {
     pub show_hidden: bool,
     /// The directory the `file` module may read below; nothing when `None`.
     pub file_root: Option<PathBuf>,
+    /// Bytes of stack the evaluation may use before a deep recursion ends
+    /// in KCL's recursion error (`eval::DEFAULT_STACK_BUDGET` when
+    /// `None`); a host running on a larger stack may allow more.
+    pub stack_budget: Option<usize>,
 }
 
 /// What a successful run printed.
@@ -81,7 +84,6 @@ impl RunError {
     pub fn render(&self) -> String {
         diagnostic::render(&self.error, &self.sources)
     }
-
 }
 
 /// Loads, checks and evaluates a program as `kcl run` does.
@@ -94,14 +96,23 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
             logs,
         })
     };
-    let program = match load::load(options, &mut sources) {
-        Ok(p) => p,
-        Err(e) => return Err(fail(e, &sources, String::new())),
+    let current_dir = std::env::current_dir().unwrap_or_default();
+    let loaded = loader::load_run_options(options, &loader::NativeFs, &current_dir, &mut sources);
+    if let Some(e) = loaded.errors.into_iter().next() {
+        return Err(fail(e, &sources, String::new()));
+    }
+    let program = eval::Program {
+        packages: loaded.program.packages,
     };
     let checked: indexmap::IndexMap<String, Vec<ast::Module>> = program
         .packages
         .iter()
-        .map(|(pkg, modules)| (pkg.clone(), modules.iter().map(|m| m.as_ref().clone()).collect()))
+        .map(|(pkg, modules)| {
+            (
+                pkg.clone(),
+                modules.iter().map(|m| m.as_ref().clone()).collect(),
+            )
+        })
         .collect();
     if let Err(e) = checker::check_packages(&checked) {
         return Err(fail(e, &sources, String::new()));
@@ -115,6 +126,7 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
         file_root: options.file_root.clone(),
         step_limit: None,
         show_hidden: options.show_hidden,
+        stack_budget: options.stack_budget,
         program_paths: sources
             .files()
             .first()
@@ -128,7 +140,11 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
         Some((stream, plan)) => {
             let output = value::yaml::decode_stream(stream).map_err(|e| {
                 let message = format!("called `Result::unwrap()` on an `Err` value: {e}");
-                fail(KclError::new(ErrorKind::EvaluationError, message), &sources, evaluated.logs.clone())
+                fail(
+                    KclError::new(ErrorKind::EvaluationError, message),
+                    &sources,
+                    evaluated.logs.clone(),
+                )
             })?;
             (output, plan.clone())
         }

@@ -20,6 +20,8 @@ use super::{Evaluator, Frame, SchemaDef, SchemaType};
 /// types.
 pub(crate) struct SchemaCtx {
     frame: Rc<Frame>,
+    /// Where the instance is made: errors about its config point there.
+    span: Span,
     config: Rc<Dict>,
     attrs: HashMap<String, AttrInfo>,
 }
@@ -60,7 +62,9 @@ impl Evaluator {
         span: Span,
     ) -> Result<Value> {
         self.schema_expr_depth += 1;
+        let creating = std::mem::replace(&mut self.creating_pkg, frame.pkgpath.clone());
         let result = self.eval_schema_expr_inner(frame, expr, span);
+        self.creating_pkg = creating;
         self.schema_expr_depth -= 1;
         result
     }
@@ -123,8 +127,11 @@ impl Evaluator {
                             &params,
                             &s.frame,
                             Some(p),
-                            args.clone(),
-                            kwargs.clone(),
+                            super::lambda::Arguments {
+                                args: args.clone(),
+                                kwargs: kwargs.clone(),
+                                missing_undefined: true,
+                            },
                             &s.name,
                             span,
                         )?;
@@ -140,8 +147,11 @@ impl Evaluator {
                             &params,
                             &s.frame,
                             Some(p),
-                            args.clone(),
-                            kwargs.clone(),
+                            super::lambda::Arguments {
+                                args: args.clone(),
+                                kwargs: kwargs.clone(),
+                                missing_undefined: true,
+                            },
                             &s.name,
                             span,
                         )?;
@@ -153,26 +163,27 @@ impl Evaluator {
         let mut attrs = HashMap::new();
         for s in &schemas {
             if let SchemaDef::Schema(def) = &s.def {
-                for stmt in &def.body {
-                    if let Stmt::SchemaAttr(a) = &stmt.node {
-                        body.vars
-                            .borrow_mut()
-                            .entry(a.name.node.clone())
-                            .or_insert(Value::Undefined);
-                        attrs.insert(
-                            a.name.node.clone(),
-                            AttrInfo {
-                                ty: a.ty.node.clone(),
-                                frame: s.frame.clone(),
-                            },
-                        );
-                    }
+                let mut declared = Vec::new();
+                declared_attrs(&def.body, &mut declared);
+                for (name, ty) in declared {
+                    body.vars
+                        .borrow_mut()
+                        .entry(name.clone())
+                        .or_insert(Value::Undefined);
+                    attrs.insert(
+                        name.clone(),
+                        AttrInfo {
+                            ty: ty.clone(),
+                            frame: s.frame.clone(),
+                        },
+                    );
                 }
             }
         }
         let config = Rc::new(config);
         self.schema_stack.push(SchemaCtx {
             frame: body.clone(),
+            span,
             config: config.clone(),
             attrs,
         });
@@ -188,11 +199,36 @@ impl Evaluator {
             kwargs,
             ty: Some(ty.clone()),
         }));
-        self.instances
-            .entry(ty.full_name())
-            .or_default()
-            .push(value.clone());
+        if let Value::Schema(instance) = &value
+            && span != Span::default()
+        {
+            self.instance_spans
+                .insert(Rc::as_ptr(instance) as usize, span);
+        }
+        let mut owner = Some(ty.clone());
+        while let Some(t) = owner {
+            self.instances
+                .entry(t.full_name())
+                .or_default()
+                .push((value.clone(), self.creating_pkg.clone()));
+            owner = t.parent.clone();
+        }
         Ok(value)
+    }
+
+    /// `Schema.instances(full_pkg=False)`: the instances of a schema and
+    /// of its children made so far by the main package's code (by any
+    /// package's with `full_pkg`).
+    pub(crate) fn schema_instances(&self, full_name: &str, full_pkg: bool) -> Vec<Value> {
+        self.instances
+            .get(full_name)
+            .map(|list| {
+                list.iter()
+                    .filter(|(_, pkg)| full_pkg || &**pkg == super::MAIN_PKG)
+                    .map(|(v, _)| v.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     fn run_schema(
@@ -205,11 +241,11 @@ impl Evaluator {
     ) -> Result<Dict> {
         self.run_lazy_body(body)?;
         for s in schemas {
-            if let SchemaDef::Schema(def) = &s.def {
-                if Rc::ptr_eq(s, ty) {
-                    for decorator in &def.decorators {
-                        self.apply_decorator(&s.frame, &decorator.node, &s.name, true, span)?;
-                    }
+            if let SchemaDef::Schema(def) = &s.def
+                && Rc::ptr_eq(s, ty)
+            {
+                for decorator in &def.decorators {
+                    self.apply_decorator(&s.frame, &decorator.node, &s.name, true, span)?;
                 }
             }
         }
@@ -226,11 +262,16 @@ impl Evaluator {
             match &index_signature {
                 Some((owner, sig)) => {
                     let mut v = value.clone();
-                    if let Some(default) = &sig.node.value {
-                        if config.op(key) != ConfigEntryOperation::Override {
-                            let d = self.eval_expr(body, default)?;
-                            v = self.union_values(d, &v, false)?;
+                    if let Some(default) = &sig.node.value
+                        && config.op(key) != ConfigEntryOperation::Override
+                    {
+                        // The default may read the key by the signature's name.
+                        let scope = Frame::child(body);
+                        if let Some(k) = &sig.node.key_name {
+                            scope.set(&k.node, Value::str(key));
                         }
+                        let d = self.eval_expr(&scope, default)?;
+                        v = self.union_values(d, &v, false)?;
                     }
                     let v = self
                         .convert_to_type(&owner.frame, v, &sig.node.value_ty.node, false)
@@ -326,7 +367,12 @@ impl Evaluator {
         match v {
             Value::Schema(s) => {
                 if let Some(ty) = &s.ty {
-                    self.check_required(ty, &s.attrs.entries, span)?;
+                    let made_at = self
+                        .instance_spans
+                        .get(&(Rc::as_ptr(s) as usize))
+                        .copied()
+                        .unwrap_or(span);
+                    self.check_required(ty, &s.attrs.entries, made_at)?;
                 }
                 for inner in s.attrs.entries.values() {
                     self.check_required_nested(inner, span)?;
@@ -359,10 +405,10 @@ impl Evaluator {
                 SchemaDef::Rule(def) => &def.checks,
             };
             for check in checks {
-                if let Some(cond) = &check.node.if_cond {
-                    if !self.eval_expr(body, cond)?.is_truthy() {
-                        continue;
-                    }
+                if let Some(cond) = &check.node.if_cond
+                    && !self.eval_expr(body, cond)?.is_truthy()
+                {
+                    continue;
                 }
                 if self.eval_expr(body, &check.node.test)?.is_truthy() {
                     continue;
@@ -384,7 +430,16 @@ impl Evaluator {
                     span,
                     "Instance check failed",
                 )
-                .with_label(check.span, label));
+                .with_label(
+                    Span::new(
+                        check.span.file,
+                        check.span.end_line,
+                        0,
+                        check.span.end_line,
+                        0,
+                    ),
+                    label,
+                ));
             }
         }
         Ok(())
@@ -406,8 +461,15 @@ impl Evaluator {
             .map(|c| c.config.clone())
             .unwrap_or_default();
         let config_entry = config.get(name).cloned();
+        let instance_span = self.schema_stack.last().map_or(span, |c| c.span);
         for decorator in &attr.decorators {
-            self.apply_decorator(frame, &decorator.node, name, config_entry.is_some(), span)?;
+            self.apply_decorator(
+                frame,
+                &decorator.node,
+                name,
+                config_entry.is_some(),
+                instance_span,
+            )?;
         }
         let override_only = config_entry.is_some()
             && config.op(name) == ConfigEntryOperation::Override
@@ -461,10 +523,10 @@ impl Evaluator {
             delta.insert_indexes.insert(name.to_string(), *i);
         }
         let mut holder = Dict::new();
-        if let Some(current) = frame.get_local(name) {
-            if !current.is_undefined() {
-                holder.insert(name, current);
-            }
+        if let Some(current) = frame.get_local(name)
+            && !current.is_undefined()
+        {
+            holder.insert(name, current);
         }
         let merged = unify::union(
             self,
@@ -522,7 +584,8 @@ impl Evaluator {
         };
         match name.as_str() {
             "deprecated" => {
-                let (_, kwargs) = self.eval_arguments(frame, &decorator.args, &decorator.keywords)?;
+                let (_, kwargs) =
+                    self.eval_arguments(frame, &decorator.args, &decorator.keywords)?;
                 let arg = |k: &str| kwargs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
                 let text = |v: Option<Value>| match v {
                     Some(Value::Str(s)) => s.to_string(),
@@ -583,6 +646,30 @@ impl Evaluator {
             }
         }
         has_index_signature || d.entries.keys().all(|k| names.contains(k))
+    }
+}
+
+/// The attributes a body declares (`name: T …`, in `if` blocks too), in
+/// order.
+fn declared_attrs<'a>(body: &'a [ast::Node<Stmt>], out: &mut Vec<(&'a String, &'a ast::Type)>) {
+    for stmt in body {
+        match &stmt.node {
+            Stmt::SchemaAttr(a) => out.push((&a.name.node, &a.ty.node)),
+            Stmt::Assign(ast::AssignStmt {
+                targets,
+                ty: Some(ty),
+                ..
+            }) => {
+                for t in targets.iter().filter(|t| t.node.paths.is_empty()) {
+                    out.push((&t.node.name.node, &ty.node));
+                }
+            }
+            Stmt::If(i) => {
+                declared_attrs(&i.body, out);
+                declared_attrs(&i.orelse, out);
+            }
+            _ => {}
+        }
     }
 }
 

@@ -19,6 +19,9 @@ impl Evaluator {
 
     pub(crate) fn exec_stmt(&mut self, frame: &Rc<Frame>, stmt: &Node<Stmt>) -> Result<()> {
         self.step(stmt.span)?;
+        if frame.is_package {
+            self.last_stmt = stmt.span;
+        }
         match &stmt.node {
             Stmt::TypeAlias(_) | Stmt::Import(_) => Ok(()),
             Stmt::Expr(e) => {
@@ -80,10 +83,10 @@ impl Evaluator {
                 self.assign_target(frame, &a.target.node, value, a.target.span)
             }
             Stmt::Assert(a) => {
-                if let Some(cond) = &a.if_cond {
-                    if !self.eval_expr(frame, cond)?.is_truthy() {
-                        return Ok(());
-                    }
+                if let Some(cond) = &a.if_cond
+                    && !self.eval_expr(frame, cond)?.is_truthy()
+                {
+                    return Ok(());
                 }
                 if self.eval_expr(frame, &a.test)?.is_truthy() {
                     return Ok(());
@@ -173,6 +176,17 @@ impl Evaluator {
             .unwrap_or(Value::Undefined);
         for path in &target.paths {
             value = match path {
+                MemberOrIndex::Member(m) if value.is_none_or_undefined() => {
+                    return Err(KclError::at(
+                        ErrorKind::EvaluationError,
+                        m.span,
+                        format!(
+                            "invalid value '{}' to load attribute '{}'",
+                            value.type_name(),
+                            m.node
+                        ),
+                    ));
+                }
                 MemberOrIndex::Member(m) => self.select_attr(&value, &m.node, false, m.span)?,
                 MemberOrIndex::Index(i) => {
                     let index = self.eval_expr(frame, i)?;
