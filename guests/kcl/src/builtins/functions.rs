@@ -7,6 +7,8 @@
 //! named where they happen.
 
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::rc::Rc;
 
 use crate::ast::{self, ConfigEntryOperation};
@@ -53,7 +55,7 @@ pub(super) const NAMES: &[&str] = &[
 
 pub(super) fn lookup(name: &str) -> Option<BuiltinFn> {
     Some(match name {
-        "option" => option,
+        "option" => super::option::option,
         "print" => print,
         "multiplyof" => multiplyof,
         "isunique" => isunique,
@@ -66,10 +68,10 @@ pub(super) fn lookup(name: &str) -> Option<BuiltinFn> {
         "bin" => bin,
         "oct" => oct,
         "ord" => ord,
-        "sorted" => sorted,
+        "sorted" => super::order::sorted,
         "range" => range,
-        "max" => max,
-        "min" => min,
+        "max" => super::order::max,
+        "min" => super::order::min,
         "sum" => sum,
         "pow" => pow,
         "round" => round,
@@ -87,122 +89,8 @@ pub(super) fn lookup(name: &str) -> Option<BuiltinFn> {
 }
 
 /// The message KCL gives when a one-argument builtin gets none.
-fn one_argument(name: &str) -> KclError {
+pub(super) fn one_argument(name: &str) -> KclError {
     fail(format!("{name}() takes exactly one argument (0 given)"))
-}
-
-/// `option(key, type="", required=False, default=None, help="")`: the
-/// value of `-D key=…`, else the default, converted to `type` when given.
-fn option(interp: &mut dyn Interp, args: &[Value], kwargs: &Kwargs) -> Result<Value> {
-    let key = arg(args, kwargs, 0, "key").map(as_str_or_empty);
-    let ty = arg(args, kwargs, 1, "type").map(as_str_or_empty);
-    if let Some(key) = &key {
-        if let Some(value) = interp.option(key) {
-            return option_to_type(value, ty.as_deref());
-        }
-        if let Some(default) = arg(args, kwargs, 3, "default") {
-            return option_to_type(default.clone(), ty.as_deref());
-        }
-    }
-    if arg(args, kwargs, 2, "required").is_some_and(Value::is_truthy) {
-        let name = key.unwrap_or_else(|| "?".into());
-        return Err(fail(format!(
-            "option('{name}') must be initialized, try '-D {name}=?' argument"
-        )));
-    }
-    Ok(Value::None)
-}
-
-/// A `-D name=value` value as `kcl run` reads it: JSON when it is JSON,
-/// `True`/`False`/`None`/`Undefined` as KCL's constants, anything else as
-/// the text. A number in scientific notation (`12e1`) stays text, as KCL
-/// fixed after 0.12.3 (its grammar suite's option/scientific_notation_str).
-pub fn option_value(text: &str) -> Value {
-    match text.trim() {
-        "True" => return Value::Bool(true),
-        "False" => return Value::Bool(false),
-        "None" | "Undefined" => return Value::None,
-        _ => {}
-    }
-    match crate::value::json::decode(text) {
-        Ok(Value::Int(_) | Value::Float(_)) if looks_scientific(text) => Value::str(text),
-        Ok(value) => value,
-        Err(_) => Value::str(text),
-    }
-}
-
-/// `12e1`, `1.5e-3`, `2E10`: a number, an `e`, an integer exponent.
-fn looks_scientific(text: &str) -> bool {
-    let mut parts = text.trim().split(['e', 'E']);
-    match (parts.next(), parts.next(), parts.next()) {
-        (Some(base), Some(exponent), None) => {
-            base.parse::<f64>().is_ok() && exponent.parse::<i64>().is_ok()
-        }
-        _ => false,
-    }
-}
-
-/// KCL reads string arguments with `as_str`, which makes any other value
-/// the empty string.
-fn as_str_or_empty(value: &Value) -> String {
-    value.as_str().unwrap_or_default().to_string()
-}
-
-/// `option(..., type=…)`'s conversion, which is looser than `int()` and
-/// friends: `"true"` is a bool, a float string that does not parse is 0.0.
-fn option_to_type(value: Value, ty: Option<&str>) -> Result<Value> {
-    let cannot_use = |value: &Value, ty: &str| {
-        fail(format!(
-            "cannot use '{}' as type '{ty}'",
-            value.to_kcl_string()
-        ))
-    };
-    let Some(ty) = ty.filter(|t| !t.is_empty()) else {
-        return Ok(value);
-    };
-    match ty {
-        "bool" => Ok(match &value {
-            Value::Bool(b) => Value::Bool(*b),
-            Value::Int(i) => Value::Bool(*i != 0),
-            Value::Float(f) => Value::Bool(*f != 0.0),
-            Value::Str(s) => Value::Bool(&**s == "True" || &**s == "true"),
-            _ => Value::Undefined,
-        }),
-        "int" => match &value {
-            Value::Bool(b) => Ok(Value::Int(i64::from(*b))),
-            Value::Int(i) => Ok(Value::Int(*i)),
-            Value::Float(f) => Ok(Value::Int(*f as i64)),
-            Value::Str(s) => s
-                .parse::<i64>()
-                .map(Value::Int)
-                .map_err(|_| cannot_use(&value, ty)),
-            _ => Err(cannot_use(&value, ty)),
-        },
-        "float" => match &value {
-            Value::Bool(b) => Ok(Value::Float(if *b { 1.0 } else { 0.0 })),
-            Value::Int(i) => Ok(Value::Float(*i as f64)),
-            Value::Float(f) => Ok(Value::Float(*f)),
-            Value::Str(s) => Ok(Value::Float(s.parse::<f64>().unwrap_or(0.0))),
-            _ => Err(cannot_use(&value, ty)),
-        },
-        "str" => match &value {
-            // Rust's own formatting: `true`, `1.0` prints `1`.
-            Value::Bool(b) => Ok(Value::str(b.to_string())),
-            Value::Int(i) => Ok(Value::str(i.to_string())),
-            Value::Float(f) => Ok(Value::str(f.to_string())),
-            Value::Str(_) => Ok(value),
-            _ => Err(cannot_use(&value, ty)),
-        },
-        "list" => match &value {
-            Value::List(_) => Ok(value),
-            _ => Err(cannot_use(&value, ty)),
-        },
-        "dict" => match &value {
-            Value::Dict(_) => Ok(value),
-            _ => Err(cannot_use(&value, ty)),
-        },
-        _ => Err(fail(format!("unknown type '{ty}'"))),
-    }
 }
 
 /// `print(*args, end="\n")`: the arguments as `str()` prints them, joined
@@ -264,15 +152,41 @@ fn isunique(_: &mut dyn Interp, args: &[Value], kwargs: &Kwargs) -> Result<Value
     let Some(Value::List(items)) = arg(args, kwargs, 0, "inval") else {
         return Ok(Value::Bool(false));
     };
-    for (i, item) in items.iter().enumerate() {
-        if items[..i]
-            .iter()
-            .any(|earlier| same_for_unique(earlier, item))
-        {
+    let mut seen: BTreeMap<u64, Vec<&Value>> = BTreeMap::new();
+    for item in items.iter() {
+        let mut hasher = DefaultHasher::new();
+        hash_for_unique(item, &mut hasher);
+        let bucket = seen.entry(hasher.finish()).or_default();
+        if bucket.iter().any(|earlier| same_for_unique(earlier, item)) {
             return Ok(Value::Bool(false));
         }
+        bucket.push(item);
     }
     Ok(Value::Bool(true))
+}
+
+/// KCL's hash of a value: ints hash as floats (so `1` and `1.0` meet),
+/// dicts by their entries in order.
+fn hash_for_unique(value: &Value, state: &mut impl Hasher) {
+    match value {
+        Value::Undefined | Value::None => 0u8.hash(state),
+        Value::Bool(b) => b.hash(state),
+        Value::Int(i) => (*i as f64).to_bits().hash(state),
+        Value::Float(f) => f.to_bits().hash(state),
+        Value::Unit(u) => {
+            u.raw.hash(state);
+            u.suffix.as_str().hash(state);
+        }
+        Value::Str(s) => s.hash(state),
+        Value::List(items) => items.iter().for_each(|v| hash_for_unique(v, state)),
+        Value::Dict(_) | Value::Schema(_) => {
+            for (k, v) in value.as_dict().into_iter().flat_map(|d| d.iter()) {
+                k.hash(state);
+                hash_for_unique(v, state);
+            }
+        }
+        Value::Function(f) => std::ptr::hash(Rc::as_ptr(f), state),
+    }
 }
 
 /// Equal as KCL's hash set sees it: equal values whose hashes also agree.
@@ -407,77 +321,6 @@ fn ord(_: &mut dyn Interp, args: &[Value], kwargs: &Kwargs) -> Result<Value> {
     }
 }
 
-/// `sorted(x, reverse=False)`: a list's items, a string's characters or a
-/// dict's keys, in order. Only numbers with numbers and strings with
-/// strings compare; anything else fails as soon as KCL's sort would compare
-/// it.
-fn sorted(_: &mut dyn Interp, args: &[Value], kwargs: &Kwargs) -> Result<Value> {
-    let value = arg(args, kwargs, 0, "inval").ok_or_else(|| one_argument("sorted"))?;
-    let reverse = arg(args, kwargs, 1, "reverse").is_some_and(Value::is_truthy);
-    let mut items: Vec<Value> = match value {
-        Value::Str(s) => s.chars().map(|c| Value::str(c.to_string())).collect(),
-        Value::List(items) => items.to_vec(),
-        Value::Dict(d) => d.iter().map(|(k, _)| Value::str(k)).collect(),
-        _ => return Err(fail("sorted only for str|list|dict type")),
-    };
-    sort_values(&mut items, reverse)?;
-    Ok(Value::list(items))
-}
-
-/// How KCL's sort orders two values: numbers by value, strings by bytes,
-/// nothing else (a NaN compares with nothing either).
-fn sort_cmp(a: &Value, b: &Value) -> Option<Ordering> {
-    match (a, b) {
-        (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
-        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
-            a.as_f64()?.partial_cmp(&b.as_f64()?)
-        }
-        (Value::Str(x), Value::Str(y)) => Some(x.cmp(y)),
-        _ => None,
-    }
-}
-
-/// Sorts stably (descending when `reverse`, equal items keeping their
-/// order). KCL's sort fails at the first comparison it cannot make; its
-/// insertion sort compares each item with the greatest (for `reverse`, the
-/// least) of the items before it, so that is the pair the message names.
-fn sort_values(items: &mut [Value], reverse: bool) -> Result<()> {
-    let cannot_compare = |a: &Value, b: &Value| {
-        fail(format!(
-            "cannot compare {} and {}",
-            a.runtime_type_str(),
-            b.runtime_type_str()
-        ))
-    };
-    for i in 1..items.len() {
-        let item = &items[i];
-        let mut last = &items[0];
-        for earlier in &items[1..i] {
-            // The prefix is known to be comparable: keep the item a stable
-            // sort would put last.
-            let later_wins = match sort_cmp(earlier, last) {
-                Some(Ordering::Greater) => !reverse,
-                Some(Ordering::Less) => reverse,
-                _ => true,
-            };
-            if later_wins {
-                last = earlier;
-            }
-        }
-        let (a, b) = if reverse { (last, item) } else { (item, last) };
-        // Comparable with that item means comparable with the whole prefix:
-        // only numbers with numbers and strings with strings get this far.
-        if sort_cmp(a, b).is_none() {
-            return Err(cannot_compare(a, b));
-        }
-    }
-    items.sort_by(|a, b| {
-        let order = sort_cmp(a, b).unwrap_or(Ordering::Equal);
-        if reverse { order.reverse() } else { order }
-    });
-    Ok(())
-}
-
 /// `range(stop)` or `range(start, stop, step=1)`; `Undefined` unless all
 /// are ints.
 fn range(_: &mut dyn Interp, args: &[Value], kwargs: &Kwargs) -> Result<Value> {
@@ -520,104 +363,6 @@ fn range(_: &mut dyn Interp, args: &[Value], kwargs: &Kwargs) -> Result<Value> {
         current += i128::from(*step);
     }
     Ok(Value::list(items))
-}
-
-/// KCL's `>` and `<` for `max` and `min`, with their messages: numbers
-/// and bools compare as numbers, strings with strings, lists item by item.
-fn greater(a: &Value, b: &Value, op: &str) -> Result<bool> {
-    let flip = op == "<";
-    let unsupported = || {
-        fail(format!(
-            "'{op}' not supported between instances of '{}' and '{}'",
-            a.runtime_type_str(),
-            b.runtime_type_str()
-        ))
-    };
-    let numeric = |v: &Value| match v {
-        Value::Int(i) => Some(*i as f64),
-        Value::Float(f) => Some(*f),
-        Value::Bool(b) => Some(f64::from(u8::from(*b))),
-        _ => None,
-    };
-    let ordering = match (a, b) {
-        (Value::Int(x), Value::Int(y)) => x.cmp(y),
-        (Value::Int(_) | Value::Float(_) | Value::Bool(_), _) => match (numeric(a), numeric(b)) {
-            (Some(x), Some(y)) => match x.partial_cmp(&y) {
-                Some(o) => o,
-                None => return Ok(false),
-            },
-            _ => return Err(unsupported()),
-        },
-        (Value::Str(x), Value::Str(y)) => x.cmp(y),
-        (Value::List(x), Value::List(y)) => {
-            for (p, q) in x.iter().zip(y.iter()) {
-                if !p.kcl_eq(q) {
-                    return greater(p, q, op);
-                }
-            }
-            x.len().cmp(&y.len())
-        }
-        _ => return Err(unsupported()),
-    };
-    Ok(if flip {
-        ordering == Ordering::Less
-    } else {
-        ordering == Ordering::Greater
-    })
-}
-
-/// `max`/`min` over one iterable or over several arguments; the first
-/// extreme item wins.
-fn extreme(args: &[Value], name: &str, op: &str) -> Result<Value> {
-    let candidates: Vec<Value> = match args {
-        [] => return Err(one_argument(name)),
-        [single] => match single {
-            Value::Str(s) => {
-                if s.is_empty() {
-                    return Err(fail("arg is an empty str"));
-                }
-                s.chars().map(|c| Value::str(c.to_string())).collect()
-            }
-            Value::List(items) => {
-                if items.is_empty() {
-                    return Err(fail("arg is an empty list"));
-                }
-                items.to_vec()
-            }
-            Value::Dict(_) | Value::Schema(_) => {
-                let keys: Vec<Value> = single
-                    .as_dict()
-                    .map(|d| d.iter().map(|(k, _)| Value::str(k)).collect())
-                    .unwrap_or_default();
-                if keys.is_empty() {
-                    return Err(fail("arg is an empty dict"));
-                }
-                keys
-            }
-            other => {
-                return Err(fail(format!(
-                    "{} object is not iterable",
-                    other.runtime_type_str()
-                )));
-            }
-        },
-        many => many.to_vec(),
-    };
-    let mut best = &candidates[0];
-    for candidate in &candidates {
-        if greater(candidate, best, op)? {
-            best = candidate;
-        }
-    }
-    Ok(best.clone())
-}
-
-fn max(_: &mut dyn Interp, args: &[Value], _: &Kwargs) -> Result<Value> {
-    extreme(args, "max", ">")
-}
-
-fn min(_: &mut dyn Interp, args: &[Value], _: &Kwargs) -> Result<Value> {
-    extreme(args, "min", "<")
 }
 
 /// `sum(iterable, start=0)`: `start + item + item…`; `Undefined` unless the
@@ -1009,22 +754,4 @@ fn accumulator_type(kind: &FunctionKind) -> Option<&ast::Type> {
     };
     let args = closure.lambda.args.as_ref()?;
     args.node.ty_list.first()?.as_ref().map(|t| &t.node)
-}
-
-/// `Schema.instances(full_pkg=False)`: the instances of the schema made so
-/// far in the main package, or in every package with `full_pkg`.
-pub(super) fn instances(interp: &mut dyn Interp, args: &[Value], kwargs: &Kwargs) -> Result<Value> {
-    let Some((Value::Function(function), rest)) = args.split_first() else {
-        return Ok(Value::None);
-    };
-    let FunctionKind::Schema(ty) = &function.kind else {
-        return Ok(Value::None);
-    };
-    let full_pkg = rest
-        .first()
-        .or_else(|| super::kwarg(kwargs, "full_pkg"))
-        .is_some_and(Value::is_truthy);
-    Ok(Value::list(
-        interp.instances_made_in(&ty.full_name(), full_pkg),
-    ))
 }

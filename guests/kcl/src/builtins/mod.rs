@@ -3,9 +3,10 @@
 //!
 //! Modules: `display` (what `str()`, `print` and `${x}` print), `format`
 //! (Python's format mini-language as `"…".format()` implements it, and the
-//! `${x: #json}` interpolation specs), `functions` (the builtin functions),
-//! `convert` (`int`/`float` conversions and unit strings), `string` (the
-//! string methods).
+//! `${x: #json}` interpolation specs), `functions` (the builtin table and
+//! most builtins), `option` (`option()` and `-D` values), `order`
+//! (`sorted`, `max`, `min`), `convert` (`int`/`float` and unit strings),
+//! `string` (the string methods).
 //!
 //! KCL's builtins signal a failure with a message and no position; the
 //! evaluator adds the call's position (`KclError::or_at`).
@@ -14,15 +15,17 @@ mod convert;
 mod display;
 mod format;
 mod functions;
+mod option;
+mod order;
 mod string;
 
 pub use convert::parse_quantity;
 pub use display::quote_str;
 pub use format::{format_string, format_with_spec};
-pub use functions::option_value;
+pub use option::option_value;
 
 use crate::error::{ErrorKind, KclError, Result};
-use crate::value::{FunctionKind, Value};
+use crate::value::Value;
 
 /// A builtin: positional arguments (for a method, the receiver first), then
 /// keyword arguments in the order they were written.
@@ -70,13 +73,6 @@ pub trait Interp {
             "unification needs the evaluator",
         ))
     }
-    /// `Schema.instances(full_pkg)`: the instances made in the main package,
-    /// or in every package with `all_packages`. An evaluator that does not
-    /// track where instances were made answers with all of them.
-    fn instances_made_in(&self, schema_full_name: &str, all_packages: bool) -> Vec<Value> {
-        let _ = all_packages;
-        self.instances(schema_full_name)
-    }
 }
 
 /// The builtin function of that name (`len`, `option`, `typeof`, …).
@@ -84,15 +80,12 @@ pub fn lookup(name: &str) -> Option<BuiltinFn> {
     functions::lookup(name)
 }
 
-/// The method of that name on a value of that kind (`"s".upper`,
-/// `Person.instances`). KCL's dicts, lists and schema instances have no
-/// methods.
+/// The method of that name on a value of that kind (`"s".upper`).
+/// KCL's dicts, lists and schema instances have no methods; the evaluator
+/// answers `Schema.instances` itself.
 pub fn method(receiver: &Value, name: &str) -> Option<BuiltinFn> {
     match receiver {
         Value::Str(_) => string::lookup(name),
-        Value::Function(f) if matches!(f.kind, FunctionKind::Schema(_)) && name == "instances" => {
-            Some(functions::instances)
-        }
         _ => None,
     }
 }

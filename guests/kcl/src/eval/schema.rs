@@ -240,10 +240,10 @@ impl Evaluator {
         span: Span,
     ) -> Result<Dict> {
         self.run_lazy_body(body)?;
+        // Each schema of the chain checks its own decorators (a deprecated
+        // parent refuses its children too).
         for s in schemas {
-            if let SchemaDef::Schema(def) = &s.def
-                && Rc::ptr_eq(s, ty)
-            {
+            if let SchemaDef::Schema(def) = &s.def {
                 for decorator in &def.decorators {
                     self.apply_decorator(&s.frame, &decorator.node, &s.name, true, span)?;
                 }
