@@ -108,6 +108,8 @@ struct Checker<'p> {
     /// Every file's imports, by package.
     pkg_imports: HashMap<String, HashMap<String, (Ty, Span)>>,
     scopes: Vec<Scope>,
+    /// Top-level lambdas' signatures by package (`None`: assigned twice).
+    global_lambdas: HashMap<String, HashMap<String, Option<FnTy>>>,
     schema: Option<SchemaId>,
     local_vars: Vec<String>,
     config_ctx: Vec<Option<Ty>>,
@@ -254,6 +256,7 @@ impl<'p> Checker<'p> {
             imports: HashMap::new(),
             pkg_imports: HashMap::new(),
             scopes: Vec::new(),
+            global_lambdas: HashMap::new(),
             schema: None,
             local_vars: Vec::new(),
             config_ctx: Vec::new(),
@@ -609,6 +612,37 @@ impl<'p> Checker<'p> {
                 }
             }
         }
+        // The top-level lambdas' signatures, for calls before them.
+        let mut lambdas: HashMap<String, Option<FnTy>> = HashMap::new();
+        for module in modules {
+            self.set_file_imports(pkgpath, module);
+            for stmt in &module.body {
+                let Stmt::Assign(assign) = &stmt.node else {
+                    continue;
+                };
+                let [target] = assign.targets.as_slice() else {
+                    continue;
+                };
+                if !target.node.paths.is_empty() {
+                    continue;
+                }
+                let name = target.node.name.node.clone();
+                if lambdas.contains_key(&name) {
+                    lambdas.insert(name, None);
+                    continue;
+                }
+                let f = match (&assign.ty, &assign.value.node) {
+                    (None, Expr::Lambda(l)) => Some(FnTy {
+                        params: self.parse_params(l.args.as_ref(), true),
+                        ret: Ty::Any,
+                        variadic: false,
+                    }),
+                    _ => None,
+                };
+                lambdas.insert(name, f);
+            }
+        }
+        self.global_lambdas.insert(pkgpath.to_string(), lambdas);
         // KCL scans the top-level names again once schemas are built.
         for module in modules {
             self.set_file_imports(pkgpath, module);
@@ -2733,6 +2767,19 @@ impl<'p> Checker<'p> {
         }
     }
 
+    /// The signature of the package's top-level lambda `name`, unless a
+    /// local name hides it.
+    fn forward_lambda(&self, name: &str) -> Option<FnTy> {
+        if self.scopes.iter().any(|s| s.names.contains_key(name)) {
+            return None;
+        }
+        self.global_lambdas
+            .get(&self.pkg)
+            .and_then(|m| m.get(name))
+            .cloned()
+            .flatten()
+    }
+
     fn func_name(func: &Expr) -> String {
         let mut callee = func;
         for _ in 0..MAX_DEPTH {
@@ -2752,7 +2799,16 @@ impl<'p> Checker<'p> {
         let name = Self::func_name(&c.func.node);
         match &call_ty {
             Ty::Any => {
-                self.do_arguments_check(&name, span, &c.args, &c.keywords, &FnTy::variadic());
+                // A top-level lambda called before its declaration is
+                // checked against its parameters.
+                let f = match &c.func.node {
+                    Expr::Identifier(ident) if ident.names.len() == 1 => {
+                        self.forward_lambda(&ident.names[0].node)
+                    }
+                    _ => None,
+                };
+                let f = f.unwrap_or_else(FnTy::variadic);
+                self.do_arguments_check(&name, span, &c.args, &c.keywords, &f);
                 Ty::Any
             }
             Ty::Function(f) => {
