@@ -100,6 +100,10 @@ struct Checker<'p> {
     /// unique keys).
     global_names: HashMap<String, IndexMap<String, Span>>,
     checked: HashSet<String>,
+    /// Packages importing packages: each with the position of its last
+    /// import, in the order KCL first met them.
+    import_nodes: IndexMap<String, Option<Span>>,
+    import_edges: Vec<(String, String)>,
     errors: Vec<KclError>,
     // The position of the walk.
     pkg: String,
@@ -251,6 +255,8 @@ impl<'p> Checker<'p> {
             pkg_scopes: HashMap::new(),
             global_names: HashMap::new(),
             checked: HashSet::new(),
+            import_nodes: IndexMap::new(),
+            import_edges: Vec::new(),
             errors: Vec::new(),
             pkg: MAIN_PKG.to_string(),
             imports: HashMap::new(),
@@ -468,6 +474,8 @@ impl<'p> Checker<'p> {
                 if let Stmt::Import(import) = &stmt.node {
                     let path = import_pkgpath(&module.pkg_or(pkgpath), &import.rawpath.node);
                     if pkgs.contains_key(&path) {
+                        self.add_dependency(pkgpath, &path, stmt.span);
+                        self.report_import_cycles(pkgpath);
                         self.check_pkg(&path);
                     }
                 }
@@ -484,6 +492,57 @@ impl<'p> Checker<'p> {
         }
         self.pkg = saved_pkg;
         self.imports = saved_imports;
+    }
+
+    fn add_dependency(&mut self, from: &str, to: &str, span: Span) {
+        for node in [from, to] {
+            if !self.import_nodes.contains_key(node) {
+                self.import_nodes.insert(node.to_string(), None);
+            }
+        }
+        // KCL remembers one import position per package: the last one.
+        self.import_nodes.insert(from.to_string(), Some(span));
+        self.import_edges.push((from.to_string(), to.to_string()));
+    }
+
+    fn reachable(&self, start: &str, forward: bool) -> HashSet<String> {
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut todo = vec![start.to_string()];
+        while let Some(node) = todo.pop() {
+            for (a, b) in &self.import_edges {
+                let (from, to) = if forward { (a, b) } else { (b, a) };
+                if *from == node && seen.insert(to.clone()) {
+                    todo.push(to.clone());
+                }
+            }
+        }
+        seen
+    }
+
+    /// Packages importing each other: every import in the cycle is reported.
+    fn report_import_cycles(&mut self, pkgpath: &str) {
+        let forward = self.reachable(pkgpath, true);
+        if !forward.contains(pkgpath) {
+            return;
+        }
+        let backward = self.reachable(pkgpath, false);
+        let cycle: Vec<(String, Option<Span>)> = self
+            .import_nodes
+            .iter()
+            .filter(|(n, _)| forward.contains(*n) && backward.contains(*n))
+            .map(|(n, s)| (n.clone(), *s))
+            .collect();
+        if cycle.len() < 2 {
+            return;
+        }
+        let names: Vec<&str> = cycle.iter().map(|(n, _)| n.as_str()).collect();
+        let message = format!(
+            "There is a circular reference between modules {}",
+            names.join(", ")
+        );
+        for span in cycle.iter().filter_map(|(_, s)| *s) {
+            self.compile_error(span, message.clone());
+        }
     }
 
     fn set_file_imports(&mut self, pkgpath: &str, module: &ast::Module) {
