@@ -351,6 +351,10 @@ impl<'a> Lexer<'a> {
             self.indents.pop();
             self.push(TokenKind::Dedent(0), end, end);
         }
+        // KCL's parser sees a line break right before the end of input.
+        if !matches!(self.tokens.last(), Some(t) if t.kind == TokenKind::Newline) {
+            self.push(TokenKind::Newline, end, end);
+        }
         self.push(TokenKind::Eof, end, end);
     }
 

@@ -15,6 +15,7 @@ pub mod diagnostic;
 pub mod error;
 pub mod eval;
 pub mod lexer;
+pub mod loader;
 pub mod modules;
 pub mod parser;
 pub mod source;

@@ -858,11 +858,7 @@ impl Parser<'_> {
     }
 
     /// An expression that must be a name (`type Name = …`, `for Host`).
-    pub(super) fn expr_as_identifier(
-        &mut self,
-        expr: NodeRef<Expr>,
-        lo: &Token,
-    ) -> Node<Identifier> {
+    pub(super) fn expr_as_identifier(&mut self, expr: Node<Expr>, lo: &Token) -> Node<Identifier> {
         match expr.node {
             Expr::Identifier(ident) => Node::new(ident, expr.span),
             _ => {
