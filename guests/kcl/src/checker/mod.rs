@@ -15,32 +15,37 @@ use std::rc::Rc;
 
 use crate::ast::{self, Expr, Node, Stmt};
 use crate::error::{ErrorKind, KclError};
+use crate::loader::Program;
 use crate::source::Span;
 use ty::{
     DictTy, FnTy, ModuleKind, ModuleTy, Param, SchemaBases, SchemaId, SchemaTy, Ty, assignable_to,
     is_upper_bound, sup_with,
 };
 
-/// The package the files run belong to.
-pub const MAIN_PKG: &str = "__main__";
+pub use crate::ast::MAIN_PKG;
 
 /// How deep expressions may nest before the checker stops descending (the
 /// evaluator reports the program's own recursion; this only keeps the
 /// checker's stack bounded).
 const MAX_DEPTH: usize = 256;
 
-/// Checks a program given as its packages' modules (the main package under
-/// `MAIN_PKG`, imported ones under their package path) and returns the
-/// first error, in KCL's order.
-pub fn check_packages(pkgs: &IndexMap<String, Vec<ast::Module>>) -> Result<(), KclError> {
-    match check_packages_all(pkgs).into_iter().next() {
+/// Checks a loaded program and returns the first error, in KCL's order.
+pub fn check(program: &Program) -> Result<(), KclError> {
+    match check_all(program).into_iter().next() {
         Some(err) => Err(err),
         None => Ok(()),
     }
 }
 
-/// Every error the checker finds, in KCL's order (KCL prints them all).
-pub fn check_packages_all(pkgs: &IndexMap<String, Vec<ast::Module>>) -> Vec<KclError> {
+/// Every error the checker finds in a loaded program, in KCL's order (KCL
+/// prints them all).
+pub fn check_all(program: &Program) -> Vec<KclError> {
+    check_packages_all(&program.packages)
+}
+
+/// Every error in a program given as its packages' modules: the main
+/// package under `MAIN_PKG`, imported ones under their package path.
+pub fn check_packages_all(pkgs: &IndexMap<String, Vec<Rc<ast::Module>>>) -> Vec<KclError> {
     let mut checker = Checker::new(pkgs);
     checker.check_pkg(MAIN_PKG);
     checker.errors
@@ -92,7 +97,7 @@ struct Scope {
 }
 
 struct Checker<'p> {
-    pkgs: &'p IndexMap<String, Vec<ast::Module>>,
+    pkgs: &'p IndexMap<String, Vec<Rc<ast::Module>>>,
     defs: Vec<SchemaDef>,
     /// Package scopes, by package path.
     pkg_scopes: HashMap<String, Scope>,
@@ -248,7 +253,7 @@ fn left_identifiers(body: &[Node<Stmt>], out: &mut Vec<String>) {
 }
 
 impl<'p> Checker<'p> {
-    fn new(pkgs: &'p IndexMap<String, Vec<ast::Module>>) -> Checker<'p> {
+    fn new(pkgs: &'p IndexMap<String, Vec<Rc<ast::Module>>>) -> Checker<'p> {
         Checker {
             pkgs,
             defs: Vec::new(),
@@ -472,7 +477,7 @@ impl<'p> Checker<'p> {
         for module in modules {
             for stmt in &module.body {
                 if let Stmt::Import(import) = &stmt.node {
-                    let path = import_pkgpath(&module.pkg_or(pkgpath), &import.rawpath.node);
+                    let path = import.resolved_pkgpath(&module.pkg_or(pkgpath));
                     if pkgs.contains_key(&path) {
                         self.add_dependency(pkgpath, &path, stmt.span);
                         self.report_import_cycles(pkgpath);
@@ -549,7 +554,7 @@ impl<'p> Checker<'p> {
         self.imports.clear();
         for stmt in &module.body {
             if let Stmt::Import(import) = &stmt.node {
-                let path = import_pkgpath(&module.pkg_or(pkgpath), &import.rawpath.node);
+                let path = import.resolved_pkgpath(&module.pkg_or(pkgpath));
                 let kind = if self.pkgs.contains_key(&path) {
                     ModuleKind::User
                 } else if builtin::is_system_module(&path) {
@@ -583,7 +588,7 @@ impl<'p> Checker<'p> {
 
     /// KCL's first passes over a package: its schemas and rules, type
     /// aliases and top-level names, then the schemas' attributes.
-    fn init_global_types(&mut self, pkgpath: &str, modules: &[ast::Module]) {
+    fn init_global_types(&mut self, pkgpath: &str, modules: &[Rc<ast::Module>]) {
         // 1. Schema and rule names.
         let mut stmt_defs: Vec<(usize, usize, SchemaId)> = Vec::new();
         for (mi, module) in modules.iter().enumerate() {
@@ -648,8 +653,10 @@ impl<'p> Checker<'p> {
         let mut done: HashSet<SchemaId> = HashSet::new();
         let mut cycle_reported = false;
         for &(mi, si, id) in &stmt_defs {
-            if let Some(stmt) = modules.get(mi).and_then(|m| m.body.get(si)) {
-                self.set_file_imports(pkgpath, &modules[mi]);
+            if let Some((module, stmt)) =
+                modules.get(mi).and_then(|m| m.body.get(si).map(|s| (m, s)))
+            {
+                self.set_file_imports(pkgpath, module);
                 match &stmt.node {
                     Stmt::Schema(s) => self.link_schema_parents(s, id),
                     Stmt::Rule(r) => self.link_rule(r, id),
@@ -664,8 +671,10 @@ impl<'p> Checker<'p> {
                 continue;
             }
             done.insert(id);
-            if let Some(stmt) = modules.get(mi).and_then(|m| m.body.get(si)) {
-                self.set_file_imports(pkgpath, &modules[mi]);
+            if let Some((module, stmt)) =
+                modules.get(mi).and_then(|m| m.body.get(si).map(|s| (m, s)))
+            {
+                self.set_file_imports(pkgpath, module);
                 if let Stmt::Schema(s) = &stmt.node {
                     self.build_schema_type(s, id, &mut cycle_reported);
                 }
@@ -3353,6 +3362,18 @@ fn has_name_and_constant_index(sub: &ast::Subscript) -> bool {
             Expr::Unary(u) => is_int(&u.operand),
             _ => is_int(index),
         })
+}
+
+impl ast::ImportStmt {
+    /// The package imported: as the loader resolved it, else from the path
+    /// as written.
+    fn resolved_pkgpath(&self, importing_pkg: &str) -> String {
+        if self.pkgpath.is_empty() {
+            import_pkgpath(importing_pkg, &self.rawpath.node)
+        } else {
+            self.pkgpath.clone()
+        }
+    }
 }
 
 trait ModulePkg {

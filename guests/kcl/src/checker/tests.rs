@@ -9,7 +9,7 @@ fn check_source(src: &str) -> Vec<KclError> {
     let parsed = parse_file(0, "main.k", MAIN_PKG, src);
     assert_eq!(parsed.errors, vec![], "the test program parses");
     let mut pkgs = IndexMap::new();
-    pkgs.insert(MAIN_PKG.to_string(), vec![parsed.module]);
+    pkgs.insert(MAIN_PKG.to_string(), vec![Rc::new(parsed.module)]);
     check_packages_all(&pkgs)
 }
 
