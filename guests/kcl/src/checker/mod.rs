@@ -695,12 +695,9 @@ impl<'p> Checker<'p> {
                     continue;
                 }
                 let name = target.node.name.node.clone();
-                if lambdas.contains_key(&name) {
-                    lambdas.insert(name, None);
-                    continue;
-                }
-                let f = match (&assign.ty, &assign.value.node) {
-                    (None, Expr::Lambda(l)) => Some(FnTy {
+                // A name assigned twice has no one signature.
+                let f = match (lambdas.contains_key(&name), &assign.ty, &assign.value.node) {
+                    (false, None, Expr::Lambda(l)) => Some(FnTy {
                         params: self.parse_params(l.args.as_ref(), true),
                         ret: Ty::Any,
                         variadic: false,
