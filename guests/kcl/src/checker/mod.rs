@@ -2437,147 +2437,30 @@ impl<'p> Checker<'p> {
         }
     }
 
+    /// Dispatches on the expression; each kind has its own method, so that
+    /// the frames of nested expressions stay small.
     fn walk_expr(&mut self, e: &Node<Expr>) -> Ty {
         match &e.node {
             Expr::Identifier(ident) => self.walk_identifier_names(ident, e.span),
-            Expr::Unary(u) => {
-                let operand = self.expr(&u.operand);
-                self.unary(&operand, u.op, u.operand.span)
-            }
-            Expr::Binary(b) => {
-                let left = self.expr(&b.left);
-                let span = b.left.span.to(b.right.span);
-                if b.op == ast::BinOp::As {
-                    let Expr::Identifier(ident) = &b.right.node else {
-                        self.compile_error(
-                            span,
-                            "keyword 'as' right operand must be a type".to_string(),
-                        );
-                        return left;
-                    };
-                    let mut right = self.parse_type_name(ident, b.right.span);
-                    if let Ty::Schema(s) = &mut right {
-                        s.instance = true;
-                    }
-                    return self.binary(&left, &right, b.op, span);
-                }
-                let right = self.expr(&b.right);
-                self.binary(&left, &right, b.op, span)
-            }
-            Expr::If(i) => {
-                self.expr(&i.cond);
-                let body = self.expr(&i.body);
-                let orelse = self.expr(&i.orelse);
-                self.sup(&[body, orelse])
-            }
-            Expr::Selector(s) => {
-                let mut ty = self.expr(&s.value);
-                for name in &s.attr.node.names {
-                    ty = self.load_attr(&ty, &name.node, s.attr.span);
-                }
-                ty
-            }
+            Expr::Unary(u) => self.walk_unary(u),
+            Expr::Binary(b) => self.walk_binary(b),
+            Expr::If(i) => self.walk_if_expr(i),
+            Expr::Selector(s) => self.walk_selector(s),
             Expr::Call(c) => self.walk_call(c),
             Expr::Paren(p) => self.expr(&p.expr),
             Expr::Quant(q) => self.walk_quant(q),
-            Expr::List(l) => {
-                let depth = self.switch_ctx_by_name("[]");
-                let items: Vec<Ty> = l.elts.iter().map(|x| self.expr(x)).collect();
-                let item = self.sup(&items);
-                self.pop_ctx(depth);
-                Ty::list(item)
-            }
-            Expr::ListIfItem(item) => {
-                self.expr(&item.if_cond);
-                let mut orelse = self.opt_expr(item.orelse.as_deref());
-                if let Ty::List(inner) = &orelse {
-                    orelse = (**inner).clone();
-                }
-                let items: Vec<Ty> = item.exprs.iter().map(|x| self.expr(x)).collect();
-                let items = self.sup(&items);
-                self.sup(&[orelse, items])
-            }
-            Expr::ListComp(lc) => {
-                let depth = self.switch_ctx_by_name("[]");
-                self.scopes.push(Scope::default());
-                for g in &lc.generators {
-                    self.walk_comp_clause(&g.node);
-                }
-                if let Expr::Starred(_) = lc.elt.node {
-                    self.compile_error(
-                        lc.elt.span,
-                        "list unpacking cannot be used in list comprehension".to_string(),
-                    );
-                }
-                let item = self.expr(&lc.elt);
-                self.leave_scope();
-                self.pop_ctx(depth);
-                Ty::list(item)
-            }
-            Expr::Starred(s) => {
-                let value = self.expr(&s.value);
-                let (ty, ok) = self.starred_item(&value);
-                if !ok {
-                    self.compile_error(
-                        s.value.span,
-                        format!("only list, dict, schema object can be used * unpacked, got {ty}"),
-                    );
-                }
-                ty
-            }
+            Expr::List(l) => self.walk_list(l),
+            Expr::ListIfItem(item) => self.walk_list_if_item(item),
+            Expr::ListComp(lc) => self.walk_list_comp(lc),
+            Expr::Starred(s) => self.walk_starred(s),
             Expr::DictComp(dc) => self.walk_dict_comp(dc),
-            Expr::ConfigIfEntry(c) => {
-                self.expr(&c.if_cond);
-                let dict = self.walk_config_entries(&c.items);
-                match &c.orelse {
-                    Some(orelse) => {
-                        let o = self.expr(orelse);
-                        self.sup(&[dict, o])
-                    }
-                    None => dict,
-                }
-            }
+            Expr::ConfigIfEntry(c) => self.walk_config_if_entry(c),
             Expr::Schema(s) => self.walk_schema_expr(s, e.span),
             Expr::Config(c) => self.walk_config_entries(&c.items),
             Expr::Lambda(l) => self.walk_lambda(l, e.span),
-            Expr::Subscript(s) => {
-                let value = self.expr(&s.value);
-                self.subscript(&value, s, s.value.span)
-            }
-            Expr::Compare(c) => {
-                let t1 = self.expr(&c.left);
-                if let (Some(first), Some(op)) = (c.comparators.first(), c.ops.first()) {
-                    let t2 = self.expr(first);
-                    self.compare(&t1, &t2, *op, c.left.span.to(first.span));
-                    // KCL checks the later comparisons against the left
-                    // operand with the next operator, and skips the last one.
-                    for i in 1..c.comparators.len().saturating_sub(1) {
-                        let (Some(op), Some(cmp)) = (c.ops.get(i + 1), c.comparators.get(i)) else {
-                            break;
-                        };
-                        let t2 = self.expr(cmp);
-                        self.compare(&t1, &t2, *op, cmp.span);
-                    }
-                }
-                Ty::Bool
-            }
-            Expr::NumberLit(n) => match (n.binary_suffix, n.value) {
-                (Some(suffix), value) => {
-                    let raw = match value {
-                        ast::NumberLitValue::Int(v) => v,
-                        ast::NumberLitValue::Float(v) => {
-                            self.compile_error(
-                                e.span,
-                                "float literal can not be followed the unit suffix".to_string(),
-                            );
-                            v as i64
-                        }
-                    };
-                    Ty::NumberMultiplier(Some((raw, suffix)))
-                }
-                (None, ast::NumberLitValue::Int(v)) => Ty::IntLit(v),
-                (None, ast::NumberLitValue::Float(v)) => Ty::FloatLit(v),
-            },
+            Expr::Subscript(s) => self.walk_subscript(s),
+            Expr::Compare(c) => self.walk_compare(c),
+            Expr::NumberLit(n) => self.walk_number(n, e.span),
             Expr::StringLit(s) => Ty::StrLit(s.value.clone()),
             Expr::NameConstantLit(c) => match c.value {
                 ast::NameConstant::True => Ty::BoolLit(true),
@@ -2590,22 +2473,166 @@ impl<'p> Checker<'p> {
                 }
                 Ty::Str
             }
-            Expr::FormattedValue(f) => {
-                if let Some(spec) = &f.format_spec {
-                    let spec = spec.trim();
-                    if spec.starts_with('#')
-                        && !["#json", "#yaml"].contains(&spec.to_lowercase().as_str())
-                    {
-                        self.compile_error(
-                            f.value.span,
-                            format!("{spec} is a invalid format spec"),
-                        );
-                    }
-                }
-                self.expr(&f.value)
-            }
+            Expr::FormattedValue(f) => self.walk_formatted_value(f),
             Expr::Missing => Ty::Any,
         }
+    }
+
+    fn walk_unary(&mut self, u: &ast::UnaryExpr) -> Ty {
+        let operand = self.expr(&u.operand);
+        self.unary(&operand, u.op, u.operand.span)
+    }
+
+    fn walk_binary(&mut self, b: &ast::BinaryExpr) -> Ty {
+        let left = self.expr(&b.left);
+        let span = b.left.span.to(b.right.span);
+        if b.op == ast::BinOp::As {
+            let Expr::Identifier(ident) = &b.right.node else {
+                self.compile_error(
+                    span,
+                    "keyword 'as' right operand must be a type".to_string(),
+                );
+                return left;
+            };
+            let mut right = self.parse_type_name(ident, b.right.span);
+            if let Ty::Schema(s) = &mut right {
+                s.instance = true;
+            }
+            return self.binary(&left, &right, b.op, span);
+        }
+        let right = self.expr(&b.right);
+        self.binary(&left, &right, b.op, span)
+    }
+
+    fn walk_if_expr(&mut self, i: &ast::IfExpr) -> Ty {
+        self.expr(&i.cond);
+        let body = self.expr(&i.body);
+        let orelse = self.expr(&i.orelse);
+        self.sup(&[body, orelse])
+    }
+
+    fn walk_selector(&mut self, s: &ast::SelectorExpr) -> Ty {
+        let mut ty = self.expr(&s.value);
+        for name in &s.attr.node.names {
+            ty = self.load_attr(&ty, &name.node, s.attr.span);
+        }
+        ty
+    }
+
+    fn walk_list(&mut self, l: &ast::ListExpr) -> Ty {
+        let depth = self.switch_ctx_by_name("[]");
+        let items: Vec<Ty> = l.elts.iter().map(|x| self.expr(x)).collect();
+        let item = self.sup(&items);
+        self.pop_ctx(depth);
+        Ty::list(item)
+    }
+
+    fn walk_list_if_item(&mut self, item: &ast::ListIfItemExpr) -> Ty {
+        self.expr(&item.if_cond);
+        let mut orelse = self.opt_expr(item.orelse.as_deref());
+        // An `else` branch is a list whose items are the ones that count.
+        if let Ty::List(inner) = &orelse {
+            orelse = (**inner).clone();
+        }
+        let items: Vec<Ty> = item.exprs.iter().map(|x| self.expr(x)).collect();
+        let items = self.sup(&items);
+        self.sup(&[orelse, items])
+    }
+
+    fn walk_list_comp(&mut self, lc: &ast::ListComp) -> Ty {
+        let depth = self.switch_ctx_by_name("[]");
+        self.scopes.push(Scope::default());
+        for g in &lc.generators {
+            self.walk_comp_clause(&g.node);
+        }
+        if let Expr::Starred(_) = lc.elt.node {
+            self.compile_error(
+                lc.elt.span,
+                "list unpacking cannot be used in list comprehension".to_string(),
+            );
+        }
+        let item = self.expr(&lc.elt);
+        self.leave_scope();
+        self.pop_ctx(depth);
+        Ty::list(item)
+    }
+
+    fn walk_starred(&mut self, s: &ast::StarredExpr) -> Ty {
+        let value = self.expr(&s.value);
+        let (ty, ok) = self.starred_item(&value);
+        if !ok {
+            self.compile_error(
+                s.value.span,
+                format!("only list, dict, schema object can be used * unpacked, got {ty}"),
+            );
+        }
+        ty
+    }
+
+    fn walk_config_if_entry(&mut self, c: &ast::ConfigIfEntryExpr) -> Ty {
+        self.expr(&c.if_cond);
+        let dict = self.walk_config_entries(&c.items);
+        match &c.orelse {
+            Some(orelse) => {
+                let o = self.expr(orelse);
+                self.sup(&[dict, o])
+            }
+            None => dict,
+        }
+    }
+
+    fn walk_subscript(&mut self, s: &ast::Subscript) -> Ty {
+        let value = self.expr(&s.value);
+        self.subscript(&value, s, s.value.span)
+    }
+
+    fn walk_compare(&mut self, c: &ast::Compare) -> Ty {
+        let t1 = self.expr(&c.left);
+        if let (Some(first), Some(op)) = (c.comparators.first(), c.ops.first()) {
+            let t2 = self.expr(first);
+            self.compare(&t1, &t2, *op, c.left.span.to(first.span));
+            // KCL checks the later comparisons against the left operand
+            // with the next operator, and skips the last one.
+            for i in 1..c.comparators.len().saturating_sub(1) {
+                let (Some(op), Some(cmp)) = (c.ops.get(i + 1), c.comparators.get(i)) else {
+                    break;
+                };
+                let t2 = self.expr(cmp);
+                self.compare(&t1, &t2, *op, cmp.span);
+            }
+        }
+        Ty::Bool
+    }
+
+    fn walk_number(&mut self, n: &ast::NumberLit, span: Span) -> Ty {
+        match (n.binary_suffix, n.value) {
+            (Some(suffix), value) => {
+                let raw = match value {
+                    ast::NumberLitValue::Int(v) => v,
+                    ast::NumberLitValue::Float(v) => {
+                        self.compile_error(
+                            span,
+                            "float literal can not be followed the unit suffix".to_string(),
+                        );
+                        v as i64
+                    }
+                };
+                Ty::NumberMultiplier(Some((raw, suffix)))
+            }
+            (None, ast::NumberLitValue::Int(v)) => Ty::IntLit(v),
+            (None, ast::NumberLitValue::Float(v)) => Ty::FloatLit(v),
+        }
+    }
+
+    fn walk_formatted_value(&mut self, f: &ast::FormattedValue) -> Ty {
+        if let Some(spec) = &f.format_spec {
+            let spec = spec.trim();
+            if spec.starts_with('#') && !["#json", "#yaml"].contains(&spec.to_lowercase().as_str())
+            {
+                self.compile_error(f.value.span, format!("{spec} is a invalid format spec"));
+            }
+        }
+        self.expr(&f.value)
     }
 
     fn starred_item(&self, ty: &Ty) -> (Ty, bool) {

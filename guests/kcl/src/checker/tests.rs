@@ -293,7 +293,35 @@ fn suggestions_follow_kcl() {
 }
 
 #[test]
-fn deep_nesting_does_not_overflow() {
-    let src = format!("a = {}1{}\n", "[".repeat(90), "]".repeat(90));
-    assert_eq!(check_source(&src), vec![]);
+fn the_deepest_nesting_the_parser_allows_fits_in_a_small_stack() {
+    let depth = 95;
+    let programs = [
+        format!("a = {}1{}\n", "[".repeat(depth), "]".repeat(depth)),
+        format!("a = {}1{}\n", "{a: ".repeat(depth), "}".repeat(depth)),
+        format!("a = {}1{}\n", "(".repeat(depth), ")".repeat(depth)),
+        format!("a = {}1\n", "not ".repeat(depth)),
+        format!(
+            "schema A:\n    a?: A\n\nx = {}A {{}}{}\n",
+            "A {a: ".repeat(depth),
+            "}".repeat(depth)
+        ),
+    ];
+    let mut checked = 0;
+    for src in programs {
+        let parsed = parse_file(0, "main.k", MAIN_PKG, &src);
+        if !parsed.errors.is_empty() {
+            continue;
+        }
+        checked += 1;
+        let run = std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(move || {
+                let mut pkgs = IndexMap::new();
+                pkgs.insert(MAIN_PKG.to_string(), vec![Rc::new(parsed.module)]);
+                check_packages_all(&pkgs).len()
+            })
+            .map(|handle| handle.join());
+        assert!(matches!(run, Ok(Ok(_))), "{src}");
+    }
+    assert_eq!(checked, 5, "every program parses");
 }
