@@ -10,6 +10,7 @@ mod builtin;
 mod ty;
 
 use indexmap::IndexMap;
+use std::borrow::Borrow;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
@@ -43,10 +44,27 @@ pub fn check_all(program: &Program) -> Vec<KclError> {
     check_packages_all(&program.packages)
 }
 
-/// Every error in a program given as its packages' modules: the main
-/// package under `MAIN_PKG`, imported ones under their package path.
-pub fn check_packages_all(pkgs: &IndexMap<String, Vec<Rc<ast::Module>>>) -> Vec<KclError> {
-    let mut checker = Checker::new(pkgs);
+/// Checks a program given as its packages' modules (the main package under
+/// `MAIN_PKG`, imported ones under their package path) and returns the
+/// first error, in KCL's order.
+pub fn check_packages<M: Borrow<ast::Module>>(
+    pkgs: &IndexMap<String, Vec<M>>,
+) -> Result<(), KclError> {
+    match check_packages_all(pkgs).into_iter().next() {
+        Some(err) => Err(err),
+        None => Ok(()),
+    }
+}
+
+/// Every error in a program given as its packages' modules.
+pub fn check_packages_all<M: Borrow<ast::Module>>(
+    pkgs: &IndexMap<String, Vec<M>>,
+) -> Vec<KclError> {
+    let modules: IndexMap<String, Vec<&ast::Module>> = pkgs
+        .iter()
+        .map(|(pkg, modules)| (pkg.clone(), modules.iter().map(Borrow::borrow).collect()))
+        .collect();
+    let mut checker = Checker::new(&modules);
     checker.check_pkg(MAIN_PKG);
     checker.errors
 }
@@ -97,7 +115,7 @@ struct Scope {
 }
 
 struct Checker<'p> {
-    pkgs: &'p IndexMap<String, Vec<Rc<ast::Module>>>,
+    pkgs: &'p IndexMap<String, Vec<&'p ast::Module>>,
     defs: Vec<SchemaDef>,
     /// Package scopes, by package path.
     pkg_scopes: HashMap<String, Scope>,
@@ -253,7 +271,7 @@ fn left_identifiers(body: &[Node<Stmt>], out: &mut Vec<String>) {
 }
 
 impl<'p> Checker<'p> {
-    fn new(pkgs: &'p IndexMap<String, Vec<Rc<ast::Module>>>) -> Checker<'p> {
+    fn new(pkgs: &'p IndexMap<String, Vec<&'p ast::Module>>) -> Checker<'p> {
         Checker {
             pkgs,
             defs: Vec::new(),
@@ -588,7 +606,7 @@ impl<'p> Checker<'p> {
 
     /// KCL's first passes over a package: its schemas and rules, type
     /// aliases and top-level names, then the schemas' attributes.
-    fn init_global_types(&mut self, pkgpath: &str, modules: &[Rc<ast::Module>]) {
+    fn init_global_types(&mut self, pkgpath: &str, modules: &[&ast::Module]) {
         // 1. Schema and rule names.
         let mut stmt_defs: Vec<(usize, usize, SchemaId)> = Vec::new();
         for (mi, module) in modules.iter().enumerate() {

@@ -8,9 +8,13 @@ use crate::parser::parse_file;
 fn check_source(src: &str) -> Vec<KclError> {
     let parsed = parse_file(0, "main.k", MAIN_PKG, src);
     assert_eq!(parsed.errors, vec![], "the test program parses");
+    // Modules held by value, as `run` passes them; the loader's `Rc`s are
+    // checked in `the_deepest_nesting…`.
     let mut pkgs = IndexMap::new();
-    pkgs.insert(MAIN_PKG.to_string(), vec![Rc::new(parsed.module)]);
-    check_packages_all(&pkgs)
+    pkgs.insert(MAIN_PKG.to_string(), vec![parsed.module]);
+    let errors = check_packages_all(&pkgs);
+    assert_eq!(check_packages(&pkgs).err(), errors.first().cloned());
+    errors
 }
 
 /// (what, program, kind, message, line, column from 1) of the first error.
