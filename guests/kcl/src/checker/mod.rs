@@ -492,10 +492,24 @@ impl<'p> Checker<'p> {
             return;
         };
         // Imported packages are checked first, as KCL does.
+        let mut import_table: HashMap<String, String> = HashMap::new();
         for module in modules {
             for stmt in &module.body {
                 if let Stmt::Import(import) = &stmt.node {
                     let path = import.resolved_pkgpath(&module.pkg_or(pkgpath));
+                    match import_table.get(&import.name) {
+                        Some(previous) if *previous != path => self.compile_error(
+                            stmt.span,
+                            format!(
+                                "the name '{0}' is defined multiple times, '{0}' must be defined only once",
+                                import.name
+                            ),
+                        ),
+                        Some(_) => {}
+                        None => {
+                            import_table.insert(import.name.clone(), path.clone());
+                        }
+                    }
                     if pkgs.contains_key(&path) {
                         self.add_dependency(pkgpath, &path, stmt.span);
                         self.report_import_cycles(pkgpath);
@@ -1722,8 +1736,9 @@ impl<'p> Checker<'p> {
                 }
             }
         }
-        let is_type_ref = name.starts_with(|c: char| c.is_uppercase());
-        if attr_ty.is_none() && scope_ty.is_none() && (!is_mixin || is_type_ref) && !is_rule {
+        // KCL 0.12.3 leaves every unknown name in a mixin or rule to its
+        // host (later versions report capitalized ones).
+        if attr_ty.is_none() && scope_ty.is_none() && !is_mixin && !is_rule {
             self.lookup_type_from_scope(name, span)
         } else {
             scope_ty.unwrap_or(Ty::Any)
@@ -2531,6 +2546,20 @@ impl<'p> Checker<'p> {
 
     fn walk_selector(&mut self, s: &ast::SelectorExpr) -> Ty {
         let mut ty = self.expr(&s.value);
+        if s.has_question && matches!(ty, Ty::Module(_)) {
+            let attr = s.attr.node.name();
+            let span = Span {
+                line: s.value.span.end_line,
+                column: s.value.span.end_column,
+                ..s.attr.span
+            };
+            self.compile_error(
+                span,
+                format!(
+                    "For the module type, the use of '?.{attr}' is unnecessary and it can be modified as '.{attr}'"
+                ),
+            );
+        }
         for name in &s.attr.node.names {
             ty = self.load_attr(&ty, &name.node, s.attr.span);
         }

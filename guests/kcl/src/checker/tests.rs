@@ -203,6 +203,14 @@ const ERRORS: &[(&str, &str, ErrorKind, &str, u32, u32)] = &[
         2,
         11,
     ),
+    (
+        "an optional selector on a module",
+        "import math\n\na = math?.log(10)\n",
+        ErrorKind::CompileError,
+        "For the module type, the use of '?.log' is unnecessary and it can be modified as '.log'",
+        3,
+        9,
+    ),
 ];
 
 #[test]
@@ -246,6 +254,10 @@ const ACCEPTED: &[(&str, &str)] = &[
     (
         "a name a mixin leaves to its host",
         "schema NameMixin:\n    full = first\n",
+    ),
+    (
+        "a capitalized unknown name in a mixin (KCL 0.12.3)",
+        "mixin BrokenMixin:\n    something: str = \"abc\"\n    broken = UndefinedSchema {}\n\nschema Foo:\n    mixin [BrokenMixin]\n\nfoo = Foo {}\n",
     ),
     ("an int where a float is declared", "f: float = 1\n"),
     ("a builtin call", "n = len(\"abc\")\n"),
