@@ -7,6 +7,7 @@
 //! pass here.
 
 mod builtin;
+mod merge;
 mod ty;
 
 use indexmap::IndexMap;
@@ -60,10 +61,17 @@ pub fn check_packages<M: Borrow<ast::Module>>(
 pub fn check_packages_all<M: Borrow<ast::Module>>(
     pkgs: &IndexMap<String, Vec<M>>,
 ) -> Vec<KclError> {
-    let modules: IndexMap<String, Vec<&ast::Module>> = pkgs
+    let mut modules: IndexMap<String, Vec<&ast::Module>> = pkgs
         .iter()
         .map(|(pkg, modules)| (pkg.clone(), modules.iter().map(Borrow::borrow).collect()))
         .collect();
+    // KCL checks the main package with same-name top-level configs merged.
+    let merged = modules
+        .get(MAIN_PKG)
+        .and_then(|main| merge::merge_configs(main));
+    if let Some(merged) = &merged {
+        modules.insert(MAIN_PKG.to_string(), merged.iter().collect());
+    }
     let mut checker = Checker::new(&modules);
     checker.check_pkg(MAIN_PKG);
     checker.errors
@@ -138,6 +146,9 @@ struct Checker<'p> {
     /// Top-level lambdas' signatures by package (`None`: assigned twice).
     global_lambdas: HashMap<String, HashMap<String, Option<FnTy>>>,
     schema: Option<SchemaId>,
+    /// The current schema body's attribute types as its assignments give
+    /// them (KCL's resolver keeps them on its copy of the schema).
+    schema_inferred: HashMap<String, Ty>,
     local_vars: Vec<String>,
     config_ctx: Vec<Option<Ty>>,
     depth: usize,
@@ -287,6 +298,7 @@ impl<'p> Checker<'p> {
             scopes: Vec::new(),
             global_lambdas: HashMap::new(),
             schema: None,
+            schema_inferred: HashMap::new(),
             local_vars: Vec::new(),
             config_ctx: Vec::new(),
             depth: 0,
@@ -1475,6 +1487,9 @@ impl<'p> Checker<'p> {
                 self.must_assignable_to(&value_ty, &expected, target.span, None);
                 if !value_ty.is_any() && expected.is_any() && assign.ty.is_none() {
                     self.set_type_in_current_scope(name, value_ty.widen());
+                    if self.schema.is_some() {
+                        self.schema_inferred.insert(name.clone(), value_ty.widen());
+                    }
                 }
             } else {
                 self.lookup_type_from_scope(name, target.span);
@@ -1561,8 +1576,7 @@ impl<'p> Checker<'p> {
         let name = attr.name.node.clone();
         let expected = self
             .schema
-            .and_then(|id| self.attr_of(id, &name))
-            .map(|a| a.ty.clone())
+            .and_then(|id| self.schema_attr_ty(id, &name))
             .unwrap_or(Ty::Any);
         self.insert_object(&name, expected.clone(), Some(attr.name.span));
         if let Some(value) = &attr.value {
@@ -1615,6 +1629,7 @@ impl<'p> Checker<'p> {
         };
         let id = st.id;
         let saved_schema = self.schema.replace(id);
+        let saved_inferred = std::mem::take(&mut self.schema_inferred);
         self.do_parameters_check(s.args.as_ref());
         self.scopes.push(Scope::default());
         let params = self.def(id).map(|d| d.params.clone()).unwrap_or_default();
@@ -1651,6 +1666,7 @@ impl<'p> Checker<'p> {
         }
         self.leave_scope();
         self.schema = saved_schema;
+        self.schema_inferred = saved_inferred;
         ty
     }
 
@@ -1692,9 +1708,12 @@ impl<'p> Checker<'p> {
     /// The type of a name being assigned (KCL's store context).
     fn resolve_store(&mut self, name: &str, span: Span) -> Ty {
         if let Some(id) = self.schema {
-            let attr_ty = self.attr_of(id, name).map(|a| a.ty.clone());
+            let attr_ty = self.schema_attr_ty(id, name);
             if !self.contains_object(name) || attr_ty.is_none() {
                 self.insert_object(name, Ty::Any, Some(span));
+                if attr_ty.is_none() {
+                    self.schema_inferred.insert(name.to_string(), Ty::Any);
+                }
                 return Ty::Any;
             }
             match attr_ty {
@@ -1710,12 +1729,21 @@ impl<'p> Checker<'p> {
         }
     }
 
+    /// The type of the current schema's attribute, with what its body
+    /// assigned so far (KCL types an attribute by its first value).
+    fn schema_attr_ty(&self, id: SchemaId, name: &str) -> Option<Ty> {
+        match self.schema_inferred.get(name) {
+            Some(t) => Some(t.clone()),
+            None => self.attr_of(id, name).map(|a| a.ty.clone()),
+        }
+    }
+
     /// The type of a name being read.
     fn resolve_load(&mut self, name: &str, span: Span) -> Ty {
         let Some(id) = self.schema else {
             return self.lookup_type_from_scope(name, span);
         };
-        let attr_ty = self.attr_of(id, name).map(|a| a.ty.clone());
+        let attr_ty = self.schema_attr_ty(id, name);
         let scope_ty = self.find_type_in_scope(name);
         if self.local_vars.iter().any(|v| v == name) {
             return scope_ty.unwrap_or(Ty::Any);
