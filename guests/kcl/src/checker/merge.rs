@@ -6,7 +6,7 @@
 
 use indexmap::IndexMap;
 
-use crate::ast::{self, ConfigEntry, ConfigEntryOperation, Expr, Module, Node, Stmt};
+use crate::ast::{ConfigEntry, ConfigEntryOperation, Expr, Module, Node, Stmt};
 
 #[derive(Clone, Copy)]
 enum Kind {
@@ -175,7 +175,7 @@ mod tests {
             ),
         ];
         for (src, want) in cases {
-            let module = parse_file(0, "main.k", ast::MAIN_PKG, src).module;
+            let module = parse_file(0, "main.k", crate::ast::MAIN_PKG, src).module;
             let merged = merge_configs(&[&module]);
             assert_eq!(
                 merged.as_ref().map(|m| m[0].body.len()),
