@@ -8,6 +8,7 @@
 
 mod builtin;
 mod merge;
+mod signatures;
 mod ty;
 
 use indexmap::IndexMap;
@@ -461,7 +462,7 @@ impl<'p> Checker<'p> {
             names.extend(scope.names.keys().cloned());
         }
         names.extend(self.imports.keys().cloned());
-        names.extend(builtin::BUILTIN_FUNCTIONS.iter().map(|s| s.to_string()));
+        names.extend(builtin::builtin_names().map(str::to_string));
         names
     }
 

@@ -211,6 +211,30 @@ const ERRORS: &[(&str, &str, ErrorKind, &str, u32, u32)] = &[
         3,
         9,
     ),
+    (
+        "a system module function given a value of the wrong type",
+        "import regex\nx0 = regex.match(\"x\", 1)\n",
+        ErrorKind::TypeError,
+        "expected str, got int(1)",
+        2,
+        23,
+    ),
+    (
+        "a builtin given a value of the wrong type",
+        "d = len(1.5)\n",
+        ErrorKind::TypeError,
+        "expected str | {any:any} | [any], got float(1.5)",
+        1,
+        9,
+    ),
+    (
+        "a system module function without its argument",
+        "import file\nb = file.glob()\n",
+        ErrorKind::CompileError,
+        "expected 1 positional argument, found 0",
+        2,
+        5,
+    ),
 ];
 
 #[test]
