@@ -5,6 +5,12 @@
 //! messages, positions and order), and where it cannot know a type it
 //! says `any` and lets the evaluator decide: a program KCL accepts must
 //! pass here.
+//!
+//! Where KCL 0.12.3 and later versions differ: an unknown name in a mixin
+//! is left to the host as 0.12.3 does (later versions report capitalized
+//! ones); a top-level lambda called before its declaration is checked
+//! against its parameters as later versions do (0.12.3 fails at run time
+//! instead), which is what the language suite expects.
 
 mod builtin;
 mod merge;
@@ -1445,7 +1451,7 @@ impl<'p> Checker<'p> {
         };
         let expected = self.resolve_store(&first.node, u.target.span);
         self.config_ctx.push(Some(expected.clone()));
-        let ty = self.walk_schema_expr(&u.value.node, u.value.span);
+        let ty = self.walk_schema_expr(&u.value.node);
         self.config_ctx.pop();
         self.must_assignable_to(&ty, &expected, u.target.span, None);
         if !ty.is_any() && expected.is_any() {
@@ -2517,7 +2523,7 @@ impl<'p> Checker<'p> {
             Expr::Starred(s) => self.walk_starred(s),
             Expr::DictComp(dc) => self.walk_dict_comp(dc),
             Expr::ConfigIfEntry(c) => self.walk_config_if_entry(c),
-            Expr::Schema(s) => self.walk_schema_expr(s, e.span),
+            Expr::Schema(s) => self.walk_schema_expr(s),
             Expr::Config(c) => self.walk_config_entries(&c.items),
             Expr::Lambda(l) => self.walk_lambda(l, e.span),
             Expr::Subscript(s) => self.walk_subscript(s),
@@ -2882,7 +2888,7 @@ impl<'p> Checker<'p> {
         ty
     }
 
-    fn walk_schema_expr(&mut self, s: &ast::SchemaExpr, _span: Span) -> Ty {
+    fn walk_schema_expr(&mut self, s: &ast::SchemaExpr) -> Ty {
         let def_ty = self.walk_identifier_names(&s.name.node, s.name.span);
         if !matches!(s.config.node, Expr::Config(_)) {
             self.compile_error(
