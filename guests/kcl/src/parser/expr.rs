@@ -33,7 +33,7 @@ enum BinOrCmp {
 
 fn precedence(token: &Token) -> Precedence {
     match &token.kind {
-        TokenKind::Ident(name) => match name.as_str() {
+        TokenKind::Ident(name) => match &**name {
             "as" => Precedence::As,
             "or" => Precedence::LogicOr,
             "and" => Precedence::LogicAnd,
@@ -60,7 +60,7 @@ fn precedence(token: &Token) -> Precedence {
 
 fn bin_or_cmp(token: &Token) -> Option<BinOrCmp> {
     Some(match &token.kind {
-        TokenKind::Ident(name) => match name.as_str() {
+        TokenKind::Ident(name) => match &**name {
             "as" => BinOrCmp::Bin(BinOp::As),
             "or" => BinOrCmp::Bin(BinOp::Or),
             "and" => BinOrCmp::Bin(BinOp::And),
@@ -128,11 +128,13 @@ impl Parser<'_> {
         let mut cmp_left: Option<NodeRef<Expr>> = None;
         let mut ops: Vec<CmpOp> = Vec::new();
         let mut comparators: Vec<Node<Expr>> = Vec::new();
+        // Each operator applied to the left side nests the tree one level
+        // deeper, as much as a bracket would.
+        let mut levels = 0;
         loop {
             let mut two_words = false;
             let mut prec = precedence(&self.token);
-            let peek = self.peek().clone();
-            let peek_is = |kw: &str| matches!(&peek, TokenKind::Ident(n) if n == kw);
+            let peek_is = |kw: &str| matches!(self.peek(), TokenKind::Ident(n) if &**n == kw);
             if self.is_kw("not") && peek_is("in") {
                 prec = Precedence::InOrNotIn;
                 two_words = true;
@@ -161,10 +163,16 @@ impl Parser<'_> {
                 self.bump();
             }
             let y = self.parse_binary(prec);
+            if !self.enter() {
+                break;
+            }
+            levels += 1;
             match op {
                 BinOrCmp::Cmp(op) => {
                     if ops.is_empty() {
-                        cmp_left = Some(x.clone());
+                        // The chain's left side moves into the comparison.
+                        let missing = self.missing_expr();
+                        cmp_left = Some(std::mem::replace(&mut x, missing));
                     }
                     ops.push(op);
                     comparators.push(*y);
@@ -191,6 +199,7 @@ impl Parser<'_> {
                 }
             }
         }
+        self.leave_weighted(levels);
         match cmp_left {
             Some(left) => self.boxed(
                 Expr::Compare(Compare {
@@ -227,7 +236,7 @@ impl Parser<'_> {
             TokenKind::Minus => UnaryOp::USub,
             TokenKind::Tilde => UnaryOp::Invert,
             TokenKind::Bang => UnaryOp::Not,
-            TokenKind::Ident(n) if n == "not" => UnaryOp::Not,
+            TokenKind::Ident(n) if &**n == "not" => UnaryOp::Not,
             _ => return self.parse_primary_expr(),
         };
         self.bump();
@@ -238,22 +247,34 @@ impl Parser<'_> {
     pub(super) fn parse_primary_expr(&mut self) -> NodeRef<Expr> {
         let lo = self.token.clone();
         let mut operand = self.parse_operand_expr();
+        // Each selector, call or subscript nests the tree one level deeper.
+        let mut levels = 0;
         loop {
+            let is_suffix = match &self.token.kind {
+                TokenKind::Dot | TokenKind::OpenParen | TokenKind::OpenBracket => true,
+                TokenKind::Question => {
+                    matches!(self.peek(), TokenKind::Dot | TokenKind::OpenBracket)
+                }
+                _ => false,
+            };
+            if !is_suffix || !self.enter() {
+                break;
+            }
+            levels += 1;
             operand = match &self.token.kind {
-                TokenKind::Dot => self.parse_selector_expr(operand, &lo),
-                TokenKind::Question => match self.peek() {
-                    TokenKind::Dot => self.parse_selector_expr(operand, &lo),
-                    TokenKind::OpenBracket => self.parse_subscript_expr(operand, &lo),
-                    _ => return operand,
-                },
                 TokenKind::OpenParen => {
                     let call = self.parse_call(operand);
                     self.boxed(Expr::Call(call), &lo)
                 }
-                TokenKind::OpenBracket => self.parse_subscript_expr(operand, &lo),
-                _ => return operand,
+                TokenKind::Dot => self.parse_selector_expr(operand, &lo),
+                TokenKind::Question if matches!(self.peek(), TokenKind::Dot) => {
+                    self.parse_selector_expr(operand, &lo)
+                }
+                _ => self.parse_subscript_expr(operand, &lo),
             };
         }
+        self.leave_weighted(levels);
+        operand
     }
 
     /// `value.attr`, `value?.attr`
@@ -483,7 +504,7 @@ impl Parser<'_> {
     fn parse_operand_expr(&mut self) -> NodeRef<Expr> {
         let lo = self.token.clone();
         match &self.token.kind {
-            TokenKind::Ident(name) => match name.as_str() {
+            TokenKind::Ident(name) => match &**name {
                 "None" => self.parse_constant(NameConstant::None),
                 "Undefined" => self.parse_constant(NameConstant::Undefined),
                 "True" => self.parse_constant(NameConstant::True),
@@ -537,7 +558,7 @@ impl Parser<'_> {
                     value: NumberLitValue::Int(v),
                 },
                 None => {
-                    self.token_error(&["integer"]);
+                    self.token_error(&["int"]);
                     NumberLit {
                         binary_suffix: suffix,
                         value: NumberLitValue::Int(0),
@@ -558,7 +579,7 @@ impl Parser<'_> {
                 }
             },
             _ => {
-                self.token_error(&["integer", "float"]);
+                self.token_error(&["int", "float"]);
                 NumberLit {
                     binary_suffix: None,
                     value: NumberLitValue::Int(0),
@@ -585,9 +606,9 @@ impl Parser<'_> {
     fn parse_quant_expr(&mut self) -> NodeRef<Expr> {
         let lo = self.token.clone();
         let op = match &self.token.kind {
-            TokenKind::Ident(n) if n == "all" => QuantOperation::All,
-            TokenKind::Ident(n) if n == "any" => QuantOperation::Any,
-            TokenKind::Ident(n) if n == "filter" => QuantOperation::Filter,
+            TokenKind::Ident(n) if &**n == "all" => QuantOperation::All,
+            TokenKind::Ident(n) if &**n == "any" => QuantOperation::Any,
+            TokenKind::Ident(n) if &**n == "filter" => QuantOperation::Filter,
             _ => QuantOperation::Map,
         };
         self.bump();
@@ -662,7 +683,7 @@ impl Parser<'_> {
         match &self.token.kind {
             TokenKind::Ident(name) => {
                 if matches!(
-                    name.as_str(),
+                    &**name,
                     "None" | "Undefined" | "lambda" | "any" | "all" | "map" | "filter"
                 ) {
                     self.token_error(&[
@@ -678,18 +699,28 @@ impl Parser<'_> {
                 }
                 let ident = self.parse_identifier();
                 let mut operand = Box::new(Node::new(Expr::Identifier(ident.node), ident.span));
+                let mut levels = 0;
                 loop {
+                    let is_suffix = match &self.token.kind {
+                        TokenKind::Dot | TokenKind::OpenBracket => true,
+                        TokenKind::Question => {
+                            matches!(self.peek(), TokenKind::Dot | TokenKind::OpenBracket)
+                        }
+                        _ => false,
+                    };
+                    if !is_suffix || !self.enter() {
+                        break;
+                    }
+                    levels += 1;
                     operand = match &self.token.kind {
                         TokenKind::Dot => self.parse_selector_expr(operand, &lo),
-                        TokenKind::Question => match self.peek() {
-                            TokenKind::Dot => self.parse_selector_expr(operand, &lo),
-                            TokenKind::OpenBracket => self.parse_subscript_expr(operand, &lo),
-                            _ => break,
-                        },
-                        TokenKind::OpenBracket => self.parse_subscript_expr(operand, &lo),
-                        _ => break,
+                        TokenKind::Question if matches!(self.peek(), TokenKind::Dot) => {
+                            self.parse_selector_expr(operand, &lo)
+                        }
+                        _ => self.parse_subscript_expr(operand, &lo),
                     };
                 }
+                self.leave_weighted(levels);
                 operand
             }
             TokenKind::Str(_) => self.parse_string_expr(),

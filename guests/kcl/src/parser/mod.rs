@@ -26,8 +26,11 @@ use crate::error::{ErrorKind, KclError};
 use crate::lexer::{self, Token, TokenKind};
 use crate::source::{FileId, Span};
 
-/// How deep expressions, types and blocks may nest: deeper input is
-/// reported instead of exhausting the stack.
+/// How deep the tree may nest: deeper input is reported instead of
+/// exhausting the stack, here or in the checker and evaluator that walk the
+/// tree. Brackets, operators applied in a chain (`a + b + …`), selectors,
+/// calls, subscripts and `elif`s count one level each, a statement three;
+/// the deepest input takes under 1 MiB of stack unoptimized.
 const MAX_DEPTH: usize = 100;
 
 /// The result of parsing one file: the tree (with `Missing` where input was
@@ -62,29 +65,6 @@ pub fn parse_file(file: FileId, filename: &str, pkg: &str, src: &str) -> ParseRe
     }
 }
 
-/// Parses a standalone expression (as `-D name=value` values are).
-pub fn parse_expr(file: FileId, src: &str) -> Result<NodeRef<Expr>, Vec<KclError>> {
-    let lines = LineIndex::new(src);
-    let (tokens, lex_errors) = lexer::tokenize(src, 0);
-    let mut parser = Parser::new(file, src, &lines, tokens);
-    for e in lex_errors {
-        parser.error_at(e.message, e.lo, e.hi);
-    }
-    let expr = parser.parse_expr();
-    parser.skip_newlines();
-    if !matches!(parser.token.kind, TokenKind::Eof) {
-        let got = parser.token.kind.symbol();
-        parser.error_here(format!("unexpected token '{got}'"));
-    }
-    let mut errors = parser.errors;
-    dedup(&mut errors);
-    if errors.is_empty() {
-        Ok(expr)
-    } else {
-        Err(errors)
-    }
-}
-
 /// KCL keeps each diagnostic once.
 fn dedup(errors: &mut Vec<KclError>) {
     let mut seen = std::collections::HashSet::new();
@@ -92,13 +72,18 @@ fn dedup(errors: &mut Vec<KclError>) {
 }
 
 /// Byte offsets to lines and columns.
-pub(crate) struct LineIndex {
+pub(crate) struct LineIndex<'a> {
     starts: Vec<usize>,
-    text: String,
+    /// Whether the text holds only ASCII: then a column is a byte count.
+    ascii: bool,
+    text: &'a str,
+    /// The line of the last lookup: positions are asked for mostly in
+    /// order, so it usually holds the next one too.
+    last_line: std::cell::Cell<usize>,
 }
 
-impl LineIndex {
-    pub(crate) fn new(src: &str) -> LineIndex {
+impl LineIndex<'_> {
+    pub(crate) fn new(src: &str) -> LineIndex<'_> {
         // As in KCL's source map, a line break ending the file starts no
         // line: the end of input is on the last line.
         let mut starts = vec![0];
@@ -109,21 +94,37 @@ impl LineIndex {
         );
         LineIndex {
             starts,
-            text: src.to_string(),
+            ascii: src.is_ascii(),
+            text: src,
+            last_line: std::cell::Cell::new(0),
         }
     }
 
     /// Line (from 1) and column (from 0, in characters) of a byte offset.
     fn position(&self, offset: usize) -> (u32, u32) {
-        let line = match self.starts.binary_search(&offset) {
-            Ok(i) => i,
-            Err(i) => i.saturating_sub(1),
+        let cached = self.last_line.get();
+        let in_cached = |line: usize| {
+            self.starts.get(line).is_some_and(|&s| s <= offset)
+                && self.starts.get(line + 1).is_none_or(|&next| offset < next)
         };
+        let line = if in_cached(cached) {
+            cached
+        } else if in_cached(cached + 1) {
+            cached + 1
+        } else {
+            match self.starts.binary_search(&offset) {
+                Ok(i) => i,
+                Err(i) => i.saturating_sub(1),
+            }
+        };
+        self.last_line.set(line);
         let start = self.starts.get(line).copied().unwrap_or(0);
-        let column = self
-            .text
-            .get(start..offset.min(self.text.len()))
-            .map_or(0, |s| s.chars().count());
+        let end = offset.min(self.text.len());
+        let column = if self.ascii {
+            end.saturating_sub(start)
+        } else {
+            self.text.get(start..end).map_or(0, |s| s.chars().count())
+        };
         (
             u32::try_from(line + 1).unwrap_or(u32::MAX),
             u32::try_from(column).unwrap_or(u32::MAX),
@@ -134,7 +135,7 @@ impl LineIndex {
 pub(crate) struct Parser<'a> {
     file: FileId,
     src: &'a str,
-    lines: &'a LineIndex,
+    lines: &'a LineIndex<'a>,
     tokens: Vec<Token>,
     index: usize,
     token: Token,
@@ -159,7 +160,7 @@ fn eof_token(at: usize) -> Token {
 }
 
 impl<'a> Parser<'a> {
-    fn new(file: FileId, src: &'a str, lines: &'a LineIndex, tokens: Vec<Token>) -> Parser<'a> {
+    fn new(file: FileId, src: &'a str, lines: &'a LineIndex<'a>, tokens: Vec<Token>) -> Parser<'a> {
         let first = tokens.first().cloned().unwrap_or_else(|| eof_token(0));
         Parser {
             file,
