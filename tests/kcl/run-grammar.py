@@ -15,8 +15,8 @@ compares it:
 
 A case is single-file when main.k is the only KCL file in its directory
 (none below it either), with no kcl.mod and no settings.yaml: 1,052 cases
-with stdout.golden and 335 with stderr.golden in the suite's tree of
-2026-11. For those the table counts stdout cases passed, stderr cases
+with stdout.golden and 335 with stderr.golden at kcl-lang/kcl 670ab63b
+(2026-08). For those the table counts stdout cases passed, stderr cases
 refused (any non-zero exit) and stderr cases refused with KCL's message;
 every other case (packages, CLI options) is counted as passed or not.
 
