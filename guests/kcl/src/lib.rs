@@ -19,6 +19,8 @@ pub mod parser;
 pub mod source;
 pub mod value;
 
+mod load;
+
 pub use error::{ErrorKind, KclError};
 
 use std::path::PathBuf;
@@ -85,10 +87,50 @@ impl RunError {
 }
 
 /// Loads, checks and evaluates a program as `kcl run` does.
-pub fn run(_options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
-    Err(Box::new(RunError {
-        error: KclError::new(ErrorKind::EvaluationError, "the evaluator is not built yet"),
-        sources: source::SourceMap::default(),
-        logs: String::new(),
-    }))
+pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
+    let mut sources = source::SourceMap::default();
+    let fail = |error: KclError, sources: &source::SourceMap, logs: String| {
+        Box::new(RunError {
+            error,
+            sources: sources.clone(),
+            logs,
+        })
+    };
+    let program = match load::load(options, &mut sources) {
+        Ok(p) => p,
+        Err(e) => return Err(fail(e, &sources, String::new())),
+    };
+    let eval_options = eval::EvalOptions {
+        options: options
+            .options
+            .iter()
+            .map(|(k, v)| (k.clone(), option_value(v)))
+            .collect(),
+        file_root: options.file_root.clone(),
+        step_limit: None,
+        show_hidden: options.show_hidden,
+    };
+    let evaluated = eval::evaluate(program, eval_options).map_err(|(e, logs)| fail(e, &sources, logs))?;
+    let output = eval::select_paths(&evaluated.output, &options.path_selectors)
+        .map_err(|e| fail(e, &sources, evaluated.logs.clone()))?;
+    let plan = value::yaml::PlanOptions {
+        sort_keys: options.sort_keys,
+        disable_none: options.disable_none,
+        show_hidden: options.show_hidden,
+        ..value::yaml::PlanOptions::default()
+    };
+    let mut yaml = value::yaml::plan(&output, &plan);
+    if !yaml.is_empty() && !yaml.ends_with('\n') {
+        yaml.push('\n');
+    }
+    Ok(RunOutput {
+        yaml,
+        logs: evaluated.logs,
+    })
+}
+
+/// A `-D name=value` value as KCL reads it: JSON when it parses as JSON,
+/// else the text itself.
+fn option_value(text: &str) -> value::Value {
+    value::json::decode(text).unwrap_or_else(|_| value::Value::str(text))
 }

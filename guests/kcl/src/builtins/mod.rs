@@ -11,8 +11,12 @@ pub type BuiltinFn = fn(&mut dyn Interp, &[Value], &[(String, Value)]) -> Result
 /// What a builtin may ask of the evaluator running it.
 pub trait Interp {
     /// Calls a function value (a lambda, a builtin, a schema).
-    fn call(&mut self, func: &Value, args: Vec<Value>, kwargs: Vec<(String, Value)>)
-        -> Result<Value>;
+    fn call(
+        &mut self,
+        func: &Value,
+        args: Vec<Value>,
+        kwargs: Vec<(String, Value)>,
+    ) -> Result<Value>;
     /// The value of a top-level option (`-D name=value`, settings files).
     fn option(&self, name: &str) -> Option<Value>;
     /// Writes `print()`'s output.

@@ -1,13 +1,42 @@
 //! The evaluator: runs a checked program and produces its top-level
 //! values.
+//!
+//! Package variables and schema attributes are evaluated as KCL does: in
+//! order, but a name read before the statement that sets it runs that
+//! statement first (KCL's backtracking), so the order of definitions does
+//! not matter. Scopes are frames linked to their parent; a lambda keeps
+//! the frame it was written in (closures see later changes to it).
+
+mod config;
+mod display;
+mod expr;
+mod lambda;
+mod merge;
+mod output;
+mod schema;
+mod scope;
+mod stmt;
+mod types;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use indexmap::IndexMap;
 
 use crate::ast;
-use std::rc::Rc;
+use crate::error::{ErrorKind, KclError, Result};
+use crate::source::Span;
+use crate::value::{Dict, Value};
+
+pub use output::select_paths;
+pub(crate) use scope::Frame;
 
 /// A lambda and the scope it closed over.
 #[derive(Debug)]
 pub struct Closure {
     pub lambda: Rc<ast::LambdaExpr>,
+    pub(crate) frame: Rc<Frame>,
 }
 
 /// A schema or rule definition as the evaluator holds it.
@@ -15,4 +44,344 @@ pub struct Closure {
 pub struct SchemaType {
     pub name: String,
     pub pkgpath: String,
+    pub(crate) def: SchemaDef,
+    pub(crate) parent: Option<Rc<SchemaType>>,
+    pub(crate) mixins: Vec<Rc<SchemaType>>,
+    /// The package frame the schema was declared in.
+    pub(crate) frame: Rc<Frame>,
+}
+
+#[derive(Debug)]
+pub(crate) enum SchemaDef {
+    Schema(Rc<ast::SchemaStmt>),
+    Rule(Rc<ast::RuleStmt>),
+}
+
+impl SchemaType {
+    pub fn full_name(&self) -> String {
+        if self.pkgpath.is_empty() || self.pkgpath == MAIN_PKG {
+            self.name.clone()
+        } else {
+            format!("{}.{}", self.pkgpath, self.name)
+        }
+    }
+
+    pub fn is_rule(&self) -> bool {
+        matches!(self.def, SchemaDef::Rule(_))
+    }
+}
+
+pub const MAIN_PKG: &str = "__main__";
+
+/// A loaded program: its packages' files by package path (`__main__` for
+/// the files run).
+#[derive(Debug, Default, Clone)]
+pub struct Program {
+    pub packages: IndexMap<String, Vec<Rc<ast::Module>>>,
+}
+
+/// What evaluation needs besides the program.
+#[derive(Debug, Default, Clone)]
+pub struct EvalOptions {
+    /// `-D` and settings options, already parsed to values.
+    pub options: Vec<(String, Value)>,
+    pub file_root: Option<PathBuf>,
+    /// Statements and calls allowed before the evaluation stops (the
+    /// host's budget); unlimited when `None`.
+    pub step_limit: Option<u64>,
+    /// `--show-hidden`: output `_hidden` variables too.
+    pub show_hidden: bool,
+}
+
+/// What evaluating the main package produced.
+#[derive(Debug, Clone)]
+pub struct Evaluated {
+    /// What `kcl run` prints, before planning (`crate::value::yaml::plan`).
+    pub output: Value,
+    /// What `print()` wrote.
+    pub logs: String,
+}
+
+/// How deep calls and nested schemas may go before KCL's recursion error.
+const MAX_DEPTH: usize = 256;
+
+/// The state of one evaluation.
+pub struct Evaluator {
+    program: Program,
+    packages: HashMap<String, Rc<Frame>>,
+    /// Per package: the names its files import, to the package path or
+    /// system module they name.
+    imports: HashMap<String, HashMap<String, Import>>,
+    /// Type aliases per package.
+    aliases: HashMap<String, HashMap<String, ast::Type>>,
+    options: IndexMap<String, Value>,
+    logs: String,
+    file_root: Option<PathBuf>,
+    instances: IndexMap<String, Vec<Value>>,
+    schema_stack: Vec<schema::SchemaCtx>,
+    scalars: Vec<Value>,
+    /// The index in `scalars` of the last schema expression statement's
+    /// value.
+    schema_scalar: Option<usize>,
+    depth: usize,
+    steps: u64,
+    step_limit: Option<u64>,
+    show_hidden: bool,
+    /// How many schema expressions are being evaluated, one inside
+    /// another.
+    schema_expr_depth: usize,
+    /// One shared copy per lambda expression of the program, by address.
+    lambdas: HashMap<usize, Rc<ast::LambdaExpr>>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum Import {
+    Package(String),
+    System(String),
+}
+
+impl Evaluator {
+    pub fn new(program: Program, options: EvalOptions) -> Evaluator {
+        Evaluator {
+            program,
+            packages: HashMap::new(),
+            imports: HashMap::new(),
+            aliases: HashMap::new(),
+            options: options.options.into_iter().collect(),
+            logs: String::new(),
+            file_root: options.file_root,
+            instances: IndexMap::new(),
+            schema_stack: Vec::new(),
+            scalars: Vec::new(),
+            schema_scalar: None,
+            depth: 0,
+            steps: 0,
+            step_limit: options.step_limit,
+            lambdas: HashMap::new(),
+            show_hidden: options.show_hidden,
+            schema_expr_depth: 0,
+        }
+    }
+
+    /// Evaluates the main package.
+    pub fn run_main(mut self) -> std::result::Result<Evaluated, (KclError, String)> {
+        let result = self.package(MAIN_PKG).and_then(|frame| {
+            let globals = frame.globals_in_order();
+            let scalars = std::mem::take(&mut self.scalars);
+            self.output(&scalars, &globals, self.show_hidden)
+        });
+        let logs = std::mem::take(&mut self.logs);
+        match result {
+            Ok(output) => Ok(Evaluated { output, logs }),
+            Err(e) => Err((e, logs)),
+        }
+    }
+
+    /// The frame of a package, evaluating it the first time.
+    pub(crate) fn package(&mut self, pkgpath: &str) -> Result<Rc<Frame>> {
+        if let Some(frame) = self.packages.get(pkgpath) {
+            return Ok(frame.clone());
+        }
+        let mut modules = self.program.packages.get(pkgpath).cloned().ok_or_else(|| {
+            KclError::new(
+                ErrorKind::CannotFindModule,
+                format!("Cannot find the module {pkgpath}"),
+            )
+        })?;
+        if pkgpath == MAIN_PKG {
+            merge::merge_configs(&mut modules);
+        }
+        let frame = Frame::package(pkgpath, &modules);
+        self.packages.insert(pkgpath.to_string(), frame.clone());
+        for module in &modules {
+            self.scan_module(pkgpath, module)?;
+        }
+        self.run_lazy_body(&frame)?;
+        Ok(frame)
+    }
+
+    /// Records a module's imports and type aliases before its statements
+    /// run (both may be used before they are written).
+    fn scan_module(&mut self, pkgpath: &str, module: &ast::Module) -> Result<()> {
+        for stmt in &module.body {
+            match &stmt.node {
+                ast::Stmt::Import(import) => {
+                    let target = self.resolve_import(pkgpath, &import.rawpath.node);
+                    self.imports
+                        .entry(pkgpath.to_string())
+                        .or_default()
+                        .insert(import.name.clone(), target);
+                }
+                ast::Stmt::TypeAlias(alias) => {
+                    self.aliases
+                        .entry(pkgpath.to_string())
+                        .or_default()
+                        .insert(alias.type_name.node.name(), alias.ty.node.clone());
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn resolve_import(&self, from: &str, rawpath: &str) -> Import {
+        if crate::modules::is_system_module(rawpath) {
+            return Import::System(rawpath.to_string());
+        }
+        let leading = rawpath.chars().take_while(|c| *c == '.').count();
+        let rest = rawpath.get(leading..).unwrap_or_default();
+        if leading == 0 {
+            return Import::Package(rest.to_string());
+        }
+        let mut base: Vec<&str> = if from == MAIN_PKG {
+            Vec::new()
+        } else {
+            from.split('.').collect()
+        };
+        for _ in 1..leading {
+            base.pop();
+        }
+        if !rest.is_empty() {
+            base.push(rest);
+        }
+        Import::Package(base.join("."))
+    }
+
+    /// Counts a step of the budget and a level of depth.
+    pub(crate) fn enter(&mut self, span: Span) -> Result<()> {
+        self.steps = self.steps.saturating_add(1);
+        if let Some(limit) = self.step_limit {
+            if self.steps > limit {
+                return Err(KclError::at(
+                    ErrorKind::Interrupted,
+                    span,
+                    "the evaluation exceeded its step budget",
+                ));
+            }
+        }
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            self.depth -= 1;
+            return Err(KclError::at(
+                ErrorKind::RecursionError,
+                span,
+                "maximum recursion depth exceeded",
+            ));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn add_scalar(&mut self, value: Value, is_schema: bool) {
+        if is_schema {
+            if let Some(i) = self.schema_scalar {
+                if i < self.scalars.len() {
+                    self.scalars.remove(i);
+                }
+            }
+            self.schema_scalar = Some(self.scalars.len());
+        }
+        self.scalars.push(value);
+    }
+
+    pub(crate) fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    pub(crate) fn step(&mut self, span: Span) -> Result<()> {
+        self.steps = self.steps.saturating_add(1);
+        match self.step_limit {
+            Some(limit) if self.steps > limit => Err(KclError::at(
+                ErrorKind::Interrupted,
+                span,
+                "the evaluation exceeded its step budget",
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl crate::value::unify::SchemaResolver for Evaluator {
+    fn resolve_schema(
+        &mut self,
+        schema: &crate::value::SchemaValue,
+        attrs: Dict,
+        keys: Vec<String>,
+    ) -> Result<Value> {
+        let Some(ty) = schema.ty.clone() else {
+            return Ok(Value::Schema(Rc::new(crate::value::SchemaValue {
+                attrs,
+                ..schema.clone()
+            })));
+        };
+        let mut config = Dict::new();
+        for key in &keys {
+            if let Some(v) = attrs.get(key) {
+                config.insert(key.clone(), v.clone());
+                config
+                    .ops
+                    .insert(key.clone(), ast::ConfigEntryOperation::Override);
+            }
+        }
+        self.instantiate(
+            &ty,
+            config,
+            schema.args.clone(),
+            schema.kwargs.clone(),
+            Span::default(),
+        )
+    }
+}
+
+impl crate::builtins::Interp for Evaluator {
+    fn call(
+        &mut self,
+        func: &Value,
+        args: Vec<Value>,
+        kwargs: Vec<(String, Value)>,
+    ) -> Result<Value> {
+        self.call_value(func, args, kwargs, Span::default())
+    }
+
+    fn option(&self, name: &str) -> Option<Value> {
+        self.options.get(name).cloned()
+    }
+
+    fn print(&mut self, text: &str) {
+        self.logs.push_str(text);
+    }
+
+    fn read_file(&self, path: &str) -> Option<std::io::Result<Vec<u8>>> {
+        let root = self.file_root.as_ref()?;
+        let relative = std::path::Path::new(path);
+        let escapes = relative.components().any(|c| {
+            matches!(
+                c,
+                std::path::Component::ParentDir
+                    | std::path::Component::RootDir
+                    | std::path::Component::Prefix(_)
+            )
+        });
+        if escapes {
+            return Some(Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!("{path} is outside the directory the program may read"),
+            )));
+        }
+        Some(std::fs::read(root.join(relative)))
+    }
+
+    fn instances(&self, schema_full_name: &str) -> Vec<Value> {
+        self.instances
+            .get(schema_full_name)
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+/// Evaluates a loaded program's main package.
+pub fn evaluate(
+    program: Program,
+    options: EvalOptions,
+) -> std::result::Result<Evaluated, (KclError, String)> {
+    Evaluator::new(program, options).run_main()
 }

@@ -1,1 +1,357 @@
 //! KCL source to a syntax tree.
+//!
+//! A hand-written LL(1) parser with KCL's grammar, precedence and error
+//! recovery: a syntax error is recorded with KCL's message and position and
+//! parsing goes on (skipping a token where nothing else helps), so a file
+//! gets the same list of errors KCL reports. It never panics: every loop
+//! consumes a token or stops, and nesting is bounded.
+//!
+//! By concern: `expr` (operators and operands), `config` (config and list
+//! literals, comprehensions), `stmt` (statements), `schema` (schemas, rules
+//! and their bodies), `ty` (type annotations), `strings` (string literals
+//! and `${…}` interpolation).
+
+mod config;
+mod expr;
+mod schema;
+mod stmt;
+mod strings;
+mod ty;
+
+#[cfg(test)]
+mod tests;
+
+use crate::ast::{Expr, Module, Node, NodeRef};
+use crate::error::{ErrorKind, KclError};
+use crate::lexer::{self, Token, TokenKind};
+use crate::source::{FileId, Span};
+
+/// How deep expressions, types and blocks may nest: deeper input is
+/// reported instead of exhausting the stack.
+const MAX_DEPTH: usize = 100;
+
+/// The result of parsing one file: the tree (with `Missing` where input was
+/// wrong) and every syntax error, in the order KCL reports them.
+#[derive(Debug, Clone)]
+pub struct ParseResult {
+    pub module: Module,
+    pub errors: Vec<KclError>,
+}
+
+/// Parses one file. `file` is the file's id in the program's `SourceMap`
+/// (every span points into it); `filename` and `pkg` are recorded on the
+/// module.
+pub fn parse_file(file: FileId, filename: &str, pkg: &str, src: &str) -> ParseResult {
+    let lines = LineIndex::new(src);
+    let (tokens, lex_errors) = lexer::tokenize(src, 0);
+    let mut parser = Parser::new(file, src, &lines, tokens);
+    for e in lex_errors {
+        parser.error_at(e.message, e.lo, e.hi);
+    }
+    let (doc, body) = parser.parse_module();
+    let mut errors = parser.errors;
+    dedup(&mut errors);
+    ParseResult {
+        module: Module {
+            filename: filename.to_string(),
+            pkg: pkg.to_string(),
+            doc,
+            body,
+        },
+        errors,
+    }
+}
+
+/// Parses a standalone expression (as `-D name=value` values are).
+pub fn parse_expr(file: FileId, src: &str) -> Result<NodeRef<Expr>, Vec<KclError>> {
+    let lines = LineIndex::new(src);
+    let (tokens, lex_errors) = lexer::tokenize(src, 0);
+    let mut parser = Parser::new(file, src, &lines, tokens);
+    for e in lex_errors {
+        parser.error_at(e.message, e.lo, e.hi);
+    }
+    let expr = parser.parse_expr();
+    parser.skip_newlines();
+    if !matches!(parser.token.kind, TokenKind::Eof) {
+        let got = parser.token.kind.symbol();
+        parser.error_here(format!("unexpected token '{got}'"));
+    }
+    let mut errors = parser.errors;
+    dedup(&mut errors);
+    if errors.is_empty() {
+        Ok(expr)
+    } else {
+        Err(errors)
+    }
+}
+
+/// KCL keeps each diagnostic once.
+fn dedup(errors: &mut Vec<KclError>) {
+    let mut seen: Vec<KclError> = Vec::with_capacity(errors.len());
+    errors.retain(|e| {
+        if seen.contains(e) {
+            false
+        } else {
+            seen.push(e.clone());
+            true
+        }
+    });
+}
+
+/// Byte offsets to lines and columns.
+pub(crate) struct LineIndex {
+    starts: Vec<usize>,
+    text: String,
+}
+
+impl LineIndex {
+    pub(crate) fn new(src: &str) -> LineIndex {
+        let mut starts = vec![0];
+        starts.extend(src.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex {
+            starts,
+            text: src.to_string(),
+        }
+    }
+
+    /// Line (from 1) and column (from 0, in characters) of a byte offset.
+    fn position(&self, offset: usize) -> (u32, u32) {
+        let line = match self.starts.binary_search(&offset) {
+            Ok(i) => i,
+            Err(i) => i.saturating_sub(1),
+        };
+        let start = self.starts.get(line).copied().unwrap_or(0);
+        let column = self
+            .text
+            .get(start..offset.min(self.text.len()))
+            .map_or(0, |s| s.chars().count());
+        (
+            u32::try_from(line + 1).unwrap_or(u32::MAX),
+            u32::try_from(column).unwrap_or(u32::MAX),
+        )
+    }
+}
+
+pub(crate) struct Parser<'a> {
+    file: FileId,
+    src: &'a str,
+    lines: &'a LineIndex,
+    tokens: Vec<Token>,
+    index: usize,
+    token: Token,
+    prev_token: Token,
+    errors: Vec<KclError>,
+    depth: usize,
+}
+
+/// Where the parser was, to tell whether a loop made progress.
+#[derive(Clone, Copy)]
+pub(crate) struct Marker(usize);
+
+fn eof_token(at: usize) -> Token {
+    Token {
+        kind: TokenKind::Eof,
+        lo: at,
+        hi: at,
+    }
+}
+
+impl<'a> Parser<'a> {
+    fn new(file: FileId, src: &'a str, lines: &'a LineIndex, tokens: Vec<Token>) -> Parser<'a> {
+        let first = tokens.first().cloned().unwrap_or_else(|| eof_token(0));
+        Parser {
+            file,
+            src,
+            lines,
+            tokens,
+            index: 0,
+            prev_token: first.clone(),
+            token: first,
+            errors: Vec::new(),
+            depth: 0,
+        }
+    }
+
+    // ~~~ Positions
+
+    fn span(&self, lo: usize, hi: usize) -> Span {
+        let (line, column) = self.lines.position(lo);
+        let (end_line, end_column) = self.lines.position(hi.max(lo));
+        Span::new(self.file, line, column, end_line, end_column)
+    }
+
+    /// From the start of `lo` to the end of the previous token.
+    fn span_from(&self, lo: &Token) -> Span {
+        self.span(lo.lo, self.prev_token.hi.max(lo.lo))
+    }
+
+    fn node<T>(&self, node: T, lo: &Token) -> Node<T> {
+        Node::new(node, self.span_from(lo))
+    }
+
+    fn boxed<T>(&self, node: T, lo: &Token) -> Box<Node<T>> {
+        Box::new(self.node(node, lo))
+    }
+
+    // ~~~ Errors
+
+    fn error_at(&mut self, message: impl Into<String>, lo: usize, hi: usize) {
+        let span = self.span(lo, hi);
+        self.errors
+            .push(KclError::at(ErrorKind::InvalidSyntax, span, message));
+    }
+
+    fn error_here(&mut self, message: impl Into<String>) {
+        let (lo, hi) = (self.token.lo, self.token.hi);
+        self.error_at(message, lo, hi);
+    }
+
+    /// KCL's "expected one of [...] got ..." for the current token.
+    fn token_error(&mut self, expected: &[&str]) {
+        let got = self.token.kind.describe();
+        self.error_here(format!("expected one of {expected:?} got {got}"));
+    }
+
+    // ~~~ Tokens
+
+    fn bump(&mut self) {
+        if self.index + 1 < self.tokens.len() {
+            self.index += 1;
+        }
+        let next = self
+            .tokens
+            .get(self.index)
+            .cloned()
+            .unwrap_or_else(|| eof_token(self.token.hi));
+        self.prev_token = std::mem::replace(&mut self.token, next);
+    }
+
+    fn peek(&self) -> &TokenKind {
+        self.peek_n(1)
+    }
+
+    fn peek_n(&self, n: usize) -> &TokenKind {
+        self.tokens
+            .get(self.index + n)
+            .map_or(&TokenKind::Eof, |t| &t.kind)
+    }
+
+    /// Whether a token follows the current one.
+    fn has_next(&self) -> bool {
+        self.index + 1 < self.tokens.len()
+    }
+
+    fn is(&self, kind: &TokenKind) -> bool {
+        &self.token.kind == kind
+    }
+
+    fn is_kw(&self, kw: &str) -> bool {
+        self.token.is_keyword(kw)
+    }
+
+    fn at_eof(&self) -> bool {
+        matches!(self.token.kind, TokenKind::Eof)
+    }
+
+    fn bump_kw(&mut self, kw: &str) {
+        if !self.is_kw(kw) {
+            self.token_error(&[kw]);
+        }
+        self.bump();
+    }
+
+    fn bump_token(&mut self, kind: TokenKind) {
+        if !self.is(&kind) {
+            let name = match &kind {
+                TokenKind::Dedent(_) => "dedent",
+                other => other.symbol(),
+            };
+            self.token_error(&[name]);
+        }
+        self.bump();
+    }
+
+    fn skip_newlines(&mut self) {
+        while matches!(self.token.kind, TokenKind::Newline) {
+            self.bump();
+        }
+    }
+
+    fn clean_all_indentations(&mut self) {
+        while matches!(self.token.kind, TokenKind::Indent) {
+            self.bump();
+        }
+        while matches!(self.token.kind, TokenKind::Dedent(_)) {
+            self.bump();
+        }
+    }
+
+    fn clean_all_dedent(&mut self) {
+        while matches!(self.token.kind, TokenKind::Dedent(_)) {
+            self.bump();
+        }
+    }
+
+    fn is_valid_dedent(&self) -> bool {
+        matches!(self.token.kind, TokenKind::Dedent(0))
+    }
+
+    /// Reports a dedent to a level no block has, and skips it.
+    fn validate_dedent(&mut self) {
+        if let TokenKind::Dedent(n) = self.token.kind {
+            if n != 0 {
+                let unit = if n == 1 { "space" } else { "spaces" };
+                self.error_here(format!(
+                    "invalid indentation with {n} {unit}, try to align indents by adding or removing spaces"
+                ));
+                self.bump();
+            }
+        }
+    }
+
+    fn mark(&self) -> Marker {
+        Marker(self.index)
+    }
+
+    /// Reports "expected expression" and skips the current token when
+    /// nothing was consumed since `marker`: what keeps every loop moving.
+    /// `true` when the loop must stop (no progress at the end of input).
+    fn stuck(&mut self, marker: Marker) -> bool {
+        if marker.0 != self.index {
+            return false;
+        }
+        let got = self.token.kind.describe();
+        self.error_here(format!("expected expression, got {got}"));
+        if self.at_eof() {
+            return true;
+        }
+        self.bump();
+        false
+    }
+
+    fn missing_expr(&self) -> NodeRef<Expr> {
+        Box::new(Node::new(
+            Expr::Missing,
+            self.span(self.token.lo, self.token.hi),
+        ))
+    }
+
+    /// Enters one level of nesting; `false` (after reporting) when too deep.
+    fn enter(&mut self) -> bool {
+        if self.depth >= MAX_DEPTH {
+            self.error_here("the program nests too deeply to parse");
+            return false;
+        }
+        self.depth += 1;
+        true
+    }
+
+    fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    /// Strips the `$` that lets a keyword be a name (`$if`).
+    fn ident_name(name: &str) -> String {
+        name.strip_prefix('$').unwrap_or(name).to_string()
+    }
+}

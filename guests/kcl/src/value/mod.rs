@@ -11,12 +11,18 @@
 //! display and formatting beside the builtins, YAML and JSON in `yaml.rs`
 //! and `json.rs`).
 
+pub mod json;
+pub mod yaml;
+
 use std::cmp::Ordering;
 use std::rc::Rc;
 
 use indexmap::IndexMap;
 
 use crate::ast::{ConfigEntryOperation, NumberBinarySuffix};
+
+pub mod ops;
+pub mod unify;
 
 #[derive(Debug, Clone)]
 pub enum Value {
@@ -107,6 +113,10 @@ pub struct SchemaValue {
     pub attrs: Dict,
     /// Attributes the instance's config set explicitly (not defaults).
     pub config_keys: Vec<String>,
+    /// The schema arguments it was made with (`S(1, b=2) {…}`), kept to
+    /// evaluate it again when it is unified with more config.
+    pub args: Vec<Value>,
+    pub kwargs: Vec<(String, Value)>,
     /// The schema's definition, for `instances()`, type checks and
     /// re-evaluation when the instance is unified with more config.
     pub ty: Option<Rc<crate::eval::SchemaType>>,
@@ -252,17 +262,11 @@ impl Value {
             (Value::List(a), Value::List(b)) => {
                 a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.kcl_eq(y))
             }
-            (
-                Value::Dict(_) | Value::Schema(_),
-                Value::Dict(_) | Value::Schema(_),
-            ) => {
+            (Value::Dict(_) | Value::Schema(_), Value::Dict(_) | Value::Schema(_)) => {
                 let (Some(a), Some(b)) = (self.as_dict(), other.as_dict()) else {
                     return false;
                 };
-                a.len() == b.len()
-                    && a
-                        .iter()
-                        .all(|(k, v)| b.get(k).is_some_and(|w| v.kcl_eq(w)))
+                a.len() == b.len() && a.iter().all(|(k, v)| b.get(k).is_some_and(|w| v.kcl_eq(w)))
             }
             (Value::Function(a), Value::Function(b)) => Rc::ptr_eq(a, b),
             (

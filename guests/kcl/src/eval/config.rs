@@ -1,0 +1,200 @@
+//! Config literals: `k: v` unifies, `k = v` overrides, `k += v` inserts
+//! (at an index with `k[i] += v`), dotted keys nest, `**x` spreads, and
+//! `if`/`elif`/`else` entries add their entries when their test holds.
+
+use std::rc::Rc;
+
+use crate::ast::{self, ConfigEntryOperation, Expr, Node};
+use crate::error::{ErrorKind, KclError, Result};
+use crate::source::Span;
+use crate::value::unify;
+use crate::value::{Dict, Value};
+
+use super::{Evaluator, Frame};
+
+impl Evaluator {
+    pub(crate) fn eval_config(
+        &mut self,
+        frame: &Rc<Frame>,
+        config: &ast::ConfigExpr,
+    ) -> Result<Value> {
+        let mut result = Value::dict(Dict::new());
+        for item in &config.items {
+            result = self.eval_config_entry(frame, result, &item.node, item.span)?;
+        }
+        Ok(result)
+    }
+
+    /// Adds one entry of a config literal to `target`.
+    pub(crate) fn eval_config_entry(
+        &mut self,
+        frame: &Rc<Frame>,
+        target: Value,
+        entry: &ast::ConfigEntry,
+        span: Span,
+    ) -> Result<Value> {
+        let Some(key) = &entry.key else {
+            return self.eval_keyless_entry(frame, target, &entry.value, span);
+        };
+        let value = self.eval_expr(frame, &entry.value)?;
+        let (path, index) = self.config_key_path(frame, key)?;
+        self.insert_config_value(target, entry, path, index, value, span)
+    }
+
+    /// A dict comprehension's entry: its key is an expression.
+    pub(crate) fn eval_comp_entry(
+        &mut self,
+        frame: &Rc<Frame>,
+        target: Value,
+        entry: &ast::ConfigEntry,
+        span: Span,
+    ) -> Result<Value> {
+        let Some(key) = &entry.key else {
+            return self.eval_keyless_entry(frame, target, &entry.value, span);
+        };
+        let key = self.eval_expr(frame, key)?;
+        let value = self.eval_expr(frame, &entry.value)?;
+        let key = self.key_string(&key);
+        self.insert_config_value(target, entry, vec![key], None, value, span)
+    }
+
+    fn insert_config_value(
+        &mut self,
+        target: Value,
+        entry: &ast::ConfigEntry,
+        path: Vec<String>,
+        index: Option<i64>,
+        value: Value,
+        span: Span,
+    ) -> Result<Value> {
+        let Some((last, outer)) = path.split_last() else {
+            return Ok(target);
+        };
+        // `a.b.c: v` is `a: {b: {c: v}}`, the operator applying to `c`.
+        let mut nested = Dict::new();
+        nested.entries.insert(last.clone(), value);
+        nested.ops.insert(last.clone(), entry.operation);
+        if let Some(i) = index {
+            nested.insert_indexes.insert(last.clone(), i);
+        }
+        let (value, op, index) = if outer.is_empty() {
+            let v = nested.entries.swap_remove(last).unwrap_or(Value::Undefined);
+            (v, entry.operation, index)
+        } else {
+            let mut inner = Value::dict(nested);
+            for k in outer.iter().skip(1).rev() {
+                let mut d = Dict::new();
+                d.insert(k.clone(), inner);
+                inner = Value::dict(d);
+            }
+            (inner, ConfigEntryOperation::Union, None)
+        };
+        let first = outer.first().unwrap_or(last);
+        unify::merge_entry(self, target, first, value, op, index, true).map_err(|e| e.or_at(span))
+    }
+
+    fn eval_keyless_entry(
+        &mut self,
+        frame: &Rc<Frame>,
+        target: Value,
+        value: &Node<Expr>,
+        span: Span,
+    ) -> Result<Value> {
+        match &value.node {
+            Expr::ConfigIfEntry(entry) => {
+                if self.eval_expr(frame, &entry.if_cond)?.is_truthy() {
+                    let mut target = target;
+                    for item in &entry.items {
+                        target = self.eval_config_entry(frame, target, &item.node, item.span)?;
+                    }
+                    Ok(target)
+                } else if let Some(orelse) = &entry.orelse {
+                    match &orelse.node {
+                        Expr::Config(c) => {
+                            let mut target = target;
+                            for item in &c.items {
+                                target =
+                                    self.eval_config_entry(frame, target, &item.node, item.span)?;
+                            }
+                            Ok(target)
+                        }
+                        _ => self.eval_keyless_entry(frame, target, orelse, span),
+                    }
+                } else {
+                    Ok(target)
+                }
+            }
+            Expr::Starred(s) => self.spread_into(frame, target, &s.value, span),
+            _ => self.spread_into(frame, target, value, span),
+        }
+    }
+
+    /// `**value`: each of its entries, with its own operator, as if
+    /// written here.
+    fn spread_into(
+        &mut self,
+        frame: &Rc<Frame>,
+        target: Value,
+        value: &Node<Expr>,
+        span: Span,
+    ) -> Result<Value> {
+        let spread = self.eval_expr(frame, value)?;
+        match &spread {
+            Value::None | Value::Undefined => Ok(target),
+            Value::Dict(_) => self.union_values(target, &spread, false).map_err(|e| e.or_at(span)),
+            Value::Schema(s) => self
+                .union_values(target, &Value::dict(s.attrs.clone()), false)
+                .map_err(|e| e.or_at(span)),
+            other => Err(KclError::at(
+                ErrorKind::EvaluationError,
+                span,
+                format!(
+                    "only list, dict and schema object can be used with unpack operators * and **, got {}",
+                    self.display(other)
+                ),
+            )),
+        }
+    }
+
+    /// A config key as a path of names (`a.b.c`), with the index of
+    /// `key[i] += …`.
+    fn config_key_path(
+        &mut self,
+        frame: &Rc<Frame>,
+        key: &Node<Expr>,
+    ) -> Result<(Vec<String>, Option<i64>)> {
+        match &key.node {
+            Expr::Identifier(id) => Ok((id.names.iter().map(|n| n.node.clone()).collect(), None)),
+            Expr::StringLit(s) => Ok((vec![s.value.clone()], None)),
+            Expr::Subscript(s) if s.index.is_some() => {
+                let (path, _) = self.config_key_path(frame, &s.value)?;
+                let index = match &s.index {
+                    Some(i) => match self.eval_expr(frame, i)? {
+                        Value::Int(i) => Some(i),
+                        other => {
+                            return Err(KclError::at(
+                                ErrorKind::EvaluationError,
+                                i.span,
+                                format!("invalid list index type {}", other.type_name()),
+                            ));
+                        }
+                    },
+                    None => None,
+                };
+                Ok((path, index))
+            }
+            _ => {
+                let v = self.eval_expr(frame, key)?;
+                Ok((vec![self.key_string(&v)], None))
+            }
+        }
+    }
+
+    /// A value used as a dict key (KCL's keys are strings).
+    pub(crate) fn key_string(&self, v: &Value) -> String {
+        match v {
+            Value::Str(s) => s.to_string(),
+            other => self.display(other),
+        }
+    }
+}

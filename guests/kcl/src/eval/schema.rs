@@ -1,0 +1,557 @@
+//! Schemas: making an instance runs the bodies of its parents, itself and
+//! its mixins in one lazy frame whose variables are the attributes, merges
+//! the config into each attribute as its statement runs, adds the config's
+//! other keys (relaxed schemas, index signatures), checks required
+//! attributes and runs the check blocks.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::ast::{self, AugOp, ConfigEntryOperation, Stmt};
+use crate::error::{ErrorKind, KclError, Result};
+use crate::source::Span;
+use crate::value::unify::{self, UnionOptions};
+use crate::value::{Dict, FunctionKind, SchemaValue, Value};
+
+use super::scope::{Body, StmtRef};
+use super::{Evaluator, Frame, SchemaDef, SchemaType};
+
+/// The schema being made: its body frame, its config and its attributes'
+/// types.
+pub(crate) struct SchemaCtx {
+    frame: Rc<Frame>,
+    config: Rc<Dict>,
+    attrs: HashMap<String, AttrInfo>,
+}
+
+struct AttrInfo {
+    ty: ast::Type,
+    /// The frame the type is resolved in (the declaring schema's package).
+    frame: Rc<Frame>,
+}
+
+/// The schemas whose bodies make an instance, in the order they run:
+/// parents first, then the schema, then its mixins.
+fn chain(ty: &Rc<SchemaType>, out: &mut Vec<Rc<SchemaType>>) {
+    if out.len() > 64 {
+        return;
+    }
+    if let Some(parent) = &ty.parent {
+        chain(parent, out);
+    }
+    out.push(ty.clone());
+    for m in &ty.mixins {
+        chain(m, out);
+    }
+}
+
+impl Evaluator {
+    pub(crate) fn in_schema_body(&self, frame: &Rc<Frame>) -> bool {
+        self.schema_stack
+            .last()
+            .is_some_and(|ctx| Rc::ptr_eq(&ctx.frame, frame))
+    }
+
+    /// `Name(args) {config}`.
+    pub(crate) fn eval_schema_expr(
+        &mut self,
+        frame: &Rc<Frame>,
+        expr: &ast::SchemaExpr,
+        span: Span,
+    ) -> Result<Value> {
+        self.schema_expr_depth += 1;
+        let result = self.eval_schema_expr_inner(frame, expr, span);
+        self.schema_expr_depth -= 1;
+        result
+    }
+
+    fn eval_schema_expr_inner(
+        &mut self,
+        frame: &Rc<Frame>,
+        expr: &ast::SchemaExpr,
+        span: Span,
+    ) -> Result<Value> {
+        let target = self.load_identifier(frame, &expr.name.node, expr.name.span)?;
+        let config = self.eval_expr(frame, &expr.config)?;
+        let config_dict = config.as_dict().cloned().unwrap_or_default();
+        match &target {
+            Value::Function(f) => match &f.kind {
+                FunctionKind::Schema(ty) => {
+                    let ty = ty.clone();
+                    let (args, kwargs) = self.eval_arguments(frame, &expr.args, &expr.kwargs)?;
+                    self.instantiate(&ty, config_dict, args, kwargs, span)
+                }
+                _ => Err(not_a_schema(span, &expr.name.node.name())),
+            },
+            Value::Dict(_) | Value::Schema(_) => self.union_values(target.clone(), &config, false),
+            _ => Err(not_a_schema(span, &expr.name.node.name())),
+        }
+    }
+
+    /// Makes an instance of a schema from a config.
+    pub(crate) fn instantiate(
+        &mut self,
+        ty: &Rc<SchemaType>,
+        config: Dict,
+        args: Vec<Value>,
+        kwargs: Vec<(String, Value)>,
+        span: Span,
+    ) -> Result<Value> {
+        self.enter(span)?;
+        let result = self.instantiate_inner(ty, config, args, kwargs, span);
+        self.leave();
+        result.map_err(|e| e.or_at(span))
+    }
+
+    fn instantiate_inner(
+        &mut self,
+        ty: &Rc<SchemaType>,
+        config: Dict,
+        args: Vec<Value>,
+        kwargs: Vec<(String, Value)>,
+        span: Span,
+    ) -> Result<Value> {
+        let mut schemas = Vec::new();
+        chain(ty, &mut schemas);
+        let params = Frame::child(&ty.frame);
+        let mut stmts = Vec::new();
+        for s in &schemas {
+            match &s.def {
+                SchemaDef::Schema(def) => {
+                    if let Some(p) = &def.args {
+                        self.bind_parameters(
+                            &params,
+                            &s.frame,
+                            Some(p),
+                            args.clone(),
+                            kwargs.clone(),
+                            &s.name,
+                            span,
+                        )?;
+                    }
+                    stmts.extend((0..def.body.len()).map(|index| StmtRef {
+                        body: Body::Schema(def.clone()),
+                        index,
+                    }));
+                }
+                SchemaDef::Rule(def) => {
+                    if let Some(p) = &def.args {
+                        self.bind_parameters(
+                            &params,
+                            &s.frame,
+                            Some(p),
+                            args.clone(),
+                            kwargs.clone(),
+                            &s.name,
+                            span,
+                        )?;
+                    }
+                }
+            }
+        }
+        let body = Frame::lazy_child(&params, stmts);
+        let mut attrs = HashMap::new();
+        for s in &schemas {
+            if let SchemaDef::Schema(def) = &s.def {
+                for stmt in &def.body {
+                    if let Stmt::SchemaAttr(a) = &stmt.node {
+                        body.vars
+                            .borrow_mut()
+                            .entry(a.name.node.clone())
+                            .or_insert(Value::Undefined);
+                        attrs.insert(
+                            a.name.node.clone(),
+                            AttrInfo {
+                                ty: a.ty.node.clone(),
+                                frame: s.frame.clone(),
+                            },
+                        );
+                    }
+                }
+            }
+        }
+        let config = Rc::new(config);
+        self.schema_stack.push(SchemaCtx {
+            frame: body.clone(),
+            config: config.clone(),
+            attrs,
+        });
+        let result = self.run_schema(ty, &schemas, &body, &config, span);
+        self.schema_stack.pop();
+        let instance = result?;
+        let value = Value::Schema(Rc::new(SchemaValue {
+            name: ty.name.clone(),
+            pkgpath: ty.pkgpath.clone(),
+            attrs: instance,
+            config_keys: config.entries.keys().cloned().collect(),
+            args,
+            kwargs,
+            ty: Some(ty.clone()),
+        }));
+        self.instances
+            .entry(ty.full_name())
+            .or_default()
+            .push(value.clone());
+        Ok(value)
+    }
+
+    fn run_schema(
+        &mut self,
+        ty: &Rc<SchemaType>,
+        schemas: &[Rc<SchemaType>],
+        body: &Rc<Frame>,
+        config: &Rc<Dict>,
+        span: Span,
+    ) -> Result<Dict> {
+        self.run_lazy_body(body)?;
+        let index_signature = schemas.iter().rev().find_map(|s| match &s.def {
+            SchemaDef::Schema(def) => def.index_signature.as_ref().map(|i| (s.clone(), i.clone())),
+            SchemaDef::Rule(_) => None,
+        });
+        // The config's keys no statement set: relaxed attributes.
+        let mut relaxed = Vec::new();
+        for (key, value) in config.iter() {
+            if body.vars.borrow().contains_key(key) {
+                continue;
+            }
+            match &index_signature {
+                Some((owner, sig)) => {
+                    let mut v = value.clone();
+                    if let Some(default) = &sig.node.value {
+                        if config.op(key) != ConfigEntryOperation::Override {
+                            let d = self.eval_expr(body, default)?;
+                            v = self.union_values(d, &v, false)?;
+                        }
+                    }
+                    let v = self
+                        .convert_to_type(&owner.frame, v, &sig.node.value_ty.node, false)
+                        .map_err(|e| e.or_at(sig.span))?;
+                    body.set(key, v);
+                    relaxed.push(key.clone());
+                }
+                None if is_rule(ty) => {}
+                None => {
+                    body.set(key, value.clone());
+                    relaxed.push(key.clone());
+                }
+            }
+        }
+        // Required attributes are checked once the outermost instance is
+        // complete (a nested one may still get its values from its
+        // parent's config), through every schema inside it.
+        if self.schema_stack.len() <= 1 && self.schema_expr_depth <= 1 {
+            let vars: Vec<Value> = body.vars.borrow().values().cloned().collect();
+            self.check_required(ty, &body.vars.borrow(), span)?;
+            for v in &vars {
+                self.check_required_nested(v, span)?;
+            }
+        }
+        let key_name = index_signature
+            .as_ref()
+            .and_then(|(_, sig)| sig.node.key_name.as_ref().map(|k| k.node.clone()));
+        match key_name {
+            Some(key_name) if !relaxed.is_empty() => {
+                for key in &relaxed {
+                    body.set(&key_name, Value::str(key));
+                    self.run_checks(schemas, body, span)?;
+                }
+                body.vars.borrow_mut().shift_remove(&key_name);
+            }
+            _ => self.run_checks(schemas, body, span)?,
+        }
+        let vars = body.vars.borrow();
+        let mut attrs: Dict = vars.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        // The instance keeps its config's operators, which apply when it
+        // is unified into another value (`+=` appends there too).
+        for (k, op) in &config.ops {
+            if attrs.entries.contains_key(k) {
+                attrs.ops.insert(k.clone(), *op);
+            }
+        }
+        for (k, i) in &config.insert_indexes {
+            if attrs.entries.contains_key(k) {
+                attrs.insert_indexes.insert(k.clone(), *i);
+            }
+        }
+        Ok(attrs)
+    }
+
+    fn check_required(
+        &self,
+        ty: &Rc<SchemaType>,
+        attrs: &indexmap::IndexMap<String, Value>,
+        span: Span,
+    ) -> Result<()> {
+        let mut schemas = Vec::new();
+        chain(ty, &mut schemas);
+        for s in &schemas {
+            let SchemaDef::Schema(def) = &s.def else {
+                continue;
+            };
+            for stmt in &def.body {
+                let Stmt::SchemaAttr(a) = &stmt.node else {
+                    continue;
+                };
+                let name = &a.name.node;
+                if a.is_optional {
+                    continue;
+                }
+                if attrs.get(name).is_none_or(Value::is_none_or_undefined) {
+                    return Err(KclError::at(
+                        ErrorKind::EvaluationError,
+                        span,
+                        format!(
+                            "attribute '{name}' of {} is required and can't be None or Undefined",
+                            ty.name
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The required-attribute check of every schema instance inside a
+    /// value.
+    fn check_required_nested(&self, v: &Value, span: Span) -> Result<()> {
+        match v {
+            Value::Schema(s) => {
+                if let Some(ty) = &s.ty {
+                    self.check_required(ty, &s.attrs.entries, span)?;
+                }
+                for inner in s.attrs.entries.values() {
+                    self.check_required_nested(inner, span)?;
+                }
+            }
+            Value::Dict(d) => {
+                for inner in d.entries.values() {
+                    self.check_required_nested(inner, span)?;
+                }
+            }
+            Value::List(items) => {
+                for inner in items.iter() {
+                    self.check_required_nested(inner, span)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn run_checks(
+        &mut self,
+        schemas: &[Rc<SchemaType>],
+        body: &Rc<Frame>,
+        span: Span,
+    ) -> Result<()> {
+        for s in schemas {
+            let checks = match &s.def {
+                SchemaDef::Schema(def) => &def.checks,
+                SchemaDef::Rule(def) => &def.checks,
+            };
+            for check in checks {
+                if let Some(cond) = &check.node.if_cond {
+                    if !self.eval_expr(body, cond)?.is_truthy() {
+                        continue;
+                    }
+                }
+                if self.eval_expr(body, &check.node.test)?.is_truthy() {
+                    continue;
+                }
+                let msg = match &check.node.msg {
+                    Some(m) => {
+                        let v = self.eval_expr(body, m)?;
+                        self.display(&v)
+                    }
+                    None => String::new(),
+                };
+                let label = if msg.is_empty() {
+                    "Check failed on the condition".to_string()
+                } else {
+                    format!("Check failed on the condition: {msg}")
+                };
+                return Err(KclError::at(
+                    ErrorKind::SchemaCheckFailure,
+                    span,
+                    "Instance check failed",
+                )
+                .with_label(check.span, label));
+            }
+        }
+        Ok(())
+    }
+
+    /// `name: T = default` in a schema body, merged with the config's value
+    /// for `name` as KCL does: the config's `=` replaces the default, `:`
+    /// unifies with it.
+    pub(crate) fn exec_schema_attr(
+        &mut self,
+        frame: &Rc<Frame>,
+        attr: &ast::SchemaAttr,
+        span: Span,
+    ) -> Result<()> {
+        let name = attr.name.node.as_str();
+        let config = self
+            .schema_stack
+            .last()
+            .map(|c| c.config.clone())
+            .unwrap_or_default();
+        let config_entry = config.get(name).cloned();
+        let override_only = config_entry.is_some()
+            && config.op(name) == ConfigEntryOperation::Override
+            && !config.insert_indexes.contains_key(name);
+        if !override_only {
+            let default = match &attr.value {
+                Some(v) => self.eval_expr(frame, v)?,
+                // An attribute typed with a single literal defaults to it.
+                None => match &attr.ty.node {
+                    ast::Type::Literal(l) => literal_value(l),
+                    _ => Value::Undefined,
+                },
+            };
+            let op = match (&attr.op, &attr.value, &attr.ty.node) {
+                (None, None, ast::Type::Literal(_)) => Some(AugOp::Assign),
+                (op, _, _) => *op,
+            };
+            match op {
+                Some(AugOp::BitOr) => {
+                    let current = frame.get_local(name).unwrap_or(Value::Undefined);
+                    let merged = self.binary_values(current, ast::BinOp::BitOr, default)?;
+                    let merged = self.attr_typed(name, merged).map_err(|e| e.or_at(span))?;
+                    frame.set(name, merged);
+                }
+                Some(_) => {
+                    let v = self.attr_typed(name, default).map_err(|e| e.or_at(span))?;
+                    frame.set(name, v);
+                }
+                None => {}
+            }
+        }
+        if let Some(value) = config_entry {
+            self.merge_config_value(frame, &config, name, value, span)?;
+        }
+        Ok(())
+    }
+
+    /// Merges the config's value for `name` into the attribute.
+    fn merge_config_value(
+        &mut self,
+        frame: &Rc<Frame>,
+        config: &Dict,
+        name: &str,
+        value: Value,
+        span: Span,
+    ) -> Result<()> {
+        let mut delta = Dict::new();
+        delta.entries.insert(name.to_string(), value);
+        delta.ops.insert(name.to_string(), config.op(name));
+        if let Some(i) = config.insert_indexes.get(name) {
+            delta.insert_indexes.insert(name.to_string(), *i);
+        }
+        let mut holder = Dict::new();
+        if let Some(current) = frame.get_local(name) {
+            if !current.is_undefined() {
+                holder.insert(name, current);
+            }
+        }
+        let merged = unify::union(
+            self,
+            Value::dict(holder),
+            &Value::dict(delta),
+            true,
+            UnionOptions::default(),
+        )
+        .map_err(|e| e.or_at(span))?;
+        let v = merged
+            .as_dict()
+            .and_then(|d| d.get(name))
+            .cloned()
+            .unwrap_or(Value::Undefined);
+        let v = self.attr_typed(name, v).map_err(|e| e.or_at(span))?;
+        frame.set(name, v);
+        Ok(())
+    }
+
+    /// An assignment to a name in a schema body: the config still has the
+    /// last word for configured attributes.
+    pub(crate) fn schema_attr_assign(
+        &mut self,
+        frame: &Rc<Frame>,
+        name: &str,
+        value: Value,
+        span: Span,
+    ) -> Result<()> {
+        let value = self.attr_typed(name, value).map_err(|e| e.or_at(span))?;
+        frame.set(name, value);
+        let config = self
+            .schema_stack
+            .last()
+            .map(|c| c.config.clone())
+            .unwrap_or_default();
+        if let Some(v) = config.get(name).cloned() {
+            self.merge_config_value(frame, &config, name, v, span)?;
+        }
+        Ok(())
+    }
+
+    /// A value for an attribute, checked and converted to its declared
+    /// type.
+    fn attr_typed(&mut self, name: &str, value: Value) -> Result<Value> {
+        let Some(ctx) = self.schema_stack.last() else {
+            return Ok(value);
+        };
+        let Some(info) = ctx.attrs.get(name) else {
+            return Ok(value);
+        };
+        let (ty, frame) = (info.ty.clone(), info.frame.clone());
+        self.convert_to_type(&frame, value, &ty, false)
+    }
+
+    /// Whether a dict's keys all belong to a schema (a dict converts to a
+    /// schema in a union type only then).
+    pub(crate) fn dict_fits_schema(&self, ty: &Rc<SchemaType>, d: &Dict) -> bool {
+        let mut schemas = Vec::new();
+        chain(ty, &mut schemas);
+        let mut has_index_signature = false;
+        let mut names = Vec::new();
+        for s in &schemas {
+            if let SchemaDef::Schema(def) = &s.def {
+                has_index_signature |= def.index_signature.is_some();
+                for stmt in &def.body {
+                    let mut n = Vec::new();
+                    super::scope::assigned_names(&stmt.node, &mut n);
+                    names.extend(n);
+                }
+            }
+        }
+        has_index_signature || d.entries.keys().all(|k| names.contains(k))
+    }
+}
+
+fn literal_value(l: &ast::LiteralType) -> Value {
+    match l {
+        ast::LiteralType::Bool(b) => Value::Bool(*b),
+        ast::LiteralType::Int(i, None) => Value::Int(*i),
+        ast::LiteralType::Int(i, Some(suffix)) => Value::Unit(crate::value::UnitValue {
+            value: *i as f64 * super::expr::unit_multiplier(*suffix),
+            raw: *i,
+            suffix: *suffix,
+        }),
+        ast::LiteralType::Float(f) => Value::Float(*f),
+        ast::LiteralType::Str(s) => Value::str(s),
+        ast::LiteralType::None => Value::None,
+        ast::LiteralType::Undefined => Value::Undefined,
+    }
+}
+
+fn is_rule(ty: &SchemaType) -> bool {
+    ty.is_rule()
+}
+
+fn not_a_schema(span: Span, name: &str) -> KclError {
+    KclError::at(
+        ErrorKind::EvaluationError,
+        span,
+        format!("'{name}' is not a schema"),
+    )
+}

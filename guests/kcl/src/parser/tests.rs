@@ -1,0 +1,55 @@
+use super::*;
+use crate::ast::*;
+
+fn parse(src: &str) -> ParseResult {
+    parse_file(0, "main.k", "__main__", src)
+}
+
+fn messages(src: &str) -> Vec<String> {
+    parse(src).errors.into_iter().map(|e| e.message).collect()
+}
+
+/// Every `main.k` of KCL's grammar suite with a `stdout.golden` parses
+/// without error (run with `--ignored` where the suite is fetched).
+#[test]
+#[ignore]
+fn grammar_suite_parses() {
+    let Some(home) = std::env::var_os("HOME") else {
+        return;
+    };
+    let root = std::path::Path::new(&home).join(".cache/plait/kcl-grammar/tests/grammar");
+    let mut stack = vec![root];
+    let (mut total, mut failed) = (0, 0);
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut files = Vec::new();
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "k") {
+                files.push(path);
+            }
+        }
+        if !dir.join("stdout.golden").exists() {
+            continue;
+        }
+        for file in files {
+            let Ok(src) = std::fs::read_to_string(&file) else {
+                continue;
+            };
+            total += 1;
+            let result = parse(&src);
+            if !result.errors.is_empty() {
+                failed += 1;
+                let e = &result.errors[0];
+                let at = e.span().map(|s| (s.line, s.column + 1)).unwrap_or_default();
+                println!("FAIL {}:{}:{}: {}", file.display(), at.0, at.1, e.message);
+            }
+        }
+    }
+    println!("parsed {} of {total} files", total - failed);
+    assert_eq!(failed, 0);
+}
