@@ -6,8 +6,6 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
-
 #[derive(clap::Subcommand)]
 pub enum KclCommand {
     /// Run KCL files or directories and print their values as YAML, as
@@ -98,9 +96,7 @@ fn options(args: &RunArgs) -> Result<plait_kcl::RunOptions, Box<plait_kcl::RunEr
                 logs: String::new(),
             })
         })?;
-    let work_dir = std::env::current_dir()
-        .context("cannot read the current directory")
-        .ok();
+    let work_dir = std::env::current_dir().ok();
     // As `kcl run`: no files and no settings file naming them is the
     // current directory.
     let inputs = if args.inputs.is_empty() && args.settings.is_empty() {
