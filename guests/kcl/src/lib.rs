@@ -10,7 +10,9 @@
 
 pub mod ast;
 pub mod builtins;
+pub mod checker;
 pub mod cli;
+pub mod diagnostic;
 pub mod error;
 pub mod eval;
 pub mod lexer;
@@ -77,12 +79,7 @@ impl RunError {
     /// source line under each position with a caret and label, then the
     /// notes.
     pub fn render(&self) -> String {
-        format!(
-            "error[{}]: {}\n{}\n",
-            self.error.kind.code(),
-            self.error.kind.title(),
-            self.error.message
-        )
+        diagnostic::render(&self.error, &self.sources)
     }
 }
 
@@ -100,6 +97,19 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
         Ok(p) => p,
         Err(e) => return Err(fail(e, &sources, String::new())),
     };
+    let checked: indexmap::IndexMap<String, Vec<ast::Module>> = program
+        .packages
+        .iter()
+        .map(|(pkg, modules)| {
+            (
+                pkg.clone(),
+                modules.iter().map(|m| m.as_ref().clone()).collect(),
+            )
+        })
+        .collect();
+    if let Err(e) = checker::check_packages(&checked) {
+        return Err(fail(e, &sources, String::new()));
+    }
     let eval_options = eval::EvalOptions {
         options: options
             .options
@@ -109,8 +119,10 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
         file_root: options.file_root.clone(),
         step_limit: None,
         show_hidden: options.show_hidden,
+        stack_budget: None,
     };
-    let evaluated = eval::evaluate(program, eval_options).map_err(|(e, logs)| fail(e, &sources, logs))?;
+    let evaluated = eval::evaluate(program, eval_options)
+        .map_err(|(e, logs)| fail(runtime_positions(e), &sources, logs))?;
     let output = eval::select_paths(&evaluated.output, &options.path_selectors)
         .map_err(|e| fail(e, &sources, evaluated.logs.clone()))?;
     let plan = value::yaml::PlanOptions {
@@ -127,6 +139,18 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
         yaml,
         logs: evaluated.logs,
     })
+}
+
+/// KCL's runtime errors know the line they happened on, not the column:
+/// only a failed check points at its schema expression.
+fn runtime_positions(mut error: KclError) -> KclError {
+    let keep_first = error.kind == ErrorKind::SchemaCheckFailure;
+    for (i, label) in error.labels.iter_mut().enumerate() {
+        if !(keep_first && i == 0) {
+            label.span = diagnostic::line_only(label.span);
+        }
+    }
+    error
 }
 
 /// A `-D name=value` value as KCL reads it: JSON when it parses as JSON,

@@ -5,11 +5,11 @@
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+use crate::RunOptions;
 use crate::ast::{Module, Stmt};
 use crate::error::{ErrorKind, KclError, Result};
-use crate::eval::{Program, MAIN_PKG};
+use crate::eval::{MAIN_PKG, Program};
 use crate::source::{SourceFile, SourceMap};
-use crate::RunOptions;
 
 fn k_files_in(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -88,20 +88,31 @@ pub(crate) fn load(options: &RunOptions, sources: &mut SourceMap) -> Result<Prog
     for input in &options.inputs {
         let path = match &options.work_dir {
             Some(dir) if input.is_relative() => dir.join(input),
-            _ => input.clone(),
+            // Errors name files by absolute path, as KCL prints them.
+            _ => std::path::absolute(input).unwrap_or_else(|_| input.clone()),
         };
         if path.is_dir() {
             root.get_or_insert_with(|| path.clone());
             for f in k_files_in(&path) {
                 let text = read(&f)?;
-                main.push(Rc::new(parse(sources, &f.to_string_lossy(), MAIN_PKG, text)?));
+                main.push(Rc::new(parse(
+                    sources,
+                    &f.to_string_lossy(),
+                    MAIN_PKG,
+                    text,
+                )?));
             }
         } else {
             if root.is_none() {
                 root = path.parent().map(Path::to_path_buf);
             }
             let text = read(&path)?;
-            main.push(Rc::new(parse(sources, &path.to_string_lossy(), MAIN_PKG, text)?));
+            main.push(Rc::new(parse(
+                sources,
+                &path.to_string_lossy(),
+                MAIN_PKG,
+                text,
+            )?));
         }
     }
     for (name, text) in &options.sources {

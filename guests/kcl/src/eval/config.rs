@@ -18,9 +18,27 @@ impl Evaluator {
         frame: &Rc<Frame>,
         config: &ast::ConfigExpr,
     ) -> Result<Value> {
+        let scope = Frame::config_child(frame);
         let mut result = Value::dict(Dict::new());
         for item in &config.items {
-            result = self.eval_config_entry(frame, result, &item.node, item.span)?;
+            result = self.eval_config_entry(&scope, result, &item.node, item.span)?;
+            // Later entries may read the keys set so far by name.
+            match item.node.key.as_ref() {
+                Some(k) => {
+                    if let Some(key) = simple_key(&k.node)
+                        && let Some(v) = result.as_dict().and_then(|d| d.get(&key))
+                    {
+                        scope.set(&key, v.clone());
+                    }
+                }
+                None => {
+                    if let Some(d) = result.as_dict() {
+                        for (k, v) in d.iter() {
+                            scope.set(k, v.clone());
+                        }
+                    }
+                }
+            }
         }
         Ok(result)
     }
@@ -141,7 +159,9 @@ impl Evaluator {
         let spread = self.eval_expr(frame, value)?;
         match &spread {
             Value::None | Value::Undefined => Ok(target),
-            Value::Dict(_) => self.union_values(target, &spread, false).map_err(|e| e.or_at(span)),
+            Value::Dict(_) => self
+                .union_values(target, &spread, false)
+                .map_err(|e| e.or_at(span)),
             Value::Schema(s) => self
                 .union_values(target, &Value::dict(s.attrs.clone()), false)
                 .map_err(|e| e.or_at(span)),
@@ -164,24 +184,30 @@ impl Evaluator {
         key: &Node<Expr>,
     ) -> Result<(Vec<String>, Option<i64>)> {
         match &key.node {
-            Expr::Identifier(id) => Ok((id.names.iter().map(|n| n.node.clone()).collect(), None)),
+            Expr::Identifier(id) => {
+                let mut path: Vec<String> = id.names.iter().map(|n| n.node.clone()).collect();
+                // A key naming a loop variable or parameter is its value.
+                if let Some(first) = path.first_mut()
+                    && let Some(v) = frame.local_variable(first)
+                {
+                    *first = self.key_string(&v);
+                }
+                Ok((path, None))
+            }
             Expr::StringLit(s) => Ok((vec![s.value.clone()], None)),
-            Expr::Subscript(s) if s.index.is_some() => {
-                let (path, _) = self.config_key_path(frame, &s.value)?;
+            Expr::Subscript(s)
+                if s.index.is_some() && matches!(s.value.node, Expr::Identifier(_)) =>
+            {
                 let index = match &s.index {
-                    Some(i) => match self.eval_expr(frame, i)? {
-                        Value::Int(i) => Some(i),
-                        other => {
-                            return Err(KclError::at(
-                                ErrorKind::EvaluationError,
-                                i.span,
-                                format!("invalid list index type {}", other.type_name()),
-                            ));
-                        }
-                    },
-                    None => None,
+                    Some(i) => self.eval_expr(frame, i)?,
+                    None => Value::None,
                 };
-                Ok((path, index))
+                let Value::Int(index) = index else {
+                    let v = self.eval_expr(frame, key)?;
+                    return Ok((vec![self.key_string(&v)], None));
+                };
+                let (path, _) = self.config_key_path(frame, &s.value)?;
+                Ok((path, Some(index)))
             }
             _ => {
                 let v = self.eval_expr(frame, key)?;
@@ -191,10 +217,21 @@ impl Evaluator {
     }
 
     /// A value used as a dict key (KCL's keys are strings).
+    #[allow(clippy::unused_self)]
     pub(crate) fn key_string(&self, v: &Value) -> String {
         match v {
             Value::Str(s) => s.to_string(),
             other => self.display(other),
         }
+    }
+}
+
+/// The name a key sets at the top of its config (`a` for `a: …` and
+/// `a.b: …`).
+fn simple_key(key: &Expr) -> Option<String> {
+    match key {
+        Expr::Identifier(id) => id.names.first().map(|n| n.node.clone()),
+        Expr::StringLit(s) => Some(s.value.clone()),
+        _ => None,
     }
 }

@@ -112,7 +112,7 @@ impl Evaluator {
             }
             Expr::ListComp(c) => {
                 let mut items = Vec::new();
-                let scope = Frame::child(frame);
+                let scope = Frame::loop_child(frame);
                 self.eval_comp(&scope, &c.generators, &mut |ev, f| {
                     let v = ev.eval_expr(f, &c.elt)?;
                     items.push(v);
@@ -122,7 +122,7 @@ impl Evaluator {
             }
             Expr::DictComp(c) => {
                 let mut result = Value::dict(Dict::new());
-                let scope = Frame::child(frame);
+                let scope = Frame::loop_child(frame);
                 self.eval_comp(&scope, &c.generators, &mut |ev, f| {
                     let current = std::mem::replace(&mut result, Value::Undefined);
                     result = ev.eval_comp_entry(f, current, &c.entry, span)?;
@@ -522,7 +522,7 @@ impl Evaluator {
         let target = self.eval_expr(frame, &q.target)?;
         let items = iteration_items(&target, q.target.span)?;
         let is_map = matches!(target, Value::Dict(_) | Value::Schema(_));
-        let scope = Frame::child(frame);
+        let scope = Frame::loop_child(frame);
         let mut mapped = Vec::new();
         let mut kept_list = Vec::new();
         let mut kept_dict = Dict::new();
@@ -536,10 +536,10 @@ impl Evaluator {
                 is_map,
                 span,
             )?;
-            if let Some(cond) = &q.if_cond {
-                if !self.eval_expr(&scope, cond)?.is_truthy() {
-                    continue;
-                }
+            if let Some(cond) = &q.if_cond
+                && !self.eval_expr(&scope, cond)?.is_truthy()
+            {
+                continue;
             }
             let result = self.eval_expr(&scope, &q.test)?;
             match q.op {
@@ -740,7 +740,8 @@ mod tests {
 
     #[test]
     fn slices_follow_python() {
-        let cases: &[(Option<i64>, Option<i64>, i64, &[usize])] = &[
+        type Case<'a> = (Option<i64>, Option<i64>, i64, &'a [usize]);
+        let cases: &[Case] = &[
             (None, None, 1, &[0, 1, 2, 3, 4]),
             (None, None, -1, &[4, 3, 2, 1, 0]),
             (Some(1), Some(-1), 1, &[1, 2, 3]),

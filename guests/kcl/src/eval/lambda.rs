@@ -10,6 +10,15 @@ use crate::value::{Dict, FunctionKind, Value};
 
 use super::{Closure, Evaluator, Frame};
 
+/// Keyword arguments in the order they were written.
+pub(crate) type Keywords = Vec<(String, Value)>;
+
+/// A call's arguments.
+pub(crate) struct Arguments {
+    pub args: Vec<Value>,
+    pub kwargs: Keywords,
+}
+
 impl Evaluator {
     pub(crate) fn eval_call(
         &mut self,
@@ -27,7 +36,7 @@ impl Evaluator {
         frame: &Rc<Frame>,
         args: &[Node<ast::Expr>],
         keywords: &[Node<ast::Keyword>],
-    ) -> Result<(Vec<Value>, Vec<(String, Value)>)> {
+    ) -> Result<(Vec<Value>, Keywords)> {
         let mut values = Vec::with_capacity(args.len());
         for a in args {
             match &a.node {
@@ -81,7 +90,7 @@ impl Evaluator {
             }
         };
         self.leave();
-        result.map_err(|e| e.or_at(span))
+        result.map_err(|e| super::locate(e, span))
     }
 
     fn call_lambda(
@@ -97,8 +106,7 @@ impl Evaluator {
             &scope,
             &closure.frame,
             lambda.args.as_ref(),
-            args,
-            kwargs,
+            Arguments { args, kwargs },
             "lambda",
             span,
         )?;
@@ -131,6 +139,22 @@ impl Evaluator {
                 };
                 self.exec_body_for_value(scope, branch)
             }
+            // An assignment's value is the lambda's when it comes last.
+            Stmt::Assign(a) => {
+                self.exec_stmt(scope, last)?;
+                match a.targets.first() {
+                    Some(t) if t.node.paths.is_empty() => {
+                        Ok(scope.get_local(&t.node.name.node).unwrap_or(Value::None))
+                    }
+                    _ => Ok(Value::None),
+                }
+            }
+            Stmt::AugAssign(a) => {
+                self.exec_stmt(scope, last)?;
+                Ok(scope
+                    .get_local(&a.target.node.name.node)
+                    .unwrap_or(Value::None))
+            }
             _ => {
                 self.exec_stmt(scope, last)?;
                 Ok(Value::None)
@@ -145,11 +169,11 @@ impl Evaluator {
         scope: &Rc<Frame>,
         defining: &Rc<Frame>,
         params: Option<&Node<ast::Arguments>>,
-        args: Vec<Value>,
-        kwargs: Vec<(String, Value)>,
+        call: Arguments,
         what: &str,
         span: Span,
     ) -> Result<()> {
+        let Arguments { args, kwargs } = call;
         let empty = ast::Arguments {
             args: Vec::new(),
             defaults: Vec::new(),

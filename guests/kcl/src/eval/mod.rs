@@ -91,6 +91,10 @@ pub struct EvalOptions {
     pub step_limit: Option<u64>,
     /// `--show-hidden`: output `_hidden` variables too.
     pub show_hidden: bool,
+    /// Bytes of stack the evaluation may use before it stops with KCL's
+    /// recursion error instead of overflowing (`DEFAULT_STACK_BUDGET`
+    /// when `None`; a WebAssembly guest with a 1 MiB stack gives less).
+    pub stack_budget: Option<usize>,
 }
 
 /// What evaluating the main package produced.
@@ -102,8 +106,22 @@ pub struct Evaluated {
     pub logs: String,
 }
 
-/// How deep calls and nested schemas may go before KCL's recursion error.
-const MAX_DEPTH: usize = 256;
+/// How deep calls and nested schemas may go before KCL's recursion error
+/// (the stack budget usually ends a recursion first).
+const MAX_DEPTH: usize = 10_000;
+
+/// The stack the evaluation may use by default: the main thread of a
+/// native program has 8 MiB.
+pub const DEFAULT_STACK_BUDGET: usize = 6 << 20;
+
+/// The address of a local of the calling function: how far down the
+/// stack is (it grows downwards on every target we build for, the
+/// WebAssembly shadow stack included).
+#[inline(never)]
+fn stack_position() -> usize {
+    let marker = 0u8;
+    std::hint::black_box(std::ptr::addr_of!(marker)) as usize
+}
 
 /// The state of one evaluation.
 pub struct Evaluator {
@@ -124,6 +142,10 @@ pub struct Evaluator {
     /// value.
     schema_scalar: Option<usize>,
     depth: usize,
+    /// Where the stack was when the evaluation started, and how much of
+    /// it the evaluation may use.
+    stack_base: usize,
+    stack_budget: usize,
     steps: u64,
     step_limit: Option<u64>,
     show_hidden: bool,
@@ -155,6 +177,8 @@ impl Evaluator {
             scalars: Vec::new(),
             schema_scalar: None,
             depth: 0,
+            stack_base: stack_position(),
+            stack_budget: options.stack_budget.unwrap_or(DEFAULT_STACK_BUDGET),
             steps: 0,
             step_limit: options.step_limit,
             lambdas: HashMap::new(),
@@ -250,33 +274,33 @@ impl Evaluator {
     /// Counts a step of the budget and a level of depth.
     pub(crate) fn enter(&mut self, span: Span) -> Result<()> {
         self.steps = self.steps.saturating_add(1);
-        if let Some(limit) = self.step_limit {
-            if self.steps > limit {
-                return Err(KclError::at(
-                    ErrorKind::Interrupted,
-                    span,
-                    "the evaluation exceeded its step budget",
-                ));
-            }
-        }
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            self.depth -= 1;
+        if let Some(limit) = self.step_limit
+            && self.steps > limit
+        {
             return Err(KclError::at(
+                ErrorKind::Interrupted,
+                span,
+                "the evaluation exceeded its step budget",
+            ));
+        }
+        let used = self.stack_base.saturating_sub(stack_position());
+        if self.depth >= MAX_DEPTH || used > self.stack_budget {
+            return Err(error_at(
                 ErrorKind::RecursionError,
                 span,
                 "maximum recursion depth exceeded",
             ));
         }
+        self.depth += 1;
         Ok(())
     }
 
     pub(crate) fn add_scalar(&mut self, value: Value, is_schema: bool) {
         if is_schema {
-            if let Some(i) = self.schema_scalar {
-                if i < self.scalars.len() {
-                    self.scalars.remove(i);
-                }
+            if let Some(i) = self.schema_scalar
+                && i < self.scalars.len()
+            {
+                self.scalars.remove(i);
             }
             self.schema_scalar = Some(self.scalars.len());
         }
@@ -298,6 +322,21 @@ impl Evaluator {
             _ => Ok(()),
         }
     }
+}
+
+/// Places an error at `span` unless it has a place already or `span` is
+/// unknown (a call from a builtin, a conversion without a statement).
+pub(crate) fn locate(e: KclError, span: Span) -> KclError {
+    if span == Span::default() {
+        e
+    } else {
+        e.or_at(span)
+    }
+}
+
+/// An error at `span`, or without a position when `span` is unknown.
+pub(crate) fn error_at(kind: ErrorKind, span: Span, message: impl Into<String>) -> KclError {
+    locate(KclError::new(kind, message), span)
 }
 
 impl crate::value::unify::SchemaResolver for Evaluator {

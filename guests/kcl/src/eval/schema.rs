@@ -20,6 +20,8 @@ use super::{Evaluator, Frame, SchemaDef, SchemaType};
 /// types.
 pub(crate) struct SchemaCtx {
     frame: Rc<Frame>,
+    /// Where the instance is made: errors about its config point there.
+    span: Span,
     config: Rc<Dict>,
     attrs: HashMap<String, AttrInfo>,
 }
@@ -100,7 +102,7 @@ impl Evaluator {
         self.enter(span)?;
         let result = self.instantiate_inner(ty, config, args, kwargs, span);
         self.leave();
-        result.map_err(|e| e.or_at(span))
+        result.map_err(|e| super::locate(e, span))
     }
 
     fn instantiate_inner(
@@ -123,8 +125,10 @@ impl Evaluator {
                             &params,
                             &s.frame,
                             Some(p),
-                            args.clone(),
-                            kwargs.clone(),
+                            super::lambda::Arguments {
+                                args: args.clone(),
+                                kwargs: kwargs.clone(),
+                            },
                             &s.name,
                             span,
                         )?;
@@ -140,8 +144,10 @@ impl Evaluator {
                             &params,
                             &s.frame,
                             Some(p),
-                            args.clone(),
-                            kwargs.clone(),
+                            super::lambda::Arguments {
+                                args: args.clone(),
+                                kwargs: kwargs.clone(),
+                            },
                             &s.name,
                             span,
                         )?;
@@ -173,6 +179,7 @@ impl Evaluator {
         let config = Rc::new(config);
         self.schema_stack.push(SchemaCtx {
             frame: body.clone(),
+            span,
             config: config.clone(),
             attrs,
         });
@@ -204,6 +211,15 @@ impl Evaluator {
         span: Span,
     ) -> Result<Dict> {
         self.run_lazy_body(body)?;
+        for s in schemas {
+            if let SchemaDef::Schema(def) = &s.def
+                && Rc::ptr_eq(s, ty)
+            {
+                for decorator in &def.decorators {
+                    self.apply_decorator(&s.frame, &decorator.node, &s.name, true, span)?;
+                }
+            }
+        }
         let index_signature = schemas.iter().rev().find_map(|s| match &s.def {
             SchemaDef::Schema(def) => def.index_signature.as_ref().map(|i| (s.clone(), i.clone())),
             SchemaDef::Rule(_) => None,
@@ -217,11 +233,11 @@ impl Evaluator {
             match &index_signature {
                 Some((owner, sig)) => {
                     let mut v = value.clone();
-                    if let Some(default) = &sig.node.value {
-                        if config.op(key) != ConfigEntryOperation::Override {
-                            let d = self.eval_expr(body, default)?;
-                            v = self.union_values(d, &v, false)?;
-                        }
+                    if let Some(default) = &sig.node.value
+                        && config.op(key) != ConfigEntryOperation::Override
+                    {
+                        let d = self.eval_expr(body, default)?;
+                        v = self.union_values(d, &v, false)?;
                     }
                     let v = self
                         .convert_to_type(&owner.frame, v, &sig.node.value_ty.node, false)
@@ -297,7 +313,7 @@ impl Evaluator {
                     continue;
                 }
                 if attrs.get(name).is_none_or(Value::is_none_or_undefined) {
-                    return Err(KclError::at(
+                    return Err(super::error_at(
                         ErrorKind::EvaluationError,
                         span,
                         format!(
@@ -350,10 +366,10 @@ impl Evaluator {
                 SchemaDef::Rule(def) => &def.checks,
             };
             for check in checks {
-                if let Some(cond) = &check.node.if_cond {
-                    if !self.eval_expr(body, cond)?.is_truthy() {
-                        continue;
-                    }
+                if let Some(cond) = &check.node.if_cond
+                    && !self.eval_expr(body, cond)?.is_truthy()
+                {
+                    continue;
                 }
                 if self.eval_expr(body, &check.node.test)?.is_truthy() {
                     continue;
@@ -397,6 +413,16 @@ impl Evaluator {
             .map(|c| c.config.clone())
             .unwrap_or_default();
         let config_entry = config.get(name).cloned();
+        let instance_span = self.schema_stack.last().map_or(span, |c| c.span);
+        for decorator in &attr.decorators {
+            self.apply_decorator(
+                frame,
+                &decorator.node,
+                name,
+                config_entry.is_some(),
+                instance_span,
+            )?;
+        }
         let override_only = config_entry.is_some()
             && config.op(name) == ConfigEntryOperation::Override
             && !config.insert_indexes.contains_key(name);
@@ -449,10 +475,10 @@ impl Evaluator {
             delta.insert_indexes.insert(name.to_string(), *i);
         }
         let mut holder = Dict::new();
-        if let Some(current) = frame.get_local(name) {
-            if !current.is_undefined() {
-                holder.insert(name, current);
-            }
+        if let Some(current) = frame.get_local(name)
+            && !current.is_undefined()
+        {
+            holder.insert(name, current);
         }
         let merged = unify::union(
             self,
@@ -492,6 +518,53 @@ impl Evaluator {
             self.merge_config_value(frame, &config, name, v, span)?;
         }
         Ok(())
+    }
+
+    /// `@deprecated(version, reason, strict)` refuses a deprecated schema,
+    /// or an attribute its config sets; `@info` says nothing.
+    fn apply_decorator(
+        &mut self,
+        frame: &Rc<Frame>,
+        decorator: &ast::CallExpr,
+        target: &str,
+        used: bool,
+        span: Span,
+    ) -> Result<()> {
+        let name = match &decorator.func.node {
+            ast::Expr::Identifier(id) => id.name(),
+            _ => String::new(),
+        };
+        match name.as_str() {
+            "deprecated" => {
+                let (_, kwargs) =
+                    self.eval_arguments(frame, &decorator.args, &decorator.keywords)?;
+                let arg = |k: &str| kwargs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+                let text = |v: Option<Value>| match v {
+                    Some(Value::Str(s)) => s.to_string(),
+                    _ => String::new(),
+                };
+                let version = text(arg("version"));
+                let reason = text(arg("reason"));
+                let strict = arg("strict").is_none_or(|v| v.is_truthy());
+                let mut msg = format!("{target} was deprecated ");
+                if !version.is_empty() {
+                    msg.push_str(&format!("since version {version}"));
+                }
+                if !reason.is_empty() {
+                    msg.push_str(&format!(", {reason}"));
+                }
+                if strict && used {
+                    return Err(super::error_at(ErrorKind::EvaluationError, span, msg));
+                }
+                Ok(())
+            }
+            "info" => Ok(()),
+            other => Err(KclError::at(
+                ErrorKind::EvaluationError,
+                span,
+                format!("Unknown decorator {other}"),
+            )),
+        }
     }
 
     /// A value for an attribute, checked and converted to its declared

@@ -71,6 +71,9 @@ pub struct Frame {
     pub(crate) pkgpath: Rc<str>,
     /// A package's top-level frame (immutability of exported names).
     pub(crate) is_package: bool,
+    /// A comprehension's or quantifier's frame: its loop variables used
+    /// as config keys stand for their values.
+    pub(crate) is_loop: bool,
 }
 
 /// The names a statement sets (an `if` sets what its branches set).
@@ -177,6 +180,7 @@ impl Frame {
             lazy: Some(RefCell::new(Lazy::new(stmts))),
             pkgpath: Rc::from(pkgpath),
             is_package: true,
+            is_loop: false,
         })
     }
 
@@ -187,7 +191,50 @@ impl Frame {
             lazy: None,
             pkgpath: parent.pkgpath.clone(),
             is_package: false,
+            is_loop: false,
         })
+    }
+
+    /// A config literal's frame: the keys set so far, readable by the
+    /// entries after them.
+    pub fn config_child(parent: &Rc<Frame>) -> Rc<Frame> {
+        Rc::new(Frame {
+            vars: RefCell::new(IndexMap::new()),
+            parent: Some(parent.clone()),
+            lazy: None,
+            pkgpath: parent.pkgpath.clone(),
+            is_package: false,
+            is_loop: false,
+        })
+    }
+
+    pub fn loop_child(parent: &Rc<Frame>) -> Rc<Frame> {
+        Rc::new(Frame {
+            vars: RefCell::new(IndexMap::new()),
+            parent: Some(parent.clone()),
+            lazy: None,
+            pkgpath: parent.pkgpath.clone(),
+            is_package: false,
+            is_loop: true,
+        })
+    }
+
+    /// A comprehension's loop variable: config keys naming one use its
+    /// value.
+    pub fn local_variable(self: &Rc<Frame>, name: &str) -> Option<Value> {
+        let mut f = Some(self.clone());
+        while let Some(cur) = f {
+            if cur.lazy.is_some() {
+                return None;
+            }
+            if cur.is_loop
+                && let Some(v) = cur.get_local(name)
+            {
+                return Some(v);
+            }
+            f = cur.parent.clone();
+        }
+        None
     }
 
     pub fn lazy_child(parent: &Rc<Frame>, stmts: Vec<StmtRef>) -> Rc<Frame> {
@@ -197,6 +244,7 @@ impl Frame {
             lazy: Some(RefCell::new(Lazy::new(stmts))),
             pkgpath: parent.pkgpath.clone(),
             is_package: false,
+            is_loop: false,
         })
     }
 
@@ -323,18 +371,19 @@ impl Evaluator {
         value: Value,
         span: Span,
     ) -> Result<()> {
-        if frame.is_package && !name.starts_with('_') {
-            if let Some(lazy) = &frame.lazy {
-                let mut l = lazy.borrow_mut();
-                let current = l.running.last().copied().unwrap_or(usize::MAX);
-                match l.assigned_by.get(name) {
-                    Some((by, first_span)) if *by != current => {
-                        return Err(immutable_error(name, span, *first_span));
-                    }
-                    Some(_) => {}
-                    None => {
-                        l.assigned_by.insert(name.to_string(), (current, span));
-                    }
+        if frame.is_package
+            && !name.starts_with('_')
+            && let Some(lazy) = &frame.lazy
+        {
+            let mut l = lazy.borrow_mut();
+            let current = l.running.last().copied().unwrap_or(usize::MAX);
+            match l.assigned_by.get(name) {
+                Some((by, first_span)) if *by != current => {
+                    return Err(immutable_error(name, span, *first_span));
+                }
+                Some(_) => {}
+                None => {
+                    l.assigned_by.insert(name.to_string(), (current, span));
                 }
             }
         }
