@@ -876,7 +876,9 @@ impl Renderer<'_> {
             // an `@index`.
             match key {
                 Some(k) => inner.locals.push(("key".to_owned(), Value::str(k))),
-                None => inner.locals.push(("index".to_owned(), Value::Int(index as i64))),
+                None => inner
+                    .locals
+                    .push(("index".to_owned(), Value::Int(index as i64))),
             }
             let names = &block.call.block_params;
             if let Some(name) = names.first() {
