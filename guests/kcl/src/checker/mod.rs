@@ -5,43 +5,81 @@
 //! messages, positions and order), and where it cannot know a type it
 //! says `any` and lets the evaluator decide: a program KCL accepts must
 //! pass here.
+//!
+//! Where KCL 0.12.3 and later versions differ: an unknown name in a mixin
+//! is left to the host as 0.12.3 does (later versions report capitalized
+//! ones); a top-level lambda called before its declaration is checked
+//! against its parameters as later versions do (0.12.3 fails at run time
+//! instead), which is what the language suite expects.
 
 mod builtin;
+mod merge;
+mod signatures;
 mod ty;
 
 use indexmap::IndexMap;
+use std::borrow::Borrow;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use crate::ast::{self, Expr, Node, Stmt};
 use crate::error::{ErrorKind, KclError};
+use crate::loader::Program;
 use crate::source::Span;
 use ty::{
     DictTy, FnTy, ModuleKind, ModuleTy, Param, SchemaBases, SchemaId, SchemaTy, Ty, assignable_to,
     is_upper_bound, sup_with,
 };
 
-/// The package the files run belong to.
-pub const MAIN_PKG: &str = "__main__";
+pub use crate::ast::MAIN_PKG;
 
 /// How deep expressions may nest before the checker stops descending (the
 /// evaluator reports the program's own recursion; this only keeps the
 /// checker's stack bounded).
 const MAX_DEPTH: usize = 256;
 
+/// Checks a loaded program and returns the first error, in KCL's order.
+pub fn check(program: &Program) -> Result<(), KclError> {
+    match check_all(program).into_iter().next() {
+        Some(err) => Err(err),
+        None => Ok(()),
+    }
+}
+
+/// Every error the checker finds in a loaded program, in KCL's order (KCL
+/// prints them all).
+pub fn check_all(program: &Program) -> Vec<KclError> {
+    check_packages_all(&program.packages)
+}
+
 /// Checks a program given as its packages' modules (the main package under
 /// `MAIN_PKG`, imported ones under their package path) and returns the
 /// first error, in KCL's order.
-pub fn check_packages(pkgs: &IndexMap<String, Vec<ast::Module>>) -> Result<(), KclError> {
+pub fn check_packages<M: Borrow<ast::Module>>(
+    pkgs: &IndexMap<String, Vec<M>>,
+) -> Result<(), KclError> {
     match check_packages_all(pkgs).into_iter().next() {
         Some(err) => Err(err),
         None => Ok(()),
     }
 }
 
-/// Every error the checker finds, in KCL's order (KCL prints them all).
-pub fn check_packages_all(pkgs: &IndexMap<String, Vec<ast::Module>>) -> Vec<KclError> {
-    let mut checker = Checker::new(pkgs);
+/// Every error in a program given as its packages' modules.
+pub fn check_packages_all<M: Borrow<ast::Module>>(
+    pkgs: &IndexMap<String, Vec<M>>,
+) -> Vec<KclError> {
+    let mut modules: IndexMap<String, Vec<&ast::Module>> = pkgs
+        .iter()
+        .map(|(pkg, modules)| (pkg.clone(), modules.iter().map(Borrow::borrow).collect()))
+        .collect();
+    // KCL checks the main package with same-name top-level configs merged.
+    let merged = modules
+        .get(MAIN_PKG)
+        .and_then(|main| merge::merge_configs(main));
+    if let Some(merged) = &merged {
+        modules.insert(MAIN_PKG.to_string(), merged.iter().collect());
+    }
+    let mut checker = Checker::new(&modules);
     checker.check_pkg(MAIN_PKG);
     checker.errors
 }
@@ -92,7 +130,7 @@ struct Scope {
 }
 
 struct Checker<'p> {
-    pkgs: &'p IndexMap<String, Vec<ast::Module>>,
+    pkgs: &'p IndexMap<String, Vec<&'p ast::Module>>,
     defs: Vec<SchemaDef>,
     /// Package scopes, by package path.
     pkg_scopes: HashMap<String, Scope>,
@@ -100,6 +138,10 @@ struct Checker<'p> {
     /// unique keys).
     global_names: HashMap<String, IndexMap<String, Span>>,
     checked: HashSet<String>,
+    /// Packages importing packages: each with the position of its last
+    /// import, in the order KCL first met them.
+    import_nodes: IndexMap<String, Option<Span>>,
+    import_edges: Vec<(String, String)>,
     errors: Vec<KclError>,
     // The position of the walk.
     pkg: String,
@@ -108,7 +150,12 @@ struct Checker<'p> {
     /// Every file's imports, by package.
     pkg_imports: HashMap<String, HashMap<String, (Ty, Span)>>,
     scopes: Vec<Scope>,
+    /// Top-level lambdas' signatures by package (`None`: assigned twice).
+    global_lambdas: HashMap<String, HashMap<String, Option<FnTy>>>,
     schema: Option<SchemaId>,
+    /// The current schema body's attribute types as its assignments give
+    /// them (KCL's resolver keeps them on its copy of the schema).
+    schema_inferred: HashMap<String, Ty>,
     local_vars: Vec<String>,
     config_ctx: Vec<Option<Ty>>,
     depth: usize,
@@ -242,19 +289,23 @@ fn left_identifiers(body: &[Node<Stmt>], out: &mut Vec<String>) {
 }
 
 impl<'p> Checker<'p> {
-    fn new(pkgs: &'p IndexMap<String, Vec<ast::Module>>) -> Checker<'p> {
+    fn new(pkgs: &'p IndexMap<String, Vec<&'p ast::Module>>) -> Checker<'p> {
         Checker {
             pkgs,
             defs: Vec::new(),
             pkg_scopes: HashMap::new(),
             global_names: HashMap::new(),
             checked: HashSet::new(),
+            import_nodes: IndexMap::new(),
+            import_edges: Vec::new(),
             errors: Vec::new(),
             pkg: MAIN_PKG.to_string(),
             imports: HashMap::new(),
             pkg_imports: HashMap::new(),
             scopes: Vec::new(),
+            global_lambdas: HashMap::new(),
             schema: None,
+            schema_inferred: HashMap::new(),
             local_vars: Vec::new(),
             config_ctx: Vec::new(),
             depth: 0,
@@ -417,7 +468,7 @@ impl<'p> Checker<'p> {
             names.extend(scope.names.keys().cloned());
         }
         names.extend(self.imports.keys().cloned());
-        names.extend(builtin::BUILTIN_FUNCTIONS.iter().map(|s| s.to_string()));
+        names.extend(builtin::builtin_names().map(str::to_string));
         names
     }
 
@@ -460,11 +511,27 @@ impl<'p> Checker<'p> {
             return;
         };
         // Imported packages are checked first, as KCL does.
+        let mut import_table: HashMap<String, String> = HashMap::new();
         for module in modules {
             for stmt in &module.body {
                 if let Stmt::Import(import) = &stmt.node {
-                    let path = import_pkgpath(&module.pkg_or(pkgpath), &import.rawpath.node);
+                    let path = import.resolved_pkgpath(&module.pkg_or(pkgpath));
+                    match import_table.get(&import.name) {
+                        Some(previous) if *previous != path => self.compile_error(
+                            stmt.span,
+                            format!(
+                                "the name '{0}' is defined multiple times, '{0}' must be defined only once",
+                                import.name
+                            ),
+                        ),
+                        Some(_) => {}
+                        None => {
+                            import_table.insert(import.name.clone(), path.clone());
+                        }
+                    }
                     if pkgs.contains_key(&path) {
+                        self.add_dependency(pkgpath, &path, stmt.span);
+                        self.report_import_cycles(pkgpath);
                         self.check_pkg(&path);
                     }
                 }
@@ -483,11 +550,62 @@ impl<'p> Checker<'p> {
         self.imports = saved_imports;
     }
 
+    fn add_dependency(&mut self, from: &str, to: &str, span: Span) {
+        for node in [from, to] {
+            if !self.import_nodes.contains_key(node) {
+                self.import_nodes.insert(node.to_string(), None);
+            }
+        }
+        // KCL remembers one import position per package: the last one.
+        self.import_nodes.insert(from.to_string(), Some(span));
+        self.import_edges.push((from.to_string(), to.to_string()));
+    }
+
+    fn reachable(&self, start: &str, forward: bool) -> HashSet<String> {
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut todo = vec![start.to_string()];
+        while let Some(node) = todo.pop() {
+            for (a, b) in &self.import_edges {
+                let (from, to) = if forward { (a, b) } else { (b, a) };
+                if *from == node && seen.insert(to.clone()) {
+                    todo.push(to.clone());
+                }
+            }
+        }
+        seen
+    }
+
+    /// Packages importing each other: every import in the cycle is reported.
+    fn report_import_cycles(&mut self, pkgpath: &str) {
+        let forward = self.reachable(pkgpath, true);
+        if !forward.contains(pkgpath) {
+            return;
+        }
+        let backward = self.reachable(pkgpath, false);
+        let cycle: Vec<(String, Option<Span>)> = self
+            .import_nodes
+            .iter()
+            .filter(|(n, _)| forward.contains(*n) && backward.contains(*n))
+            .map(|(n, s)| (n.clone(), *s))
+            .collect();
+        if cycle.len() < 2 {
+            return;
+        }
+        let names: Vec<&str> = cycle.iter().map(|(n, _)| n.as_str()).collect();
+        let message = format!(
+            "There is a circular reference between modules {}",
+            names.join(", ")
+        );
+        for span in cycle.iter().filter_map(|(_, s)| *s) {
+            self.compile_error(span, message.clone());
+        }
+    }
+
     fn set_file_imports(&mut self, pkgpath: &str, module: &ast::Module) {
         self.imports.clear();
         for stmt in &module.body {
             if let Stmt::Import(import) = &stmt.node {
-                let path = import_pkgpath(&module.pkg_or(pkgpath), &import.rawpath.node);
+                let path = import.resolved_pkgpath(&module.pkg_or(pkgpath));
                 let kind = if self.pkgs.contains_key(&path) {
                     ModuleKind::User
                 } else if builtin::is_system_module(&path) {
@@ -521,7 +639,7 @@ impl<'p> Checker<'p> {
 
     /// KCL's first passes over a package: its schemas and rules, type
     /// aliases and top-level names, then the schemas' attributes.
-    fn init_global_types(&mut self, pkgpath: &str, modules: &[ast::Module]) {
+    fn init_global_types(&mut self, pkgpath: &str, modules: &[&ast::Module]) {
         // 1. Schema and rule names.
         let mut stmt_defs: Vec<(usize, usize, SchemaId)> = Vec::new();
         for (mi, module) in modules.iter().enumerate() {
@@ -586,8 +704,10 @@ impl<'p> Checker<'p> {
         let mut done: HashSet<SchemaId> = HashSet::new();
         let mut cycle_reported = false;
         for &(mi, si, id) in &stmt_defs {
-            if let Some(stmt) = modules.get(mi).and_then(|m| m.body.get(si)) {
-                self.set_file_imports(pkgpath, &modules[mi]);
+            if let Some((module, stmt)) =
+                modules.get(mi).and_then(|m| m.body.get(si).map(|s| (m, s)))
+            {
+                self.set_file_imports(pkgpath, module);
                 match &stmt.node {
                     Stmt::Schema(s) => self.link_schema_parents(s, id),
                     Stmt::Rule(r) => self.link_rule(r, id),
@@ -602,13 +722,43 @@ impl<'p> Checker<'p> {
                 continue;
             }
             done.insert(id);
-            if let Some(stmt) = modules.get(mi).and_then(|m| m.body.get(si)) {
-                self.set_file_imports(pkgpath, &modules[mi]);
+            if let Some((module, stmt)) =
+                modules.get(mi).and_then(|m| m.body.get(si).map(|s| (m, s)))
+            {
+                self.set_file_imports(pkgpath, module);
                 if let Stmt::Schema(s) = &stmt.node {
                     self.build_schema_type(s, id, &mut cycle_reported);
                 }
             }
         }
+        // The top-level lambdas' signatures, for calls before them.
+        let mut lambdas: HashMap<String, Option<FnTy>> = HashMap::new();
+        for module in modules {
+            self.set_file_imports(pkgpath, module);
+            for stmt in &module.body {
+                let Stmt::Assign(assign) = &stmt.node else {
+                    continue;
+                };
+                let [target] = assign.targets.as_slice() else {
+                    continue;
+                };
+                if !target.node.paths.is_empty() {
+                    continue;
+                }
+                let name = target.node.name.node.clone();
+                // A name assigned twice has no one signature.
+                let f = match (lambdas.contains_key(&name), &assign.ty, &assign.value.node) {
+                    (false, None, Expr::Lambda(l)) => Some(FnTy {
+                        params: self.parse_params(l.args.as_ref(), true),
+                        ret: Ty::Any,
+                        variadic: false,
+                    }),
+                    _ => None,
+                };
+                lambdas.insert(name, f);
+            }
+        }
+        self.global_lambdas.insert(pkgpath.to_string(), lambdas);
         // KCL scans the top-level names again once schemas are built.
         for module in modules {
             self.set_file_imports(pkgpath, module);
@@ -1301,7 +1451,7 @@ impl<'p> Checker<'p> {
         };
         let expected = self.resolve_store(&first.node, u.target.span);
         self.config_ctx.push(Some(expected.clone()));
-        let ty = self.walk_schema_expr(&u.value.node, u.value.span);
+        let ty = self.walk_schema_expr(&u.value.node);
         self.config_ctx.pop();
         self.must_assignable_to(&ty, &expected, u.target.span, None);
         if !ty.is_any() && expected.is_any() {
@@ -1344,6 +1494,9 @@ impl<'p> Checker<'p> {
                 self.must_assignable_to(&value_ty, &expected, target.span, None);
                 if !value_ty.is_any() && expected.is_any() && assign.ty.is_none() {
                     self.set_type_in_current_scope(name, value_ty.widen());
+                    if self.schema.is_some() {
+                        self.schema_inferred.insert(name.clone(), value_ty.widen());
+                    }
                 }
             } else {
                 self.lookup_type_from_scope(name, target.span);
@@ -1430,8 +1583,7 @@ impl<'p> Checker<'p> {
         let name = attr.name.node.clone();
         let expected = self
             .schema
-            .and_then(|id| self.attr_of(id, &name))
-            .map(|a| a.ty.clone())
+            .and_then(|id| self.schema_attr_ty(id, &name))
             .unwrap_or(Ty::Any);
         self.insert_object(&name, expected.clone(), Some(attr.name.span));
         if let Some(value) = &attr.value {
@@ -1484,6 +1636,7 @@ impl<'p> Checker<'p> {
         };
         let id = st.id;
         let saved_schema = self.schema.replace(id);
+        let saved_inferred = std::mem::take(&mut self.schema_inferred);
         self.do_parameters_check(s.args.as_ref());
         self.scopes.push(Scope::default());
         let params = self.def(id).map(|d| d.params.clone()).unwrap_or_default();
@@ -1520,6 +1673,7 @@ impl<'p> Checker<'p> {
         }
         self.leave_scope();
         self.schema = saved_schema;
+        self.schema_inferred = saved_inferred;
         ty
     }
 
@@ -1561,9 +1715,12 @@ impl<'p> Checker<'p> {
     /// The type of a name being assigned (KCL's store context).
     fn resolve_store(&mut self, name: &str, span: Span) -> Ty {
         if let Some(id) = self.schema {
-            let attr_ty = self.attr_of(id, name).map(|a| a.ty.clone());
+            let attr_ty = self.schema_attr_ty(id, name);
             if !self.contains_object(name) || attr_ty.is_none() {
                 self.insert_object(name, Ty::Any, Some(span));
+                if attr_ty.is_none() {
+                    self.schema_inferred.insert(name.to_string(), Ty::Any);
+                }
                 return Ty::Any;
             }
             match attr_ty {
@@ -1579,12 +1736,21 @@ impl<'p> Checker<'p> {
         }
     }
 
+    /// The type of the current schema's attribute, with what its body
+    /// assigned so far (KCL types an attribute by its first value).
+    fn schema_attr_ty(&self, id: SchemaId, name: &str) -> Option<Ty> {
+        match self.schema_inferred.get(name) {
+            Some(t) => Some(t.clone()),
+            None => self.attr_of(id, name).map(|a| a.ty.clone()),
+        }
+    }
+
     /// The type of a name being read.
     fn resolve_load(&mut self, name: &str, span: Span) -> Ty {
         let Some(id) = self.schema else {
             return self.lookup_type_from_scope(name, span);
         };
-        let attr_ty = self.attr_of(id, name).map(|a| a.ty.clone());
+        let attr_ty = self.schema_attr_ty(id, name);
         let scope_ty = self.find_type_in_scope(name);
         if self.local_vars.iter().any(|v| v == name) {
             return scope_ty.unwrap_or(Ty::Any);
@@ -1605,8 +1771,9 @@ impl<'p> Checker<'p> {
                 }
             }
         }
-        let is_type_ref = name.starts_with(|c: char| c.is_uppercase());
-        if attr_ty.is_none() && scope_ty.is_none() && (!is_mixin || is_type_ref) && !is_rule {
+        // KCL 0.12.3 leaves every unknown name in a mixin or rule to its
+        // host (later versions report capitalized ones).
+        if attr_ty.is_none() && scope_ty.is_none() && !is_mixin && !is_rule {
             self.lookup_type_from_scope(name, span)
         } else {
             scope_ty.unwrap_or(Ty::Any)
@@ -2338,147 +2505,30 @@ impl<'p> Checker<'p> {
         }
     }
 
+    /// Dispatches on the expression; each kind has its own method, so that
+    /// the frames of nested expressions stay small.
     fn walk_expr(&mut self, e: &Node<Expr>) -> Ty {
         match &e.node {
             Expr::Identifier(ident) => self.walk_identifier_names(ident, e.span),
-            Expr::Unary(u) => {
-                let operand = self.expr(&u.operand);
-                self.unary(&operand, u.op, u.operand.span)
-            }
-            Expr::Binary(b) => {
-                let left = self.expr(&b.left);
-                let span = b.left.span.to(b.right.span);
-                if b.op == ast::BinOp::As {
-                    let Expr::Identifier(ident) = &b.right.node else {
-                        self.compile_error(
-                            span,
-                            "keyword 'as' right operand must be a type".to_string(),
-                        );
-                        return left;
-                    };
-                    let mut right = self.parse_type_name(ident, b.right.span);
-                    if let Ty::Schema(s) = &mut right {
-                        s.instance = true;
-                    }
-                    return self.binary(&left, &right, b.op, span);
-                }
-                let right = self.expr(&b.right);
-                self.binary(&left, &right, b.op, span)
-            }
-            Expr::If(i) => {
-                self.expr(&i.cond);
-                let body = self.expr(&i.body);
-                let orelse = self.expr(&i.orelse);
-                self.sup(&[body, orelse])
-            }
-            Expr::Selector(s) => {
-                let mut ty = self.expr(&s.value);
-                for name in &s.attr.node.names {
-                    ty = self.load_attr(&ty, &name.node, s.attr.span);
-                }
-                ty
-            }
+            Expr::Unary(u) => self.walk_unary(u),
+            Expr::Binary(b) => self.walk_binary(b),
+            Expr::If(i) => self.walk_if_expr(i),
+            Expr::Selector(s) => self.walk_selector(s),
             Expr::Call(c) => self.walk_call(c),
             Expr::Paren(p) => self.expr(&p.expr),
             Expr::Quant(q) => self.walk_quant(q),
-            Expr::List(l) => {
-                let depth = self.switch_ctx_by_name("[]");
-                let items: Vec<Ty> = l.elts.iter().map(|x| self.expr(x)).collect();
-                let item = self.sup(&items);
-                self.pop_ctx(depth);
-                Ty::list(item)
-            }
-            Expr::ListIfItem(item) => {
-                self.expr(&item.if_cond);
-                let mut orelse = self.opt_expr(item.orelse.as_deref());
-                if let Ty::List(inner) = &orelse {
-                    orelse = (**inner).clone();
-                }
-                let items: Vec<Ty> = item.exprs.iter().map(|x| self.expr(x)).collect();
-                let items = self.sup(&items);
-                self.sup(&[orelse, items])
-            }
-            Expr::ListComp(lc) => {
-                let depth = self.switch_ctx_by_name("[]");
-                self.scopes.push(Scope::default());
-                for g in &lc.generators {
-                    self.walk_comp_clause(&g.node);
-                }
-                if let Expr::Starred(_) = lc.elt.node {
-                    self.compile_error(
-                        lc.elt.span,
-                        "list unpacking cannot be used in list comprehension".to_string(),
-                    );
-                }
-                let item = self.expr(&lc.elt);
-                self.leave_scope();
-                self.pop_ctx(depth);
-                Ty::list(item)
-            }
-            Expr::Starred(s) => {
-                let value = self.expr(&s.value);
-                let (ty, ok) = self.starred_item(&value);
-                if !ok {
-                    self.compile_error(
-                        s.value.span,
-                        format!("only list, dict, schema object can be used * unpacked, got {ty}"),
-                    );
-                }
-                ty
-            }
+            Expr::List(l) => self.walk_list(l),
+            Expr::ListIfItem(item) => self.walk_list_if_item(item),
+            Expr::ListComp(lc) => self.walk_list_comp(lc),
+            Expr::Starred(s) => self.walk_starred(s),
             Expr::DictComp(dc) => self.walk_dict_comp(dc),
-            Expr::ConfigIfEntry(c) => {
-                self.expr(&c.if_cond);
-                let dict = self.walk_config_entries(&c.items);
-                match &c.orelse {
-                    Some(orelse) => {
-                        let o = self.expr(orelse);
-                        self.sup(&[dict, o])
-                    }
-                    None => dict,
-                }
-            }
-            Expr::Schema(s) => self.walk_schema_expr(s, e.span),
+            Expr::ConfigIfEntry(c) => self.walk_config_if_entry(c),
+            Expr::Schema(s) => self.walk_schema_expr(s),
             Expr::Config(c) => self.walk_config_entries(&c.items),
             Expr::Lambda(l) => self.walk_lambda(l, e.span),
-            Expr::Subscript(s) => {
-                let value = self.expr(&s.value);
-                self.subscript(&value, s, s.value.span)
-            }
-            Expr::Compare(c) => {
-                let t1 = self.expr(&c.left);
-                if let (Some(first), Some(op)) = (c.comparators.first(), c.ops.first()) {
-                    let t2 = self.expr(first);
-                    self.compare(&t1, &t2, *op, c.left.span.to(first.span));
-                    // KCL checks the later comparisons against the left
-                    // operand with the next operator, and skips the last one.
-                    for i in 1..c.comparators.len().saturating_sub(1) {
-                        let (Some(op), Some(cmp)) = (c.ops.get(i + 1), c.comparators.get(i)) else {
-                            break;
-                        };
-                        let t2 = self.expr(cmp);
-                        self.compare(&t1, &t2, *op, cmp.span);
-                    }
-                }
-                Ty::Bool
-            }
-            Expr::NumberLit(n) => match (n.binary_suffix, n.value) {
-                (Some(suffix), value) => {
-                    let raw = match value {
-                        ast::NumberLitValue::Int(v) => v,
-                        ast::NumberLitValue::Float(v) => {
-                            self.compile_error(
-                                e.span,
-                                "float literal can not be followed the unit suffix".to_string(),
-                            );
-                            v as i64
-                        }
-                    };
-                    Ty::NumberMultiplier(Some((raw, suffix)))
-                }
-                (None, ast::NumberLitValue::Int(v)) => Ty::IntLit(v),
-                (None, ast::NumberLitValue::Float(v)) => Ty::FloatLit(v),
-            },
+            Expr::Subscript(s) => self.walk_subscript(s),
+            Expr::Compare(c) => self.walk_compare(c),
+            Expr::NumberLit(n) => self.walk_number(n, e.span),
             Expr::StringLit(s) => Ty::StrLit(s.value.clone()),
             Expr::NameConstantLit(c) => match c.value {
                 ast::NameConstant::True => Ty::BoolLit(true),
@@ -2491,22 +2541,180 @@ impl<'p> Checker<'p> {
                 }
                 Ty::Str
             }
-            Expr::FormattedValue(f) => {
-                if let Some(spec) = &f.format_spec {
-                    let spec = spec.trim();
-                    if spec.starts_with('#')
-                        && !["#json", "#yaml"].contains(&spec.to_lowercase().as_str())
-                    {
-                        self.compile_error(
-                            f.value.span,
-                            format!("{spec} is a invalid format spec"),
-                        );
-                    }
-                }
-                self.expr(&f.value)
-            }
+            Expr::FormattedValue(f) => self.walk_formatted_value(f),
             Expr::Missing => Ty::Any,
         }
+    }
+
+    fn walk_unary(&mut self, u: &ast::UnaryExpr) -> Ty {
+        let operand = self.expr(&u.operand);
+        self.unary(&operand, u.op, u.operand.span)
+    }
+
+    fn walk_binary(&mut self, b: &ast::BinaryExpr) -> Ty {
+        let left = self.expr(&b.left);
+        let span = b.left.span.to(b.right.span);
+        if b.op == ast::BinOp::As {
+            let Expr::Identifier(ident) = &b.right.node else {
+                self.compile_error(
+                    span,
+                    "keyword 'as' right operand must be a type".to_string(),
+                );
+                return left;
+            };
+            let mut right = self.parse_type_name(ident, b.right.span);
+            if let Ty::Schema(s) = &mut right {
+                s.instance = true;
+            }
+            return self.binary(&left, &right, b.op, span);
+        }
+        let right = self.expr(&b.right);
+        self.binary(&left, &right, b.op, span)
+    }
+
+    fn walk_if_expr(&mut self, i: &ast::IfExpr) -> Ty {
+        self.expr(&i.cond);
+        let body = self.expr(&i.body);
+        let orelse = self.expr(&i.orelse);
+        self.sup(&[body, orelse])
+    }
+
+    fn walk_selector(&mut self, s: &ast::SelectorExpr) -> Ty {
+        let mut ty = self.expr(&s.value);
+        if s.has_question && matches!(ty, Ty::Module(_)) {
+            let attr = s.attr.node.name();
+            let span = Span {
+                line: s.value.span.end_line,
+                column: s.value.span.end_column,
+                ..s.attr.span
+            };
+            self.compile_error(
+                span,
+                format!(
+                    "For the module type, the use of '?.{attr}' is unnecessary and it can be modified as '.{attr}'"
+                ),
+            );
+        }
+        for name in &s.attr.node.names {
+            ty = self.load_attr(&ty, &name.node, s.attr.span);
+        }
+        ty
+    }
+
+    fn walk_list(&mut self, l: &ast::ListExpr) -> Ty {
+        let depth = self.switch_ctx_by_name("[]");
+        let items: Vec<Ty> = l.elts.iter().map(|x| self.expr(x)).collect();
+        let item = self.sup(&items);
+        self.pop_ctx(depth);
+        Ty::list(item)
+    }
+
+    fn walk_list_if_item(&mut self, item: &ast::ListIfItemExpr) -> Ty {
+        self.expr(&item.if_cond);
+        let mut orelse = self.opt_expr(item.orelse.as_deref());
+        // An `else` branch is a list whose items are the ones that count.
+        if let Ty::List(inner) = &orelse {
+            orelse = (**inner).clone();
+        }
+        let items: Vec<Ty> = item.exprs.iter().map(|x| self.expr(x)).collect();
+        let items = self.sup(&items);
+        self.sup(&[orelse, items])
+    }
+
+    fn walk_list_comp(&mut self, lc: &ast::ListComp) -> Ty {
+        let depth = self.switch_ctx_by_name("[]");
+        self.scopes.push(Scope::default());
+        for g in &lc.generators {
+            self.walk_comp_clause(&g.node);
+        }
+        if let Expr::Starred(_) = lc.elt.node {
+            self.compile_error(
+                lc.elt.span,
+                "list unpacking cannot be used in list comprehension".to_string(),
+            );
+        }
+        let item = self.expr(&lc.elt);
+        self.leave_scope();
+        self.pop_ctx(depth);
+        Ty::list(item)
+    }
+
+    fn walk_starred(&mut self, s: &ast::StarredExpr) -> Ty {
+        let value = self.expr(&s.value);
+        let (ty, ok) = self.starred_item(&value);
+        if !ok {
+            self.compile_error(
+                s.value.span,
+                format!("only list, dict, schema object can be used * unpacked, got {ty}"),
+            );
+        }
+        ty
+    }
+
+    fn walk_config_if_entry(&mut self, c: &ast::ConfigIfEntryExpr) -> Ty {
+        self.expr(&c.if_cond);
+        let dict = self.walk_config_entries(&c.items);
+        match &c.orelse {
+            Some(orelse) => {
+                let o = self.expr(orelse);
+                self.sup(&[dict, o])
+            }
+            None => dict,
+        }
+    }
+
+    fn walk_subscript(&mut self, s: &ast::Subscript) -> Ty {
+        let value = self.expr(&s.value);
+        self.subscript(&value, s, s.value.span)
+    }
+
+    fn walk_compare(&mut self, c: &ast::Compare) -> Ty {
+        let t1 = self.expr(&c.left);
+        if let (Some(first), Some(op)) = (c.comparators.first(), c.ops.first()) {
+            let t2 = self.expr(first);
+            self.compare(&t1, &t2, *op, c.left.span.to(first.span));
+            // KCL checks the later comparisons against the left operand
+            // with the next operator, and skips the last one.
+            for i in 1..c.comparators.len().saturating_sub(1) {
+                let (Some(op), Some(cmp)) = (c.ops.get(i + 1), c.comparators.get(i)) else {
+                    break;
+                };
+                let t2 = self.expr(cmp);
+                self.compare(&t1, &t2, *op, cmp.span);
+            }
+        }
+        Ty::Bool
+    }
+
+    fn walk_number(&mut self, n: &ast::NumberLit, span: Span) -> Ty {
+        match (n.binary_suffix, n.value) {
+            (Some(suffix), value) => {
+                let raw = match value {
+                    ast::NumberLitValue::Int(v) => v,
+                    ast::NumberLitValue::Float(v) => {
+                        self.compile_error(
+                            span,
+                            "float literal can not be followed the unit suffix".to_string(),
+                        );
+                        v as i64
+                    }
+                };
+                Ty::NumberMultiplier(Some((raw, suffix)))
+            }
+            (None, ast::NumberLitValue::Int(v)) => Ty::IntLit(v),
+            (None, ast::NumberLitValue::Float(v)) => Ty::FloatLit(v),
+        }
+    }
+
+    fn walk_formatted_value(&mut self, f: &ast::FormattedValue) -> Ty {
+        if let Some(spec) = &f.format_spec {
+            let spec = spec.trim();
+            if spec.starts_with('#') && !["#json", "#yaml"].contains(&spec.to_lowercase().as_str())
+            {
+                self.compile_error(f.value.span, format!("{spec} is a invalid format spec"));
+            }
+        }
+        self.expr(&f.value)
     }
 
     fn starred_item(&self, ty: &Ty) -> (Ty, bool) {
@@ -2680,7 +2888,7 @@ impl<'p> Checker<'p> {
         ty
     }
 
-    fn walk_schema_expr(&mut self, s: &ast::SchemaExpr, _span: Span) -> Ty {
+    fn walk_schema_expr(&mut self, s: &ast::SchemaExpr) -> Ty {
         let def_ty = self.walk_identifier_names(&s.name.node, s.name.span);
         if !matches!(s.config.node, Expr::Config(_)) {
             self.compile_error(
@@ -2733,6 +2941,19 @@ impl<'p> Checker<'p> {
         }
     }
 
+    /// The signature of the package's top-level lambda `name`, unless a
+    /// local name hides it.
+    fn forward_lambda(&self, name: &str) -> Option<FnTy> {
+        if self.scopes.iter().any(|s| s.names.contains_key(name)) {
+            return None;
+        }
+        self.global_lambdas
+            .get(&self.pkg)
+            .and_then(|m| m.get(name))
+            .cloned()
+            .flatten()
+    }
+
     fn func_name(func: &Expr) -> String {
         let mut callee = func;
         for _ in 0..MAX_DEPTH {
@@ -2752,7 +2973,16 @@ impl<'p> Checker<'p> {
         let name = Self::func_name(&c.func.node);
         match &call_ty {
             Ty::Any => {
-                self.do_arguments_check(&name, span, &c.args, &c.keywords, &FnTy::variadic());
+                // A top-level lambda called before its declaration is
+                // checked against its parameters.
+                let f = match &c.func.node {
+                    Expr::Identifier(ident) if ident.names.len() == 1 => {
+                        self.forward_lambda(&ident.names[0].node)
+                    }
+                    _ => None,
+                };
+                let f = f.unwrap_or_else(FnTy::variadic);
+                self.do_arguments_check(&name, span, &c.args, &c.keywords, &f);
                 Ty::Any
             }
             Ty::Function(f) => {
@@ -3238,6 +3468,18 @@ fn has_name_and_constant_index(sub: &ast::Subscript) -> bool {
             Expr::Unary(u) => is_int(&u.operand),
             _ => is_int(index),
         })
+}
+
+impl ast::ImportStmt {
+    /// The package imported: as the loader resolved it, else from the path
+    /// as written.
+    fn resolved_pkgpath(&self, importing_pkg: &str) -> String {
+        if self.pkgpath.is_empty() {
+            import_pkgpath(importing_pkg, &self.rawpath.node)
+        } else {
+            self.pkgpath.clone()
+        }
+    }
 }
 
 trait ModulePkg {

@@ -868,13 +868,17 @@ impl Renderer<'_> {
                 this: item,
                 parent: Some(scope),
                 locals: vec![
-                    ("index".to_owned(), Value::Int(index as i64)),
                     ("first".to_owned(), Value::Bool(index == 0)),
                     ("last".to_owned(), Value::Bool(index == last)),
                 ],
             };
-            if let Some(k) = key {
-                inner.locals.push(("key".to_owned(), Value::str(k)));
+            // An object's entries have a `@key`; only a list's items have
+            // an `@index`.
+            match key {
+                Some(k) => inner.locals.push(("key".to_owned(), Value::str(k))),
+                None => inner
+                    .locals
+                    .push(("index".to_owned(), Value::Int(index as i64))),
             }
             let names = &block.call.block_params;
             if let Some(name) = names.first() {
@@ -961,7 +965,7 @@ mod tests {
                 "{{#each people}}{{@index}}:{{this}}{{#unless @last}},{{/unless}}{{/each}}",
                 "0:Yehuda Katz,1:Alan Johnson",
             ),
-            ("{{#each c}}{{@key}}={{this}}{{/each}}", "d=5"),
+            ("{{#each c}}{{@key}}={{this}}{{@index}}{{/each}}", "d=5"),
             (
                 "{{#each people as |p i|}}{{i}}{{p}} {{/each}}",
                 "0Yehuda Katz 1Alan Johnson ",

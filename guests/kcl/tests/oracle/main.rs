@@ -9,6 +9,9 @@
 //! (tests/kcl/oracle.py): starting Python and loading KCL costs far more
 //! than a program.
 
+// A test whose setup fails (no oracle, no temporary directory) has failed.
+#![allow(clippy::expect_used)]
+
 mod features;
 mod generated;
 
