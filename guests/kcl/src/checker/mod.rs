@@ -3498,4 +3498,6 @@ impl ModulePkg for ast::Module {
 }
 
 #[cfg(test)]
+mod suite;
+#[cfg(test)]
 mod tests;
