@@ -56,9 +56,25 @@ const COMPILE_TIME: &[ErrorKind] = &[
 
 type GoldenError = (String, String, String);
 
-/// The case's first checker error as KCL's golden text has it (header,
-/// position, message); `Err` when the program does not load.
-fn first_error(case: &Path) -> Result<Option<GoldenError>, ()> {
+/// What the checker found in a case.
+struct Checked {
+    /// The first error as KCL's golden text has it (header, position,
+    /// message).
+    first: Option<GoldenError>,
+    /// Every error rendered as `kcl run` prints them, without blank lines
+    /// and with the case's directory as `${CWD}`, as KCL's runner compares.
+    rendered: String,
+}
+
+fn without_blank_lines(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `Err` when the program does not load.
+fn check_case(case: &Path) -> Result<Checked, ()> {
     let settings = std::fs::read_to_string(case.join("settings.yaml")).unwrap_or_default();
     let mut paths = vec![PathBuf::from("main.k")];
     paths.extend(
@@ -84,8 +100,16 @@ fn first_error(case: &Path) -> Result<Option<GoldenError>, ()> {
     if load_failed {
         return Err(());
     }
-    let Some(err) = check_all(&loaded.program).into_iter().next() else {
-        return Ok(None);
+    let errors = check_all(&loaded.program);
+    let rendered = without_blank_lines(
+        &crate::diagnostic::render_all(&errors, &sources)
+            .replace(&case.display().to_string(), "${CWD}"),
+    );
+    let Some(err) = errors.into_iter().next() else {
+        return Ok(Checked {
+            first: None,
+            rendered,
+        });
     };
     let (file, line, column) = match err.span() {
         Some(span) => (
@@ -100,11 +124,14 @@ fn first_error(case: &Path) -> Result<Option<GoldenError>, ()> {
     };
     let prefix = format!("{}/", case.display());
     let file = file.strip_prefix(&prefix).unwrap_or(&file);
-    Ok(Some((
-        format!("error[{}]: {}", err.kind.code(), err.kind.title()),
-        format!("--> ${{CWD}}/{file}:{line}:{column}"),
-        err.message,
-    )))
+    Ok(Checked {
+        first: Some((
+            format!("error[{}]: {}", err.kind.code(), err.kind.title()),
+            format!("--> ${{CWD}}/{file}:{line}:{column}"),
+            err.message,
+        )),
+        rendered,
+    })
 }
 
 #[test]
@@ -117,14 +144,14 @@ fn the_language_suite() {
     let mut all = Vec::new();
     cases(&dir, &mut all);
     let (mut accepted, mut refused, mut compile_time, mut caught) = (0, Vec::new(), 0, 0);
-    let (mut missed, mut not_loaded) = (Vec::new(), 0);
+    let (mut missed, mut not_loaded, mut whole_text) = (Vec::new(), 0, 0);
     for case in &all {
         let name = case
             .strip_prefix(&dir)
             .unwrap_or(case)
             .display()
             .to_string();
-        let Ok(first) = first_error(case) else {
+        let Ok(Checked { first, rendered }) = check_case(case) else {
             not_loaded += 1;
             if case.join("stdout.golden").is_file() {
                 println!("  not loaded {name}");
@@ -149,6 +176,9 @@ fn the_language_suite() {
             continue;
         }
         compile_time += 1;
+        if rendered.contains(&without_blank_lines(&golden)) {
+            whole_text += 1;
+        }
         match first {
             Some((head, pos, message))
                 if golden.contains(&head) && golden.contains(&pos) && golden.contains(&message) =>
@@ -166,7 +196,10 @@ fn the_language_suite() {
     for (name, err) in &refused {
         println!("  refused {name}: {err:?}");
     }
-    println!("compile-time stderr cases: {compile_time}, first error as KCL's: {caught}");
+    println!(
+        "compile-time stderr cases: {compile_time}, first error as KCL's: {caught}, \
+         golden text within the rendered errors: {whole_text}"
+    );
     for (name, err) in &missed {
         println!("  missed {name}: {err:?}");
     }
