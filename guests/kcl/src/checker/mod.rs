@@ -1334,7 +1334,12 @@ impl<'p> Checker<'p> {
                 ast::LiteralType::Int(v, Some(suffix)) => Ty::NumberMultiplier(Some((*v, *suffix))),
                 ast::LiteralType::Float(v) => Ty::FloatLit(*v),
                 ast::LiteralType::Str(s) => Ty::StrLit(s.clone()),
-                ast::LiteralType::None | ast::LiteralType::Undefined => Ty::None,
+                // KCL reads `None` in a type as a name, and no name is `None`.
+                ast::LiteralType::None => {
+                    self.compile_error(t.span, "name 'None' is not defined".to_string());
+                    Ty::Any
+                }
+                ast::LiteralType::Undefined => Ty::None,
             },
             ast::Type::Function { params, ret } => {
                 let params = params
