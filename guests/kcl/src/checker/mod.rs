@@ -764,10 +764,13 @@ impl<'p> Checker<'p> {
                 let name = target.node.name.node.clone();
                 // A name assigned twice has no one signature.
                 let f = match (lambdas.contains_key(&name), &assign.ty, &assign.value.node) {
+                    // Only the arguments' types: KCL 0.12.3 does not check a
+                    // call before the lambda at all, and runs one with
+                    // extra arguments.
                     (false, None, Expr::Lambda(l)) => Some(FnTy {
                         params: self.parse_params(l.args.as_ref(), true),
                         ret: Ty::Any,
-                        variadic: false,
+                        variadic: true,
                     }),
                     _ => None,
                 };
