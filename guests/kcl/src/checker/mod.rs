@@ -129,6 +129,20 @@ struct Scope {
     names: IndexMap<String, (Ty, Option<Span>)>,
 }
 
+/// A config literal's expected type and where it was declared.
+#[derive(Debug, Clone)]
+struct Expected {
+    ty: Ty,
+    declared: Option<Span>,
+}
+
+fn expected(ty: &Ty, declared: Option<Span>) -> Option<Expected> {
+    Some(Expected {
+        ty: ty.clone(),
+        declared,
+    })
+}
+
 struct Checker<'p> {
     pkgs: &'p IndexMap<String, Vec<&'p ast::Module>>,
     defs: Vec<SchemaDef>,
@@ -157,7 +171,9 @@ struct Checker<'p> {
     /// them (KCL's resolver keeps them on its copy of the schema).
     schema_inferred: HashMap<String, Ty>,
     local_vars: Vec<String>,
-    config_ctx: Vec<Option<Ty>>,
+    /// What the config literal being walked is expected to be, with where
+    /// that expectation was declared (an attribute, an annotation).
+    config_ctx: Vec<Option<Expected>>,
     depth: usize,
 }
 
@@ -748,10 +764,13 @@ impl<'p> Checker<'p> {
                 let name = target.node.name.node.clone();
                 // A name assigned twice has no one signature.
                 let f = match (lambdas.contains_key(&name), &assign.ty, &assign.value.node) {
+                    // Only the arguments' types: KCL 0.12.3 does not check a
+                    // call before the lambda at all, and runs one with
+                    // extra arguments.
                     (false, None, Expr::Lambda(l)) => Some(FnTy {
                         params: self.parse_params(l.args.as_ref(), true),
                         ret: Ty::Any,
-                        variadic: false,
+                        variadic: true,
                     }),
                     _ => None,
                 };
@@ -863,8 +882,8 @@ impl<'p> Checker<'p> {
             } else {
                 Ty::Any
             };
-            let span = existing.and_then(|(_, s)| s).unwrap_or(target.span);
-            self.insert_object(name, ty, Some(span));
+            // The name is now declared here, as in KCL's scope.
+            self.insert_object(name, ty, Some(target.span));
         }
     }
 
@@ -1318,7 +1337,12 @@ impl<'p> Checker<'p> {
                 ast::LiteralType::Int(v, Some(suffix)) => Ty::NumberMultiplier(Some((*v, *suffix))),
                 ast::LiteralType::Float(v) => Ty::FloatLit(*v),
                 ast::LiteralType::Str(s) => Ty::StrLit(s.clone()),
-                ast::LiteralType::None | ast::LiteralType::Undefined => Ty::None,
+                // KCL reads `None` in a type as a name, and no name is `None`.
+                ast::LiteralType::None => {
+                    self.compile_error(t.span, "name 'None' is not defined".to_string());
+                    Ty::Any
+                }
+                ast::LiteralType::Undefined => Ty::None,
             },
             ast::Type::Function { params, ret } => {
                 let params = params
@@ -1449,15 +1473,16 @@ impl<'p> Checker<'p> {
         let Some(first) = names.first() else {
             return Ty::Any;
         };
-        let expected = self.resolve_store(&first.node, u.target.span);
-        self.config_ctx.push(Some(expected.clone()));
+        let expected_ty = self.resolve_store(&first.node, u.target.span);
+        self.config_ctx
+            .push(expected(&expected_ty, Some(u.value.span)));
         let ty = self.walk_schema_expr(&u.value.node);
         self.config_ctx.pop();
-        self.must_assignable_to(&ty, &expected, u.target.span, None);
-        if !ty.is_any() && expected.is_any() {
+        self.must_assignable_to(&ty, &expected_ty, u.target.span, None);
+        if !ty.is_any() && expected_ty.is_any() {
             self.set_type_in_current_scope(&first.node, ty.widen());
         }
-        expected
+        expected_ty
     }
 
     fn walk_assign(&mut self, assign: &ast::AssignStmt) -> Ty {
@@ -1476,12 +1501,18 @@ impl<'p> Checker<'p> {
                 let expected = self.resolve_store(name, target.span);
                 match &expected {
                     Ty::Schema(_) => {
-                        self.config_ctx.push(Some(expected.clone()));
+                        self.config_ctx.push(Some(Expected {
+                            ty: expected.clone(),
+                            declared: Some(target.span.to(assign.value.span)),
+                        }));
                         value_ty = self.expr(&assign.value);
                         self.config_ctx.pop();
                     }
                     Ty::List(_) | Ty::Dict(_) | Ty::Union(_) => {
-                        self.config_ctx.push(Some(expected.clone()));
+                        self.config_ctx.push(Some(Expected {
+                            ty: expected.clone(),
+                            declared: Some(target.span.to(assign.value.span)),
+                        }));
                         value_ty = self.expr(&assign.value);
                         self.check_assignment_annotation(assign, &value_ty);
                         self.config_ctx.pop();
@@ -1588,7 +1619,10 @@ impl<'p> Checker<'p> {
         self.insert_object(&name, expected.clone(), Some(attr.name.span));
         if let Some(value) = &attr.value {
             let value_ty = if let Ty::Schema(_) = expected {
-                self.config_ctx.push(Some(expected.clone()));
+                self.config_ctx.push(Some(Expected {
+                    ty: expected.clone(),
+                    declared: Some(value.span),
+                }));
                 let t = self.expr(value);
                 self.config_ctx.pop();
                 t
@@ -1650,7 +1684,10 @@ impl<'p> Checker<'p> {
             }
             if let Some(value) = &sig_node.node.value {
                 let value_ty = if let Ty::Schema(_) = sig.val {
-                    self.config_ctx.push(Some(sig.val.clone()));
+                    self.config_ctx.push(Some(Expected {
+                        ty: sig.val.clone(),
+                        declared: Some(value.span),
+                    }));
                     let t = self.expr(value);
                     self.config_ctx.pop();
                     t
@@ -2009,20 +2046,32 @@ impl<'p> Checker<'p> {
 
     // ---- config literals against their expected type ----
 
-    fn find_attr_ctx(&self, key_name: &str) -> Option<Ty> {
+    /// The expectation for the entry `key_name` of the config being walked:
+    /// an attribute's is declared where the attribute is, an item's or
+    /// value's where its container's is.
+    fn find_attr_ctx(&self, key_name: &str) -> Option<Expected> {
         if key_name.is_empty() {
             return None;
         }
         let top = self.config_ctx.last()?.as_ref()?;
-        match top {
-            Ty::List(item) => Some((**item).clone()),
-            Ty::Dict(d) => Some(d.val.clone()),
+        let inherited = |ty: Ty| {
+            Some(Expected {
+                ty,
+                declared: top.declared,
+            })
+        };
+        match &top.ty {
+            Ty::List(item) => inherited((**item).clone()),
+            Ty::Dict(d) => inherited(d.val.clone()),
             Ty::Schema(s) => match self.attr_of(s.id, key_name) {
-                Some(a) => Some(a.ty.clone()),
+                Some(a) => Some(Expected {
+                    ty: a.ty.clone(),
+                    declared: Some(a.span),
+                }),
                 None => self
                     .def(s.id)
                     .and_then(|d| d.index_sig.as_ref())
-                    .map(|sig| sig.val.clone()),
+                    .and_then(|sig| inherited(sig.val.clone())),
             },
             Ty::Union(types) => {
                 let mut possible = Vec::new();
@@ -2041,7 +2090,7 @@ impl<'p> Checker<'p> {
                         _ => {}
                     }
                 }
-                Some(self.sup(&possible))
+                inherited(self.sup(&possible))
             }
             _ => None,
         }
@@ -2225,11 +2274,17 @@ impl<'p> Checker<'p> {
                 continue;
             }
             if let Some(Some(top)) = self.config_ctx.last().cloned() {
-                self.must_check_config_attr(&key, &top, value_span, Some(attr_span));
+                self.must_check_config_attr(&key, &top.ty, value_span, Some(attr_span));
             }
             let depth = self.switch_ctx_by_name(&key);
             if let Some(Some(top)) = self.config_ctx.last().cloned() {
-                self.attr_must_assignable_to(&attr_ty, &top, value_span, None, Some(attr_span));
+                self.attr_must_assignable_to(
+                    &attr_ty,
+                    &top.ty,
+                    value_span,
+                    top.declared,
+                    Some(attr_span),
+                );
             }
             self.check_config_value_recursively(&attr_ty, value_span);
             self.pop_ctx(depth);
@@ -2251,7 +2306,7 @@ impl<'p> Checker<'p> {
                     if !name.is_empty()
                         && let Some(Some(top)) = self.config_ctx.last().cloned()
                     {
-                        self.must_check_config_attr(name, &top, key.span, None);
+                        self.must_check_config_attr(name, &top.ty, key.span, None);
                     }
                     depth += self.switch_ctx_by_name(name);
                 }
@@ -2261,7 +2316,7 @@ impl<'p> Checker<'p> {
                     val_ty = Ty::dict(Ty::Str, val_ty);
                 }
                 if let Some(Some(top)) = self.config_ctx.last().cloned() {
-                    self.must_assignable_to(&val_ty, &top, key.span, None);
+                    self.must_assignable_to(&val_ty, &top.ty, key.span, top.declared);
                 }
                 self.pop_ctx(depth);
                 Some(ret)
@@ -2899,13 +2954,13 @@ impl<'p> Checker<'p> {
         }
         match &def_ty {
             Ty::Dict(_) => {
-                self.config_ctx.push(Some(def_ty.clone()));
+                self.config_ctx.push(expected(&def_ty, None));
                 let config = self.expr(&s.config);
                 self.config_ctx.pop();
                 self.binary(&def_ty, &config, ast::BinOp::BitOr, s.name.span)
             }
             Ty::Schema(st) => {
-                self.config_ctx.push(Some(def_ty.clone()));
+                self.config_ctx.push(expected(&def_ty, None));
                 self.expr(&s.config);
                 self.config_ctx.pop();
                 if st.instance {
@@ -3030,7 +3085,10 @@ impl<'p> Checker<'p> {
     ) -> Ty {
         let value_ty = match expected {
             Ty::Schema(_) | Ty::List(_) | Ty::Dict(_) | Ty::Union(_) => {
-                self.config_ctx.push(Some(expected.clone()));
+                self.config_ctx.push(Some(Expected {
+                    ty: expected.clone(),
+                    declared: Some(expr.span),
+                }));
                 let t = self.expr(expr);
                 self.config_ctx.pop();
                 t
@@ -3497,5 +3555,7 @@ impl ModulePkg for ast::Module {
     }
 }
 
+#[cfg(test)]
+mod suite;
 #[cfg(test)]
 mod tests;
