@@ -31,13 +31,15 @@ impl Evaluator {
                         scope.set(&key, v.clone());
                     }
                 }
-                None => {
+                // Keys an `if` entry set; a spread's keys are not names.
+                None if matches!(item.node.value.node, Expr::ConfigIfEntry(_)) => {
                     if let Some(d) = result.as_dict() {
                         for (k, v) in d.iter() {
                             scope.set(k, v.clone());
                         }
                     }
                 }
+                None => {}
             }
         }
         Ok(result)

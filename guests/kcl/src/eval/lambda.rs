@@ -17,6 +17,9 @@ pub(crate) type Keywords = Vec<(String, Value)>;
 pub(crate) struct Arguments {
     pub args: Vec<Value>,
     pub kwargs: Keywords,
+    /// A schema's parameters not given are `Undefined`; a lambda's are an
+    /// error.
+    pub missing_undefined: bool,
 }
 
 impl Evaluator {
@@ -26,7 +29,21 @@ impl Evaluator {
         call: &ast::CallExpr,
         span: Span,
     ) -> Result<Value> {
-        let func = self.eval_expr(frame, &call.func)?;
+        // `x?.method()` is None, not a call, when `x` is None.
+        let func = match &call.func.node {
+            ast::Expr::Selector(s) if s.has_question => {
+                let base = self.eval_expr(frame, &s.value)?;
+                if base.is_none_or_undefined() {
+                    return Ok(Value::None);
+                }
+                let mut value = base;
+                for name in &s.attr.node.names {
+                    value = self.select_attr(&value, &name.node, true, name.span)?;
+                }
+                value
+            }
+            _ => self.eval_expr(frame, &call.func)?,
+        };
         let (args, kwargs) = self.eval_arguments(frame, &call.args, &call.keywords)?;
         self.call_value(&func, args, kwargs, span)
     }
@@ -77,6 +94,23 @@ impl Evaluator {
         self.enter(span)?;
         let result = match &f.kind {
             FunctionKind::Builtin(b) => b(self, &args, &kwargs),
+            FunctionKind::Method { receiver, .. }
+                if f.name == "instances"
+                    && matches!(receiver.as_ref(), Value::Function(r) if matches!(r.kind, FunctionKind::Schema(_))) =>
+            {
+                let full_pkg = args
+                    .first()
+                    .or_else(|| kwargs.iter().find(|(k, _)| k == "full_pkg").map(|(_, v)| v))
+                    .is_some_and(Value::is_truthy);
+                let name = match receiver.as_ref() {
+                    Value::Function(r) => match &r.kind {
+                        FunctionKind::Schema(ty) => ty.full_name(),
+                        _ => String::new(),
+                    },
+                    _ => String::new(),
+                };
+                Ok(Value::list(self.schema_instances(&name, full_pkg)))
+            }
             FunctionKind::Method { receiver, method } => {
                 let mut all = Vec::with_capacity(args.len() + 1);
                 all.push(receiver.as_ref().clone());
@@ -106,7 +140,11 @@ impl Evaluator {
             &scope,
             &closure.frame,
             lambda.args.as_ref(),
-            Arguments { args, kwargs },
+            Arguments {
+                args,
+                kwargs,
+                missing_undefined: false,
+            },
             "lambda",
             span,
         )?;
@@ -173,7 +211,11 @@ impl Evaluator {
         what: &str,
         span: Span,
     ) -> Result<()> {
-        let Arguments { args, kwargs } = call;
+        let Arguments {
+            args,
+            kwargs,
+            missing_undefined,
+        } = call;
         let empty = ast::Arguments {
             args: Vec::new(),
             defaults: Vec::new(),
@@ -218,6 +260,7 @@ impl Evaluator {
                 Some(v) => v,
                 None => match params.defaults.get(i).and_then(Option::as_ref) {
                     Some(default) => self.eval_expr(defining, default)?,
+                    None if missing_undefined => Value::Undefined,
                     None => {
                         return Err(KclError::at(
                             ErrorKind::EvaluationError,

@@ -16,7 +16,9 @@ mod output;
 mod schema;
 mod scope;
 mod stmt;
-mod types;
+#[cfg(test)]
+mod tests;
+pub(crate) mod types;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -95,6 +97,8 @@ pub struct EvalOptions {
     /// recursion error instead of overflowing (`DEFAULT_STACK_BUDGET`
     /// when `None`; a WebAssembly guest with a 1 MiB stack gives less).
     pub stack_budget: Option<usize>,
+    /// What `file.current()`, `file.workdir()` and `file.modpath()` say.
+    pub program_paths: crate::modules::file::ProgramPaths,
 }
 
 /// What evaluating the main package produced.
@@ -104,15 +108,19 @@ pub struct Evaluated {
     pub output: Value,
     /// What `print()` wrote.
     pub logs: String,
+    /// `manifests.yaml_stream`'s output, when the program called it: it
+    /// replaces `output`, planned with its options.
+    pub output_stream: Option<(String, crate::value::yaml::PlanOptions)>,
 }
 
 /// How deep calls and nested schemas may go before KCL's recursion error
 /// (the stack budget usually ends a recursion first).
 const MAX_DEPTH: usize = 10_000;
 
-/// The stack the evaluation may use by default: the main thread of a
-/// native program has 8 MiB.
-pub const DEFAULT_STACK_BUDGET: usize = 6 << 20;
+/// The stack the evaluation may use by default: less than the smallest
+/// stack it runs on (a WebAssembly guest's 1 MiB, a test thread's 2 MiB).
+/// A host with more (a native main thread has 8 MiB) may allow more.
+pub const DEFAULT_STACK_BUDGET: usize = 768 << 10;
 
 /// The address of a local of the calling function: how far down the
 /// stack is (it grows downwards on every target we build for, the
@@ -135,7 +143,17 @@ pub struct Evaluator {
     options: IndexMap<String, Value>,
     logs: String,
     file_root: Option<PathBuf>,
-    instances: IndexMap<String, Vec<Value>>,
+    /// Every instance made, under its schema's and each parent's full
+    /// name, with the package whose code made it.
+    instances: IndexMap<String, Vec<(Value, Rc<str>)>>,
+    /// The last package statement run: errors found after the run (its
+    /// output's conflicts) point there, as KCL's do.
+    last_stmt: Span,
+    /// The package of the schema expression being evaluated.
+    creating_pkg: Rc<str>,
+    /// Where each instance was made, by the address of its value: a
+    /// required attribute missing in a nested instance is reported there.
+    instance_spans: HashMap<usize, Span>,
     schema_stack: Vec<schema::SchemaCtx>,
     scalars: Vec<Value>,
     /// The index in `scalars` of the last schema expression statement's
@@ -154,6 +172,8 @@ pub struct Evaluator {
     schema_expr_depth: usize,
     /// One shared copy per lambda expression of the program, by address.
     lambdas: HashMap<usize, Rc<ast::LambdaExpr>>,
+    program_paths: crate::modules::file::ProgramPaths,
+    output_stream: Option<(String, crate::value::yaml::PlanOptions)>,
 }
 
 #[derive(Debug, Clone)]
@@ -173,6 +193,9 @@ impl Evaluator {
             logs: String::new(),
             file_root: options.file_root,
             instances: IndexMap::new(),
+            creating_pkg: Rc::from(MAIN_PKG),
+            last_stmt: Span::default(),
+            instance_spans: HashMap::new(),
             schema_stack: Vec::new(),
             scalars: Vec::new(),
             schema_scalar: None,
@@ -182,6 +205,8 @@ impl Evaluator {
             steps: 0,
             step_limit: options.step_limit,
             lambdas: HashMap::new(),
+            program_paths: options.program_paths,
+            output_stream: None,
             show_hidden: options.show_hidden,
             schema_expr_depth: 0,
         }
@@ -193,10 +218,15 @@ impl Evaluator {
             let globals = frame.globals_in_order();
             let scalars = std::mem::take(&mut self.scalars);
             self.output(&scalars, &globals, self.show_hidden)
+                .map_err(|e| locate(e, self.last_stmt))
         });
         let logs = std::mem::take(&mut self.logs);
         match result {
-            Ok(output) => Ok(Evaluated { output, logs }),
+            Ok(output) => Ok(Evaluated {
+                output,
+                logs,
+                output_stream: self.output_stream.take(),
+            }),
             Err(e) => Err((e, logs)),
         }
     }
@@ -230,7 +260,21 @@ impl Evaluator {
         for stmt in &module.body {
             match &stmt.node {
                 ast::Stmt::Import(import) => {
-                    let target = self.resolve_import(pkgpath, &import.rawpath.node);
+                    let target = if crate::modules::is_system_module(&import.pkgpath)
+                        || (import.pkgpath.is_empty()
+                            && crate::modules::is_system_module(&import.rawpath.node))
+                    {
+                        let name = if import.pkgpath.is_empty() {
+                            &import.rawpath.node
+                        } else {
+                            &import.pkgpath
+                        };
+                        Import::System(name.clone())
+                    } else if import.pkgpath.is_empty() {
+                        self.resolve_import(pkgpath, &import.rawpath.node)
+                    } else {
+                        Import::Package(import.pkgpath.clone())
+                    };
                     self.imports
                         .entry(pkgpath.to_string())
                         .or_default()
@@ -390,30 +434,30 @@ impl crate::builtins::Interp for Evaluator {
     }
 
     fn read_file(&self, path: &str) -> Option<std::io::Result<Vec<u8>>> {
-        let root = self.file_root.as_ref()?;
-        let relative = std::path::Path::new(path);
-        let escapes = relative.components().any(|c| {
-            matches!(
-                c,
-                std::path::Component::ParentDir
-                    | std::path::Component::RootDir
-                    | std::path::Component::Prefix(_)
-            )
-        });
-        if escapes {
-            return Some(Err(std::io::Error::new(
-                std::io::ErrorKind::PermissionDenied,
-                format!("{path} is outside the directory the program may read"),
-            )));
-        }
-        Some(std::fs::read(root.join(relative)))
+        Some(crate::modules::file::read_below(
+            self.file_root.as_ref()?,
+            path,
+        ))
     }
 
     fn instances(&self, schema_full_name: &str) -> Vec<Value> {
-        self.instances
-            .get(schema_full_name)
-            .cloned()
-            .unwrap_or_default()
+        self.schema_instances(schema_full_name, false)
+    }
+
+    fn file_root(&self) -> Option<&std::path::Path> {
+        self.file_root.as_deref()
+    }
+
+    fn program_path(&self, which: crate::modules::file::ProgramPath) -> String {
+        self.program_paths.get(which).to_owned()
+    }
+
+    fn set_output_stream(&mut self, yaml: String, options: crate::value::yaml::PlanOptions) {
+        self.output_stream = Some((yaml, options));
+    }
+
+    fn union(&mut self, left: Value, right: &Value) -> Result<Value> {
+        self.binary_values(left, ast::BinOp::BitOr, right.clone())
     }
 }
 

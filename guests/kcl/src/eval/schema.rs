@@ -62,7 +62,9 @@ impl Evaluator {
         span: Span,
     ) -> Result<Value> {
         self.schema_expr_depth += 1;
+        let creating = std::mem::replace(&mut self.creating_pkg, frame.pkgpath.clone());
         let result = self.eval_schema_expr_inner(frame, expr, span);
+        self.creating_pkg = creating;
         self.schema_expr_depth -= 1;
         result
     }
@@ -128,6 +130,7 @@ impl Evaluator {
                             super::lambda::Arguments {
                                 args: args.clone(),
                                 kwargs: kwargs.clone(),
+                                missing_undefined: true,
                             },
                             &s.name,
                             span,
@@ -147,6 +150,7 @@ impl Evaluator {
                             super::lambda::Arguments {
                                 args: args.clone(),
                                 kwargs: kwargs.clone(),
+                                missing_undefined: true,
                             },
                             &s.name,
                             span,
@@ -159,20 +163,20 @@ impl Evaluator {
         let mut attrs = HashMap::new();
         for s in &schemas {
             if let SchemaDef::Schema(def) = &s.def {
-                for stmt in &def.body {
-                    if let Stmt::SchemaAttr(a) = &stmt.node {
-                        body.vars
-                            .borrow_mut()
-                            .entry(a.name.node.clone())
-                            .or_insert(Value::Undefined);
-                        attrs.insert(
-                            a.name.node.clone(),
-                            AttrInfo {
-                                ty: a.ty.node.clone(),
-                                frame: s.frame.clone(),
-                            },
-                        );
-                    }
+                let mut declared = Vec::new();
+                declared_attrs(&def.body, &mut declared);
+                for (name, ty) in declared {
+                    body.vars
+                        .borrow_mut()
+                        .entry(name.clone())
+                        .or_insert(Value::Undefined);
+                    attrs.insert(
+                        name.clone(),
+                        AttrInfo {
+                            ty: ty.clone(),
+                            frame: s.frame.clone(),
+                        },
+                    );
                 }
             }
         }
@@ -195,11 +199,36 @@ impl Evaluator {
             kwargs,
             ty: Some(ty.clone()),
         }));
-        self.instances
-            .entry(ty.full_name())
-            .or_default()
-            .push(value.clone());
+        if let Value::Schema(instance) = &value
+            && span != Span::default()
+        {
+            self.instance_spans
+                .insert(Rc::as_ptr(instance) as usize, span);
+        }
+        let mut owner = Some(ty.clone());
+        while let Some(t) = owner {
+            self.instances
+                .entry(t.full_name())
+                .or_default()
+                .push((value.clone(), self.creating_pkg.clone()));
+            owner = t.parent.clone();
+        }
         Ok(value)
+    }
+
+    /// `Schema.instances(full_pkg=False)`: the instances of a schema and
+    /// of its children made so far by the main package's code (by any
+    /// package's with `full_pkg`).
+    pub(crate) fn schema_instances(&self, full_name: &str, full_pkg: bool) -> Vec<Value> {
+        self.instances
+            .get(full_name)
+            .map(|list| {
+                list.iter()
+                    .filter(|(_, pkg)| full_pkg || &**pkg == super::MAIN_PKG)
+                    .map(|(v, _)| v.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     fn run_schema(
@@ -211,10 +240,10 @@ impl Evaluator {
         span: Span,
     ) -> Result<Dict> {
         self.run_lazy_body(body)?;
+        // Each schema of the chain checks its own decorators (a deprecated
+        // parent refuses its children too).
         for s in schemas {
-            if let SchemaDef::Schema(def) = &s.def
-                && Rc::ptr_eq(s, ty)
-            {
+            if let SchemaDef::Schema(def) = &s.def {
                 for decorator in &def.decorators {
                     self.apply_decorator(&s.frame, &decorator.node, &s.name, true, span)?;
                 }
@@ -236,7 +265,12 @@ impl Evaluator {
                     if let Some(default) = &sig.node.value
                         && config.op(key) != ConfigEntryOperation::Override
                     {
-                        let d = self.eval_expr(body, default)?;
+                        // The default may read the key by the signature's name.
+                        let scope = Frame::child(body);
+                        if let Some(k) = &sig.node.key_name {
+                            scope.set(&k.node, Value::str(key));
+                        }
+                        let d = self.eval_expr(&scope, default)?;
                         v = self.union_values(d, &v, false)?;
                     }
                     let v = self
@@ -333,7 +367,12 @@ impl Evaluator {
         match v {
             Value::Schema(s) => {
                 if let Some(ty) = &s.ty {
-                    self.check_required(ty, &s.attrs.entries, span)?;
+                    let made_at = self
+                        .instance_spans
+                        .get(&(Rc::as_ptr(s) as usize))
+                        .copied()
+                        .unwrap_or(span);
+                    self.check_required(ty, &s.attrs.entries, made_at)?;
                 }
                 for inner in s.attrs.entries.values() {
                     self.check_required_nested(inner, span)?;
@@ -391,7 +430,16 @@ impl Evaluator {
                     span,
                     "Instance check failed",
                 )
-                .with_label(check.span, label));
+                .with_label(
+                    Span::new(
+                        check.span.file,
+                        check.span.end_line,
+                        0,
+                        check.span.end_line,
+                        0,
+                    ),
+                    label,
+                ));
             }
         }
         Ok(())
@@ -598,6 +646,30 @@ impl Evaluator {
             }
         }
         has_index_signature || d.entries.keys().all(|k| names.contains(k))
+    }
+}
+
+/// The attributes a body declares (`name: T …`, in `if` blocks too), in
+/// order.
+fn declared_attrs<'a>(body: &'a [ast::Node<Stmt>], out: &mut Vec<(&'a String, &'a ast::Type)>) {
+    for stmt in body {
+        match &stmt.node {
+            Stmt::SchemaAttr(a) => out.push((&a.name.node, &a.ty.node)),
+            Stmt::Assign(ast::AssignStmt {
+                targets,
+                ty: Some(ty),
+                ..
+            }) => {
+                for t in targets.iter().filter(|t| t.node.paths.is_empty()) {
+                    out.push((&t.node.name.node, &ty.node));
+                }
+            }
+            Stmt::If(i) => {
+                declared_attrs(&i.body, out);
+                declared_attrs(&i.orelse, out);
+            }
+            _ => {}
+        }
     }
 }
 

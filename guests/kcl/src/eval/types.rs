@@ -178,6 +178,7 @@ impl Evaluator {
             }
             (Type::Literal(l), _) => literal_matches(l, v),
             (Type::Function { .. }, Value::Function(_)) => true,
+            (Type::Named(id), Value::Unit(_)) if id.name() == "units.NumberMultiplier" => true,
             (Type::Named(id), _) => {
                 let resolved = self.normalize_named_type(frame, ty.clone());
                 if !matches!(resolved, Type::Named(_)) {
@@ -219,7 +220,6 @@ impl Evaluator {
         }
         Ok(match (ty, v) {
             (Type::Any, _) => Some(v.clone()),
-            (Type::Basic(BasicType::Float), Value::Int(i)) => Some(Value::Float(*i as f64)),
             (Type::Basic(_), _) => {
                 if self.value_matches_type(frame, v, ty)? {
                     Some(v.clone())
@@ -271,6 +271,9 @@ impl Evaluator {
             }
             (Type::Literal(l), _) => literal_matches(l, v).then(|| v.clone()),
             (Type::Function { .. }, Value::Function(_)) => Some(v.clone()),
+            (Type::Named(id), Value::Unit(_)) if id.name() == "units.NumberMultiplier" => {
+                Some(v.clone())
+            }
             (Type::Named(id), _) => {
                 let resolved = self.normalize_named_type(frame, ty.clone());
                 if !matches!(resolved, Type::Named(_)) {
