@@ -131,6 +131,16 @@ b = _b
 "##,
     ),
     (
+        // KCL 0.12.3 and 0.13.2 alike: `+=` extends the list the key holds,
+        // so a list taken from a name grows under that name too.
+        "config_insert_extends_the_referenced_list",
+        r##"v0 = []
+v3 = {y = v0, y += [1]}
+l = [1]
+d = {a = l, a += [2]}
+"##,
+    ),
+    (
         "key_order_is_first_appearance",
         r##"d = {z = 1, a = 2, m = 3, a = 4}
 e = {b = 1} | {a = 2} | {b = 3}
