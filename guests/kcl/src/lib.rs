@@ -11,6 +11,7 @@
 pub mod ast;
 pub mod builtins;
 pub mod cli;
+pub mod embed;
 pub mod error;
 pub mod eval;
 pub mod lexer;
