@@ -10,7 +10,9 @@
 
 pub mod ast;
 pub mod builtins;
+pub mod checker;
 pub mod cli;
+pub mod diagnostic;
 pub mod embed;
 pub mod error;
 pub mod eval;
@@ -78,13 +80,9 @@ impl RunError {
     /// source line under each position with a caret and label, then the
     /// notes.
     pub fn render(&self) -> String {
-        format!(
-            "error[{}]: {}\n{}\n",
-            self.error.kind.code(),
-            self.error.kind.title(),
-            self.error.message
-        )
+        diagnostic::render(&self.error, &self.sources)
     }
+
 }
 
 /// Loads, checks and evaluates a program as `kcl run` does.
@@ -101,6 +99,14 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
         Ok(p) => p,
         Err(e) => return Err(fail(e, &sources, String::new())),
     };
+    let checked: indexmap::IndexMap<String, Vec<ast::Module>> = program
+        .packages
+        .iter()
+        .map(|(pkg, modules)| (pkg.clone(), modules.iter().map(|m| m.as_ref().clone()).collect()))
+        .collect();
+    if let Err(e) = checker::check_packages(&checked) {
+        return Err(fail(e, &sources, String::new()));
+    }
     let eval_options = eval::EvalOptions {
         options: options
             .options

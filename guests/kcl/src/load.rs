@@ -88,7 +88,8 @@ pub(crate) fn load(options: &RunOptions, sources: &mut SourceMap) -> Result<Prog
     for input in &options.inputs {
         let path = match &options.work_dir {
             Some(dir) if input.is_relative() => dir.join(input),
-            _ => input.clone(),
+            // Errors name files by absolute path, as KCL prints them.
+            _ => std::path::absolute(input).unwrap_or_else(|_| input.clone()),
         };
         if path.is_dir() {
             root.get_or_insert_with(|| path.clone());

@@ -18,9 +18,27 @@ impl Evaluator {
         frame: &Rc<Frame>,
         config: &ast::ConfigExpr,
     ) -> Result<Value> {
+        let scope = Frame::config_child(frame);
         let mut result = Value::dict(Dict::new());
         for item in &config.items {
-            result = self.eval_config_entry(frame, result, &item.node, item.span)?;
+            result = self.eval_config_entry(&scope, result, &item.node, item.span)?;
+            // Later entries may read the keys set so far by name.
+            match item.node.key.as_ref() {
+                Some(k) => {
+                    if let Some(key) = simple_key(&k.node) {
+                        if let Some(v) = result.as_dict().and_then(|d| d.get(&key)) {
+                            scope.set(&key, v.clone());
+                        }
+                    }
+                }
+                None => {
+                    if let Some(d) = result.as_dict() {
+                        for (k, v) in d.iter() {
+                            scope.set(k, v.clone());
+                        }
+                    }
+                }
+            }
         }
         Ok(result)
     }
@@ -38,6 +56,35 @@ impl Evaluator {
         };
         let value = self.eval_expr(frame, &entry.value)?;
         let (path, index) = self.config_key_path(frame, key)?;
+        self.insert_config_value(target, entry, path, index, value, span)
+    }
+
+    /// A dict comprehension's entry: its key is an expression.
+    pub(crate) fn eval_comp_entry(
+        &mut self,
+        frame: &Rc<Frame>,
+        target: Value,
+        entry: &ast::ConfigEntry,
+        span: Span,
+    ) -> Result<Value> {
+        let Some(key) = &entry.key else {
+            return self.eval_keyless_entry(frame, target, &entry.value, span);
+        };
+        let key = self.eval_expr(frame, key)?;
+        let value = self.eval_expr(frame, &entry.value)?;
+        let key = self.key_string(&key);
+        self.insert_config_value(target, entry, vec![key], None, value, span)
+    }
+
+    fn insert_config_value(
+        &mut self,
+        target: Value,
+        entry: &ast::ConfigEntry,
+        path: Vec<String>,
+        index: Option<i64>,
+        value: Value,
+        span: Span,
+    ) -> Result<Value> {
         let Some((last, outer)) = path.split_last() else {
             return Ok(target);
         };
@@ -110,27 +157,21 @@ impl Evaluator {
         span: Span,
     ) -> Result<Value> {
         let spread = self.eval_expr(frame, value)?;
-        let Some(dict) = spread.as_dict() else {
-            if spread.is_none_or_undefined() {
-                return Ok(target);
-            }
-            return Err(KclError::at(
+        match &spread {
+            Value::None | Value::Undefined => Ok(target),
+            Value::Dict(_) => self.union_values(target, &spread, false).map_err(|e| e.or_at(span)),
+            Value::Schema(s) => self
+                .union_values(target, &Value::dict(s.attrs.clone()), false)
+                .map_err(|e| e.or_at(span)),
+            other => Err(KclError::at(
                 ErrorKind::EvaluationError,
                 span,
                 format!(
-                    "only dict and schema can be used ** unpack, got '{}'",
-                    spread.type_name()
+                    "only list, dict and schema object can be used with unpack operators * and **, got {}",
+                    self.display(other)
                 ),
-            ));
-        };
-        let mut target = target;
-        for (k, v) in dict.iter() {
-            let op = dict.op(k);
-            let index = dict.insert_indexes.get(k).copied();
-            target = unify::merge_entry(self, target, k, v.clone(), op, index, true)
-                .map_err(|e| e.or_at(span))?;
+            )),
         }
-        Ok(target)
     }
 
     /// A config key as a path of names (`a.b.c`), with the index of
@@ -141,24 +182,30 @@ impl Evaluator {
         key: &Node<Expr>,
     ) -> Result<(Vec<String>, Option<i64>)> {
         match &key.node {
-            Expr::Identifier(id) => Ok((id.names.iter().map(|n| n.node.clone()).collect(), None)),
+            Expr::Identifier(id) => {
+                let mut path: Vec<String> = id.names.iter().map(|n| n.node.clone()).collect();
+                // A key naming a loop variable or parameter is its value.
+                if let Some(first) = path.first_mut() {
+                    if let Some(v) = frame.local_variable(first) {
+                        *first = self.key_string(&v);
+                    }
+                }
+                Ok((path, None))
+            }
             Expr::StringLit(s) => Ok((vec![s.value.clone()], None)),
-            Expr::Subscript(s) if s.index.is_some() => {
-                let (path, _) = self.config_key_path(frame, &s.value)?;
+            Expr::Subscript(s)
+                if s.index.is_some() && matches!(s.value.node, Expr::Identifier(_)) =>
+            {
                 let index = match &s.index {
-                    Some(i) => match self.eval_expr(frame, i)? {
-                        Value::Int(i) => Some(i),
-                        other => {
-                            return Err(KclError::at(
-                                ErrorKind::EvaluationError,
-                                i.span,
-                                format!("invalid list index type {}", other.type_name()),
-                            ));
-                        }
-                    },
-                    None => None,
+                    Some(i) => self.eval_expr(frame, i)?,
+                    None => Value::None,
                 };
-                Ok((path, index))
+                let Value::Int(index) = index else {
+                    let v = self.eval_expr(frame, key)?;
+                    return Ok((vec![self.key_string(&v)], None));
+                };
+                let (path, _) = self.config_key_path(frame, &s.value)?;
+                Ok((path, Some(index)))
             }
             _ => {
                 let v = self.eval_expr(frame, key)?;
@@ -168,10 +215,21 @@ impl Evaluator {
     }
 
     /// A value used as a dict key (KCL's keys are strings).
+    #[allow(clippy::unused_self)]
     pub(crate) fn key_string(&self, v: &Value) -> String {
         match v {
             Value::Str(s) => s.to_string(),
             other => self.display(other),
         }
+    }
+}
+
+/// The name a key sets at the top of its config (`a` for `a: …` and
+/// `a.b: …`).
+fn simple_key(key: &Expr) -> Option<String> {
+    match key {
+        Expr::Identifier(id) => id.names.first().map(|n| n.node.clone()),
+        Expr::StringLit(s) => Some(s.value.clone()),
+        _ => None,
     }
 }

@@ -99,8 +99,10 @@ impl Evaluator {
 
     /// `${value: spec}`: `#json`, `#yaml`, or a format spec.
     pub(crate) fn format_with_spec(&self, v: &Value, spec: &str) -> Result<String> {
-        match spec {
-            "#json" | "#yaml" => Ok(self.display(v)),
+        let options = crate::value::json::EncodeOptions::default();
+        match spec.to_ascii_lowercase().as_str() {
+            "#json" => Ok(crate::value::json::encode(v, &options, 0)),
+            "#yaml" => Ok(crate::value::yaml::encode(v, &options)),
             _ => Err(KclError::new(
                 ErrorKind::EvaluationError,
                 format!("Invalid string interpolation format specification: {spec}"),

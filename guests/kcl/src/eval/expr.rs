@@ -112,7 +112,7 @@ impl Evaluator {
             }
             Expr::ListComp(c) => {
                 let mut items = Vec::new();
-                let scope = Frame::child(frame);
+                let scope = Frame::loop_child(frame);
                 self.eval_comp(&scope, &c.generators, &mut |ev, f| {
                     let v = ev.eval_expr(f, &c.elt)?;
                     items.push(v);
@@ -122,10 +122,10 @@ impl Evaluator {
             }
             Expr::DictComp(c) => {
                 let mut result = Value::dict(Dict::new());
-                let scope = Frame::child(frame);
+                let scope = Frame::loop_child(frame);
                 self.eval_comp(&scope, &c.generators, &mut |ev, f| {
                     let current = std::mem::replace(&mut result, Value::Undefined);
-                    result = ev.eval_config_entry(f, current, &c.entry, span)?;
+                    result = ev.eval_comp_entry(f, current, &c.entry, span)?;
                     Ok(())
                 })?;
                 Ok(result)
@@ -522,7 +522,7 @@ impl Evaluator {
         let target = self.eval_expr(frame, &q.target)?;
         let items = iteration_items(&target, q.target.span)?;
         let is_map = matches!(target, Value::Dict(_) | Value::Schema(_));
-        let scope = Frame::child(frame);
+        let scope = Frame::loop_child(frame);
         let mut mapped = Vec::new();
         let mut kept_list = Vec::new();
         let mut kept_dict = Dict::new();

@@ -131,6 +131,20 @@ impl Evaluator {
                 };
                 self.exec_body_for_value(scope, branch)
             }
+            // An assignment's value is the lambda's when it comes last.
+            Stmt::Assign(a) => {
+                self.exec_stmt(scope, last)?;
+                match a.targets.first() {
+                    Some(t) if t.node.paths.is_empty() => {
+                        Ok(scope.get_local(&t.node.name.node).unwrap_or(Value::None))
+                    }
+                    _ => Ok(Value::None),
+                }
+            }
+            Stmt::AugAssign(a) => {
+                self.exec_stmt(scope, last)?;
+                Ok(scope.get_local(&a.target.node.name.node).unwrap_or(Value::None))
+            }
             _ => {
                 self.exec_stmt(scope, last)?;
                 Ok(Value::None)

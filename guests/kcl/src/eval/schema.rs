@@ -204,6 +204,15 @@ impl Evaluator {
         span: Span,
     ) -> Result<Dict> {
         self.run_lazy_body(body)?;
+        for s in schemas {
+            if let SchemaDef::Schema(def) = &s.def {
+                if Rc::ptr_eq(s, ty) {
+                    for decorator in &def.decorators {
+                        self.apply_decorator(&s.frame, &decorator.node, &s.name, true, span)?;
+                    }
+                }
+            }
+        }
         let index_signature = schemas.iter().rev().find_map(|s| match &s.def {
             SchemaDef::Schema(def) => def.index_signature.as_ref().map(|i| (s.clone(), i.clone())),
             SchemaDef::Rule(_) => None,
@@ -218,8 +227,10 @@ impl Evaluator {
                 Some((owner, sig)) => {
                     let mut v = value.clone();
                     if let Some(default) = &sig.node.value {
-                        let d = self.eval_expr(body, default)?;
-                        v = self.union_values(d, &v, false)?;
+                        if config.op(key) != ConfigEntryOperation::Override {
+                            let d = self.eval_expr(body, default)?;
+                            v = self.union_values(d, &v, false)?;
+                        }
                     }
                     let v = self
                         .convert_to_type(&owner.frame, v, &sig.node.value_ty.node, false)
@@ -231,17 +242,6 @@ impl Evaluator {
                 None => {
                     body.set(key, value.clone());
                     relaxed.push(key.clone());
-                }
-            }
-        }
-        if let Some((owner, sig)) = &index_signature {
-            if sig.node.any_other {
-                let keys: Vec<String> = body.vars.borrow().keys().cloned().collect();
-                for key in keys {
-                    if let Some(v) = body.get_local(&key) {
-                        self.convert_to_type(&owner.frame, v, &sig.node.value_ty.node, false)
-                            .map_err(|e| e.or_at(sig.span))?;
-                    }
                 }
             }
         }
@@ -406,15 +406,26 @@ impl Evaluator {
             .map(|c| c.config.clone())
             .unwrap_or_default();
         let config_entry = config.get(name).cloned();
+        for decorator in &attr.decorators {
+            self.apply_decorator(frame, &decorator.node, name, config_entry.is_some(), span)?;
+        }
         let override_only = config_entry.is_some()
             && config.op(name) == ConfigEntryOperation::Override
             && !config.insert_indexes.contains_key(name);
         if !override_only {
             let default = match &attr.value {
                 Some(v) => self.eval_expr(frame, v)?,
-                None => Value::Undefined,
+                // An attribute typed with a single literal defaults to it.
+                None => match &attr.ty.node {
+                    ast::Type::Literal(l) => literal_value(l),
+                    _ => Value::Undefined,
+                },
             };
-            match attr.op {
+            let op = match (&attr.op, &attr.value, &attr.ty.node) {
+                (None, None, ast::Type::Literal(_)) => Some(AugOp::Assign),
+                (op, _, _) => *op,
+            };
+            match op {
                 Some(AugOp::BitOr) => {
                     let current = frame.get_local(name).unwrap_or(Value::Undefined);
                     let merged = self.binary_values(current, ast::BinOp::BitOr, default)?;
@@ -495,6 +506,52 @@ impl Evaluator {
         Ok(())
     }
 
+    /// `@deprecated(version, reason, strict)` refuses a deprecated schema,
+    /// or an attribute its config sets; `@info` says nothing.
+    fn apply_decorator(
+        &mut self,
+        frame: &Rc<Frame>,
+        decorator: &ast::CallExpr,
+        target: &str,
+        used: bool,
+        span: Span,
+    ) -> Result<()> {
+        let name = match &decorator.func.node {
+            ast::Expr::Identifier(id) => id.name(),
+            _ => String::new(),
+        };
+        match name.as_str() {
+            "deprecated" => {
+                let (_, kwargs) = self.eval_arguments(frame, &decorator.args, &decorator.keywords)?;
+                let arg = |k: &str| kwargs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+                let text = |v: Option<Value>| match v {
+                    Some(Value::Str(s)) => s.to_string(),
+                    _ => String::new(),
+                };
+                let version = text(arg("version"));
+                let reason = text(arg("reason"));
+                let strict = arg("strict").is_none_or(|v| v.is_truthy());
+                let mut msg = format!("{target} was deprecated ");
+                if !version.is_empty() {
+                    msg.push_str(&format!("since version {version}"));
+                }
+                if !reason.is_empty() {
+                    msg.push_str(&format!(", {reason}"));
+                }
+                if strict && used {
+                    return Err(KclError::at(ErrorKind::EvaluationError, span, msg));
+                }
+                Ok(())
+            }
+            "info" => Ok(()),
+            other => Err(KclError::at(
+                ErrorKind::EvaluationError,
+                span,
+                format!("Unknown decorator {other}"),
+            )),
+        }
+    }
+
     /// A value for an attribute, checked and converted to its declared
     /// type.
     fn attr_typed(&mut self, name: &str, value: Value) -> Result<Value> {
@@ -526,6 +583,22 @@ impl Evaluator {
             }
         }
         has_index_signature || d.entries.keys().all(|k| names.contains(k))
+    }
+}
+
+fn literal_value(l: &ast::LiteralType) -> Value {
+    match l {
+        ast::LiteralType::Bool(b) => Value::Bool(*b),
+        ast::LiteralType::Int(i, None) => Value::Int(*i),
+        ast::LiteralType::Int(i, Some(suffix)) => Value::Unit(crate::value::UnitValue {
+            value: *i as f64 * super::expr::unit_multiplier(*suffix),
+            raw: *i,
+            suffix: *suffix,
+        }),
+        ast::LiteralType::Float(f) => Value::Float(*f),
+        ast::LiteralType::Str(s) => Value::str(s),
+        ast::LiteralType::None => Value::None,
+        ast::LiteralType::Undefined => Value::Undefined,
     }
 }
 

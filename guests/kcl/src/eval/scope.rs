@@ -71,6 +71,9 @@ pub struct Frame {
     pub(crate) pkgpath: Rc<str>,
     /// A package's top-level frame (immutability of exported names).
     pub(crate) is_package: bool,
+    /// A comprehension's or quantifier's frame: its loop variables used
+    /// as config keys stand for their values.
+    pub(crate) is_loop: bool,
 }
 
 /// The names a statement sets (an `if` sets what its branches set).
@@ -139,6 +142,15 @@ impl Lazy {
         self.setters.contains_key(name)
     }
 
+    /// Whether the statement running now sets `name` (it reads the value
+    /// so far, as `x += 1` and `x = {**x, …}` do).
+    fn running_sets(&self, name: &str) -> bool {
+        match (self.running.last(), self.setters.get(name)) {
+            (Some(i), Some(list)) => list.contains(i),
+            _ => false,
+        }
+    }
+
     /// Names in the order of their first setter (KCL's output order).
     fn names_in_order(&self) -> Vec<String> {
         let mut names: Vec<(usize, &String)> = self
@@ -168,6 +180,7 @@ impl Frame {
             lazy: Some(RefCell::new(Lazy::new(stmts))),
             pkgpath: Rc::from(pkgpath),
             is_package: true,
+            is_loop: false,
         })
     }
 
@@ -178,7 +191,50 @@ impl Frame {
             lazy: None,
             pkgpath: parent.pkgpath.clone(),
             is_package: false,
+            is_loop: false,
         })
+    }
+
+    /// A config literal's frame: the keys set so far, readable by the
+    /// entries after them.
+    pub fn config_child(parent: &Rc<Frame>) -> Rc<Frame> {
+        Rc::new(Frame {
+            vars: RefCell::new(IndexMap::new()),
+            parent: Some(parent.clone()),
+            lazy: None,
+            pkgpath: parent.pkgpath.clone(),
+            is_package: false,
+            is_loop: false,
+        })
+    }
+
+    pub fn loop_child(parent: &Rc<Frame>) -> Rc<Frame> {
+        Rc::new(Frame {
+            vars: RefCell::new(IndexMap::new()),
+            parent: Some(parent.clone()),
+            lazy: None,
+            pkgpath: parent.pkgpath.clone(),
+            is_package: false,
+            is_loop: true,
+        })
+    }
+
+    /// A comprehension's loop variable: config keys naming one use its
+    /// value.
+    pub fn local_variable(self: &Rc<Frame>, name: &str) -> Option<Value> {
+        let mut f = Some(self.clone());
+        while let Some(cur) = f {
+            if cur.lazy.is_some() {
+                return None;
+            }
+            if cur.is_loop {
+                if let Some(v) = cur.get_local(name) {
+                    return Some(v);
+                }
+            }
+            f = cur.parent.clone();
+        }
+        None
     }
 
     pub fn lazy_child(parent: &Rc<Frame>, stmts: Vec<StmtRef>) -> Rc<Frame> {
@@ -188,6 +244,7 @@ impl Frame {
             lazy: Some(RefCell::new(Lazy::new(stmts))),
             pkgpath: parent.pkgpath.clone(),
             is_package: false,
+            is_loop: false,
         })
     }
 
@@ -267,7 +324,13 @@ impl Evaluator {
     /// Runs the pending setters of `name` in a lazy frame.
     fn backtrack(&mut self, frame: &Rc<Frame>, name: &str) -> Result<()> {
         let pending = match &frame.lazy {
-            Some(l) => l.borrow().pending_setters(name),
+            Some(l) => {
+                let l = l.borrow();
+                if l.running_sets(name) {
+                    return Ok(());
+                }
+                l.pending_setters(name)
+            }
             None => return Ok(()),
         };
         for i in pending {

@@ -38,6 +38,12 @@ impl Evaluator {
                 let name = u.target.node.name();
                 let value = self.eval_schema_expr(frame, &u.value.node, u.value.span)?;
                 if self.in_schema_body(frame) {
+                    let value = match frame.get_local(&name) {
+                        Some(existing) if !existing.is_none_or_undefined() => {
+                            self.union_values(existing, &value, false)?
+                        }
+                        _ => value,
+                    };
                     self.schema_attr_assign(frame, &name, value, stmt.span)
                 } else {
                     let value = match self.lookup_local_only(frame, &name) {
@@ -200,11 +206,10 @@ impl Evaluator {
         }
         let base = self.lookup(frame, name)?.unwrap_or(Value::Undefined);
         let updated = self.set_path(base, &keys, value, span)?;
-        if frame.get_local(name).is_some() || !self.in_schema_body(frame) {
-            frame.set(name, updated);
-        } else {
+        if self.in_schema_body(frame) {
             return self.schema_attr_assign(frame, name, updated, span);
         }
+        frame.set(name, updated);
         Ok(())
     }
 
@@ -229,8 +234,17 @@ impl Evaluator {
             (Value::Schema(mut s), Value::Str(k)) => {
                 let inner = s.attrs.get(k).cloned().unwrap_or(Value::Undefined);
                 let new = self.set_path(inner, rest, value, span)?;
-                Rc::make_mut(&mut s).attrs.insert(k.to_string(), new);
-                Ok(Value::Schema(s))
+                let instance = Rc::make_mut(&mut s);
+                instance.attrs.insert(k.to_string(), new);
+                // The assigned attribute counts as configured: the
+                // instance is evaluated again with it (KCL's
+                // `dict_set_value`).
+                if !instance.config_keys.iter().any(|c| **c == **k) {
+                    instance.config_keys.push(k.to_string());
+                }
+                let attrs = instance.attrs.clone();
+                let keys = instance.config_keys.clone();
+                crate::value::unify::SchemaResolver::resolve_schema(self, &s, attrs, keys)
             }
             (Value::List(mut l), Value::Int(i)) => {
                 let len = l.len() as i64;

@@ -53,3 +53,75 @@ fn grammar_suite_parses() {
     println!("parsed {} of {total} files", total - failed);
     assert_eq!(failed, 0);
 }
+
+#[test]
+#[ignore]
+fn dump() {
+    let src = std::fs::read_to_string("/tmp/dump.k").unwrap_or_default();
+    let r = parse(&src);
+    println!("{:#?}", r.module.body);
+    for e in r.errors {
+        println!("ERR {:?} {}", e.span(), e.message);
+    }
+}
+
+/// KCL's grammar-suite cases whose expected stderr holds syntax errors:
+/// ours, rendered, hold the same syntax errors (run with `--ignored`).
+#[test]
+#[ignore]
+fn grammar_suite_syntax_errors() {
+    let Some(home) = std::env::var_os("HOME") else {
+        return;
+    };
+    let root = std::path::Path::new(&home).join(".cache/plait/kcl-grammar/tests/grammar");
+    let mut stack = vec![root];
+    let (mut total, mut matched) = (0, 0);
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if entry.path().is_dir() {
+                stack.push(entry.path());
+            }
+        }
+        let Ok(golden) = std::fs::read_to_string(dir.join("stderr.golden")) else {
+            continue;
+        };
+        if !golden.contains("InvalidSyntax") {
+            continue;
+        }
+        let Ok(src) = std::fs::read_to_string(dir.join("main.k")) else {
+            continue;
+        };
+        total += 1;
+        let mut want = String::new();
+        let mut keep = false;
+        for line in golden.lines() {
+            if line.starts_with("error[") {
+                keep = line.contains("InvalidSyntax");
+            }
+            if keep && !line.trim().is_empty() {
+                want.push_str(line);
+                want.push('\n');
+            }
+        }
+        let mut sources = crate::source::SourceMap::default();
+        sources.add(crate::source::SourceFile::new(
+            "${CWD}/main.k",
+            src.as_str(),
+        ));
+        let result = parse_file(0, "${CWD}/main.k", "__main__", &src);
+        let got: String = crate::diagnostic::render_all(&result.errors, &sources)
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| format!("{l}\n"))
+            .collect();
+        if got.contains(&want) {
+            matched += 1;
+        } else {
+            println!("MISMATCH {}\n--- want\n{want}--- got\n{got}", dir.display());
+        }
+    }
+    println!("syntax errors as KCL's in {matched} of {total} cases");
+}
