@@ -4,8 +4,9 @@
 //! between. This is how a composition function (plait's built-in KCL
 //! function, the kcl-eval test guest) runs a program in its sandbox.
 //!
-//! The program runs as `kcl run` would run it (the same loading, evaluation
-//! and output planning as [`crate::run`]); only the edges differ.
+//! The program runs as `kcl run` would run it (the same stages as
+//! [`crate::run`]: loading, static checks, evaluation, output planning);
+//! only the edges differ.
 
 use crate::eval::{self, EvalOptions};
 use crate::value::json::{EncodeOptions, Node};
@@ -51,6 +52,17 @@ pub fn run(program: &Embedded) -> Result<EmbeddedOutput, Box<RunError>> {
     };
     let loaded =
         crate::load::load(&options, &mut sources).map_err(|e| fail(e, &sources, String::new()))?;
+    let checked: indexmap::IndexMap<String, Vec<crate::ast::Module>> = loaded
+        .packages
+        .iter()
+        .map(|(pkg, modules)| {
+            (
+                pkg.clone(),
+                modules.iter().map(|m| m.as_ref().clone()).collect(),
+            )
+        })
+        .collect();
+    crate::checker::check_packages(&checked).map_err(|e| fail(e, &sources, String::new()))?;
     let eval_options = EvalOptions {
         options: program
             .options
