@@ -210,10 +210,15 @@ mod tests {
     }
 
     #[test]
-    fn a_kcl_error_is_a_value_with_the_program_name() {
-        let error = run_text("a = 1 / 0\n", json!(null)).unwrap_err();
-        assert_eq!(error.error.kind.title(), "EvaluationError");
-        let error = run_text("a = \n", json!(null)).unwrap_err();
-        assert!(!error.render().is_empty());
+    fn a_kcl_error_is_a_value_kcl_renders() {
+        let cases = [
+            ("assert False, \"stop here\"\n", "stop here"),
+            ("a = \n", "InvalidSyntax"),
+        ];
+        for (source, expected) in cases {
+            let error = run_text(source, json!(null)).unwrap_err();
+            let rendered = error.render();
+            assert!(rendered.contains(expected), "{source}: {rendered}");
+        }
     }
 }
