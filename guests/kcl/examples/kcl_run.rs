@@ -58,7 +58,14 @@ fn main() -> ExitCode {
 /// A usage error is `Err`; an argument KCL refuses as it runs (`-D key=`) is
 /// `Ok(Err)`, reported as KCL reports it.
 fn parse_args(args: impl Iterator<Item = String>) -> Result<Result<RunOptions, KclError>, String> {
-    let mut options = RunOptions::default();
+    // As `plait kcl run`: the `file` module reads below the current
+    // directory.
+    let work_dir = std::env::current_dir().ok();
+    let mut options = RunOptions {
+        file_root: work_dir.clone(),
+        work_dir,
+        ..RunOptions::default()
+    };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
         match arg.as_str() {

@@ -21,6 +21,9 @@ impl<T> Node<T> {
 
 pub type NodeRef<T> = Box<Node<T>>;
 
+/// The package of the files a program runs.
+pub const MAIN_PKG: &str = "__main__";
+
 /// One parsed file.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Module {
@@ -33,6 +36,9 @@ pub struct Module {
     pub body: Vec<Node<Stmt>>,
 }
 
+// A schema statement is much larger than the others, but statements are
+// few and are walked in place; boxing it would change every match on it.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Stmt {
     /// `type Name = <type>`
@@ -115,6 +121,10 @@ pub struct ImportStmt {
     /// the path.
     pub name: String,
     pub asname: Option<Node<String>>,
+    /// The package the import resolves to (`pkg.sub`, a system module's
+    /// name, an external package's `name.sub`), as the loader found it;
+    /// empty until a program is loaded.
+    pub pkgpath: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -460,6 +470,9 @@ pub enum NumberBinarySuffix {
 }
 
 impl NumberBinarySuffix {
+    // Named as the evaluator and parser call it; `FromStr` would need an
+    // error type for what is just "not a suffix".
+    #[allow(clippy::should_implement_trait)]
     pub fn from_str(s: &str) -> Option<NumberBinarySuffix> {
         Some(match s {
             "n" => NumberBinarySuffix::N,

@@ -16,6 +16,10 @@
 //! column there), and for a label whose span is empty at column 0, which is
 //! how an error that knows only its line (as KCL's runtime errors do) is
 //! written — see [`line_only`].
+//!
+//! A note that starts with `suggestion: ` is printed as it is, as KCL
+//! prints its suggestions; an import cycle is printed inside an
+//! evaluation error, as `kcl run` prints it.
 
 use crate::error::{ErrorKind, KclError};
 use crate::source::{SourceMap, Span};
@@ -28,7 +32,16 @@ pub fn line_only(span: Span) -> Span {
 
 /// Renders one error as KCL prints it.
 pub fn render(error: &KclError, sources: &SourceMap) -> String {
-    let mut out = format!("error[{}]: {}\n", error.kind.code(), error.kind.title());
+    let mut out = String::new();
+    // `kcl run` prints an import cycle inside an evaluation error.
+    if error.kind == ErrorKind::RecursiveLoad {
+        out.push_str("error[E3M38]: ");
+    }
+    out.push_str(&format!(
+        "error[{}]: {}\n",
+        error.kind.code(),
+        error.kind.title()
+    ));
     if error.labels.is_empty() {
         out.push_str(&error.message);
         out.push('\n');
@@ -37,7 +50,9 @@ pub fn render(error: &KclError, sources: &SourceMap) -> String {
         render_label(&mut out, error.kind, label.span, &label.message, sources);
     }
     for note in &error.notes {
-        out.push_str("note: ");
+        if !note.starts_with("suggestion: ") {
+            out.push_str("note: ");
+        }
         out.push_str(note);
         out.push('\n');
     }
@@ -72,25 +87,27 @@ fn render_label(out: &mut String, kind: ErrorKind, span: Span, message: &str, so
         ));
         return;
     };
+    if text.is_empty() {
+        // What KCL's snippet renderer prints for an empty line: no line
+        // number, no label.
+        out.push_str(&format!("--> {}:1:1\n |\n |\n", file.path));
+        return;
+    }
     let length = text.chars().count();
     let line_only = span.column == 0 && span.end_line == span.line && span.end_column == 0;
     let no_column = span.column == 0 && is_syntax_error(kind);
     // The caret's character index, if there is a caret.
-    let caret = if line_only || no_column || length == 0 {
+    let caret = if line_only || no_column {
         None
     } else {
-        Some((span.column as usize).min(length - 1))
+        Some((span.column as usize).min(length.saturating_sub(1)))
     };
     let width = span.line.to_string().len();
     let pad = " ".repeat(width);
     let column = caret.map_or(1, |c| c + 1);
     out.push_str(&format!("{pad}--> {}:{}:{column}\n", file.path, span.line));
     out.push_str(&format!("{pad} |\n"));
-    if text.is_empty() {
-        out.push_str(&format!("{} |\n", span.line));
-    } else {
-        out.push_str(&format!("{} | {text}\n", span.line));
-    }
+    out.push_str(&format!("{} | {text}\n", span.line));
     match caret {
         Some(c) => {
             let offset: usize = text.chars().take(c).map(display_width).sum();

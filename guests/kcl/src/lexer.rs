@@ -10,20 +10,22 @@
 //! the token is recovered, so the parser can go on and report more, as KCL
 //! does.
 
+use std::rc::Rc;
+
 use crate::ast::NumberBinarySuffix;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum TokenKind {
     /// A name or keyword, as written (a leading `$` included).
-    Ident(String),
+    Ident(Rc<str>),
     /// An integer literal: its digits as written and its unit suffix.
     Int {
-        text: String,
+        text: Rc<str>,
         suffix: Option<NumberBinarySuffix>,
     },
     /// A float literal as written.
-    Float(String),
-    Str(StrLit),
+    Float(Rc<str>),
+    Str(Rc<StrLit>),
     Newline,
     Indent,
     /// The end of an indented block. A non-zero count is a dedent to a
@@ -128,10 +130,10 @@ impl TokenKind {
             TokenKind::Int { text, suffix } => {
                 return match suffix {
                     Some(s) => format!("{text}{}", s.as_str()),
-                    None => text.clone(),
+                    None => text.to_string(),
                 };
             }
-            TokenKind::Float(text) => return text.clone(),
+            TokenKind::Float(text) => return text.to_string(),
             TokenKind::Str(s) => return s.value.clone(),
             TokenKind::Newline => "newline",
             TokenKind::Indent => "indent",
@@ -214,7 +216,7 @@ pub struct Token {
 
 impl Token {
     pub fn is_keyword(&self, kw: &str) -> bool {
-        matches!(&self.kind, TokenKind::Ident(name) if name == kw)
+        matches!(&self.kind, TokenKind::Ident(name) if &**name == kw)
     }
 }
 
@@ -252,7 +254,7 @@ pub fn tokenize(src: &str, base: usize) -> (Vec<Token>, Vec<LexError>) {
         src,
         base,
         pos: 0,
-        tokens: Vec::new(),
+        tokens: Vec::with_capacity(src.len() / 4),
         errors: Vec::new(),
         delims: Vec::new(),
         tabs: 0,
@@ -350,6 +352,10 @@ impl<'a> Lexer<'a> {
         while self.indents.len() > 1 {
             self.indents.pop();
             self.push(TokenKind::Dedent(0), end, end);
+        }
+        // KCL's parser sees a line break right before the end of input.
+        if !matches!(self.tokens.last(), Some(t) if t.kind == TokenKind::Newline) {
+            self.push(TokenKind::Newline, end, end);
         }
         self.push(TokenKind::Eof, end, end);
     }
@@ -510,11 +516,11 @@ impl<'a> Lexer<'a> {
             '"' | '\'' => tok(self.string(start, c, false)),
             '$' if self.peek_at(0).is_some_and(is_id_start) => {
                 self.eat_while(is_id_continue);
-                tok(TokenKind::Ident(self.src[start..self.pos].to_string()))
+                tok(TokenKind::Ident(Rc::from(&self.src[start..self.pos])))
             }
             c if is_id_start(c) => {
                 self.eat_while(is_id_continue);
-                tok(TokenKind::Ident(self.src[start..self.pos].to_string()))
+                tok(TokenKind::Ident(Rc::from(&self.src[start..self.pos])))
             }
             '0'..='9' => tok(self.number(start, c)),
             '\t' => Raw::Tab,
@@ -675,6 +681,7 @@ impl<'a> Lexer<'a> {
                 }
                 Some('0'..='9') => {
                     radix = 8;
+                    self.bump();
                     self.eat_digits(10)
                 }
                 Some('x') => {
@@ -694,7 +701,7 @@ impl<'a> Lexer<'a> {
                 self.eat_suffix();
                 self.err("no valid digits found for number", start, self.pos);
                 return TokenKind::Int {
-                    text: "0".into(),
+                    text: Rc::from("0"),
                     suffix: None,
                 };
             }
@@ -728,7 +735,7 @@ impl<'a> Lexer<'a> {
                 self.eat_suffix();
                 if empty_exponent {
                     self.err("expected at least one digit in exponent", start, self.pos);
-                    return TokenKind::Float("0".into());
+                    return TokenKind::Float(Rc::from("0"));
                 }
                 if radix != 10 {
                     let base = match radix {
@@ -741,9 +748,9 @@ impl<'a> Lexer<'a> {
                         start,
                         self.pos,
                     );
-                    return TokenKind::Float("0".into());
+                    return TokenKind::Float(Rc::from("0"));
                 }
-                TokenKind::Float(self.src[start..end].to_string())
+                TokenKind::Float(Rc::from(&self.src[start..end]))
             }
             None => {
                 let end = self.pos;
@@ -760,7 +767,7 @@ impl<'a> Lexer<'a> {
 
     fn int_with_suffix(&mut self, start: usize, end: usize, radix: u32) -> TokenKind {
         self.eat_suffix();
-        let mut text = self.src[start..end].to_string();
+        let mut text: Rc<str> = Rc::from(&self.src[start..end]);
         if radix != 10 {
             let digits = self.src.get(start + 2..end).unwrap_or("");
             if let Some((i, c)) = digits
@@ -776,7 +783,7 @@ impl<'a> Lexer<'a> {
                     lo,
                     self.pos,
                 );
-                text = "0".into();
+                text = Rc::from("0");
             }
         }
         let suffix = if end < self.pos {
@@ -825,11 +832,14 @@ impl<'a> Lexer<'a> {
             }
         }
         let raw = self.src[start..self.pos].to_string();
-        let content = match content_end {
-            Some(end) => &self.src[content_start..end],
+        let (content, content_start, is_long) = match content_end {
+            Some(end) => (&self.src[content_start..end], content_start, is_long),
             None => {
                 self.err("unterminated string", quote_pos, self.pos);
-                &self.src[content_start..self.pos]
+                // KCL reads an unterminated string as a one-quote string:
+                // its text starts after the first quote.
+                let from = quote_pos + 1;
+                (&self.src[from..self.pos], from, false)
             }
         };
         let value = match unescape(content, quote, is_long, is_raw) {
@@ -839,12 +849,12 @@ impl<'a> Lexer<'a> {
                 String::new()
             }
         };
-        TokenKind::Str(StrLit {
+        TokenKind::Str(Rc::new(StrLit {
             value,
             raw,
             is_long,
             is_raw,
-        })
+        }))
     }
 }
 

@@ -17,12 +17,11 @@ pub mod embed;
 pub mod error;
 pub mod eval;
 pub mod lexer;
+pub mod loader;
 pub mod modules;
 pub mod parser;
 pub mod source;
 pub mod value;
-
-mod load;
 
 pub use error::{ErrorKind, KclError};
 
@@ -54,6 +53,10 @@ pub struct RunOptions {
     pub show_hidden: bool,
     /// The directory the `file` module may read below; nothing when `None`.
     pub file_root: Option<PathBuf>,
+    /// Bytes of stack the evaluation may use before a deep recursion ends
+    /// in KCL's recursion error (`eval::DEFAULT_STACK_BUDGET` when
+    /// `None`); a host running on a larger stack may allow more.
+    pub stack_budget: Option<usize>,
 }
 
 /// What a successful run printed.
@@ -82,7 +85,6 @@ impl RunError {
     pub fn render(&self) -> String {
         diagnostic::render(&self.error, &self.sources)
     }
-
 }
 
 /// Loads, checks and evaluates a program as `kcl run` does.
@@ -95,14 +97,23 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
             logs,
         })
     };
-    let program = match load::load(options, &mut sources) {
-        Ok(p) => p,
-        Err(e) => return Err(fail(e, &sources, String::new())),
+    let current_dir = std::env::current_dir().unwrap_or_default();
+    let loaded = loader::load_run_options(options, &loader::NativeFs, &current_dir, &mut sources);
+    if let Some(e) = loaded.errors.into_iter().next() {
+        return Err(fail(e, &sources, String::new()));
+    }
+    let program = eval::Program {
+        packages: loaded.program.packages,
     };
     let checked: indexmap::IndexMap<String, Vec<ast::Module>> = program
         .packages
         .iter()
-        .map(|(pkg, modules)| (pkg.clone(), modules.iter().map(|m| m.as_ref().clone()).collect()))
+        .map(|(pkg, modules)| {
+            (
+                pkg.clone(),
+                modules.iter().map(|m| m.as_ref().clone()).collect(),
+            )
+        })
         .collect();
     if let Err(e) = checker::check_packages(&checked) {
         return Err(fail(e, &sources, String::new()));
@@ -116,16 +127,40 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
         file_root: options.file_root.clone(),
         step_limit: None,
         show_hidden: options.show_hidden,
+        stack_budget: options.stack_budget,
+        program_paths: sources
+            .files()
+            .first()
+            .map(|f| modules::file::ProgramPaths::for_main_file(std::path::Path::new(&f.path)))
+            .unwrap_or_default(),
     };
-    let evaluated = eval::evaluate(program, eval_options).map_err(|(e, logs)| fail(e, &sources, logs))?;
-    let output = eval::select_paths(&evaluated.output, &options.path_selectors)
+    let evaluated = eval::evaluate(program, eval_options)
+        .map_err(|(e, logs)| fail(runtime_positions(e), &sources, logs))?;
+    // `manifests.yaml_stream` replaces the output and the plan's options.
+    let (output, plan) = match &evaluated.output_stream {
+        Some((stream, plan)) => {
+            let output = value::yaml::decode_stream(stream).map_err(|e| {
+                let message = format!("called `Result::unwrap()` on an `Err` value: {e}");
+                fail(
+                    KclError::new(ErrorKind::EvaluationError, message),
+                    &sources,
+                    evaluated.logs.clone(),
+                )
+            })?;
+            (output, plan.clone())
+        }
+        None => (
+            evaluated.output.clone(),
+            value::yaml::PlanOptions {
+                sort_keys: options.sort_keys,
+                disable_none: options.disable_none,
+                show_hidden: options.show_hidden,
+                ..value::yaml::PlanOptions::default()
+            },
+        ),
+    };
+    let output = eval::select_paths(&output, &options.path_selectors)
         .map_err(|e| fail(e, &sources, evaluated.logs.clone()))?;
-    let plan = value::yaml::PlanOptions {
-        sort_keys: options.sort_keys,
-        disable_none: options.disable_none,
-        show_hidden: options.show_hidden,
-        ..value::yaml::PlanOptions::default()
-    };
     let mut yaml = value::yaml::plan(&output, &plan);
     if !yaml.is_empty() && !yaml.ends_with('\n') {
         yaml.push('\n');
@@ -134,6 +169,18 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
         yaml,
         logs: evaluated.logs,
     })
+}
+
+/// KCL's runtime errors know the line they happened on, not the column:
+/// only a failed check points at its schema expression.
+fn runtime_positions(mut error: KclError) -> KclError {
+    let keep_first = error.kind == ErrorKind::SchemaCheckFailure;
+    for (i, label) in error.labels.iter_mut().enumerate() {
+        if !(keep_first && i == 0) {
+            label.span = diagnostic::line_only(label.span);
+        }
+    }
+    error
 }
 
 /// A `-D name=value` value as KCL reads it: JSON when it parses as JSON,

@@ -25,19 +25,21 @@ impl Evaluator {
             // Later entries may read the keys set so far by name.
             match item.node.key.as_ref() {
                 Some(k) => {
-                    if let Some(key) = simple_key(&k.node) {
-                        if let Some(v) = result.as_dict().and_then(|d| d.get(&key)) {
-                            scope.set(&key, v.clone());
-                        }
+                    if let Some(key) = simple_key(&k.node)
+                        && let Some(v) = result.as_dict().and_then(|d| d.get(&key))
+                    {
+                        scope.set(&key, v.clone());
                     }
                 }
-                None => {
+                // Keys an `if` entry set; a spread's keys are not names.
+                None if matches!(item.node.value.node, Expr::ConfigIfEntry(_)) => {
                     if let Some(d) = result.as_dict() {
                         for (k, v) in d.iter() {
                             scope.set(k, v.clone());
                         }
                     }
                 }
+                None => {}
             }
         }
         Ok(result)
@@ -159,7 +161,9 @@ impl Evaluator {
         let spread = self.eval_expr(frame, value)?;
         match &spread {
             Value::None | Value::Undefined => Ok(target),
-            Value::Dict(_) => self.union_values(target, &spread, false).map_err(|e| e.or_at(span)),
+            Value::Dict(_) => self
+                .union_values(target, &spread, false)
+                .map_err(|e| e.or_at(span)),
             Value::Schema(s) => self
                 .union_values(target, &Value::dict(s.attrs.clone()), false)
                 .map_err(|e| e.or_at(span)),
@@ -185,10 +189,10 @@ impl Evaluator {
             Expr::Identifier(id) => {
                 let mut path: Vec<String> = id.names.iter().map(|n| n.node.clone()).collect();
                 // A key naming a loop variable or parameter is its value.
-                if let Some(first) = path.first_mut() {
-                    if let Some(v) = frame.local_variable(first) {
-                        *first = self.key_string(&v);
-                    }
+                if let Some(first) = path.first_mut()
+                    && let Some(v) = frame.local_variable(first)
+                {
+                    *first = self.key_string(&v);
                 }
                 Ok((path, None))
             }

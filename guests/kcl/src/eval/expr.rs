@@ -327,6 +327,18 @@ impl Evaluator {
             Value::None | Value::Undefined if question => return Ok(Value::None),
             _ => {}
         }
+        if let Value::Function(f) = value
+            && matches!(f.kind, FunctionKind::Schema(_))
+            && name == "instances"
+        {
+            return Ok(Value::Function(Rc::new(Function {
+                name: name.to_string(),
+                kind: FunctionKind::Method {
+                    receiver: Box::new(value.clone()),
+                    method: instances_outside_evaluator,
+                },
+            })));
+        }
         if let Some(method) = crate::builtins::method(value, name) {
             return Ok(Value::Function(Rc::new(Function {
                 name: name.to_string(),
@@ -536,10 +548,10 @@ impl Evaluator {
                 is_map,
                 span,
             )?;
-            if let Some(cond) = &q.if_cond {
-                if !self.eval_expr(&scope, cond)?.is_truthy() {
-                    continue;
-                }
+            if let Some(cond) = &q.if_cond
+                && !self.eval_expr(&scope, cond)?.is_truthy()
+            {
+                continue;
             }
             let result = self.eval_expr(&scope, &q.test)?;
             match q.op {
@@ -658,7 +670,7 @@ impl Evaluator {
                 match usize::try_from(idx).ok().and_then(|u| l.get(u)) {
                     Some(v) => Ok(v.clone()),
                     None if question => Ok(Value::None),
-                    None => Err(eval_error(span, "list index out of range")),
+                    None => Err(eval_error(span, format!("list index out of range: {i}"))),
                 }
             }
             (Value::Str(s), Value::Int(i)) => {
@@ -668,7 +680,7 @@ impl Evaluator {
                 match usize::try_from(idx).ok().and_then(|u| chars.get(u)) {
                     Some(c) => Ok(Value::str(c.to_string())),
                     None if question => Ok(Value::None),
-                    None => Err(eval_error(span, "string index out of range")),
+                    None => Err(eval_error(span, format!("string index out of range: {i}"))),
                 }
             }
             (Value::Dict(_) | Value::Schema(_), Value::Str(k)) => Ok(value
@@ -708,6 +720,23 @@ impl Evaluator {
     }
 }
 
+/// `Schema.instances` called other than by the evaluator's calls (which
+/// answer it themselves, see `call_value`).
+fn instances_outside_evaluator(
+    interp: &mut dyn crate::builtins::Interp,
+    args: &[Value],
+    _kwargs: &[(String, Value)],
+) -> Result<Value> {
+    let name = match args.first() {
+        Some(Value::Function(f)) => match &f.kind {
+            FunctionKind::Schema(ty) => ty.full_name(),
+            _ => String::new(),
+        },
+        _ => String::new(),
+    };
+    Ok(Value::list(interp.instances(&name)))
+}
+
 /// Python's slice indices for a sequence of `len` items.
 fn slice_indices(len: usize, lower: Option<i64>, upper: Option<i64>, step: i64) -> Vec<usize> {
     let len = len as i64;
@@ -740,7 +769,8 @@ mod tests {
 
     #[test]
     fn slices_follow_python() {
-        let cases: &[(Option<i64>, Option<i64>, i64, &[usize])] = &[
+        type Case<'a> = (Option<i64>, Option<i64>, i64, &'a [usize]);
+        let cases: &[Case] = &[
             (None, None, 1, &[0, 1, 2, 3, 4]),
             (None, None, -1, &[4, 3, 2, 1, 0]),
             (Some(1), Some(-1), 1, &[1, 2, 3]),

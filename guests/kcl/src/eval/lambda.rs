@@ -10,6 +10,15 @@ use crate::value::{Dict, FunctionKind, Value};
 
 use super::{Closure, Evaluator, Frame};
 
+/// Keyword arguments in the order they were written.
+pub(crate) type Keywords = Vec<(String, Value)>;
+
+/// A call's arguments.
+pub(crate) struct Arguments {
+    pub args: Vec<Value>,
+    pub kwargs: Keywords,
+}
+
 impl Evaluator {
     pub(crate) fn eval_call(
         &mut self,
@@ -17,7 +26,21 @@ impl Evaluator {
         call: &ast::CallExpr,
         span: Span,
     ) -> Result<Value> {
-        let func = self.eval_expr(frame, &call.func)?;
+        // `x?.method()` is None, not a call, when `x` is None.
+        let func = match &call.func.node {
+            ast::Expr::Selector(s) if s.has_question => {
+                let base = self.eval_expr(frame, &s.value)?;
+                if base.is_none_or_undefined() {
+                    return Ok(Value::None);
+                }
+                let mut value = base;
+                for name in &s.attr.node.names {
+                    value = self.select_attr(&value, &name.node, true, name.span)?;
+                }
+                value
+            }
+            _ => self.eval_expr(frame, &call.func)?,
+        };
         let (args, kwargs) = self.eval_arguments(frame, &call.args, &call.keywords)?;
         self.call_value(&func, args, kwargs, span)
     }
@@ -27,7 +50,7 @@ impl Evaluator {
         frame: &Rc<Frame>,
         args: &[Node<ast::Expr>],
         keywords: &[Node<ast::Keyword>],
-    ) -> Result<(Vec<Value>, Vec<(String, Value)>)> {
+    ) -> Result<(Vec<Value>, Keywords)> {
         let mut values = Vec::with_capacity(args.len());
         for a in args {
             match &a.node {
@@ -68,6 +91,23 @@ impl Evaluator {
         self.enter(span)?;
         let result = match &f.kind {
             FunctionKind::Builtin(b) => b(self, &args, &kwargs),
+            FunctionKind::Method { receiver, .. }
+                if f.name == "instances"
+                    && matches!(receiver.as_ref(), Value::Function(r) if matches!(r.kind, FunctionKind::Schema(_))) =>
+            {
+                let full_pkg = args
+                    .first()
+                    .or_else(|| kwargs.iter().find(|(k, _)| k == "full_pkg").map(|(_, v)| v))
+                    .is_some_and(Value::is_truthy);
+                let name = match receiver.as_ref() {
+                    Value::Function(r) => match &r.kind {
+                        FunctionKind::Schema(ty) => ty.full_name(),
+                        _ => String::new(),
+                    },
+                    _ => String::new(),
+                };
+                Ok(Value::list(self.schema_instances(&name, full_pkg)))
+            }
             FunctionKind::Method { receiver, method } => {
                 let mut all = Vec::with_capacity(args.len() + 1);
                 all.push(receiver.as_ref().clone());
@@ -81,7 +121,7 @@ impl Evaluator {
             }
         };
         self.leave();
-        result.map_err(|e| e.or_at(span))
+        result.map_err(|e| super::locate(e, span))
     }
 
     fn call_lambda(
@@ -97,8 +137,7 @@ impl Evaluator {
             &scope,
             &closure.frame,
             lambda.args.as_ref(),
-            args,
-            kwargs,
+            Arguments { args, kwargs },
             "lambda",
             span,
         )?;
@@ -143,7 +182,9 @@ impl Evaluator {
             }
             Stmt::AugAssign(a) => {
                 self.exec_stmt(scope, last)?;
-                Ok(scope.get_local(&a.target.node.name.node).unwrap_or(Value::None))
+                Ok(scope
+                    .get_local(&a.target.node.name.node)
+                    .unwrap_or(Value::None))
             }
             _ => {
                 self.exec_stmt(scope, last)?;
@@ -159,11 +200,11 @@ impl Evaluator {
         scope: &Rc<Frame>,
         defining: &Rc<Frame>,
         params: Option<&Node<ast::Arguments>>,
-        args: Vec<Value>,
-        kwargs: Vec<(String, Value)>,
+        call: Arguments,
         what: &str,
         span: Span,
     ) -> Result<()> {
+        let Arguments { args, kwargs } = call;
         let empty = ast::Arguments {
             args: Vec::new(),
             defaults: Vec::new(),

@@ -75,10 +75,11 @@ pub(crate) fn merge_configs(modules: &mut [Rc<Module>]) {
             match &stmt.node {
                 Stmt::Unification(u) => {
                     if let Some(first) = u.target.node.names.first() {
-                        declarations
-                            .entry(first.node.clone())
-                            .or_default()
-                            .push((m, i, Kind::Union));
+                        declarations.entry(first.node.clone()).or_default().push((
+                            m,
+                            i,
+                            Kind::Union,
+                        ));
                     }
                 }
                 Stmt::Assign(a) if matches!(a.value.node, Expr::Schema(_)) => {
@@ -120,10 +121,10 @@ pub(crate) fn merge_configs(modules: &mut [Rc<Module>]) {
         }
         if let Some(module) = modules.get_mut(last_m) {
             let module = Rc::make_mut(module);
-            if let Some(stmt) = module.body.get_mut(last_i) {
-                if let Some(target) = config_items(&mut stmt.node) {
-                    *target = unify_entries(items);
-                }
+            if let Some(stmt) = module.body.get_mut(last_i)
+                && let Some(target) = config_items(&mut stmt.node)
+            {
+                *target = unify_entries(items);
             }
         }
         deleted.extend(earlier.iter().map(|&(m, i, _)| (m, i)));

@@ -16,7 +16,9 @@ mod output;
 mod schema;
 mod scope;
 mod stmt;
-mod types;
+#[cfg(test)]
+mod tests;
+pub(crate) mod types;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -91,6 +93,12 @@ pub struct EvalOptions {
     pub step_limit: Option<u64>,
     /// `--show-hidden`: output `_hidden` variables too.
     pub show_hidden: bool,
+    /// Bytes of stack the evaluation may use before it stops with KCL's
+    /// recursion error instead of overflowing (`DEFAULT_STACK_BUDGET`
+    /// when `None`; a WebAssembly guest with a 1 MiB stack gives less).
+    pub stack_budget: Option<usize>,
+    /// What `file.current()`, `file.workdir()` and `file.modpath()` say.
+    pub program_paths: crate::modules::file::ProgramPaths,
 }
 
 /// What evaluating the main package produced.
@@ -100,10 +108,28 @@ pub struct Evaluated {
     pub output: Value,
     /// What `print()` wrote.
     pub logs: String,
+    /// `manifests.yaml_stream`'s output, when the program called it: it
+    /// replaces `output`, planned with its options.
+    pub output_stream: Option<(String, crate::value::yaml::PlanOptions)>,
 }
 
-/// How deep calls and nested schemas may go before KCL's recursion error.
-const MAX_DEPTH: usize = 256;
+/// How deep calls and nested schemas may go before KCL's recursion error
+/// (the stack budget usually ends a recursion first).
+const MAX_DEPTH: usize = 10_000;
+
+/// The stack the evaluation may use by default: less than the smallest
+/// stack it runs on (a WebAssembly guest's 1 MiB, a test thread's 2 MiB).
+/// A host with more (a native main thread has 8 MiB) may allow more.
+pub const DEFAULT_STACK_BUDGET: usize = 768 << 10;
+
+/// The address of a local of the calling function: how far down the
+/// stack is (it grows downwards on every target we build for, the
+/// WebAssembly shadow stack included).
+#[inline(never)]
+fn stack_position() -> usize {
+    let marker = 0u8;
+    std::hint::black_box(std::ptr::addr_of!(marker)) as usize
+}
 
 /// The state of one evaluation.
 pub struct Evaluator {
@@ -117,13 +143,21 @@ pub struct Evaluator {
     options: IndexMap<String, Value>,
     logs: String,
     file_root: Option<PathBuf>,
-    instances: IndexMap<String, Vec<Value>>,
+    /// Every instance made, under its schema's and each parent's full
+    /// name, with the package whose code made it.
+    instances: IndexMap<String, Vec<(Value, Rc<str>)>>,
+    /// The package of the schema expression being evaluated.
+    creating_pkg: Rc<str>,
     schema_stack: Vec<schema::SchemaCtx>,
     scalars: Vec<Value>,
     /// The index in `scalars` of the last schema expression statement's
     /// value.
     schema_scalar: Option<usize>,
     depth: usize,
+    /// Where the stack was when the evaluation started, and how much of
+    /// it the evaluation may use.
+    stack_base: usize,
+    stack_budget: usize,
     steps: u64,
     step_limit: Option<u64>,
     show_hidden: bool,
@@ -132,6 +166,8 @@ pub struct Evaluator {
     schema_expr_depth: usize,
     /// One shared copy per lambda expression of the program, by address.
     lambdas: HashMap<usize, Rc<ast::LambdaExpr>>,
+    program_paths: crate::modules::file::ProgramPaths,
+    output_stream: Option<(String, crate::value::yaml::PlanOptions)>,
 }
 
 #[derive(Debug, Clone)]
@@ -151,13 +187,18 @@ impl Evaluator {
             logs: String::new(),
             file_root: options.file_root,
             instances: IndexMap::new(),
+            creating_pkg: Rc::from(MAIN_PKG),
             schema_stack: Vec::new(),
             scalars: Vec::new(),
             schema_scalar: None,
             depth: 0,
+            stack_base: stack_position(),
+            stack_budget: options.stack_budget.unwrap_or(DEFAULT_STACK_BUDGET),
             steps: 0,
             step_limit: options.step_limit,
             lambdas: HashMap::new(),
+            program_paths: options.program_paths,
+            output_stream: None,
             show_hidden: options.show_hidden,
             schema_expr_depth: 0,
         }
@@ -172,7 +213,11 @@ impl Evaluator {
         });
         let logs = std::mem::take(&mut self.logs);
         match result {
-            Ok(output) => Ok(Evaluated { output, logs }),
+            Ok(output) => Ok(Evaluated {
+                output,
+                logs,
+                output_stream: self.output_stream.take(),
+            }),
             Err(e) => Err((e, logs)),
         }
     }
@@ -206,7 +251,21 @@ impl Evaluator {
         for stmt in &module.body {
             match &stmt.node {
                 ast::Stmt::Import(import) => {
-                    let target = self.resolve_import(pkgpath, &import.rawpath.node);
+                    let target = if crate::modules::is_system_module(&import.pkgpath)
+                        || (import.pkgpath.is_empty()
+                            && crate::modules::is_system_module(&import.rawpath.node))
+                    {
+                        let name = if import.pkgpath.is_empty() {
+                            &import.rawpath.node
+                        } else {
+                            &import.pkgpath
+                        };
+                        Import::System(name.clone())
+                    } else if import.pkgpath.is_empty() {
+                        self.resolve_import(pkgpath, &import.rawpath.node)
+                    } else {
+                        Import::Package(import.pkgpath.clone())
+                    };
                     self.imports
                         .entry(pkgpath.to_string())
                         .or_default()
@@ -250,33 +309,33 @@ impl Evaluator {
     /// Counts a step of the budget and a level of depth.
     pub(crate) fn enter(&mut self, span: Span) -> Result<()> {
         self.steps = self.steps.saturating_add(1);
-        if let Some(limit) = self.step_limit {
-            if self.steps > limit {
-                return Err(KclError::at(
-                    ErrorKind::Interrupted,
-                    span,
-                    "the evaluation exceeded its step budget",
-                ));
-            }
-        }
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            self.depth -= 1;
+        if let Some(limit) = self.step_limit
+            && self.steps > limit
+        {
             return Err(KclError::at(
+                ErrorKind::Interrupted,
+                span,
+                "the evaluation exceeded its step budget",
+            ));
+        }
+        let used = self.stack_base.saturating_sub(stack_position());
+        if self.depth >= MAX_DEPTH || used > self.stack_budget {
+            return Err(error_at(
                 ErrorKind::RecursionError,
                 span,
                 "maximum recursion depth exceeded",
             ));
         }
+        self.depth += 1;
         Ok(())
     }
 
     pub(crate) fn add_scalar(&mut self, value: Value, is_schema: bool) {
         if is_schema {
-            if let Some(i) = self.schema_scalar {
-                if i < self.scalars.len() {
-                    self.scalars.remove(i);
-                }
+            if let Some(i) = self.schema_scalar
+                && i < self.scalars.len()
+            {
+                self.scalars.remove(i);
             }
             self.schema_scalar = Some(self.scalars.len());
         }
@@ -298,6 +357,21 @@ impl Evaluator {
             _ => Ok(()),
         }
     }
+}
+
+/// Places an error at `span` unless it has a place already or `span` is
+/// unknown (a call from a builtin, a conversion without a statement).
+pub(crate) fn locate(e: KclError, span: Span) -> KclError {
+    if span == Span::default() {
+        e
+    } else {
+        e.or_at(span)
+    }
+}
+
+/// An error at `span`, or without a position when `span` is unknown.
+pub(crate) fn error_at(kind: ErrorKind, span: Span, message: impl Into<String>) -> KclError {
+    locate(KclError::new(kind, message), span)
 }
 
 impl crate::value::unify::SchemaResolver for Evaluator {
@@ -351,30 +425,30 @@ impl crate::builtins::Interp for Evaluator {
     }
 
     fn read_file(&self, path: &str) -> Option<std::io::Result<Vec<u8>>> {
-        let root = self.file_root.as_ref()?;
-        let relative = std::path::Path::new(path);
-        let escapes = relative.components().any(|c| {
-            matches!(
-                c,
-                std::path::Component::ParentDir
-                    | std::path::Component::RootDir
-                    | std::path::Component::Prefix(_)
-            )
-        });
-        if escapes {
-            return Some(Err(std::io::Error::new(
-                std::io::ErrorKind::PermissionDenied,
-                format!("{path} is outside the directory the program may read"),
-            )));
-        }
-        Some(std::fs::read(root.join(relative)))
+        Some(crate::modules::file::read_below(
+            self.file_root.as_ref()?,
+            path,
+        ))
     }
 
     fn instances(&self, schema_full_name: &str) -> Vec<Value> {
-        self.instances
-            .get(schema_full_name)
-            .cloned()
-            .unwrap_or_default()
+        self.schema_instances(schema_full_name, false)
+    }
+
+    fn file_root(&self) -> Option<&std::path::Path> {
+        self.file_root.as_deref()
+    }
+
+    fn program_path(&self, which: crate::modules::file::ProgramPath) -> String {
+        self.program_paths.get(which).to_owned()
+    }
+
+    fn set_output_stream(&mut self, yaml: String, options: crate::value::yaml::PlanOptions) {
+        self.output_stream = Some((yaml, options));
+    }
+
+    fn union(&mut self, left: Value, right: &Value) -> Result<Value> {
+        self.binary_values(left, ast::BinOp::BitOr, right.clone())
     }
 }
 

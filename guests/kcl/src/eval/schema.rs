@@ -20,6 +20,8 @@ use super::{Evaluator, Frame, SchemaDef, SchemaType};
 /// types.
 pub(crate) struct SchemaCtx {
     frame: Rc<Frame>,
+    /// Where the instance is made: errors about its config point there.
+    span: Span,
     config: Rc<Dict>,
     attrs: HashMap<String, AttrInfo>,
 }
@@ -60,7 +62,9 @@ impl Evaluator {
         span: Span,
     ) -> Result<Value> {
         self.schema_expr_depth += 1;
+        let creating = std::mem::replace(&mut self.creating_pkg, frame.pkgpath.clone());
         let result = self.eval_schema_expr_inner(frame, expr, span);
+        self.creating_pkg = creating;
         self.schema_expr_depth -= 1;
         result
     }
@@ -100,7 +104,7 @@ impl Evaluator {
         self.enter(span)?;
         let result = self.instantiate_inner(ty, config, args, kwargs, span);
         self.leave();
-        result.map_err(|e| e.or_at(span))
+        result.map_err(|e| super::locate(e, span))
     }
 
     fn instantiate_inner(
@@ -123,8 +127,10 @@ impl Evaluator {
                             &params,
                             &s.frame,
                             Some(p),
-                            args.clone(),
-                            kwargs.clone(),
+                            super::lambda::Arguments {
+                                args: args.clone(),
+                                kwargs: kwargs.clone(),
+                            },
                             &s.name,
                             span,
                         )?;
@@ -140,8 +146,10 @@ impl Evaluator {
                             &params,
                             &s.frame,
                             Some(p),
-                            args.clone(),
-                            kwargs.clone(),
+                            super::lambda::Arguments {
+                                args: args.clone(),
+                                kwargs: kwargs.clone(),
+                            },
                             &s.name,
                             span,
                         )?;
@@ -153,26 +161,27 @@ impl Evaluator {
         let mut attrs = HashMap::new();
         for s in &schemas {
             if let SchemaDef::Schema(def) = &s.def {
-                for stmt in &def.body {
-                    if let Stmt::SchemaAttr(a) = &stmt.node {
-                        body.vars
-                            .borrow_mut()
-                            .entry(a.name.node.clone())
-                            .or_insert(Value::Undefined);
-                        attrs.insert(
-                            a.name.node.clone(),
-                            AttrInfo {
-                                ty: a.ty.node.clone(),
-                                frame: s.frame.clone(),
-                            },
-                        );
-                    }
+                let mut declared = Vec::new();
+                declared_attrs(&def.body, &mut declared);
+                for (name, ty) in declared {
+                    body.vars
+                        .borrow_mut()
+                        .entry(name.clone())
+                        .or_insert(Value::Undefined);
+                    attrs.insert(
+                        name.clone(),
+                        AttrInfo {
+                            ty: ty.clone(),
+                            frame: s.frame.clone(),
+                        },
+                    );
                 }
             }
         }
         let config = Rc::new(config);
         self.schema_stack.push(SchemaCtx {
             frame: body.clone(),
+            span,
             config: config.clone(),
             attrs,
         });
@@ -188,11 +197,30 @@ impl Evaluator {
             kwargs,
             ty: Some(ty.clone()),
         }));
-        self.instances
-            .entry(ty.full_name())
-            .or_default()
-            .push(value.clone());
+        let mut owner = Some(ty.clone());
+        while let Some(t) = owner {
+            self.instances
+                .entry(t.full_name())
+                .or_default()
+                .push((value.clone(), self.creating_pkg.clone()));
+            owner = t.parent.clone();
+        }
         Ok(value)
+    }
+
+    /// `Schema.instances(full_pkg=False)`: the instances of a schema and
+    /// of its children made so far by the main package's code (by any
+    /// package's with `full_pkg`).
+    pub(crate) fn schema_instances(&self, full_name: &str, full_pkg: bool) -> Vec<Value> {
+        self.instances
+            .get(full_name)
+            .map(|list| {
+                list.iter()
+                    .filter(|(_, pkg)| full_pkg || &**pkg == super::MAIN_PKG)
+                    .map(|(v, _)| v.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     fn run_schema(
@@ -205,11 +233,11 @@ impl Evaluator {
     ) -> Result<Dict> {
         self.run_lazy_body(body)?;
         for s in schemas {
-            if let SchemaDef::Schema(def) = &s.def {
-                if Rc::ptr_eq(s, ty) {
-                    for decorator in &def.decorators {
-                        self.apply_decorator(&s.frame, &decorator.node, &s.name, true, span)?;
-                    }
+            if let SchemaDef::Schema(def) = &s.def
+                && Rc::ptr_eq(s, ty)
+            {
+                for decorator in &def.decorators {
+                    self.apply_decorator(&s.frame, &decorator.node, &s.name, true, span)?;
                 }
             }
         }
@@ -226,11 +254,11 @@ impl Evaluator {
             match &index_signature {
                 Some((owner, sig)) => {
                     let mut v = value.clone();
-                    if let Some(default) = &sig.node.value {
-                        if config.op(key) != ConfigEntryOperation::Override {
-                            let d = self.eval_expr(body, default)?;
-                            v = self.union_values(d, &v, false)?;
-                        }
+                    if let Some(default) = &sig.node.value
+                        && config.op(key) != ConfigEntryOperation::Override
+                    {
+                        let d = self.eval_expr(body, default)?;
+                        v = self.union_values(d, &v, false)?;
                     }
                     let v = self
                         .convert_to_type(&owner.frame, v, &sig.node.value_ty.node, false)
@@ -306,7 +334,7 @@ impl Evaluator {
                     continue;
                 }
                 if attrs.get(name).is_none_or(Value::is_none_or_undefined) {
-                    return Err(KclError::at(
+                    return Err(super::error_at(
                         ErrorKind::EvaluationError,
                         span,
                         format!(
@@ -359,10 +387,10 @@ impl Evaluator {
                 SchemaDef::Rule(def) => &def.checks,
             };
             for check in checks {
-                if let Some(cond) = &check.node.if_cond {
-                    if !self.eval_expr(body, cond)?.is_truthy() {
-                        continue;
-                    }
+                if let Some(cond) = &check.node.if_cond
+                    && !self.eval_expr(body, cond)?.is_truthy()
+                {
+                    continue;
                 }
                 if self.eval_expr(body, &check.node.test)?.is_truthy() {
                     continue;
@@ -406,8 +434,15 @@ impl Evaluator {
             .map(|c| c.config.clone())
             .unwrap_or_default();
         let config_entry = config.get(name).cloned();
+        let instance_span = self.schema_stack.last().map_or(span, |c| c.span);
         for decorator in &attr.decorators {
-            self.apply_decorator(frame, &decorator.node, name, config_entry.is_some(), span)?;
+            self.apply_decorator(
+                frame,
+                &decorator.node,
+                name,
+                config_entry.is_some(),
+                instance_span,
+            )?;
         }
         let override_only = config_entry.is_some()
             && config.op(name) == ConfigEntryOperation::Override
@@ -461,10 +496,10 @@ impl Evaluator {
             delta.insert_indexes.insert(name.to_string(), *i);
         }
         let mut holder = Dict::new();
-        if let Some(current) = frame.get_local(name) {
-            if !current.is_undefined() {
-                holder.insert(name, current);
-            }
+        if let Some(current) = frame.get_local(name)
+            && !current.is_undefined()
+        {
+            holder.insert(name, current);
         }
         let merged = unify::union(
             self,
@@ -522,7 +557,8 @@ impl Evaluator {
         };
         match name.as_str() {
             "deprecated" => {
-                let (_, kwargs) = self.eval_arguments(frame, &decorator.args, &decorator.keywords)?;
+                let (_, kwargs) =
+                    self.eval_arguments(frame, &decorator.args, &decorator.keywords)?;
                 let arg = |k: &str| kwargs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
                 let text = |v: Option<Value>| match v {
                     Some(Value::Str(s)) => s.to_string(),
@@ -539,7 +575,7 @@ impl Evaluator {
                     msg.push_str(&format!(", {reason}"));
                 }
                 if strict && used {
-                    return Err(KclError::at(ErrorKind::EvaluationError, span, msg));
+                    return Err(super::error_at(ErrorKind::EvaluationError, span, msg));
                 }
                 Ok(())
             }
@@ -583,6 +619,30 @@ impl Evaluator {
             }
         }
         has_index_signature || d.entries.keys().all(|k| names.contains(k))
+    }
+}
+
+/// The attributes a body declares (`name: T …`, in `if` blocks too), in
+/// order.
+fn declared_attrs<'a>(body: &'a [ast::Node<Stmt>], out: &mut Vec<(&'a String, &'a ast::Type)>) {
+    for stmt in body {
+        match &stmt.node {
+            Stmt::SchemaAttr(a) => out.push((&a.name.node, &a.ty.node)),
+            Stmt::Assign(ast::AssignStmt {
+                targets,
+                ty: Some(ty),
+                ..
+            }) => {
+                for t in targets.iter().filter(|t| t.node.paths.is_empty()) {
+                    out.push((&t.node.name.node, &ty.node));
+                }
+            }
+            Stmt::If(i) => {
+                declared_attrs(&i.body, out);
+                declared_attrs(&i.orelse, out);
+            }
+            _ => {}
+        }
     }
 }
 

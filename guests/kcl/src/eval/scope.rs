@@ -227,10 +227,10 @@ impl Frame {
             if cur.lazy.is_some() {
                 return None;
             }
-            if cur.is_loop {
-                if let Some(v) = cur.get_local(name) {
-                    return Some(v);
-                }
+            if cur.is_loop
+                && let Some(v) = cur.get_local(name)
+            {
+                return Some(v);
             }
             f = cur.parent.clone();
         }
@@ -371,18 +371,19 @@ impl Evaluator {
         value: Value,
         span: Span,
     ) -> Result<()> {
-        if frame.is_package && !name.starts_with('_') {
-            if let Some(lazy) = &frame.lazy {
-                let mut l = lazy.borrow_mut();
-                let current = l.running.last().copied().unwrap_or(usize::MAX);
-                match l.assigned_by.get(name) {
-                    Some((by, first_span)) if *by != current => {
-                        return Err(immutable_error(name, span, *first_span));
-                    }
-                    Some(_) => {}
-                    None => {
-                        l.assigned_by.insert(name.to_string(), (current, span));
-                    }
+        if frame.is_package
+            && !name.starts_with('_')
+            && let Some(lazy) = &frame.lazy
+        {
+            let mut l = lazy.borrow_mut();
+            let current = l.running.last().copied().unwrap_or(usize::MAX);
+            match l.assigned_by.get(name) {
+                Some((by, first_span)) if *by != current => {
+                    return Err(immutable_error(name, span, *first_span));
+                }
+                Some(_) => {}
+                None => {
+                    l.assigned_by.insert(name.to_string(), (current, span));
                 }
             }
         }

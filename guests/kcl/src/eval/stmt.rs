@@ -80,10 +80,10 @@ impl Evaluator {
                 self.assign_target(frame, &a.target.node, value, a.target.span)
             }
             Stmt::Assert(a) => {
-                if let Some(cond) = &a.if_cond {
-                    if !self.eval_expr(frame, cond)?.is_truthy() {
-                        return Ok(());
-                    }
+                if let Some(cond) = &a.if_cond
+                    && !self.eval_expr(frame, cond)?.is_truthy()
+                {
+                    return Ok(());
                 }
                 if self.eval_expr(frame, &a.test)?.is_truthy() {
                     return Ok(());

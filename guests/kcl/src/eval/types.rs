@@ -219,7 +219,6 @@ impl Evaluator {
         }
         Ok(match (ty, v) {
             (Type::Any, _) => Some(v.clone()),
-            (Type::Basic(BasicType::Float), Value::Int(i)) => Some(Value::Float(*i as f64)),
             (Type::Basic(_), _) => {
                 if self.value_matches_type(frame, v, ty)? {
                     Some(v.clone())

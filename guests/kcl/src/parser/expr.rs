@@ -33,7 +33,7 @@ enum BinOrCmp {
 
 fn precedence(token: &Token) -> Precedence {
     match &token.kind {
-        TokenKind::Ident(name) => match name.as_str() {
+        TokenKind::Ident(name) => match &**name {
             "as" => Precedence::As,
             "or" => Precedence::LogicOr,
             "and" => Precedence::LogicAnd,
@@ -60,7 +60,7 @@ fn precedence(token: &Token) -> Precedence {
 
 fn bin_or_cmp(token: &Token) -> Option<BinOrCmp> {
     Some(match &token.kind {
-        TokenKind::Ident(name) => match name.as_str() {
+        TokenKind::Ident(name) => match &**name {
             "as" => BinOrCmp::Bin(BinOp::As),
             "or" => BinOrCmp::Bin(BinOp::Or),
             "and" => BinOrCmp::Bin(BinOp::And),
@@ -131,8 +131,7 @@ impl Parser<'_> {
         loop {
             let mut two_words = false;
             let mut prec = precedence(&self.token);
-            let peek = self.peek().clone();
-            let peek_is = |kw: &str| matches!(&peek, TokenKind::Ident(n) if n == kw);
+            let peek_is = |kw: &str| matches!(self.peek(), TokenKind::Ident(n) if &**n == kw);
             if self.is_kw("not") && peek_is("in") {
                 prec = Precedence::InOrNotIn;
                 two_words = true;
@@ -227,7 +226,7 @@ impl Parser<'_> {
             TokenKind::Minus => UnaryOp::USub,
             TokenKind::Tilde => UnaryOp::Invert,
             TokenKind::Bang => UnaryOp::Not,
-            TokenKind::Ident(n) if n == "not" => UnaryOp::Not,
+            TokenKind::Ident(n) if &**n == "not" => UnaryOp::Not,
             _ => return self.parse_primary_expr(),
         };
         self.bump();
@@ -483,7 +482,7 @@ impl Parser<'_> {
     fn parse_operand_expr(&mut self) -> NodeRef<Expr> {
         let lo = self.token.clone();
         match &self.token.kind {
-            TokenKind::Ident(name) => match name.as_str() {
+            TokenKind::Ident(name) => match &**name {
                 "None" => self.parse_constant(NameConstant::None),
                 "Undefined" => self.parse_constant(NameConstant::Undefined),
                 "True" => self.parse_constant(NameConstant::True),
@@ -537,7 +536,7 @@ impl Parser<'_> {
                     value: NumberLitValue::Int(v),
                 },
                 None => {
-                    self.token_error(&["integer"]);
+                    self.token_error(&["int"]);
                     NumberLit {
                         binary_suffix: suffix,
                         value: NumberLitValue::Int(0),
@@ -558,7 +557,7 @@ impl Parser<'_> {
                 }
             },
             _ => {
-                self.token_error(&["integer", "float"]);
+                self.token_error(&["int", "float"]);
                 NumberLit {
                     binary_suffix: None,
                     value: NumberLitValue::Int(0),
@@ -585,9 +584,9 @@ impl Parser<'_> {
     fn parse_quant_expr(&mut self) -> NodeRef<Expr> {
         let lo = self.token.clone();
         let op = match &self.token.kind {
-            TokenKind::Ident(n) if n == "all" => QuantOperation::All,
-            TokenKind::Ident(n) if n == "any" => QuantOperation::Any,
-            TokenKind::Ident(n) if n == "filter" => QuantOperation::Filter,
+            TokenKind::Ident(n) if &**n == "all" => QuantOperation::All,
+            TokenKind::Ident(n) if &**n == "any" => QuantOperation::Any,
+            TokenKind::Ident(n) if &**n == "filter" => QuantOperation::Filter,
             _ => QuantOperation::Map,
         };
         self.bump();
@@ -662,7 +661,7 @@ impl Parser<'_> {
         match &self.token.kind {
             TokenKind::Ident(name) => {
                 if matches!(
-                    name.as_str(),
+                    &**name,
                     "None" | "Undefined" | "lambda" | "any" | "all" | "map" | "filter"
                 ) {
                     self.token_error(&[
@@ -858,11 +857,7 @@ impl Parser<'_> {
     }
 
     /// An expression that must be a name (`type Name = …`, `for Host`).
-    pub(super) fn expr_as_identifier(
-        &mut self,
-        expr: NodeRef<Expr>,
-        lo: &Token,
-    ) -> Node<Identifier> {
+    pub(super) fn expr_as_identifier(&mut self, expr: Node<Expr>, lo: &Token) -> Node<Identifier> {
         match expr.node {
             Expr::Identifier(ident) => Node::new(ident, expr.span),
             _ => {

@@ -87,44 +87,64 @@ pub fn parse_expr(file: FileId, src: &str) -> Result<NodeRef<Expr>, Vec<KclError
 
 /// KCL keeps each diagnostic once.
 fn dedup(errors: &mut Vec<KclError>) {
-    let mut seen: Vec<KclError> = Vec::with_capacity(errors.len());
-    errors.retain(|e| {
-        if seen.contains(e) {
-            false
-        } else {
-            seen.push(e.clone());
-            true
-        }
-    });
+    let mut seen = std::collections::HashSet::new();
+    errors.retain(|e| seen.insert((e.kind, e.message.clone(), e.span())));
 }
 
 /// Byte offsets to lines and columns.
-pub(crate) struct LineIndex {
+pub(crate) struct LineIndex<'a> {
     starts: Vec<usize>,
-    text: String,
+    /// Whether the text holds only ASCII: then a column is a byte count.
+    ascii: bool,
+    text: &'a str,
+    /// The line of the last lookup: positions are asked for mostly in
+    /// order, so it usually holds the next one too.
+    last_line: std::cell::Cell<usize>,
 }
 
-impl LineIndex {
-    pub(crate) fn new(src: &str) -> LineIndex {
+impl LineIndex<'_> {
+    pub(crate) fn new(src: &str) -> LineIndex<'_> {
+        // As in KCL's source map, a line break ending the file starts no
+        // line: the end of input is on the last line.
         let mut starts = vec![0];
-        starts.extend(src.match_indices('\n').map(|(i, _)| i + 1));
+        starts.extend(
+            src.match_indices('\n')
+                .map(|(i, _)| i + 1)
+                .filter(|&start| start < src.len()),
+        );
         LineIndex {
             starts,
-            text: src.to_string(),
+            ascii: src.is_ascii(),
+            text: src,
+            last_line: std::cell::Cell::new(0),
         }
     }
 
     /// Line (from 1) and column (from 0, in characters) of a byte offset.
     fn position(&self, offset: usize) -> (u32, u32) {
-        let line = match self.starts.binary_search(&offset) {
-            Ok(i) => i,
-            Err(i) => i.saturating_sub(1),
+        let cached = self.last_line.get();
+        let in_cached = |line: usize| {
+            self.starts.get(line).is_some_and(|&s| s <= offset)
+                && self.starts.get(line + 1).is_none_or(|&next| offset < next)
         };
+        let line = if in_cached(cached) {
+            cached
+        } else if in_cached(cached + 1) {
+            cached + 1
+        } else {
+            match self.starts.binary_search(&offset) {
+                Ok(i) => i,
+                Err(i) => i.saturating_sub(1),
+            }
+        };
+        self.last_line.set(line);
         let start = self.starts.get(line).copied().unwrap_or(0);
-        let column = self
-            .text
-            .get(start..offset.min(self.text.len()))
-            .map_or(0, |s| s.chars().count());
+        let end = offset.min(self.text.len());
+        let column = if self.ascii {
+            end.saturating_sub(start)
+        } else {
+            self.text.get(start..end).map_or(0, |s| s.chars().count())
+        };
         (
             u32::try_from(line + 1).unwrap_or(u32::MAX),
             u32::try_from(column).unwrap_or(u32::MAX),
@@ -135,13 +155,16 @@ impl LineIndex {
 pub(crate) struct Parser<'a> {
     file: FileId,
     src: &'a str,
-    lines: &'a LineIndex,
+    lines: &'a LineIndex<'a>,
     tokens: Vec<Token>,
     index: usize,
     token: Token,
     prev_token: Token,
     errors: Vec<KclError>,
     depth: usize,
+    /// Set when the input nests too deeply: the rest is skipped and no
+    /// more errors are reported.
+    aborted: bool,
 }
 
 /// Where the parser was, to tell whether a loop made progress.
@@ -157,7 +180,7 @@ fn eof_token(at: usize) -> Token {
 }
 
 impl<'a> Parser<'a> {
-    fn new(file: FileId, src: &'a str, lines: &'a LineIndex, tokens: Vec<Token>) -> Parser<'a> {
+    fn new(file: FileId, src: &'a str, lines: &'a LineIndex<'a>, tokens: Vec<Token>) -> Parser<'a> {
         let first = tokens.first().cloned().unwrap_or_else(|| eof_token(0));
         Parser {
             file,
@@ -169,6 +192,7 @@ impl<'a> Parser<'a> {
             token: first,
             errors: Vec::new(),
             depth: 0,
+            aborted: false,
         }
     }
 
@@ -185,6 +209,13 @@ impl<'a> Parser<'a> {
         self.span(lo.lo, self.prev_token.hi.max(lo.lo))
     }
 
+    /// The range between the start of `lo` and the end of the previous
+    /// token, whichever comes first (KCL's byte spans order their ends).
+    fn ordered_span_from(&self, lo: &Token) -> Span {
+        let (a, b) = (lo.lo, self.prev_token.hi);
+        self.span(a.min(b), a.max(b))
+    }
+
     fn node<T>(&self, node: T, lo: &Token) -> Node<T> {
         Node::new(node, self.span_from(lo))
     }
@@ -196,6 +227,9 @@ impl<'a> Parser<'a> {
     // ~~~ Errors
 
     fn error_at(&mut self, message: impl Into<String>, lo: usize, hi: usize) {
+        if self.aborted {
+            return;
+        }
         let span = self.span(lo, hi);
         self.errors
             .push(KclError::at(ErrorKind::InvalidSyntax, span, message));
@@ -298,14 +332,14 @@ impl<'a> Parser<'a> {
 
     /// Reports a dedent to a level no block has, and skips it.
     fn validate_dedent(&mut self) {
-        if let TokenKind::Dedent(n) = self.token.kind {
-            if n != 0 {
-                let unit = if n == 1 { "space" } else { "spaces" };
-                self.error_here(format!(
-                    "invalid indentation with {n} {unit}, try to align indents by adding or removing spaces"
-                ));
-                self.bump();
-            }
+        if let TokenKind::Dedent(n) = self.token.kind
+            && n != 0
+        {
+            let unit = if n == 1 { "space" } else { "spaces" };
+            self.error_here(format!(
+                "invalid indentation with {n} {unit}, try to align indents by adding or removing spaces"
+            ));
+            self.bump();
         }
     }
 
@@ -336,18 +370,36 @@ impl<'a> Parser<'a> {
         ))
     }
 
-    /// Enters one level of nesting; `false` (after reporting) when too deep.
+    /// Enters one level of nesting; `false` when too deep, after reporting
+    /// it once and skipping to the end of the input.
     fn enter(&mut self) -> bool {
-        if self.depth >= MAX_DEPTH {
+        self.enter_weighted(1)
+    }
+
+    /// `enter` for a construct whose frames are `weight` times an
+    /// expression's (a statement).
+    fn enter_weighted(&mut self, weight: usize) -> bool {
+        if self.depth + weight > MAX_DEPTH {
             self.error_here("the program nests too deeply to parse");
+            self.aborted = true;
+            self.index = self.tokens.len().saturating_sub(1);
+            self.token = self
+                .tokens
+                .last()
+                .cloned()
+                .unwrap_or_else(|| eof_token(self.token.hi));
             return false;
         }
-        self.depth += 1;
+        self.depth += weight;
         true
     }
 
     fn leave(&mut self) {
-        self.depth = self.depth.saturating_sub(1);
+        self.leave_weighted(1);
+    }
+
+    fn leave_weighted(&mut self, weight: usize) {
+        self.depth = self.depth.saturating_sub(weight);
     }
 
     /// Strips the `$` that lets a keyword be a name (`$if`).

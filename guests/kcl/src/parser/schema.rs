@@ -87,7 +87,7 @@ impl Parser<'_> {
         self.bump();
         let lo = self.token.clone();
         let expr = self.parse_expr();
-        Some(self.expr_as_identifier(expr, &lo))
+        Some(self.expr_as_identifier(*expr, &lo))
     }
 
     /// Parameters of a schema (`[a, b: int = 1]`) or lambda (`a, b`, or in
@@ -512,7 +512,7 @@ impl Parser<'_> {
                 }
                 let rule_lo = self.token.clone();
                 let expr = self.parse_expr();
-                parent_rules.push(self.expr_as_identifier(expr, &rule_lo));
+                parent_rules.push(self.expr_as_identifier(*expr, &rule_lo));
                 if !matches!(
                     self.token.kind,
                     TokenKind::Comma | TokenKind::CloseParen | TokenKind::Newline | TokenKind::Eof

@@ -6,6 +6,9 @@ use crate::ast::*;
 use crate::lexer::TokenKind;
 use crate::source::Span;
 
+/// A statement's parse takes about three expressions' worth of stack.
+const STMT_WEIGHT: usize = 3;
+
 impl Parser<'_> {
     /// `start: (NEWLINE | statement)*`, with the module's docstring.
     pub(super) fn parse_module(&mut self) -> (Option<Node<String>>, Vec<Node<Stmt>>) {
@@ -44,14 +47,14 @@ impl Parser<'_> {
         if self.at_eof() {
             return None;
         }
-        if !self.enter() {
+        if !self.enter_weighted(STMT_WEIGHT) {
             return None;
         }
         let stmt = match self.parse_compound_stmt() {
             Some(stmt) => Some(stmt),
             None => self.parse_simple_stmt(),
         };
-        self.leave();
+        self.leave_weighted(STMT_WEIGHT);
         if stmt.is_none() {
             let got = self.token.kind.describe();
             self.error_here(format!("unexpected token '{got}'"));
@@ -147,35 +150,35 @@ impl Parser<'_> {
     pub(super) fn parse_expr_or_assign_stmt(&mut self, in_schema: bool) -> Option<Node<Stmt>> {
         let lo = self.token.clone();
         let mut targets = vec![self.parse_expr()];
-        let mut target_spans = vec![self.span_from(&lo)];
+        let mut target_spans = vec![self.ordered_span_from(&lo)];
         let mut value: Option<NodeRef<Expr>> = None;
         let mut ty: Option<Node<Type>> = None;
 
         if self.is(&TokenKind::Colon) {
             self.bump();
             let typ = self.parse_type_annotation();
-            if matches!(self.token.kind, TokenKind::OpenBrace | TokenKind::OpenParen) {
-                if let Type::Named(ident) = &typ.node {
-                    let name = Node::new(ident.clone(), typ.span);
-                    let (args, kwargs) = if self.is(&TokenKind::OpenParen) {
-                        let func = Box::new(Node::new(Expr::Identifier(ident.clone()), typ.span));
-                        let call = self.parse_call(func);
-                        (call.args, call.keywords)
-                    } else {
-                        (vec![], vec![])
-                    };
-                    let schema = self.parse_schema_expr_node(name, args, kwargs, &lo);
-                    let first = targets.swap_remove(0);
-                    let target = self.expr_as_identifier(first, &lo);
-                    self.skip_newlines();
-                    return Some(self.node(
-                        Stmt::Unification(UnificationStmt {
-                            target,
-                            value: schema,
-                        }),
-                        &lo,
-                    ));
-                }
+            if matches!(self.token.kind, TokenKind::OpenBrace | TokenKind::OpenParen)
+                && let Type::Named(ident) = &typ.node
+            {
+                let name = Node::new(ident.clone(), typ.span);
+                let (args, kwargs) = if self.is(&TokenKind::OpenParen) {
+                    let func = Box::new(Node::new(Expr::Identifier(ident.clone()), typ.span));
+                    let call = self.parse_call(func);
+                    (call.args, call.keywords)
+                } else {
+                    (vec![], vec![])
+                };
+                let schema = self.parse_schema_expr_node(name, args, kwargs, &lo);
+                let first = targets.swap_remove(0);
+                let target = self.expr_as_identifier(*first, &lo);
+                self.skip_newlines();
+                return Some(self.node(
+                    Stmt::Unification(UnificationStmt {
+                        target,
+                        value: schema,
+                    }),
+                    &lo,
+                ));
             }
             ty = Some(*typ);
         } else if let TokenKind::AugAssign(kind) = self.token.kind {
@@ -214,62 +217,63 @@ impl Parser<'_> {
             if let Some(previous) = value.take() {
                 targets.push(previous);
             }
-            target_spans.push(self.span_from(&start));
+            target_spans.push(self.ordered_span_from(&start));
             value = Some(expr);
         }
 
         // `name: T |= value` in a schema.
-        if let TokenKind::AugAssign(kind) = self.token.kind {
-            if targets.len() == 1 && in_schema {
-                if let (Some(t), Expr::Identifier(ident)) = (ty.clone(), &targets[0].node) {
-                    self.bump();
-                    let name = Node::new(ident.name(), targets[0].span);
-                    let value = self.parse_expr();
-                    let stmt = self.node(
-                        Stmt::SchemaAttr(SchemaAttr {
-                            doc: String::new(),
-                            name,
-                            op: Some(kind.op()),
-                            value: Some(value),
-                            is_optional: false,
-                            decorators: Vec::new(),
-                            ty: t,
-                        }),
-                        &lo,
-                    );
-                    self.skip_newlines();
-                    return Some(stmt);
-                }
-            }
+        if let TokenKind::AugAssign(kind) = self.token.kind
+            && targets.len() == 1
+            && in_schema
+            && let (Some(t), Expr::Identifier(ident)) = (ty.clone(), &targets[0].node)
+        {
+            self.bump();
+            let name = Node::new(ident.name(), targets[0].span);
+            let value = self.parse_expr();
+            let stmt = self.node(
+                Stmt::SchemaAttr(SchemaAttr {
+                    doc: String::new(),
+                    name,
+                    op: Some(kind.op()),
+                    value: Some(value),
+                    is_optional: false,
+                    decorators: Vec::new(),
+                    ty: t,
+                }),
+                &lo,
+            );
+            self.skip_newlines();
+            return Some(stmt);
         }
 
         let end = self.prev_token.clone();
         let stmt_span = self.span(lo.lo, end.hi.max(lo.lo));
         if let Some(value) = value {
-            let targets = self.to_targets(&targets, &target_spans);
+            let targets = self.targets_of(&targets, &target_spans);
             self.skip_newlines();
             return Some(Node::new(
                 Stmt::Assign(AssignStmt { targets, value, ty }),
                 stmt_span,
             ));
         }
-        if targets.len() == 1 && in_schema {
-            if let (Some(t), Expr::Identifier(ident)) = (ty.clone(), &targets[0].node) {
-                let name = Node::new(ident.name(), targets[0].span);
-                self.skip_newlines();
-                return Some(Node::new(
-                    Stmt::SchemaAttr(SchemaAttr {
-                        doc: String::new(),
-                        name,
-                        op: None,
-                        value: None,
-                        is_optional: false,
-                        decorators: Vec::new(),
-                        ty: t,
-                    }),
-                    stmt_span,
-                ));
-            }
+        if targets.len() == 1
+            && in_schema
+            && let (Some(t), Expr::Identifier(ident)) = (ty.clone(), &targets[0].node)
+        {
+            let name = Node::new(ident.name(), targets[0].span);
+            self.skip_newlines();
+            return Some(Node::new(
+                Stmt::SchemaAttr(SchemaAttr {
+                    doc: String::new(),
+                    name,
+                    op: None,
+                    value: None,
+                    is_optional: false,
+                    decorators: Vec::new(),
+                    ty: t,
+                }),
+                stmt_span,
+            ));
         }
         if ty.is_none() {
             let span = match (targets.first(), targets.last()) {
@@ -294,7 +298,7 @@ impl Parser<'_> {
             (Some(first), Some(last)) => first.span.to(last.span),
             _ => stmt_span,
         };
-        let targets = self.to_targets(&targets, &target_spans);
+        let targets = self.targets_of(&targets, &target_spans);
         Some(Node::new(
             Stmt::Assign(AssignStmt {
                 targets,
@@ -305,7 +309,7 @@ impl Parser<'_> {
         ))
     }
 
-    fn to_targets(&mut self, exprs: &[NodeRef<Expr>], spans: &[Span]) -> Vec<Node<Target>> {
+    fn targets_of(&mut self, exprs: &[NodeRef<Expr>], spans: &[Span]) -> Vec<Node<Target>> {
         let mut targets = Vec::new();
         for (i, expr) in exprs.iter().enumerate() {
             match self.expr_as_target(expr) {
@@ -389,6 +393,7 @@ impl Parser<'_> {
                 rawpath: Node::new(path, path_span),
                 name,
                 asname,
+                pkgpath: String::new(),
             }),
             &lo,
         );
@@ -401,7 +406,7 @@ impl Parser<'_> {
         self.bump_kw("type");
         let name_lo = self.token.clone();
         let expr = self.parse_expr();
-        let type_name = self.expr_as_identifier(expr, &name_lo);
+        let type_name = self.expr_as_identifier(*expr, &name_lo);
         let type_name = Node::new(type_name.node, self.span_from(&name_lo));
         self.bump_token(TokenKind::Assign);
         let ty_lo = self.token.clone();

@@ -68,8 +68,8 @@ impl Parser<'_> {
             let raw_j = raw_data.get(raw_lo..).and_then(|r| r.find('}'));
             let data_j = data.get(data_lo..).and_then(|d| d.find('}'));
             let (Some(raw_j), Some(data_j)) = (raw_j, data_j) else {
-                let (lo, hi) = (self.prev_token.lo, self.prev_token.hi);
-                self.error_at("invalid joined string", lo, hi);
+                // KCL points at the token after the string.
+                self.error_here("invalid joined string");
                 values.push(part(raw_rest, data_rest));
                 break;
             };
@@ -147,6 +147,9 @@ impl Parser<'_> {
         let mut errors = std::mem::take(&mut sub.errors);
         dedup(&mut errors);
         self.errors.extend(errors);
+        if sub.aborted {
+            self.aborted = true;
+        }
         Node::new(
             Expr::FormattedValue(FormattedValue {
                 is_long_string: false,

@@ -48,9 +48,9 @@ impl Parser<'_> {
     fn parse_type_element(&mut self) -> Box<Node<Type>> {
         let lo = self.token.clone();
         let ty = match &self.token.kind {
-            TokenKind::Ident(name) => match name.as_str() {
+            TokenKind::Ident(name) => match &**name {
                 "True" | "False" | "None" | "Undefined" => {
-                    let lit = match name.as_str() {
+                    let lit = match &**name {
                         "True" => LiteralType::Bool(true),
                         "False" => LiteralType::Bool(false),
                         "None" => LiteralType::None,

@@ -87,6 +87,57 @@ pub(crate) fn format_float(f: f64) -> String {
     ryu::Buffer::new().format_finite(f).to_owned()
 }
 
+/// A float after KCL's trip through JSON text: printed shortest, then read
+/// back by serde_json's fast reader, which may land one step off for
+/// numbers of 16 or more digits. KCL's YAML output and `yaml.decode` take
+/// that trip, so their floats are these.
+pub(crate) fn json_roundtrip(f: f64) -> f64 {
+    if !f.is_finite() {
+        return f;
+    }
+    let text = format_float(f);
+    let (negative, unsigned) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.as_str()),
+    };
+    let (mantissa, exp_text) = match unsigned.split_once(['e', 'E']) {
+        Some((m, e)) => (m, Some(e)),
+        None => (unsigned, None),
+    };
+    let mut significand: u64 = 0;
+    let mut exponent: i32 = 0;
+    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    for d in int_part.bytes().chain(frac_part.bytes()) {
+        significand = significand
+            .saturating_mul(10)
+            .saturating_add(u64::from(d.wrapping_sub(b'0')));
+    }
+    exponent -= frac_part.len() as i32;
+    if let Some(e) = exp_text {
+        exponent += e.parse::<i32>().unwrap_or(0);
+    }
+    let mut value = significand as f64;
+    loop {
+        let magnitude = exponent.unsigned_abs();
+        if magnitude <= 308 {
+            // The correctly rounded power, as serde_json's table holds it.
+            let pow: f64 = format!("1e{magnitude}").parse().unwrap_or(f64::INFINITY);
+            if exponent >= 0 {
+                value *= pow;
+            } else {
+                value /= pow;
+            }
+            break;
+        }
+        if value == 0.0 || exponent >= 0 {
+            break;
+        }
+        value /= 1e308;
+        exponent += 308;
+    }
+    if negative { -value } else { value }
+}
+
 /// `json.encode(data, sort_keys, indent, ignore_private, ignore_none)`.
 /// A negative `indent` is 0.
 pub fn encode(value: &Value, options: &EncodeOptions, indent: i64) -> String {
@@ -406,6 +457,20 @@ mod tests {
         ];
         for (value, want) in cases {
             assert_eq!(encode(value, &EncodeOptions::default(), 0), *want);
+        }
+    }
+
+    #[test]
+    fn floats_take_kcls_trip_through_json_text() {
+        let cases = [
+            (0.12000000000000455, 0.12000000000000456),
+            (0.1, 0.1),
+            (1e20, 1e20),
+            (100.0, 100.0),
+            (-2.5e-300, -2.5e-300),
+        ];
+        for (input, want) in cases {
+            assert_eq!(json_roundtrip(input), want, "{input}");
         }
     }
 

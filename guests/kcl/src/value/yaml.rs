@@ -16,7 +16,7 @@
 use serde::Deserialize;
 
 use super::Value;
-use super::json::{EncodeOptions, Node, format_float};
+use super::json::{EncodeOptions, Node, format_float, json_roundtrip};
 
 /// `yaml.encode(data, sort_keys, ignore_private, ignore_none)`: one YAML
 /// document, ending with a line break.
@@ -43,8 +43,32 @@ pub fn encode_all(values: &[Value], options: &EncodeOptions) -> String {
 /// column 4`).
 pub fn decode(text: &str) -> Result<Value, String> {
     serde_yaml_ng::from_str::<super::json::Decoded>(text)
-        .map(|d| d.0)
+        .map(|d| through_json(d.0))
         .map_err(|e| e.to_string())
+}
+
+/// KCL reads YAML into JSON text and that text into values: floats take
+/// that trip (`json_roundtrip`).
+fn through_json(value: Value) -> Value {
+    match value {
+        Value::Float(f) => Value::Float(json_roundtrip(f)),
+        Value::List(items) => Value::list(
+            std::rc::Rc::unwrap_or_clone(items)
+                .into_iter()
+                .map(through_json)
+                .collect(),
+        ),
+        Value::Dict(dict) => {
+            let dict = std::rc::Rc::unwrap_or_clone(dict);
+            Value::dict(
+                dict.entries
+                    .into_iter()
+                    .map(|(k, v)| (k, through_json(v)))
+                    .collect(),
+            )
+        }
+        other => other,
+    }
 }
 
 /// `yaml.decode_all(value)`: every document of a YAML stream.
@@ -52,7 +76,7 @@ pub fn decode_all(text: &str) -> Result<Vec<Value>, String> {
     serde_yaml_ng::Deserializer::from_str(text)
         .map(|document| {
             super::json::Decoded::deserialize(document)
-                .map(|d| d.0)
+                .map(|d| through_json(d.0))
                 .map_err(|e| e.to_string())
         })
         .collect()
@@ -462,7 +486,10 @@ impl Emitter {
             Node::Null => self.scalar("null", Style::Plain, context),
             Node::Bool(b) => self.scalar(if b { "true" } else { "false" }, Style::Plain, context),
             Node::Int(i) => self.scalar(&i.to_string(), Style::Plain, context),
-            Node::Float(f) => self.scalar(&format_float(f), Style::Plain, context),
+            Node::Float(f) => {
+                let f = json_roundtrip(f);
+                self.scalar(&format_float(f), Style::Plain, context)
+            }
             Node::Str(s) => self.scalar(s, requested_style(s), context),
             Node::List(items) if items.is_empty() => self.empty_flow("[", "]"),
             Node::Map(entries) if entries.is_empty() => self.empty_flow("{", "}"),
@@ -751,12 +778,13 @@ mod tests {
             ),
             ("n", Value::None),
             ("f", Value::Float(1e20)),
+            ("r", Value::Float(0.12000000000000455)),
             (
                 "m",
                 dict(&[("x", s("a\nb")), ("y", dict(&[("z", Value::Bool(true))]))]),
             ),
         ]);
-        let want = "g:\n- - 1\n  - 2\n- []\n- {}\n- - a: 1\n    b:\n    - 1\n'n': null\nf: 1e20\nm:\n  x: |-\n    a\n    b\n  'y':\n    z: true\n";
+        let want = "g:\n- - 1\n  - 2\n- []\n- {}\n- - a: 1\n    b:\n    - 1\n'n': null\nf: 1e20\nr: 0.12000000000000456\nm:\n  x: |-\n    a\n    b\n  'y':\n    z: true\n";
         assert_eq!(encode(&value, &EncodeOptions::default()), want);
     }
 
