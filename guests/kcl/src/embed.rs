@@ -8,10 +8,15 @@
 //! [`crate::run`]: loading, static checks, evaluation, output planning);
 //! only the edges differ.
 
+use std::path::Path;
+
+use indexmap::IndexMap;
+
 use crate::eval::{self, EvalOptions};
+use crate::modules::file::ProgramPaths;
 use crate::value::json::{EncodeOptions, Node};
 use crate::value::{Dict, Value};
-use crate::{RunError, RunOptions, source};
+use crate::{ErrorKind, KclError, RunError, RunOptions, loader, source};
 
 /// A program given as text.
 #[derive(Debug, Clone, Default)]
@@ -36,7 +41,9 @@ pub struct EmbeddedOutput {
     pub logs: String,
 }
 
-/// Loads and evaluates `program`; its errors are values, as [`crate::run`]'s.
+/// Loads, checks and evaluates `program`; its errors are values, as
+/// [`crate::run`]'s. Nothing is read from a file system: a program that
+/// imports a package of its own fails to find it.
 pub fn run(program: &Embedded) -> Result<EmbeddedOutput, Box<RunError>> {
     let options = RunOptions {
         sources: vec![(program.name.clone(), program.source.clone())],
@@ -50,9 +57,17 @@ pub fn run(program: &Embedded) -> Result<EmbeddedOutput, Box<RunError>> {
             logs,
         })
     };
-    let loaded =
-        crate::load::load(&options, &mut sources).map_err(|e| fail(e, &sources, String::new()))?;
-    let checked: indexmap::IndexMap<String, Vec<crate::ast::Module>> = loaded
+    let loaded = loader::load_run_options(
+        &options,
+        &loader::MemoryFs::new(),
+        Path::new(""),
+        &mut sources,
+    );
+    if let Some(e) = loaded.errors.into_iter().next() {
+        return Err(fail(e, &sources, String::new()));
+    }
+    let checked: IndexMap<String, Vec<crate::ast::Module>> = loaded
+        .program
         .packages
         .iter()
         .map(|(pkg, modules)| {
@@ -70,14 +85,45 @@ pub fn run(program: &Embedded) -> Result<EmbeddedOutput, Box<RunError>> {
             .map(|(name, value)| (name.clone(), from_json(value)))
             .collect(),
         step_limit: program.step_limit,
+        program_paths: ProgramPaths::for_main_file(Path::new(&program.name)),
         ..EvalOptions::default()
     };
-    let evaluated =
-        eval::evaluate(loaded, eval_options).map_err(|(e, logs)| fail(e, &sources, logs))?;
+    let program = eval::Program {
+        packages: loaded.program.packages,
+    };
+    let evaluated = eval::evaluate(program, eval_options)
+        .map_err(|(e, logs)| fail(runtime_positions(e), &sources, logs))?;
+    let documents = match &evaluated.output_stream {
+        // `manifests.yaml_stream` replaces the output.
+        Some((stream, _)) => {
+            let output = crate::value::yaml::decode_stream(stream).map_err(|e| {
+                let message = format!("called `Result::unwrap()` on an `Err` value: {e}");
+                fail(
+                    KclError::new(ErrorKind::EvaluationError, message),
+                    &sources,
+                    evaluated.logs.clone(),
+                )
+            })?;
+            documents(&output)
+        }
+        None => documents(&evaluated.output),
+    };
     Ok(EmbeddedOutput {
-        documents: documents(&evaluated.output),
+        documents,
         logs: evaluated.logs,
     })
+}
+
+/// KCL's runtime errors know their line, not their column (as
+/// [`crate::run`] reports them): only a failed check keeps its column.
+fn runtime_positions(mut error: KclError) -> KclError {
+    let keep_first = error.kind == ErrorKind::SchemaCheckFailure;
+    for (i, label) in error.labels.iter_mut().enumerate() {
+        if !(keep_first && i == 0) {
+            label.span = crate::diagnostic::line_only(label.span);
+        }
+    }
+    error
 }
 
 /// A JSON value as KCL reads it: objects keep their key order, integers
