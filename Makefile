@@ -165,10 +165,11 @@ $(CLANG_DIR)/.done:
 
 test: lint unit
 
-bench: setup build-deps test-deps test-cluster-binaries upstream-crossplane
+bench: setup build-deps test-deps test-cluster-binaries upstream-crossplane kcl-oracle
 	$(CARGO) bench -p plait-runtime --bench call
 	$(CARGO) bench -p plait-runtime --bench patch_and_transform
 	$(CARGO) bench -p plait-runtime --bench go_templating
+	$(CARGO) bench -p plait-runtime --bench kcl
 	$(CARGO) bench -p plait-oci --bench distribution
 	$(CARGO) bench -p plait --bench controller
 	$(CARGO) bench -p plait --bench fairness

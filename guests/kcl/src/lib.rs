@@ -13,6 +13,7 @@ pub mod builtins;
 pub mod checker;
 pub mod cli;
 pub mod diagnostic;
+pub mod embed;
 pub mod error;
 pub mod eval;
 pub mod lexer;

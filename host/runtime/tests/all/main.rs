@@ -7,4 +7,5 @@
 mod filesystem;
 mod go_guest;
 mod go_snapshot;
+mod kcl;
 mod limits;

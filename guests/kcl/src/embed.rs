@@ -1,0 +1,270 @@
+//! Running KCL inside a host that holds its inputs as data: a program given
+//! as text, `option()` values given as JSON values, and the program's
+//! documents handed back as JSON values, with no YAML or JSON text in
+//! between. This is how a composition function (plait's built-in KCL
+//! function, the kcl-eval test guest) runs a program in its sandbox.
+//!
+//! The program runs as `kcl run` would run it (the same stages as
+//! [`crate::run`]: loading, static checks, evaluation, output planning);
+//! only the edges differ.
+
+use std::path::Path;
+
+use indexmap::IndexMap;
+
+use crate::eval::{self, EvalOptions};
+use crate::modules::file::ProgramPaths;
+use crate::value::json::{EncodeOptions, Node};
+use crate::value::{Dict, Value};
+use crate::{ErrorKind, KclError, RunError, RunOptions, loader, source};
+
+/// A program given as text.
+#[derive(Debug, Clone, Default)]
+pub struct Embedded {
+    /// The name errors print for the program's file.
+    pub name: String,
+    pub source: String,
+    /// `option(name)`'s values.
+    pub options: Vec<(String, serde_json::Value)>,
+    /// Statements and calls allowed before the evaluation stops; unlimited
+    /// when `None` (the host's deadline bounds it instead).
+    pub step_limit: Option<u64>,
+}
+
+/// What a successful run produced.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EmbeddedOutput {
+    /// The documents `kcl run` would print, in order: one for a program's
+    /// top-level names, one per config when its output is a list.
+    pub documents: Vec<serde_json::Value>,
+    /// What `print()` wrote.
+    pub logs: String,
+}
+
+/// Loads, checks and evaluates `program`; its errors are values, as
+/// [`crate::run`]'s. Nothing is read from a file system: a program that
+/// imports a package of its own fails to find it.
+pub fn run(program: &Embedded) -> Result<EmbeddedOutput, Box<RunError>> {
+    let options = RunOptions {
+        sources: vec![(program.name.clone(), program.source.clone())],
+        ..RunOptions::default()
+    };
+    let mut sources = source::SourceMap::default();
+    let fail = |error, sources: &source::SourceMap, logs| {
+        Box::new(RunError {
+            error,
+            sources: sources.clone(),
+            logs,
+        })
+    };
+    let loaded = loader::load_run_options(
+        &options,
+        &loader::MemoryFs::new(),
+        Path::new(""),
+        &mut sources,
+    );
+    if let Some(e) = loaded.errors.into_iter().next() {
+        return Err(fail(e, &sources, String::new()));
+    }
+    let checked: IndexMap<String, Vec<crate::ast::Module>> = loaded
+        .program
+        .packages
+        .iter()
+        .map(|(pkg, modules)| {
+            (
+                pkg.clone(),
+                modules.iter().map(|m| m.as_ref().clone()).collect(),
+            )
+        })
+        .collect();
+    crate::checker::check_packages(&checked).map_err(|e| fail(e, &sources, String::new()))?;
+    let eval_options = EvalOptions {
+        options: program
+            .options
+            .iter()
+            .map(|(name, value)| (name.clone(), from_json(value)))
+            .collect(),
+        step_limit: program.step_limit,
+        program_paths: ProgramPaths::for_main_file(Path::new(&program.name)),
+        ..EvalOptions::default()
+    };
+    let program = eval::Program {
+        packages: loaded.program.packages,
+    };
+    let evaluated = eval::evaluate(program, eval_options)
+        .map_err(|(e, logs)| fail(runtime_positions(e), &sources, logs))?;
+    let documents = match &evaluated.output_stream {
+        // `manifests.yaml_stream` replaces the output.
+        Some((stream, _)) => {
+            let output = crate::value::yaml::decode_stream(stream).map_err(|e| {
+                let message = format!("called `Result::unwrap()` on an `Err` value: {e}");
+                fail(
+                    KclError::new(ErrorKind::EvaluationError, message),
+                    &sources,
+                    evaluated.logs.clone(),
+                )
+            })?;
+            documents(&output)
+        }
+        None => documents(&evaluated.output),
+    };
+    Ok(EmbeddedOutput {
+        documents,
+        logs: evaluated.logs,
+    })
+}
+
+/// KCL's runtime errors know their line, not their column (as
+/// [`crate::run`] reports them): only a failed check keeps its column.
+fn runtime_positions(mut error: KclError) -> KclError {
+    let keep_first = error.kind == ErrorKind::SchemaCheckFailure;
+    for (i, label) in error.labels.iter_mut().enumerate() {
+        if !(keep_first && i == 0) {
+            label.span = crate::diagnostic::line_only(label.span);
+        }
+    }
+    error
+}
+
+/// A JSON value as KCL reads it: objects keep their key order, integers
+/// that fit in `i64` stay integers, larger ones become floats.
+pub fn from_json(value: &serde_json::Value) -> Value {
+    match value {
+        serde_json::Value::Null => Value::None,
+        serde_json::Value::Bool(b) => Value::Bool(*b),
+        serde_json::Value::Number(n) => match n.as_i64() {
+            Some(i) => Value::Int(i),
+            None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        serde_json::Value::String(s) => Value::str(s),
+        serde_json::Value::Array(items) => Value::list(items.iter().map(from_json).collect()),
+        serde_json::Value::Object(map) => Value::dict(
+            map.iter()
+                .map(|(key, item)| (key.clone(), from_json(item)))
+                .collect::<Dict>(),
+        ),
+    }
+}
+
+/// The documents of a program's output, as `kcl run` plans them (see
+/// [`crate::value::yaml::plan`]): a list is a stream of its dicts, schemas
+/// and scalars (nested lists flattened), anything else one document.
+/// Hidden (`_`) names, `Undefined` and functions are left out at every
+/// depth.
+pub fn documents(output: &Value) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    match output {
+        Value::List(_) => collect_documents(output, &mut out),
+        other => out.push(to_json(other)),
+    }
+    out
+}
+
+fn collect_documents(value: &Value, out: &mut Vec<serde_json::Value>) {
+    match value {
+        Value::List(items) => items.iter().for_each(|item| collect_documents(item, out)),
+        Value::Undefined | Value::Function(_) => {}
+        document => out.push(to_json(document)),
+    }
+}
+
+/// A value as the planner prints it, as JSON: hidden names dropped, a
+/// number with a unit as its value in base units, a float that is not
+/// finite as `null`.
+pub fn to_json(value: &Value) -> serde_json::Value {
+    const PLAN: EncodeOptions = EncodeOptions {
+        sort_keys: false,
+        ignore_private: true,
+        ignore_none: false,
+    };
+    match PLAN.node(value) {
+        Node::Null => serde_json::Value::Null,
+        Node::Bool(b) => serde_json::Value::Bool(b),
+        Node::Int(i) => serde_json::Value::from(i),
+        Node::Float(f) => {
+            serde_json::Number::from_f64(f).map_or(serde_json::Value::Null, Into::into)
+        }
+        Node::Str(s) => serde_json::Value::String(s.to_string()),
+        Node::List(items) => serde_json::Value::Array(items.into_iter().map(to_json).collect()),
+        Node::Map(entries) => serde_json::Value::Object(
+            entries
+                .into_iter()
+                .map(|(key, item)| (key.to_string(), to_json(item)))
+                .collect(),
+        ),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run_text(source: &str, params: serde_json::Value) -> Result<EmbeddedOutput, Box<RunError>> {
+        run(&Embedded {
+            name: "main.k".into(),
+            source: source.into(),
+            options: vec![("params".into(), params)],
+            step_limit: None,
+        })
+    }
+
+    #[test]
+    fn options_are_given_as_values_and_documents_come_back_as_values() {
+        let cases = [
+            (
+                "_hidden = 1\nitems = [{a = 1, _b = 2}, {c = None}]\n",
+                json!(null),
+                vec![json!({"items": [{"a": 1}, {"c": null}]})],
+            ),
+            (
+                "[{a = 1}, [{b = 2}], 3]\n",
+                json!(null),
+                vec![json!({"a": 1}), json!({"b": 2}), json!(3)],
+            ),
+            (
+                "x = 1.5\ny = 2Ki\n",
+                json!(null),
+                vec![json!({"x": 1.5, "y": 2048.0})],
+            ),
+        ];
+        for (source, params, expected) in cases {
+            let output = run_text(source, params).unwrap();
+            assert_eq!(output.documents, expected, "{source}");
+        }
+    }
+
+    #[test]
+    fn option_values_are_the_values_given() {
+        let params = json!({"oxr": {"metadata": {"name": "x"}}, "n": 1});
+        let output = run_text(
+            "p = option(\"params\")\nname = p.oxr.metadata.name\nn = p.n + 1\n",
+            params.clone(),
+        )
+        .unwrap();
+        assert_eq!(
+            output.documents,
+            vec![json!({"p": params, "name": "x", "n": 2})]
+        );
+    }
+
+    #[test]
+    fn json_numbers_too_large_for_an_int_become_floats() {
+        assert!(matches!(from_json(&json!(u64::MAX)), Value::Float(_)));
+        assert!(matches!(from_json(&json!(-3)), Value::Int(-3)));
+    }
+
+    #[test]
+    fn a_kcl_error_is_a_value_kcl_renders() {
+        let cases = [
+            ("assert False, \"stop here\"\n", "stop here"),
+            ("a = \n", "InvalidSyntax"),
+        ];
+        for (source, expected) in cases {
+            let error = run_text(source, json!(null)).unwrap_err();
+            let rendered = error.render();
+            assert!(rendered.contains(expected), "{source}: {rendered}");
+        }
+    }
+}

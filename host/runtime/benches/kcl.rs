@@ -1,0 +1,233 @@
+//! KCL's speed and size: a typical Composition program
+//! (guests/kcl/benches/composition.k, with composition.params.json as
+//! `option("params")`) run by plait-kcl in the sandbox (the kcl-eval test
+//! guest, built with the `guest` profile as the built-ins are), by
+//! plait-kcl natively, and by the real KCL natively (PyPI kcl-lib, timed
+//! in-process; skipped with a notice when its venv is absent). Figures: the
+//! component's size, its first compile, the median call on a fresh
+//! instance, the least guest memory the call succeeds in, and the native
+//! medians, each against its goal.
+//!
+//! `cargo bench -p plait-runtime --bench kcl`
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+#[path = "support/measure.rs"]
+mod measure;
+
+use measure::median;
+use plait_runtime::{CallLimits, Module, Runtime, RuntimeConfig};
+use plait_sdk::{Request, Resource, State};
+use serde_json::{Value, json};
+
+const PROGRAM: &str = include_str!("../../../guests/kcl/benches/composition.k");
+const PARAMS: &str = include_str!("../../../guests/kcl/benches/composition.params.json");
+
+/// The real KCL, as the Makefile's `kcl-oracle` installs it.
+const KCL_LIB_VENV: &str = ".cache/plait/kcl-lib-0.12.3";
+
+/// Times kcl-lib's `exec_program` on the program in one process: the
+/// median of `sys.argv[3]` runs after a warm-up, in seconds.
+const KCL_LIB_TIMER: &str = r#"
+import statistics, sys, time
+import kcl_lib.api as api
+path, params, runs = sys.argv[1], open(sys.argv[2]).read(), int(sys.argv[3])
+args = api.ExecProgramArgs(k_filename_list=[path], args=[api.Argument(name="params", value=params)])
+kcl = api.API()
+result = kcl.exec_program(args)
+if result.err_message:
+    sys.exit(result.err_message)
+samples = []
+for _ in range(runs):
+    start = time.perf_counter()
+    kcl.exec_program(args)
+    samples.append(time.perf_counter() - start)
+print(statistics.median(samples))
+"#;
+
+const MIB: usize = 1 << 20;
+
+/// The request function-kcl's params come from: the observed XR and
+/// composed resources of `params`.
+fn request(params: &Value) -> Request {
+    let resources = params["ocds"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(name, ocd)| (name.clone(), Resource::new(ocd["Resource"].clone())))
+        .collect();
+    Request {
+        tag: "bench".into(),
+        observed: State {
+            composite: Some(Resource::new(params["oxr"].clone())),
+            resources,
+        },
+        input: Some(json!({"source": PROGRAM})),
+        context: params["ctx"].clone(),
+        ..Request::default()
+    }
+}
+
+fn component() -> Vec<u8> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = tempfile::tempdir().unwrap();
+    let path =
+        plait_guest_build::build_guest("plait-test-guest-kcl-eval", &root, out.path()).unwrap();
+    std::fs::read(path).unwrap()
+}
+
+/// The least memory limit, to 64 KiB, the call succeeds within: the peak
+/// of the guest's linear memory.
+fn peak_guest_memory(runtime: &Runtime, module: &Module, request: &Request) -> usize {
+    let fits = |bytes: usize| {
+        let limits = CallLimits {
+            memory_bytes: bytes,
+            ..CallLimits::default()
+        };
+        runtime.call(module, request, &limits).is_ok()
+    };
+    let (mut low, mut high) = (0, 256 * MIB);
+    assert!(fits(high), "the call fails within {high} bytes");
+    while high - low > 64 << 10 {
+        let mid = (low + high) / 2;
+        if fits(mid) {
+            high = mid;
+        } else {
+            low = mid;
+        }
+    }
+    high
+}
+
+fn native(params: &Value) -> plait_kcl::embed::EmbeddedOutput {
+    let program = plait_kcl::embed::Embedded {
+        name: "main.k".into(),
+        source: PROGRAM.into(),
+        options: vec![("params".into(), params.clone())],
+        step_limit: None,
+    };
+    plait_kcl::embed::run(&program).unwrap_or_else(|e| panic!("{}", e.render()))
+}
+
+/// kcl-lib's median per run, or why it was not measured.
+fn kcl_lib(runs: usize) -> Result<Duration, String> {
+    let home = std::env::var_os("HOME").unwrap_or_default();
+    let python = Path::new(&home).join(KCL_LIB_VENV).join("bin/python");
+    if !python.exists() {
+        return Err(format!(
+            "kcl-lib not measured: no venv at {} (make kcl-oracle)",
+            python.display()
+        ));
+    }
+    let benches = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../guests/kcl/benches");
+    let output = Command::new(python)
+        .arg("-c")
+        .arg(KCL_LIB_TIMER)
+        .arg(benches.join("composition.k"))
+        .arg(benches.join("composition.params.json"))
+        .arg(runs.to_string())
+        .output()
+        .map_err(|e| format!("kcl-lib not measured: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "kcl-lib failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let seconds: f64 = String::from_utf8_lossy(&output.stdout)
+        .trim()
+        .parse()
+        .map_err(|e| format!("kcl-lib's timer printed no figure: {e}"))?;
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+fn row(what: &str, figure: String, goal: &str) {
+    println!("{what:<44} {figure:>12}   {goal}");
+}
+
+fn main() {
+    let quick = !std::env::args().any(|arg| arg == "--bench");
+    let params: Value = serde_json::from_str(PARAMS).unwrap();
+    let request = request(&params);
+    let wasm = component();
+    let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
+    let limits = CallLimits::default();
+
+    let start = Instant::now();
+    let module = runtime.load(&wasm).unwrap();
+    let compile = start.elapsed();
+    let output = runtime.call(&module, &request, &limits).unwrap();
+    let response = &output.response;
+    assert!(response.results.is_empty(), "{:?}", response.results);
+
+    // The same documents natively: the program's items, named as the
+    // guest names them.
+    let expected = native(&params);
+    let items = expected.documents[0]["items"].as_array().unwrap();
+    assert_eq!(response.desired.resources.len(), items.len());
+    for item in items {
+        let name = item["metadata"]["annotations"]["krm.kcl.dev/composition-resource-name"]
+            .as_str()
+            .or_else(|| item["metadata"]["name"].as_str())
+            .unwrap();
+        assert_eq!(&response.desired.resources[name].resource, item, "{name}");
+    }
+
+    println!(
+        "a typical Composition program: {} lines of KCL, {} resources composed",
+        PROGRAM.lines().count(),
+        items.len()
+    );
+    row(
+        "component size (guest profile)",
+        format!("{:.2} MB", wasm.len() as f64 / 1e6),
+        "goal <= 4 MB",
+    );
+    row("first compile of the component", format!("{compile:.2?}"), "goal <= 3 s");
+    if quick {
+        return;
+    }
+    let per_call = median(|| {
+        runtime.call(&module, &request, &limits).unwrap();
+    });
+    let instantiate = median(|| runtime.instantiate(&module, &limits).unwrap());
+    let peak = peak_guest_memory(&runtime, &module, &request);
+    let native_call = median(|| {
+        native(&params);
+    });
+    row(
+        "per call in Wasm, fresh instance",
+        format!("{per_call:.2?}"),
+        "goal <= 500 µs",
+    );
+    row("  of which instantiation", format!("{instantiate:.2?}"), "");
+    row(
+        "peak guest memory per call",
+        format!("{:.2} MiB", peak as f64 / MIB as f64),
+        "goal <= 16 MiB",
+    );
+    row("per call natively (plait-kcl)", format!("{native_call:.2?}"), "");
+    row(
+        "Wasm / native",
+        format!(
+            "{:.2}x",
+            per_call.as_secs_f64() / native_call.as_secs_f64()
+        ),
+        "goal <= 3x",
+    );
+    match kcl_lib(200) {
+        Ok(kcl) => {
+            row("per call natively (kcl-lib 0.12.3, in-process)", format!("{kcl:.2?}"), "");
+            row(
+                "kcl-lib / plait-kcl in Wasm",
+                format!("{:.1}x", kcl.as_secs_f64() / per_call.as_secs_f64()),
+                "",
+            );
+        }
+        Err(notice) => println!("{notice}"),
+    }
+}
