@@ -3,6 +3,9 @@
 
 use super::*;
 
+/// How many attributes a `**` spread's check looks at, at most.
+const SPREAD_CHECK_BUDGET: usize = 10_000;
+
 impl Checker<'_> {
     /// The expectation for the entry `key_name` of the config being walked:
     /// an attribute's is declared where the attribute is, an item's or
@@ -218,6 +221,34 @@ impl Checker<'_> {
     }
 
     pub(super) fn check_config_value_recursively(&mut self, value_ty: &Ty, value_span: Span) {
+        let mut visiting = Vec::new();
+        let mut budget = SPREAD_CHECK_BUDGET;
+        self.check_spread_value(value_ty, value_span, &mut visiting, &mut budget);
+    }
+
+    /// One level of `check_config_value_recursively`. A schema whose
+    /// attributes have its own type would recurse without end, and one
+    /// whose attributes' schemas share attributes of many schemas would
+    /// take exponential time: a schema already being checked is not
+    /// entered again, and the whole check stops after a budget of
+    /// attributes (missing errors, never adding any).
+    fn check_spread_value(
+        &mut self,
+        value_ty: &Ty,
+        value_span: Span,
+        visiting: &mut Vec<SchemaId>,
+        budget: &mut usize,
+    ) {
+        // Without an expected type nothing below is checked.
+        if !matches!(self.config_ctx.last(), Some(Some(_))) {
+            return;
+        }
+        if let Ty::Schema(s) = value_ty {
+            if visiting.contains(&s.id) {
+                return;
+            }
+            visiting.push(s.id);
+        }
         let attrs: Vec<(String, Ty, Span)> = match value_ty {
             Ty::Dict(d) => d
                 .attrs
@@ -243,6 +274,10 @@ impl Checker<'_> {
             if key.is_empty() {
                 continue;
             }
+            if *budget == 0 {
+                break;
+            }
+            *budget -= 1;
             if let Some(Some(top)) = self.config_ctx.last().cloned() {
                 self.must_check_config_attr(&key, &top.ty, value_span, Some(attr_span));
             }
@@ -256,10 +291,13 @@ impl Checker<'_> {
                     Some(attr_span),
                 );
             }
-            self.check_config_value_recursively(&attr_ty, value_span);
+            self.check_spread_value(&attr_ty, value_span, visiting, budget);
             self.pop_ctx(depth);
         }
         self.depth -= 1;
+        if let Ty::Schema(_) = value_ty {
+            visiting.pop();
+        }
     }
 
     /// Checks a keyed entry against the expected type; `Some` with the
