@@ -155,6 +155,9 @@ fn expected(ty: &Ty, declared: Option<Span>) -> Option<Expected> {
     })
 }
 
+/// What makes two errors the same.
+type ErrorKey = (ErrorKind, String, Vec<(Span, String)>, Vec<String>);
+
 struct Checker<'p> {
     pkgs: &'p IndexMap<String, Vec<&'p ast::Module>>,
     defs: Vec<SchemaDef>,
@@ -169,6 +172,7 @@ struct Checker<'p> {
     import_nodes: IndexMap<String, Option<Span>>,
     import_edges: Vec<(String, String)>,
     errors: Vec<KclError>,
+    reported: HashSet<ErrorKey>,
     // The position of the walk.
     pkg: String,
     /// The current file's imports, with where they were written.
@@ -327,6 +331,7 @@ impl<'p> Checker<'p> {
             import_nodes: IndexMap::new(),
             import_edges: Vec::new(),
             errors: Vec::new(),
+            reported: HashSet::new(),
             pkg: MAIN_PKG.to_string(),
             imports: HashMap::new(),
             pkg_imports: HashMap::new(),
@@ -342,8 +347,18 @@ impl<'p> Checker<'p> {
 
     // ---- errors ----
 
+    /// KCL reports an error once however often its checks meet it.
     fn push_error(&mut self, err: KclError) {
-        if !self.errors.contains(&err) {
+        let key: ErrorKey = (
+            err.kind,
+            err.message.clone(),
+            err.labels
+                .iter()
+                .map(|l| (l.span, l.message.clone()))
+                .collect(),
+            err.notes.clone(),
+        );
+        if self.reported.insert(key) {
             self.errors.push(err);
         }
     }
