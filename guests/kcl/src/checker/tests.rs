@@ -290,6 +290,13 @@ fn a_type_error_points_at_the_declaration_too() {
     );
 }
 
+#[test]
+fn a_spread_of_a_schema_with_attributes_of_its_own_type_ends() {
+    let src =
+        "schema A:\n    a?: A\n    b?: A\n    c?: A\n\n_a = A {}\nx = {**_a}\ny: A = {**_a}\n";
+    assert_eq!(check_source(src), vec![]);
+}
+
 /// Programs real KCL runs without an error.
 const ACCEPTED: &[(&str, &str)] = &[
     ("a private name assigned twice", "_a = 1\n_a = 2\n"),
