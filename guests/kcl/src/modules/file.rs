@@ -424,6 +424,14 @@ impl<'a> Files<'a> {
                 self.write(&dest, &bytes, false)
             }
             Kind::Dir => {
+                // Copying a directory into itself would never end.
+                if self.key(dest)?.starts_with(self.key(src)?) {
+                    return Err(os_error(
+                        io::ErrorKind::InvalidInput,
+                        "Invalid argument",
+                        22,
+                    ));
+                }
                 self.mkdir(dest)?;
                 for (name, _) in self.list(src)? {
                     self.copy(&format!("{src}/{name}"), &format!("{dest}/{name}"))?;
@@ -804,6 +812,10 @@ fn mv(interp: &mut dyn Interp, args: &[Value], kwargs: &[(String, Value)]) -> Re
         return Err(missing("mv", "missing 'dest_path' argument"));
     };
     let mut files = Files::of(interp);
+    let same = matches!((files.key(src), files.key(dest)), (Ok(a), Ok(b)) if a == b);
+    if same && files.kind(src).is_ok() {
+        return Ok(Value::None);
+    }
     files
         .copy(src, dest)
         .and_then(|()| remove_all(&mut files, src))
@@ -1112,6 +1124,13 @@ mod tests {
         );
         assert!(dir.path().join("sub/c.json").exists());
         assert!(!dir.path().join("new.txt").exists());
+        run(&mut interp, "mv", &[s("new.txt"), s("./new.txt")]).unwrap();
+        assert_eq!(read(&mut interp, "new.txt"), Ok(r#""hello, world""#.into()));
+        let err = run(&mut interp, "cp", &[s("moved"), s("moved/inner")]).unwrap_err();
+        assert_eq!(
+            err.message,
+            "Failed to copy from 'moved' to 'moved/inner': Invalid argument (os error 22)"
+        );
     }
 
     #[test]
