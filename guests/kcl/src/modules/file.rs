@@ -675,27 +675,43 @@ fn parse_pattern(pattern: &str) -> std::result::Result<Vec<GlobPart>, String> {
     Ok(parts)
 }
 
+/// Whether a name matches a pattern part: one pass with a single
+/// backtracking point per `*`, so time stays linear-ish in the name.
 fn matches_tokens(tokens: &[GlobToken], name: &[char]) -> bool {
-    match tokens.split_first() {
-        None => name.is_empty(),
-        Some((GlobToken::AnySequence, rest)) => {
-            (0..=name.len()).any(|skip| matches_tokens(rest, name.get(skip..).unwrap_or(&[])))
+    let one = |token: &GlobToken, c: char| match token {
+        GlobToken::Char(t) => *t == c,
+        GlobToken::AnyChar => true,
+        GlobToken::Set(ranges, negated) => {
+            ranges.iter().any(|(lo, hi)| *lo <= c && c <= *hi) != *negated
         }
-        Some((token, rest)) => match name.split_first() {
-            None => false,
-            Some((c, tail)) => {
-                let ok = match token {
-                    GlobToken::Char(t) => t == c,
-                    GlobToken::AnyChar => true,
-                    GlobToken::Set(ranges, negated) => {
-                        ranges.iter().any(|(lo, hi)| lo <= c && c <= hi) != *negated
-                    }
-                    GlobToken::AnySequence => false,
-                };
-                ok && matches_tokens(rest, tail)
+        GlobToken::AnySequence => false,
+    };
+    let (mut t, mut n) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match tokens.get(t) {
+            Some(GlobToken::AnySequence) => {
+                star = Some((t, n));
+                t += 1;
             }
-        },
+            Some(token) if name.get(n).is_some_and(|c| one(token, *c)) => {
+                t += 1;
+                n += 1;
+            }
+            _ => match star {
+                // Let the last `*` take one more character and retry.
+                Some((star_t, star_n)) => {
+                    t = star_t + 1;
+                    n = star_n + 1;
+                    star = Some((star_t, star_n + 1));
+                }
+                None => return false,
+            },
+        }
     }
+    tokens
+        .get(t..)
+        .is_some_and(|rest| rest.iter().all(|tk| matches!(tk, GlobToken::AnySequence)))
 }
 
 struct GlobWalk<'a> {
@@ -1021,6 +1037,8 @@ mod tests {
             let got = run(&mut interp, "glob", &[s(pattern)]).unwrap();
             assert_eq!(json(&got), want, "{pattern}");
         }
+        let stars = format!("{}b", "*a".repeat(40));
+        assert_eq!(json(&run(&mut interp, "glob", &[s(&stars)]).unwrap()), "[]");
         let err = run(&mut interp, "glob", &[s("a***")]).unwrap_err();
         assert_eq!(
             err.message,
