@@ -20,39 +20,7 @@ use super::{BuiltinFn, Interp, UNWRAP_NONE, arg, fail};
 
 type Kwargs = [(String, Value)];
 
-/// Every builtin function, in the order of KCL's builtin table.
-pub(super) const NAMES: &[&str] = &[
-    "option",
-    "print",
-    "multiplyof",
-    "isunique",
-    "isnullish",
-    "len",
-    "abs",
-    "all_true",
-    "any_true",
-    "hex",
-    "bin",
-    "oct",
-    "ord",
-    "sorted",
-    "range",
-    "max",
-    "min",
-    "sum",
-    "pow",
-    "round",
-    "zip",
-    "int",
-    "float",
-    "bool",
-    "str",
-    "list",
-    "dict",
-    "typeof",
-    "reduce",
-];
-
+/// The builtin function of that name, from KCL's builtin table.
 pub(super) fn lookup(name: &str) -> Option<BuiltinFn> {
     Some(match name {
         "option" => super::option::option,

@@ -4,7 +4,7 @@
 //! Modules: `display` (what `str()`, `print` and `${x}` print), `format`
 //! (Python's format mini-language as `"…".format()` implements it, and the
 //! `${x: #json}` interpolation specs), `functions` (the builtin table and
-//! most builtins), `option` (`option()` and `-D` values), `order`
+//! most builtins), `option` (`option()`), `order`
 //! (`sorted`, `max`, `min`), `convert` (`int`/`float` and unit strings),
 //! `string` (the string methods).
 //!
@@ -22,7 +22,6 @@ mod string;
 pub use convert::parse_quantity;
 pub use display::quote_str;
 pub use format::{format_string, format_with_spec};
-pub use option::option_value;
 
 use crate::error::{ErrorKind, KclError, Result};
 use crate::value::Value;
@@ -94,13 +93,6 @@ pub fn method(receiver: &Value, name: &str) -> Option<BuiltinFn> {
         _ => None,
     }
 }
-
-/// The names of every builtin function, in KCL's order (for the checker
-/// and for "name is not defined" suggestions).
-pub const BUILTIN_NAMES: &[&str] = functions::NAMES;
-
-/// The names of every string method.
-pub const STRING_METHOD_NAMES: &[&str] = string::NAMES;
 
 /// An argument given by keyword `name` or else at position `index`: KCL
 /// looks the keyword up first.

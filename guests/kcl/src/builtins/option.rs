@@ -1,4 +1,5 @@
-//! `option()` and the values `-D name=value` gives it.
+//! `option()`: the value of `-D name=value` or its default, converted to
+//! the type asked for.
 
 use crate::error::Result;
 use crate::value::Value;
@@ -27,35 +28,6 @@ pub(super) fn option(interp: &mut dyn Interp, args: &[Value], kwargs: &Kwargs) -
         )));
     }
     Ok(Value::None)
-}
-
-/// A `-D name=value` value as `kcl run` reads it: JSON when it is JSON,
-/// `True`/`False`/`None`/`Undefined` as KCL's constants, anything else as
-/// the text. A number in scientific notation (`12e1`) stays text, as KCL
-/// fixed after 0.12.3 (its grammar suite's option/scientific_notation_str).
-pub fn option_value(text: &str) -> Value {
-    match text.trim() {
-        "True" => return Value::Bool(true),
-        "False" => return Value::Bool(false),
-        "None" | "Undefined" => return Value::None,
-        _ => {}
-    }
-    match crate::value::json::decode(text) {
-        Ok(Value::Int(_) | Value::Float(_)) if looks_scientific(text) => Value::str(text),
-        Ok(value) => value,
-        Err(_) => Value::str(text),
-    }
-}
-
-/// `12e1`, `1.5e-3`, `2E10`: a number, an `e`, an integer exponent.
-fn looks_scientific(text: &str) -> bool {
-    let mut parts = text.trim().split(['e', 'E']);
-    match (parts.next(), parts.next(), parts.next()) {
-        (Some(base), Some(exponent), None) => {
-            base.parse::<f64>().is_ok() && exponent.parse::<i64>().is_ok()
-        }
-        _ => false,
-    }
 }
 
 /// KCL reads string arguments with `as_str`, which makes any other value

@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use crate::ast::NumberBinarySuffix;
 use crate::error::Result;
-use crate::value::{Dict, SchemaValue, UnitValue, Value};
+use crate::value::{Dict, Function, FunctionKind, SchemaValue, UnitValue, Value};
 
 use super::{Interp, lookup, method};
 
@@ -360,35 +360,6 @@ fn option_reads_the_value_or_the_default_and_converts_it() {
 }
 
 #[test]
-fn command_line_option_values_read_as_kcl_run_reads_them() {
-    // KCL's grammar suite: option/simple_0 (`-D key1=0 -D key2=False`) and
-    // option/scientific_notation_str (`-D imageSHA=12e1 -D count=42 …`).
-    let cases = [
-        ("0", "int|0"),
-        ("False", "bool|False"),
-        ("True", "bool|True"),
-        ("None", "None|None"),
-        ("12e1", "str|12e1"),
-        ("1.5e-3", "str|1.5e-3"),
-        ("2E10", "str|2E10"),
-        ("3.14e5", "str|3.14e5"),
-        ("42", "int|42"),
-        ("1.5", "float|1.5"),
-        ("[1, 2]", "list|[1, 2]"),
-        ("1Ki", "str|1Ki"),
-        ("x y", "str|x y"),
-    ];
-    for (text, expected) in cases {
-        let value = super::option_value(text);
-        let got = match value {
-            Value::None => "None|None".to_string(),
-            v => format!("{}|{}", v.runtime_type_str(), v.to_kcl_string()),
-        };
-        assert_eq!(got, expected, "{text}");
-    }
-}
-
-#[test]
 fn print_joins_with_spaces_and_ignores_sep() {
     // KCL 0.12.3: print("a", 1, [1, "b"], sep="--") logs `a 1 [1, b]\n`.
     let cases = [
@@ -486,6 +457,51 @@ fn schema_instances_print_and_type_as_kcl_does() {
 }
 
 #[test]
+fn functions_print_as_function() {
+    // KCL 0.12.3: str(len) and typeof(len) are both `function`.
+    let len = Value::Function(Rc::new(Function {
+        name: "len".into(),
+        kind: FunctionKind::Builtin(lookup("len").unwrap_or(|_, _, _| Ok(Value::None))),
+    }));
+    assert_eq!(len.to_kcl_string(), "function");
+    assert_eq!(len.runtime_type_str(), "function");
+    assert_eq!(Value::list(vec![len.clone()]).to_kcl_string(), "[function]");
+}
+
+#[test]
+fn interpolation_specs_print_json_and_yaml() {
+    // KCL 0.12.3: x = {"a": [1, "b"], "c": None, "_d": 1.5, "e": {"f": True},
+    // "g": 1Ki}; "${x: #json}", "${x: #yaml}", "${[1, 'x']: #JSON}", "${'s': #yaml}".
+    let x = Reader::new(r#"{"a": [1, "b"], "c": None, "_d": 1.5, "e": {"f": True}, "g": 1Ki}"#)
+        .literal();
+    let cases = [
+        (
+            x.clone(),
+            "#json",
+            r#"{"a": [1, "b"], "c": null, "_d": 1.5, "e": {"f": true}, "g": 1024.0}"#,
+        ),
+        (
+            x,
+            "#yaml",
+            "a:\n- 1\n- b\nc: null\n_d: 1.5\ne:\n  f: true\ng: 1024.0\n",
+        ),
+        (
+            Value::list(vec![Value::Int(1), Value::str("x")]),
+            "#JSON",
+            r#"[1, "x"]"#,
+        ),
+        (Value::str("s"), "#yaml", "s\n"),
+    ];
+    for (value, spec, expected) in cases {
+        assert_eq!(
+            super::format_with_spec(&value, spec).map_err(|e| e.message),
+            Ok(expected.to_string()),
+            "{spec}"
+        );
+    }
+}
+
+#[test]
 fn interpolation_specs_other_than_json_and_yaml_are_refused() {
     let err = super::format_with_spec(&Value::Int(1), "#toml");
     assert_eq!(
@@ -499,9 +515,73 @@ fn unknown_names_are_not_builtins() {
     assert!(lookup("catch").is_none());
     assert!(method(&Value::str("a"), "foo").is_none());
     assert!(method(&Value::list(Vec::new()), "upper").is_none());
-    assert!(super::BUILTIN_NAMES.iter().all(|n| lookup(n).is_some()));
+    // KCL 0.12.3's builtin table and string methods, and `reduce`.
+    let builtins = [
+        "option",
+        "print",
+        "multiplyof",
+        "isunique",
+        "isnullish",
+        "len",
+        "abs",
+        "all_true",
+        "any_true",
+        "hex",
+        "bin",
+        "oct",
+        "ord",
+        "sorted",
+        "range",
+        "max",
+        "min",
+        "sum",
+        "pow",
+        "round",
+        "zip",
+        "int",
+        "float",
+        "bool",
+        "str",
+        "list",
+        "dict",
+        "typeof",
+        "reduce",
+    ];
+    let string_methods = [
+        "capitalize",
+        "chars",
+        "count",
+        "endswith",
+        "find",
+        "format",
+        "index",
+        "isalpha",
+        "isalnum",
+        "isdigit",
+        "islower",
+        "isspace",
+        "istitle",
+        "isupper",
+        "join",
+        "lower",
+        "upper",
+        "lstrip",
+        "rstrip",
+        "replace",
+        "removeprefix",
+        "removesuffix",
+        "rfind",
+        "rindex",
+        "rsplit",
+        "split",
+        "splitlines",
+        "startswith",
+        "strip",
+        "title",
+    ];
+    assert!(builtins.iter().all(|n| lookup(n).is_some()));
     assert!(
-        super::STRING_METHOD_NAMES
+        string_methods
             .iter()
             .all(|n| method(&Value::str(""), n).is_some())
     );
