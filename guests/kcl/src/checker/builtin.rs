@@ -27,6 +27,7 @@ fn signature_type(t: &str) -> Ty {
         "[any]" => Ty::list(Ty::Any),
         "[int]" => Ty::list(Ty::Int),
         "[str]" => Ty::list(Ty::Str),
+        "[float]" => Ty::list(Ty::Float),
         "{str:any}" => Ty::dict(Ty::Str, Ty::Any),
         "{str:str}" => Ty::dict(Ty::Str, Ty::Str),
         "{any:any}" => Ty::dict(Ty::Any, Ty::Any),

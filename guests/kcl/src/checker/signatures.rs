@@ -402,6 +402,7 @@ pub(super) const SIGNATURES: &[Signature] = &[
     ),
     ("math", "isfinite", &[("x", "num", false)], "bool", false),
     ("math", "isinf", &[("x", "num", false)], "bool", false),
+    ("math", "modf", &[("x", "num", false)], "[float]", false),
     ("math", "isnan", &[("x", "num", false)], "bool", false),
     ("math", "exp", &[("x", "num", false)], "float", false),
     ("math", "expm1", &[("x", "num", false)], "float", false),

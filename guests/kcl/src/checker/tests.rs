@@ -235,6 +235,14 @@ const ERRORS: &[(&str, &str, ErrorKind, &str, u32, u32)] = &[
         2,
         5,
     ),
+    (
+        "None as a type",
+        "schema A:\n    val0: None\n\na = A {}\n",
+        ErrorKind::CompileError,
+        "name 'None' is not defined",
+        2,
+        11,
+    ),
 ];
 
 #[test]
@@ -254,6 +262,39 @@ fn errors_carry_kcl_kind_message_and_position() {
             "{what}"
         );
     }
+}
+
+#[test]
+fn a_type_error_points_at_the_declaration_too() {
+    let src = "schema Person:\n    firstName: str\n    cards: [int]\n\nJohnDoe = Person {\n    \"firstName\": \"John\",\n    \"cards\": [1, \"2\"]\n}\n";
+    let errors = check_source(src);
+    let labels: Vec<(u32, u32, &str)> = errors
+        .first()
+        .map(|e| {
+            e.labels
+                .iter()
+                .map(|l| (l.span.line, l.span.column + 1, l.message.as_str()))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        labels,
+        vec![
+            (7, 5, "expected [int], got [int(1) | str(2)]"),
+            (
+                3,
+                5,
+                "variable is defined here, its type is [int], but got [int(1) | str(2)]"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_spread_of_a_schema_with_attributes_of_its_own_type_ends() {
+    let src =
+        "schema A:\n    a?: A\n    b?: A\n    c?: A\n\n_a = A {}\nx = {**_a}\ny: A = {**_a}\n";
+    assert_eq!(check_source(src), vec![]);
 }
 
 /// Programs real KCL runs without an error.
