@@ -60,6 +60,11 @@ pub trait Interp {
     fn program_path(&self, _which: crate::modules::file::ProgramPath) -> String {
         String::new()
     }
+    /// The files the program wrote during the run (the `file` module's
+    /// writes, `dump_to_file`); `None` refuses writes.
+    fn scratch(&mut self) -> Option<&mut crate::modules::file::Scratch> {
+        None
+    }
     /// `manifests.yaml_stream`: the program's output becomes this YAML
     /// stream, read back and planned with `options` (KCL's custom
     /// manifests output).

@@ -177,6 +177,7 @@ pub struct Evaluator {
     lambdas: HashMap<usize, Rc<ast::LambdaExpr>>,
     program_paths: crate::modules::file::ProgramPaths,
     output_stream: Option<(String, crate::value::yaml::PlanOptions)>,
+    scratch: crate::modules::file::Scratch,
 }
 
 #[derive(Debug, Clone)]
@@ -210,6 +211,7 @@ impl Evaluator {
             lambdas: HashMap::new(),
             program_paths: options.program_paths,
             output_stream: None,
+            scratch: crate::modules::file::Scratch::default(),
             show_hidden: options.show_hidden,
             schema_expr_depth: 0,
         }
@@ -455,6 +457,10 @@ impl crate::builtins::Interp for Evaluator {
 
     fn program_path(&self, which: crate::modules::file::ProgramPath) -> String {
         self.program_paths.get(which).to_owned()
+    }
+
+    fn scratch(&mut self) -> Option<&mut crate::modules::file::Scratch> {
+        Some(&mut self.scratch)
     }
 
     fn set_output_stream(&mut self, yaml: String, options: crate::value::yaml::PlanOptions) {
