@@ -108,6 +108,9 @@ pub struct Evaluated {
     pub output: Value,
     /// What `print()` wrote.
     pub logs: String,
+    /// The main package's last statement: where an error found in the
+    /// output afterwards (a `-S` path not found) points.
+    pub end_span: Span,
     /// `manifests.yaml_stream`'s output, when the program called it: it
     /// replaces `output`, planned with its options.
     pub output_stream: Option<(String, crate::value::yaml::PlanOptions)>,
@@ -225,6 +228,7 @@ impl Evaluator {
             Ok(output) => Ok(Evaluated {
                 output,
                 logs,
+                end_span: self.last_stmt,
                 output_stream: self.output_stream.take(),
             }),
             Err(e) => Err((e, logs)),
@@ -405,12 +409,13 @@ impl crate::value::unify::SchemaResolver for Evaluator {
                     .insert(key.clone(), ast::ConfigEntryOperation::Override);
             }
         }
+        // Errors point at the statement that unified it, as KCL's do.
         self.instantiate(
             &ty,
             config,
             schema.args.clone(),
             schema.kwargs.clone(),
-            Span::default(),
+            self.last_stmt,
         )
     }
 }
