@@ -152,6 +152,9 @@ pub struct Evaluator {
     /// The last package statement run: errors found after the run (its
     /// output's conflicts) point there, as KCL's do.
     last_stmt: Span,
+    /// The package whose code is running: names a parent's or mixin's
+    /// body does not find in the instance's frames are its package's.
+    code_pkg: Rc<str>,
     /// The package of the schema expression being evaluated.
     creating_pkg: Rc<str>,
     /// Where each instance was made, by the address of its value: a
@@ -198,6 +201,7 @@ impl Evaluator {
             file_root: options.file_root,
             instances: IndexMap::new(),
             creating_pkg: Rc::from(MAIN_PKG),
+            code_pkg: Rc::from(MAIN_PKG),
             last_stmt: Span::default(),
             instance_spans: HashMap::new(),
             schema_stack: Vec::new(),
