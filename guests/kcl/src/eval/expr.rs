@@ -426,15 +426,7 @@ impl Evaluator {
                 if self.value_matches_type(frame, &left, &ty)? {
                     Ok(left)
                 } else {
-                    Err(KclError::at(
-                        ErrorKind::EvaluationError,
-                        span,
-                        format!(
-                            "expect {}, got {}",
-                            super::types::type_to_string(&ty),
-                            self.type_of_full(&left)
-                        ),
-                    ))
+                    Err(self.type_mismatch(frame, &left, &ty)?.or_at(span))
                 }
             }
             op => {

@@ -205,15 +205,24 @@ impl Evaluator {
         }
         match self.try_convert(frame, &v, ty)? {
             Some(converted) => Ok(converted),
-            None => {
-                let details = self.mismatch_details(frame, &v, ty)?;
-                let mut e = mismatch(ty, self.type_of_full(&v));
-                if !details.is_empty() {
-                    e.message = format!("{}. For details:\n{}", e.message, details.join("\n"));
-                }
-                Err(e)
-            }
+            None => Err(self.type_mismatch(frame, &v, ty)?),
         }
+    }
+
+    /// KCL's "expect T, got U" for a value, with the "For details" lines
+    /// of a config that is no instance of the schemas `T` names.
+    pub(crate) fn type_mismatch(
+        &mut self,
+        frame: &Rc<Frame>,
+        v: &Value,
+        ty: &Type,
+    ) -> Result<KclError> {
+        let details = self.mismatch_details(frame, v, ty)?;
+        let mut e = mismatch(ty, self.type_of_full(v));
+        if !details.is_empty() {
+            e.message = format!("{}. For details:\n{}", e.message, details.join("\n"));
+        }
+        Ok(e)
     }
 
     /// An argument checked against a parameter's type: `{}` where a schema
@@ -231,10 +240,7 @@ impl Evaluator {
         {
             let (attrs, _) = super::schema::schema_attrs(&schema);
             if attrs.iter().any(|(_, optional)| !optional) {
-                let details = self.mismatch_details(frame, &v, ty)?;
-                let mut e = mismatch(ty, self.type_of_full(&v));
-                e.message = format!("{}. For details:\n{}", e.message, details.join("\n"));
-                return Err(e);
+                return Err(self.type_mismatch(frame, &v, ty)?);
             }
         }
         self.convert_to_type(frame, v, ty)
