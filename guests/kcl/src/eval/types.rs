@@ -239,7 +239,7 @@ impl Evaluator {
             && let Some(schema) = self.named_schema(frame, id)?
         {
             let (attrs, _) = super::schema::schema_attrs(&schema);
-            if attrs.iter().any(|(_, optional)| !optional) {
+            if attrs.iter().any(|a| !a.optional && !a.has_default) {
                 return Err(self.type_mismatch(frame, &v, ty)?);
             }
         }
@@ -268,14 +268,17 @@ impl Evaluator {
             let (attrs, has_index_signature) = super::schema::schema_attrs(&schema);
             if !has_index_signature {
                 for key in config.entries.keys() {
-                    if !key.starts_with('_') && !attrs.iter().any(|(a, _)| a == key) {
+                    if !key.starts_with('_') && !attrs.iter().any(|a| a.name == *key) {
                         details.push(format!("Schema {name} does not contain attribute {key}"));
                     }
                 }
             }
-            for (attr, optional) in &attrs {
-                if !optional && config.get(attr).is_none() {
-                    details.push(format!("Schema {name}'s attribute {attr} is missing"));
+            for attr in attrs.iter().filter(|a| !a.optional) {
+                if config.get(&attr.name).is_none() {
+                    details.push(format!(
+                        "Schema {name}'s attribute {} is missing",
+                        attr.name
+                    ));
                 }
             }
         }
