@@ -217,6 +217,32 @@ impl Evaluator {
         Ok(value)
     }
 
+    /// Remembers the config entry a dict (or the dicts of a list) was
+    /// written in.
+    pub(crate) fn note_config_position(&mut self, value: &Value, span: Span) {
+        match value {
+            Value::Dict(d) => {
+                self.config_spans.insert(Rc::as_ptr(d) as usize, span);
+            }
+            Value::List(items) => {
+                for item in items.iter() {
+                    if let Value::Dict(d) = item {
+                        self.config_spans.insert(Rc::as_ptr(d) as usize, span);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Where a config entry wrote this dict, if one did.
+    pub(crate) fn config_position(&self, d: &Rc<Dict>) -> Span {
+        self.config_spans
+            .get(&(Rc::as_ptr(d) as usize))
+            .copied()
+            .unwrap_or_default()
+    }
+
     /// `Schema.instances(full_pkg=False)`: the instances of a schema and
     /// of its children made so far by the main package's code (by any
     /// package's with `full_pkg`).

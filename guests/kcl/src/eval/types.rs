@@ -364,7 +364,7 @@ impl Evaluator {
                             d.as_ref().clone(),
                             Vec::new(),
                             Vec::new(),
-                            crate::source::Span::default(),
+                            self.config_position(d),
                         )?)
                     }
                     _ => None,
