@@ -239,7 +239,8 @@ impl Evaluator {
                 // Code from another package than the frame's (a parent's
                 // or mixin's body) sees that package's names.
                 let code_pkg = self.code_pkg.clone();
-                let pkg = if *code_pkg != *frame.pkgpath
+                let pkg = if !frame.is_package
+                    && *code_pkg != *frame.pkgpath
                     && self.program.packages.contains_key(&*code_pkg)
                 {
                     let package = self.package(&code_pkg)?;
