@@ -792,7 +792,7 @@ fn slice_indices(len: usize, lower: Option<i64>, upper: Option<i64>, step: i64) 
         let mut i = start;
         while i < stop {
             out.push(i as usize);
-            i += step;
+            i = i.saturating_add(step);
         }
     } else {
         let start = lower.map_or(len - 1, |v| clamp(norm(v), -1, len - 1));
@@ -800,7 +800,7 @@ fn slice_indices(len: usize, lower: Option<i64>, upper: Option<i64>, step: i64) 
         let mut i = start;
         while i > stop {
             out.push(i as usize);
-            i += step;
+            i = i.saturating_add(step);
         }
     }
     out
