@@ -115,17 +115,7 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
     let program = eval::Program {
         packages: loaded.program.packages,
     };
-    let checked: indexmap::IndexMap<String, Vec<ast::Module>> = program
-        .packages
-        .iter()
-        .map(|(pkg, modules)| {
-            (
-                pkg.clone(),
-                modules.iter().map(|m| m.as_ref().clone()).collect(),
-            )
-        })
-        .collect();
-    if let Err(e) = checker::check_packages(&checked) {
+    if let Err(e) = checker::check_packages(&program.packages) {
         return Err(fail(e, &sources, String::new()));
     }
     let eval_options = eval::EvalOptions {
