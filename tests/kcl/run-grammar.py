@@ -24,6 +24,7 @@ every other case (packages, CLI options) is counted as passed or not.
     tests/kcl/run-grammar.py --kcl /work/target-kcl/debug/examples/kcl_run schema
     tests/kcl/run-grammar.py --kcl ... --list-failures schema --verbose
     tests/kcl/run-grammar.py --kcl ... --save before.json   # later: --baseline before.json
+    tests/kcl/run-grammar.py --kcl ... --markdown           # the table for docs/kcl.md
 
 The YAML comparison needs ruamel.yaml, as KCL's runner: when this Python has
 none the script runs itself again with the KCL oracle's venv
@@ -194,6 +195,7 @@ def main():
         help="print the failing cases of FOLDER (a top-level folder, or `all`)",
     )
     parser.add_argument("--verbose", action="store_true", help="with --list-failures, say why each failed")
+    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown (for docs/kcl.md)")
     parser.add_argument("--save", metavar="FILE", help="write each case's result to FILE (JSON)")
     parser.add_argument(
         "--baseline",
@@ -243,18 +245,10 @@ def main():
         if not passed:
             failures.append((folder, relative, reason))
 
-    print(f"command: {shlex.join(command)}")
-    print(f"suite:   {suite}")
-    header = f"{'folder':22} {'stdout (single file)':>22} {'stderr refused':>22} {'stderr, KCL message':>22} {'other cases':>22}"
-    print(header)
-    print("-" * len(header))
-    total = [0] * 8
-    for folder in sorted(rows):
-        row = rows[folder]
-        total = [a + b for a, b in zip(total, row)]
-        print(format_row(folder, row))
-    print("-" * len(header))
-    print(format_row("total", total))
+    if args.markdown:
+        print_markdown(rows)
+    else:
+        print_table(command, suite, rows)
 
     results_by_case = {str(case.relative_to(suite)): result[0] for case, result in zip(cases, results)}
     if args.save:
@@ -276,6 +270,41 @@ def main():
                 print(relative)
                 if args.verbose:
                     print("    " + reason.replace("\n", "\n    "))
+
+
+def print_table(command, suite, rows):
+    print(f"command: {shlex.join(command)}")
+    print(f"suite:   {suite}")
+    header = (
+        f"{'folder':22} {'stdout (single file)':>22} {'stderr refused':>22} "
+        f"{'stderr, KCL message':>22} {'other cases':>22}"
+    )
+    print(header)
+    print("-" * len(header))
+    total = [0] * 8
+    for folder in sorted(rows):
+        row = rows[folder]
+        total = [a + b for a, b in zip(total, row)]
+        print(format_row(folder, row))
+    print("-" * len(header))
+    print(format_row("total", total))
+
+
+def print_markdown(rows):
+    def md(part, whole):
+        return f"{part}/{whole} ({100.0 * part / whole:.1f} %)" if whole else "–"
+
+    print("| folder | stdout, single file | stderr refused | stderr with KCL's message | other cases |")
+    print("|---|---|---|---|---|")
+    total = [0] * 8
+    for folder in sorted(rows):
+        row = rows[folder]
+        total = [a + b for a, b in zip(total, row)]
+        print(f"| {folder} | {md(row[0], row[1])} | {md(row[2], row[4])} | {md(row[3], row[4])} | {md(row[5], row[6])} |")
+    print(
+        f"| **total** | **{md(total[0], total[1])}** | **{md(total[2], total[4])}** | "
+        f"**{md(total[3], total[4])}** | **{md(total[5], total[6])}** |"
+    )
 
 
 def format_row(name, row):

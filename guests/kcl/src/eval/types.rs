@@ -199,18 +199,90 @@ impl Evaluator {
         frame: &Rc<Frame>,
         v: Value,
         ty: &Type,
-        strict: bool,
     ) -> Result<Value> {
         if v.is_none_or_undefined() {
             return Ok(v);
         }
         match self.try_convert(frame, &v, ty)? {
             Some(converted) => Ok(converted),
-            None => {
-                let _ = strict;
-                Err(mismatch(ty, self.type_of_full(&v)))
+            None => Err(self.type_mismatch(frame, &v, ty)?),
+        }
+    }
+
+    /// KCL's "expect T, got U" for a value, with the "For details" lines
+    /// of a config that is no instance of the schemas `T` names.
+    pub(crate) fn type_mismatch(
+        &mut self,
+        frame: &Rc<Frame>,
+        v: &Value,
+        ty: &Type,
+    ) -> Result<KclError> {
+        let details = self.mismatch_details(frame, v, ty)?;
+        let mut e = mismatch(ty, self.type_of_full(v));
+        if !details.is_empty() {
+            e.message = format!("{}. For details:\n{}", e.message, details.join("\n"));
+        }
+        Ok(e)
+    }
+
+    /// An argument checked against a parameter's type: `{}` where a schema
+    /// with required attributes is expected is a type error there, not an
+    /// instance missing them (a variable's `{}` is an instance).
+    pub(crate) fn convert_argument(
+        &mut self,
+        frame: &Rc<Frame>,
+        v: Value,
+        ty: &Type,
+    ) -> Result<Value> {
+        if let (Value::Dict(d), Type::Named(id)) = (&v, ty)
+            && d.is_empty()
+            && let Some(schema) = self.named_schema(frame, id)?
+        {
+            let (attrs, _) = super::schema::schema_attrs(&schema);
+            if attrs.iter().any(|a| !a.optional && !a.has_default) {
+                return Err(self.type_mismatch(frame, &v, ty)?);
             }
         }
+        self.convert_to_type(frame, v, ty)
+    }
+
+    /// Why a config is not an instance of the schemas a type names
+    /// (KCL's "For details" lines).
+    fn mismatch_details(&mut self, frame: &Rc<Frame>, v: &Value, ty: &Type) -> Result<Vec<String>> {
+        let Some(config) = v.as_dict() else {
+            return Ok(Vec::new());
+        };
+        let members: Vec<&Type> = match ty {
+            Type::Union(types) => types.iter().map(|t| &t.node).collect(),
+            other => vec![other],
+        };
+        let mut details = Vec::new();
+        for member in members {
+            let Type::Named(id) = member else {
+                continue;
+            };
+            let Some(schema) = self.named_schema(frame, id)? else {
+                continue;
+            };
+            let name = id.name();
+            let (attrs, has_index_signature) = super::schema::schema_attrs(&schema);
+            if !has_index_signature {
+                for key in config.entries.keys() {
+                    if !key.starts_with('_') && !attrs.iter().any(|a| a.name == *key) {
+                        details.push(format!("Schema {name} does not contain attribute {key}"));
+                    }
+                }
+            }
+            for attr in attrs.iter().filter(|a| !a.optional) {
+                if config.get(&attr.name).is_none() {
+                    details.push(format!(
+                        "Schema {name}'s attribute {} is missing",
+                        attr.name
+                    ));
+                }
+            }
+        }
+        Ok(details)
     }
 
     /// The value converted to the type, or `None` when it does not fit.
@@ -292,7 +364,7 @@ impl Evaluator {
                             d.as_ref().clone(),
                             Vec::new(),
                             Vec::new(),
-                            crate::source::Span::default(),
+                            self.config_position(d),
                         )?)
                     }
                     _ => None,
