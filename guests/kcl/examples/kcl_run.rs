@@ -21,6 +21,7 @@ fn main() -> ExitCode {
         Ok(Err(error)) => {
             let error = RunError {
                 error,
+                more: Vec::new(),
                 sources: Default::default(),
                 logs: String::new(),
             };

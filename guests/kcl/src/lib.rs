@@ -74,6 +74,9 @@ pub struct RunOutput {
 #[derive(Debug, Clone)]
 pub struct RunError {
     pub error: KclError,
+    /// The errors found with it, after it (KCL prints every syntax and
+    /// type error of a program, in order).
+    pub more: Vec<KclError>,
     pub sources: source::SourceMap,
     /// What `print()` wrote before the failure.
     pub logs: String,
@@ -84,7 +87,9 @@ impl RunError {
     /// source line under each position with a caret and label, then the
     /// notes.
     pub fn render(&self) -> String {
-        diagnostic::render(&self.error, &self.sources)
+        let mut text = diagnostic::render(&self.error, &self.sources);
+        text.push_str(&diagnostic::render_all(&self.more, &self.sources));
+        text
     }
 }
 
@@ -94,8 +99,21 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
     let fail = |error: KclError, sources: &source::SourceMap, logs: String| {
         Box::new(RunError {
             error,
+            more: Vec::new(),
             sources: sources.clone(),
             logs,
+        })
+    };
+    let fail_all = |errors: Vec<KclError>, sources: &source::SourceMap| {
+        let mut errors = errors.into_iter();
+        errors.next().map(|error| {
+            let more = errors.collect();
+            Box::new(RunError {
+                error,
+                more,
+                sources: sources.clone(),
+                logs: String::new(),
+            })
         })
     };
     let current_dir = std::env::current_dir().unwrap_or_default();
@@ -109,24 +127,14 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
     } = settings::apply(options, &base).map_err(|e| fail(e, &sources, String::new()))?;
     let options = &merged;
     let loaded = loader::load_run_options(options, &loader::NativeFs, &current_dir, &mut sources);
-    if let Some(e) = loaded.errors.into_iter().next() {
-        return Err(fail(e, &sources, String::new()));
+    if let Some(e) = fail_all(loaded.errors, &sources) {
+        return Err(e);
     }
     let program = eval::Program {
         packages: loaded.program.packages,
     };
-    let checked: indexmap::IndexMap<String, Vec<ast::Module>> = program
-        .packages
-        .iter()
-        .map(|(pkg, modules)| {
-            (
-                pkg.clone(),
-                modules.iter().map(|m| m.as_ref().clone()).collect(),
-            )
-        })
-        .collect();
-    if let Err(e) = checker::check_packages(&checked) {
-        return Err(fail(e, &sources, String::new()));
+    if let Some(e) = fail_all(checker::check_packages_all(&program.packages), &sources) {
+        return Err(e);
     }
     let eval_options = eval::EvalOptions {
         options: values,

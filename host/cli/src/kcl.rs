@@ -92,6 +92,7 @@ fn options(args: &RunArgs) -> Result<plait_kcl::RunOptions, Box<plait_kcl::RunEr
         .map_err(|error| {
             Box::new(plait_kcl::RunError {
                 error,
+                more: Vec::new(),
                 sources: Default::default(),
                 logs: String::new(),
             })

@@ -236,9 +236,41 @@ impl Evaluator {
         let mut value = match self.lookup(frame, &first.node)? {
             Some(v) => v,
             None => {
+                // Code from another package than the frame's (a parent's
+                // or mixin's body) sees that package's names.
+                let code_pkg = self.code_pkg.clone();
+                let pkg = if !frame.is_package
+                    && *code_pkg != *frame.pkgpath
+                    && self.program.packages.contains_key(&*code_pkg)
+                {
+                    let package = self.package(&code_pkg)?;
+                    if let Some(v) = self.lookup(&package, &first.node)? {
+                        let mut value = v;
+                        for name in rest {
+                            value = self.select_attr(&value, &name.node, false, name.span)?;
+                        }
+                        return Ok(value);
+                    }
+                    code_pkg
+                } else {
+                    frame.pkgpath.clone()
+                };
+                // `type Name = pkg.Schema`: the alias names the schema.
+                let alias = self
+                    .aliases
+                    .get(&*pkg)
+                    .and_then(|a| a.get(&first.node))
+                    .cloned();
+                if let Some(ast::Type::Named(target)) = alias {
+                    let mut value = self.load_identifier(frame, &target, span)?;
+                    for name in rest {
+                        value = self.select_attr(&value, &name.node, false, name.span)?;
+                    }
+                    return Ok(value);
+                }
                 let import = self
                     .imports
-                    .get(&*frame.pkgpath)
+                    .get(&*pkg)
                     .and_then(|m| m.get(&first.node))
                     .cloned();
                 match import {
@@ -293,8 +325,19 @@ impl Evaluator {
             }),
             Import::Package(pkg) => {
                 let frame = self.package(pkg).map_err(|e| e.or_at(span))?;
+                let alias = self.aliases.get(pkg).and_then(|a| a.get(member)).cloned();
                 match self.lookup(&frame, member)? {
                     Some(v) => Ok(v),
+                    None if matches!(alias, Some(ast::Type::Named(_))) => match alias {
+                        Some(ast::Type::Named(target)) => {
+                            let code_pkg =
+                                std::mem::replace(&mut self.code_pkg, frame.pkgpath.clone());
+                            let result = self.load_identifier(&frame, &target, span);
+                            self.code_pkg = code_pkg;
+                            result
+                        }
+                        _ => Ok(Value::Undefined),
+                    },
                     None => Err(KclError::at(
                         ErrorKind::AttributeError,
                         span,
@@ -384,15 +427,7 @@ impl Evaluator {
                 if self.value_matches_type(frame, &left, &ty)? {
                     Ok(left)
                 } else {
-                    Err(KclError::at(
-                        ErrorKind::EvaluationError,
-                        span,
-                        format!(
-                            "expect {}, got {}",
-                            super::types::type_to_string(&ty),
-                            self.type_of_full(&left)
-                        ),
-                    ))
+                    Err(self.type_mismatch(frame, &left, &ty)?.or_at(span))
                 }
             }
             op => {
@@ -670,7 +705,15 @@ impl Evaluator {
                 match usize::try_from(idx).ok().and_then(|u| l.get(u)) {
                     Some(v) => Ok(v.clone()),
                     None if question => Ok(Value::None),
-                    None => Err(eval_error(span, format!("list index out of range: {i}"))),
+                    // KCL's messages: its own for an index past the end,
+                    // Rust's bounds panic for one before the start.
+                    None if *i >= 0 => {
+                        Err(eval_error(span, format!("list index out of range: {i}")))
+                    }
+                    None => Err(eval_error(
+                        span,
+                        format!("index out of bounds: the len is {len} but the index is {i}"),
+                    )),
                 }
             }
             (Value::Str(s), Value::Int(i)) => {
@@ -749,7 +792,7 @@ fn slice_indices(len: usize, lower: Option<i64>, upper: Option<i64>, step: i64) 
         let mut i = start;
         while i < stop {
             out.push(i as usize);
-            i += step;
+            i = i.saturating_add(step);
         }
     } else {
         let start = lower.map_or(len - 1, |v| clamp(norm(v), -1, len - 1));
@@ -757,7 +800,7 @@ fn slice_indices(len: usize, lower: Option<i64>, upper: Option<i64>, step: i64) 
         let mut i = start;
         while i > stop {
             out.push(i as usize);
-            i += step;
+            i = i.saturating_add(step);
         }
     }
     out

@@ -152,11 +152,18 @@ pub struct Evaluator {
     /// The last package statement run: errors found after the run (its
     /// output's conflicts) point there, as KCL's do.
     last_stmt: Span,
+    /// The package whose code is running: names a parent's or mixin's
+    /// body does not find in the instance's frames are its package's.
+    code_pkg: Rc<str>,
     /// The package of the schema expression being evaluated.
     creating_pkg: Rc<str>,
     /// Where each instance was made, by the address of its value: a
     /// required attribute missing in a nested instance is reported there.
     instance_spans: HashMap<usize, Span>,
+    /// The config entry each dict value was written in, by its address:
+    /// an instance made from it later is reported there (KCL's config
+    /// meta).
+    config_spans: HashMap<usize, Span>,
     schema_stack: Vec<schema::SchemaCtx>,
     scalars: Vec<Value>,
     /// The index in `scalars` of the last schema expression statement's
@@ -177,6 +184,7 @@ pub struct Evaluator {
     lambdas: HashMap<usize, Rc<ast::LambdaExpr>>,
     program_paths: crate::modules::file::ProgramPaths,
     output_stream: Option<(String, crate::value::yaml::PlanOptions)>,
+    scratch: crate::modules::file::Scratch,
 }
 
 #[derive(Debug, Clone)]
@@ -197,8 +205,10 @@ impl Evaluator {
             file_root: options.file_root,
             instances: IndexMap::new(),
             creating_pkg: Rc::from(MAIN_PKG),
+            code_pkg: Rc::from(MAIN_PKG),
             last_stmt: Span::default(),
             instance_spans: HashMap::new(),
+            config_spans: HashMap::new(),
             schema_stack: Vec::new(),
             scalars: Vec::new(),
             schema_scalar: None,
@@ -210,6 +220,7 @@ impl Evaluator {
             lambdas: HashMap::new(),
             program_paths: options.program_paths,
             output_stream: None,
+            scratch: crate::modules::file::Scratch::default(),
             show_hidden: options.show_hidden,
             schema_expr_depth: 0,
         }
@@ -409,13 +420,19 @@ impl crate::value::unify::SchemaResolver for Evaluator {
                     .insert(key.clone(), ast::ConfigEntryOperation::Override);
             }
         }
-        // Errors point at the statement that unified it, as KCL's do.
+        // Errors point where the instance was made, else at the
+        // statement that unified it, as KCL's do.
+        let made_at = self
+            .instance_spans
+            .get(&(std::ptr::from_ref(schema) as usize))
+            .copied()
+            .unwrap_or(self.last_stmt);
         self.instantiate(
             &ty,
             config,
             schema.args.clone(),
             schema.kwargs.clone(),
-            self.last_stmt,
+            made_at,
         )
     }
 }
@@ -455,6 +472,10 @@ impl crate::builtins::Interp for Evaluator {
 
     fn program_path(&self, which: crate::modules::file::ProgramPath) -> String {
         self.program_paths.get(which).to_owned()
+    }
+
+    fn scratch(&mut self) -> Option<&mut crate::modules::file::Scratch> {
+        Some(&mut self.scratch)
     }
 
     fn set_output_stream(&mut self, yaml: String, options: crate::value::yaml::PlanOptions) {

@@ -139,6 +139,7 @@ impl Evaluator {
                     stmts.extend((0..def.body.len()).map(|index| StmtRef {
                         body: Body::Schema(def.clone()),
                         index,
+                        pkg: s.frame.pkgpath.clone(),
                     }));
                 }
                 SchemaDef::Rule(def) => {
@@ -216,6 +217,32 @@ impl Evaluator {
         Ok(value)
     }
 
+    /// Remembers the config entry a dict (or the dicts of a list) was
+    /// written in.
+    pub(crate) fn note_config_position(&mut self, value: &Value, span: Span) {
+        match value {
+            Value::Dict(d) => {
+                self.config_spans.insert(Rc::as_ptr(d) as usize, span);
+            }
+            Value::List(items) => {
+                for item in items.iter() {
+                    if let Value::Dict(d) = item {
+                        self.config_spans.insert(Rc::as_ptr(d) as usize, span);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Where a config entry wrote this dict, if one did.
+    pub(crate) fn config_position(&self, d: &Rc<Dict>) -> Span {
+        self.config_spans
+            .get(&(Rc::as_ptr(d) as usize))
+            .copied()
+            .unwrap_or_default()
+    }
+
     /// `Schema.instances(full_pkg=False)`: the instances of a schema and
     /// of its children made so far by the main package's code (by any
     /// package's with `full_pkg`).
@@ -279,7 +306,10 @@ impl Evaluator {
                     body.set(key, v);
                     relaxed.push(key.clone());
                 }
-                None if is_rule(ty) => {}
+                // A rule's config is what its checks read.
+                None if is_rule(ty) => {
+                    body.set(key, value.clone());
+                }
                 None => {
                     body.set(key, value.clone());
                     relaxed.push(key.clone());
@@ -404,43 +434,56 @@ impl Evaluator {
                 SchemaDef::Schema(def) => &def.checks,
                 SchemaDef::Rule(def) => &def.checks,
             };
-            for check in checks {
-                if let Some(cond) = &check.node.if_cond
-                    && !self.eval_expr(body, cond)?.is_truthy()
-                {
-                    continue;
-                }
-                if self.eval_expr(body, &check.node.test)?.is_truthy() {
-                    continue;
-                }
-                let msg = match &check.node.msg {
-                    Some(m) => {
-                        let v = self.eval_expr(body, m)?;
-                        self.display(&v)
-                    }
-                    None => String::new(),
-                };
-                let label = if msg.is_empty() {
-                    "Check failed on the condition".to_string()
-                } else {
-                    format!("Check failed on the condition: {msg}")
-                };
-                return Err(KclError::at(
-                    ErrorKind::SchemaCheckFailure,
-                    span,
-                    "Instance check failed",
-                )
-                .with_label(
-                    Span::new(
-                        check.span.file,
-                        check.span.end_line,
-                        0,
-                        check.span.end_line,
-                        0,
-                    ),
-                    label,
-                ));
+            let code_pkg = std::mem::replace(&mut self.code_pkg, s.frame.pkgpath.clone());
+            let result = self.run_schema_checks(checks, body, span);
+            self.code_pkg = code_pkg;
+            result?;
+        }
+        Ok(())
+    }
+
+    fn run_schema_checks(
+        &mut self,
+        checks: &[ast::Node<ast::CheckExpr>],
+        body: &Rc<Frame>,
+        span: Span,
+    ) -> Result<()> {
+        for check in checks {
+            if let Some(cond) = &check.node.if_cond
+                && !self.eval_expr(body, cond)?.is_truthy()
+            {
+                continue;
             }
+            if self.eval_expr(body, &check.node.test)?.is_truthy() {
+                continue;
+            }
+            let msg = match &check.node.msg {
+                Some(m) => {
+                    let v = self.eval_expr(body, m)?;
+                    self.display(&v)
+                }
+                None => String::new(),
+            };
+            let label = if msg.is_empty() {
+                "Check failed on the condition".to_string()
+            } else {
+                format!("Check failed on the condition: {msg}")
+            };
+            return Err(super::error_at(
+                ErrorKind::SchemaCheckFailure,
+                span,
+                "Instance check failed",
+            )
+            .with_label(
+                Span::new(
+                    check.span.file,
+                    check.span.end_line,
+                    0,
+                    check.span.end_line,
+                    0,
+                ),
+                label,
+            ));
         }
         Ok(())
     }
@@ -649,24 +692,33 @@ impl Evaluator {
     }
 }
 
-/// A schema's attributes (its parents' and mixins' too) with whether
-/// each may be left out of a config (optional, or with a default), and
-/// whether it has an index signature.
-pub(crate) fn schema_attrs(ty: &Rc<SchemaType>) -> (Vec<(String, bool)>, bool) {
+/// One attribute of a schema, as type checks see it.
+pub(crate) struct AttrShape {
+    pub name: String,
+    pub optional: bool,
+    pub has_default: bool,
+}
+
+/// A schema's attributes (its parents' and mixins' too) and whether it
+/// has an index signature.
+pub(crate) fn schema_attrs(ty: &Rc<SchemaType>) -> (Vec<AttrShape>, bool) {
     let mut schemas = Vec::new();
     chain(ty, &mut schemas);
-    let mut attrs: Vec<(String, bool)> = Vec::new();
+    let mut attrs: Vec<AttrShape> = Vec::new();
     let mut has_index_signature = false;
     for s in &schemas {
         if let SchemaDef::Schema(def) = &s.def {
             has_index_signature |= def.index_signature.is_some();
             for stmt in &def.body {
                 if let Stmt::SchemaAttr(a) = &stmt.node {
-                    // An attribute with a default is not missing from a config.
-                    let optional = a.is_optional || a.value.is_some();
-                    match attrs.iter_mut().find(|(n, _)| *n == a.name.node) {
-                        Some(existing) => existing.1 = optional,
-                        None => attrs.push((a.name.node.clone(), optional)),
+                    let shape = AttrShape {
+                        name: a.name.node.clone(),
+                        optional: a.is_optional,
+                        has_default: a.value.is_some(),
+                    };
+                    match attrs.iter_mut().find(|x| x.name == a.name.node) {
+                        Some(existing) => *existing = shape,
+                        None => attrs.push(shape),
                     }
                 }
             }

@@ -448,6 +448,21 @@ b = 2M
 b: 2000000.0
 "#,
         ),
+        (
+            "insert_in_nested_if_applies_once",
+            r#"schema S:
+    l: [int] = [1]
+    if True:
+        if True:
+            l += [2]
+s = S {}
+"#,
+            r#"s:
+  l:
+  - 1
+  - 2
+"#,
+        ),
     ];
     for (name, source, want) in cases {
         match run_source(source) {

@@ -205,15 +205,45 @@ impl Evaluator {
         }
         match self.try_convert(frame, &v, ty)? {
             Some(converted) => Ok(converted),
-            None => {
-                let details = self.mismatch_details(frame, &v, ty)?;
-                let mut e = mismatch(ty, self.type_of_full(&v));
-                if !details.is_empty() {
-                    e.message = format!("{}. For details:\n{}", e.message, details.join("\n"));
-                }
-                Err(e)
+            None => Err(self.type_mismatch(frame, &v, ty)?),
+        }
+    }
+
+    /// KCL's "expect T, got U" for a value, with the "For details" lines
+    /// of a config that is no instance of the schemas `T` names.
+    pub(crate) fn type_mismatch(
+        &mut self,
+        frame: &Rc<Frame>,
+        v: &Value,
+        ty: &Type,
+    ) -> Result<KclError> {
+        let details = self.mismatch_details(frame, v, ty)?;
+        let mut e = mismatch(ty, self.type_of_full(v));
+        if !details.is_empty() {
+            e.message = format!("{}. For details:\n{}", e.message, details.join("\n"));
+        }
+        Ok(e)
+    }
+
+    /// An argument checked against a parameter's type: `{}` where a schema
+    /// with required attributes is expected is a type error there, not an
+    /// instance missing them (a variable's `{}` is an instance).
+    pub(crate) fn convert_argument(
+        &mut self,
+        frame: &Rc<Frame>,
+        v: Value,
+        ty: &Type,
+    ) -> Result<Value> {
+        if let (Value::Dict(d), Type::Named(id)) = (&v, ty)
+            && d.is_empty()
+            && let Some(schema) = self.named_schema(frame, id)?
+        {
+            let (attrs, _) = super::schema::schema_attrs(&schema);
+            if attrs.iter().any(|a| !a.optional && !a.has_default) {
+                return Err(self.type_mismatch(frame, &v, ty)?);
             }
         }
+        self.convert_to_type(frame, v, ty)
     }
 
     /// Why a config is not an instance of the schemas a type names
@@ -238,14 +268,17 @@ impl Evaluator {
             let (attrs, has_index_signature) = super::schema::schema_attrs(&schema);
             if !has_index_signature {
                 for key in config.entries.keys() {
-                    if !key.starts_with('_') && !attrs.iter().any(|(a, _)| a == key) {
+                    if !key.starts_with('_') && !attrs.iter().any(|a| a.name == *key) {
                         details.push(format!("Schema {name} does not contain attribute {key}"));
                     }
                 }
             }
-            for (attr, optional) in &attrs {
-                if !optional && config.get(attr).is_none() {
-                    details.push(format!("Schema {name}'s attribute {attr} is missing"));
+            for attr in attrs.iter().filter(|a| !a.optional) {
+                if config.get(&attr.name).is_none() {
+                    details.push(format!(
+                        "Schema {name}'s attribute {} is missing",
+                        attr.name
+                    ));
                 }
             }
         }
@@ -326,18 +359,12 @@ impl Evaluator {
                         if !self.dict_fits_schema(&schema, d) {
                             return Ok(None);
                         }
-                        // `{}` where a schema with required attributes is
-                        // expected is a type error, not an instance.
-                        let (attrs, _) = super::schema::schema_attrs(&schema);
-                        if d.is_empty() && attrs.iter().any(|(_, optional)| !optional) {
-                            return Ok(None);
-                        }
                         Some(self.instantiate(
                             &schema,
                             d.as_ref().clone(),
                             Vec::new(),
                             Vec::new(),
-                            crate::source::Span::default(),
+                            self.config_position(d),
                         )?)
                     }
                     _ => None,

@@ -234,11 +234,14 @@ impl Value {
         let repeat = |n: i64| usize::try_from(n).unwrap_or(0);
         match (self, other) {
             (Value::Str(s), Value::Int(n)) | (Value::Int(n), Value::Str(s)) => {
-                Ok(Value::str(s.repeat(repeat(*n))))
+                let times = repeat(*n);
+                too_large(s.len(), times)?;
+                Ok(Value::str(s.repeat(times)))
             }
             (Value::List(l), Value::Int(n)) | (Value::Int(n), Value::List(l)) => {
                 let times = repeat(*n);
-                let mut items = Vec::with_capacity(l.len().saturating_mul(times).min(1 << 20));
+                too_large(l.len(), times)?;
+                let mut items = Vec::with_capacity(l.len().saturating_mul(times));
                 for _ in 0..times {
                     items.extend(l.iter().cloned());
                 }
@@ -376,6 +379,20 @@ impl Value {
     pub fn plain_dict(entries: impl IntoIterator<Item = (String, Value)>) -> Value {
         Value::dict(entries.into_iter().collect::<Dict>())
     }
+}
+
+/// The most items (or bytes) a repetition may make: more is a runaway
+/// program, refused before it exhausts memory.
+const MAX_REPEAT: usize = 1 << 28;
+
+fn too_large(len: usize, times: usize) -> Result<()> {
+    if len.saturating_mul(times) > MAX_REPEAT {
+        return Err(KclError::new(
+            ErrorKind::EvaluationError,
+            format!("repeating {len} items {times} times makes a value too large"),
+        ));
+    }
+    Ok(())
 }
 
 fn negative_shift() -> KclError {
