@@ -190,10 +190,13 @@ mod tests {
     fn an_argument_kcl_refuses_is_its_evaluation_error() {
         for spec in ["key=", "=123", "key=value="] {
             let args = parse(&["run", "main.k", "-D", spec]);
-            let error = options(&args).err().expect(spec);
-            assert_eq!(
-                error.render(),
-                "error[E3M38]: EvaluationError\nInvalid value for top level arguments\n"
+            let error = options(&args).expect_err(spec);
+            assert_eq!(error.error.kind, plait_kcl::ErrorKind::EvaluationError);
+            assert_eq!(error.error.message, "Invalid value for top level arguments");
+            assert!(
+                error
+                    .render()
+                    .starts_with("error[E3M38]: EvaluationError\n")
             );
         }
     }

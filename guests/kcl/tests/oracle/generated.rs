@@ -14,9 +14,9 @@ use std::fmt::Write as _;
 use crate::{Outcome, Program, compare};
 
 const DEFAULT_SEED: u64 = 0x6b63_6c5f_706c_6169;
-/// KCL runs a program in about a millisecond and plait faster: a few
-/// hundred programs take seconds, well inside the test budget.
-const DEFAULT_PROGRAMS: usize = 400;
+/// kcl-lib runs a program in about a millisecond and plait (a debug build)
+/// in a few: a thousand programs take 6 to 7 s on the 2-core machine.
+const DEFAULT_PROGRAMS: usize = 1000;
 
 /// splitmix64: small, seeded, and the same on every platform.
 struct Rng(u64);
@@ -105,6 +105,9 @@ struct Generator {
     /// Names bound by enclosing comprehensions or quantifiers: (name, type).
     locals: Vec<(String, Ty)>,
     fresh: usize,
+    /// Write the next config literal as a block: an entry a line, `if`,
+    /// `elif` and `else` entries with indented bodies.
+    block: bool,
 }
 
 impl Generator {
@@ -349,6 +352,8 @@ impl Generator {
     /// A config literal with `=`, `:` (twice on one key, to unify), `+=`,
     /// dotted keys, `if`, `**` spread; sometimes unioned with another.
     fn dict(&mut self, d: u32) -> String {
+        // Only the outermost literal of a statement is written as a block.
+        let block = std::mem::take(&mut self.block);
         if self.rng.chance(15) {
             let i = self.fresh("i");
             self.locals.push((i.clone(), Ty::Int));
@@ -377,6 +382,17 @@ impl Generator {
                     entries.push(format!("{key} += {}", self.expr(Ty::Ints, d)));
                 }
                 2 => entries.push(format!("{key}.inner.leaf = {}", self.expr(Ty::Str, d))),
+                3 if block => {
+                    let (cond, other) = (self.expr(Ty::Bool, d), self.expr(Ty::Bool, d));
+                    let (a, b, c) = (
+                        self.expr(Ty::Int, d),
+                        self.expr(Ty::Str, d),
+                        self.expr(Ty::Ints, d),
+                    );
+                    entries.push(format!(
+                        "if {cond}:\n        {key} = {a}\n    elif {other}:\n        {key} = {b}\n    else:\n        {key} = {c}"
+                    ));
+                }
                 3 => entries.push(format!(
                     "if {}: {key} = {}",
                     self.expr(Ty::Bool, d),
@@ -398,7 +414,11 @@ impl Generator {
         {
             entries.insert(0, format!("**{other}"));
         }
-        let literal = format!("{{{}}}", entries.join(", "));
+        let literal = if block {
+            format!("{{\n    {}\n}}", entries.join("\n    "))
+        } else {
+            format!("{{{}}}", entries.join(", "))
+        };
         if self.rng.chance(20) {
             format!(
                 "{literal} | {{{} = {}}}",
@@ -544,7 +564,10 @@ impl Generator {
                     Ty::Dict,
                     Ty::Dict,
                 ]);
-                (Some(ty), self.expr(ty, 3))
+                self.block = ty == Ty::Dict && self.rng.chance(40);
+                let value = self.expr(ty, 3);
+                self.block = false;
+                (Some(ty), value)
             };
             let annotation = match ty {
                 Some(Ty::Int) => "int",
@@ -583,6 +606,7 @@ fn programs(seed: u64, count: usize) -> Vec<Program> {
                 scope: Scope::default(),
                 locals: Vec::new(),
                 fresh: 0,
+                block: false,
             };
             Program::new(
                 format!("seed {seed:#x} program {index}"),
@@ -622,14 +646,43 @@ fn generated_programs_run_as_in_kcl() {
 
 #[test]
 fn the_generator_is_deterministic_and_varied() {
-    let first = programs(DEFAULT_SEED, 20);
-    let again = programs(DEFAULT_SEED, 20);
+    let first = programs(DEFAULT_SEED, 200);
+    let again = programs(DEFAULT_SEED, 200);
     assert!(first.iter().zip(&again).all(|(a, b)| a.source == b.source));
     let distinct: std::collections::HashSet<&str> =
         first.iter().map(|p| p.source.as_str()).collect();
     assert!(
-        distinct.len() > 15,
-        "{} distinct programs of 20",
+        distinct.len() > 190,
+        "{} distinct programs of 200",
         distinct.len()
     );
+    // Every construct the generator knows appears in the first programs.
+    for construct in [
+        "schema ",
+        "check:",
+        "lambda ",
+        " += ",
+        ": {a = ",
+        ".inner.leaf = ",
+        "**",
+        " | {",
+        "\n    elif ",
+        "if ",
+        " for ",
+        "map ",
+        "filter ",
+        "all ",
+        "any ",
+        ".format(",
+        "${",
+        "*[",
+        ": int = ",
+        "?: ",
+    ] {
+        let count = first
+            .iter()
+            .filter(|p| p.source.contains(construct))
+            .count();
+        assert!(count > 0, "no program of 200 has {construct:?}");
+    }
 }

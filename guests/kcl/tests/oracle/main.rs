@@ -58,12 +58,18 @@ pub enum Outcome {
         yaml: String,
         log: String,
     },
-    Error {
-        kind: String,
-        message: String,
-        /// Line and 1-based column of the primary position, when KCL gives one.
-        position: Option<(u64, u64)>,
-    },
+    /// The errors reported, in order: plait reports one; KCL may report
+    /// several (and its API orders them unlike `kcl run`).
+    Errors(Vec<Fault>),
+}
+
+/// One error: KCL's kind (`TypeError`), message and position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fault {
+    pub kind: String,
+    pub message: String,
+    /// Line and 1-based column of the primary position, when there is one.
+    pub position: Option<(u64, u64)>,
 }
 
 /// The oracle's Python, or a failure that says how to install it: a
@@ -149,17 +155,23 @@ fn run_oracle(files: &[PathBuf], programs: &[Program]) -> Vec<Outcome> {
 
 fn oracle_outcome(result: &Value) -> Outcome {
     let text = |value: &Value| value.as_str().unwrap_or_default().to_string();
-    match &result["error"] {
-        Value::Null => Outcome::Output {
+    let errors = result["errors"].as_array().cloned().unwrap_or_default();
+    if errors.is_empty() {
+        return Outcome::Output {
             yaml: text(&result["yaml"]),
             log: text(&result["log"]),
-        },
-        error => Outcome::Error {
-            kind: text(&error["kind"]),
-            message: text(&error["message"]),
-            position: error["line"].as_u64().zip(error["column"].as_u64()),
-        },
+        };
     }
+    Outcome::Errors(
+        errors
+            .iter()
+            .map(|error| Fault {
+                kind: text(&error["kind"]),
+                message: text(&error["message"]),
+                position: error["line"].as_u64().zip(error["column"].as_u64()),
+            })
+            .collect(),
+    )
 }
 
 fn run_plait(file: &Path, program: &Program) -> Outcome {
@@ -179,37 +191,28 @@ fn run_plait(file: &Path, program: &Program) -> Outcome {
             yaml: output.yaml,
             log: output.logs,
         },
-        Err(error) => Outcome::Error {
+        Err(error) => Outcome::Errors(vec![Fault {
             kind: error.error.kind.title().to_string(),
             message: error.error.message.clone(),
             position: error
                 .error
                 .span()
                 .map(|span| (u64::from(span.line), u64::from(span.column) + 1)),
-        },
+        }]),
     }
 }
 
-/// Whether plait agrees with KCL: the same output, or the same error kind
-/// and message, at KCL's position when KCL names one.
+/// Whether plait agrees with KCL: the same output, or an error of the same
+/// kind and message as one KCL reports, at its position when it names one.
 fn agree(plait: &Outcome, kcl: &Outcome) -> bool {
     match (plait, kcl) {
-        (
-            Outcome::Error {
-                kind,
-                message,
-                position,
-            },
-            Outcome::Error {
-                kind: kcl_kind,
-                message: kcl_message,
-                position: kcl_position,
-            },
-        ) => {
-            kind == kcl_kind
-                && message == kcl_message
-                && (kcl_position.is_none() || position == kcl_position)
-        }
+        (Outcome::Errors(plait), Outcome::Errors(kcl)) => plait.iter().any(|fault| {
+            kcl.iter().any(|k| {
+                k.kind == fault.kind
+                    && k.message == fault.message
+                    && (k.position.is_none() || k.position == fault.position)
+            })
+        }),
         _ => plait == kcl,
     }
 }
