@@ -21,6 +21,7 @@ import json
 import os
 import re
 import sys
+import tomllib
 
 import kcl_lib.api as api
 
@@ -56,9 +57,29 @@ def parse_error(text):
     return error
 
 
+def path_dependencies(directory):
+    """The `path` dependencies of the kcl.mod at or above `directory`, as
+    `kcl run` hands them to KCL (kcl-lib itself reads no kcl.mod)."""
+    while True:
+        manifest = os.path.join(directory, "kcl.mod")
+        if os.path.exists(manifest):
+            with open(manifest, "rb") as f:
+                dependencies = tomllib.load(f).get("dependencies", {})
+            return [
+                api.ExternalPkg(pkg_name=name, pkg_path=os.path.normpath(os.path.join(directory, spec["path"])))
+                for name, spec in dependencies.items()
+                if isinstance(spec, dict) and "path" in spec
+            ]
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return []
+        directory = parent
+
+
 def run(kcl, request):
     path = request["file"]
     args = api.ExecProgramArgs(
+        external_pkgs=path_dependencies(os.path.dirname(path)),
         k_filename_list=[path],
         work_dir=os.path.dirname(path),
         args=[api.Argument(name=name, value=value) for name, value in request.get("args", [])],

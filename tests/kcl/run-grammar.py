@@ -15,14 +15,15 @@ compares it:
 
 A case is single-file when main.k is the only KCL file in its directory
 (none below it either), with no kcl.mod and no settings.yaml: 1,052 cases
-with stdout.golden and 335 with stderr.golden in the suite's tree of
-2026-11. For those the table counts stdout cases passed, stderr cases
+with stdout.golden and 335 with stderr.golden at kcl-lang/kcl 670ab63b
+(2026-08). For those the table counts stdout cases passed, stderr cases
 refused (any non-zero exit) and stderr cases refused with KCL's message;
 every other case (packages, CLI options) is counted as passed or not.
 
     tests/kcl/run-grammar.py --kcl "target/debug/plait kcl run"
     tests/kcl/run-grammar.py --kcl /work/target-kcl/debug/examples/kcl_run schema
     tests/kcl/run-grammar.py --kcl ... --list-failures schema --verbose
+    tests/kcl/run-grammar.py --kcl ... --save before.json   # later: --baseline before.json
 
 The YAML comparison needs ruamel.yaml, as KCL's runner: when this Python has
 none the script runs itself again with the KCL oracle's venv
@@ -31,6 +32,7 @@ none the script runs itself again with the KCL oracle's venv
 
 import argparse
 import concurrent.futures
+import json
 import os
 import pathlib
 import re
@@ -192,6 +194,12 @@ def main():
         help="print the failing cases of FOLDER (a top-level folder, or `all`)",
     )
     parser.add_argument("--verbose", action="store_true", help="with --list-failures, say why each failed")
+    parser.add_argument("--save", metavar="FILE", help="write each case's result to FILE (JSON)")
+    parser.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="a file written by --save: list the cases that passed then and fail now",
+    )
     parser.add_argument("folders", nargs="*", help="run only these top-level folders")
     args = parser.parse_args()
 
@@ -247,6 +255,19 @@ def main():
         print(format_row(folder, row))
     print("-" * len(header))
     print(format_row("total", total))
+
+    results_by_case = {str(case.relative_to(suite)): result[0] for case, result in zip(cases, results)}
+    if args.save:
+        with open(args.save, "w") as out:
+            json.dump(results_by_case, out, indent=0, sort_keys=True)
+    if args.baseline:
+        with open(args.baseline) as baseline_file:
+            baseline = json.load(baseline_file)
+        regressions = sorted(c for c, passed in results_by_case.items() if baseline.get(c) and not passed)
+        fixed = sorted(c for c, passed in results_by_case.items() if passed and baseline.get(c) is False)
+        print(f"\nsince {args.baseline}: {len(fixed)} cases fixed, {len(regressions)} broken")
+        for case in regressions:
+            print(f"  broken: {case}")
 
     if args.list_failures:
         print()

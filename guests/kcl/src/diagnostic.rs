@@ -218,6 +218,43 @@ mod tests {
                 want: "error[E3M38]: EvaluationError\n --> ${CWD}/main.k:2:1\n  |\n2 |     name: str\n  |  expect str, got int\n  |\n\n",
             },
             Case {
+                name: "suggestions print as KCL prints them",
+                text: "import .some0.pkg1 as some00\n",
+                error: KclError::at(
+                    ErrorKind::CannotFindModule,
+                    Span::new(0, 1, 0, 1, 28),
+                    "Cannot find the module .some0.pkg1 from /x/some0/pkg1",
+                )
+                .with_note("suggestion: try 'kcl mod add app-main' to download the missing package")
+                .with_note("suggestion: browse more packages at 'https://artifacthub.io'"),
+                want: "error[E2F04]: CannotFindModule\n --> ${CWD}/main.k:1:1\n  |\n1 | import .some0.pkg1 as some00\n  | ^ Cannot find the module .some0.pkg1 from /x/some0/pkg1\n  |\nsuggestion: try 'kcl mod add app-main' to download the missing package\nsuggestion: browse more packages at 'https://artifacthub.io'\n\n",
+            },
+            Case {
+                name: "an import cycle inside an evaluation error",
+                text: "import main\n",
+                error: KclError::new(
+                    ErrorKind::RecursiveLoad,
+                    "Could not compiles due to cyclic import statements\n- ${CWD}/main.k",
+                ),
+                want: "error[E3M38]: error[E1001]: RecursiveLoad\nCould not compiles due to cyclic import statements\n- ${CWD}/main.k\n\n",
+            },
+            Case {
+                name: "an empty source line",
+                text: "a:\n\n",
+                error: KclError::at(ErrorKind::InvalidSyntax, Span::new(0, 2, 0, 2, 0), "x"),
+                want: "error[E1001]: InvalidSyntax\n--> ${CWD}/main.k:1:1\n |\n |\n\n",
+            },
+            Case {
+                name: "a column past the line's end marks its last character",
+                text: "a = (1\n",
+                error: KclError::at(
+                    ErrorKind::InvalidSyntax,
+                    Span::new(0, 1, 6, 1, 7),
+                    "expected one of [\")\"] got newline",
+                ),
+                want: "error[E1001]: InvalidSyntax\n --> ${CWD}/main.k:1:6\n  |\n1 | a = (1\n  |      ^ expected one of [\")\"] got newline\n  |\n\n",
+            },
+            Case {
                 name: "no position",
                 text: "",
                 error: KclError::new(ErrorKind::EvaluationError, "boom"),

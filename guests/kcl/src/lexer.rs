@@ -314,6 +314,17 @@ enum Raw {
 
 impl<'a> Lexer<'a> {
     fn peek_at(&self, n: usize) -> Option<char> {
+        // Most source is ASCII: a byte is a character.
+        if let Some(&b) = self.src.as_bytes().get(self.pos + n)
+            && b.is_ascii()
+            && self
+                .src
+                .as_bytes()
+                .get(self.pos..self.pos + n)
+                .is_some_and(<[u8]>::is_ascii)
+        {
+            return Some(char::from(b));
+        }
         self.src.get(self.pos..)?.chars().nth(n)
     }
 
@@ -478,7 +489,10 @@ impl<'a> Lexer<'a> {
     }
 
     fn bump(&mut self) -> Option<char> {
-        let c = self.src.get(self.pos..)?.chars().next()?;
+        let c = match self.src.as_bytes().get(self.pos) {
+            Some(&b) if b.is_ascii() => char::from(b),
+            _ => self.src.get(self.pos..)?.chars().next()?,
+        };
         self.pos += c.len_utf8();
         Some(c)
     }
@@ -860,7 +874,7 @@ impl<'a> Lexer<'a> {
 
 /// Resolves a string literal's escapes as KCL does (Python's rules; an
 /// unknown escape is kept as written). `None` for a malformed literal.
-pub fn unescape(content: &str, quote: char, is_long: bool, is_raw: bool) -> Option<String> {
+fn unescape(content: &str, quote: char, is_long: bool, is_raw: bool) -> Option<String> {
     let mut out = String::with_capacity(content.len());
     let mut chars = content.chars().peekable();
     while let Some(c) = chars.next() {

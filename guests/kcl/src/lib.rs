@@ -23,6 +23,8 @@ pub mod parser;
 pub mod source;
 pub mod value;
 
+mod settings;
+
 pub use error::{ErrorKind, KclError};
 
 use std::path::PathBuf;
@@ -98,6 +100,15 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
         })
     };
     let current_dir = std::env::current_dir().unwrap_or_default();
+    let base = match &options.work_dir {
+        Some(dir) => current_dir.join(dir),
+        None => current_dir.clone(),
+    };
+    let settings::Settings {
+        options: merged,
+        values,
+    } = settings::apply(options, &base).map_err(|e| fail(e, &sources, String::new()))?;
+    let options = &merged;
     let loaded = loader::load_run_options(options, &loader::NativeFs, &current_dir, &mut sources);
     if let Some(e) = loaded.errors.into_iter().next() {
         return Err(fail(e, &sources, String::new()));
@@ -119,11 +130,7 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
         return Err(fail(e, &sources, String::new()));
     }
     let eval_options = eval::EvalOptions {
-        options: options
-            .options
-            .iter()
-            .map(|(k, v)| (k.clone(), option_value(v)))
-            .collect(),
+        options: values,
         file_root: options.file_root.clone(),
         step_limit: None,
         show_hidden: options.show_hidden,
@@ -159,8 +166,10 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
             },
         ),
     };
-    let output = eval::select_paths(&output, &options.path_selectors)
-        .map_err(|e| fail(e, &sources, evaluated.logs.clone()))?;
+    let output = eval::select_paths(&output, &options.path_selectors).map_err(|e| {
+        let e = runtime_positions(e.or_at(evaluated.end_span));
+        fail(e, &sources, evaluated.logs.clone())
+    })?;
     let mut yaml = value::yaml::plan(&output, &plan);
     if !yaml.is_empty() && !yaml.ends_with('\n') {
         yaml.push('\n');
@@ -181,10 +190,4 @@ fn runtime_positions(mut error: KclError) -> KclError {
         }
     }
     error
-}
-
-/// A `-D name=value` value as KCL reads it: JSON when it parses as JSON,
-/// else the text itself.
-fn option_value(text: &str) -> value::Value {
-    value::json::decode(text).unwrap_or_else(|_| value::Value::str(text))
 }

@@ -27,6 +27,9 @@ use crate::ast::{self, MAIN_PKG, Module, Stmt};
 use crate::error::{ErrorKind, KclError};
 use crate::source::{FileId, SourceFile, SourceMap};
 
+/// The input path prefix that stands for the program's root.
+const KCL_MOD: &str = "${KCL_MOD}";
+
 /// The file access a program's loading needs.
 pub trait FileSystem {
     fn read_to_string(&self, path: &Path) -> std::io::Result<String>;
@@ -175,13 +178,13 @@ struct Loader<'a> {
 /// added to `sources`.
 pub fn load(inputs: &LoadInputs, fs: &dyn FileSystem, sources: &mut SourceMap) -> Loaded {
     let work_dir = normalize(&inputs.work_dir);
-    let paths: Vec<PathBuf> = inputs
-        .paths
-        .iter()
-        .map(|p| normalize(&work_dir.join(p)))
-        .collect();
+    // `${KCL_MOD}/a.k` is relative to the program's root, known once the
+    // other inputs are.
+    let (mod_relative, plain): (Vec<&PathBuf>, Vec<&PathBuf>) =
+        inputs.paths.iter().partition(|p| p.starts_with(KCL_MOD));
+    let plain: Vec<PathBuf> = plain.iter().map(|p| normalize(&work_dir.join(p))).collect();
     let mut roots: Vec<PathBuf> = Vec::new();
-    for p in &paths {
+    for p in &plain {
         let start = if fs.is_dir(p) {
             p.clone()
         } else {
@@ -195,8 +198,16 @@ pub fn load(inputs: &LoadInputs, fs: &dyn FileSystem, sources: &mut SourceMap) -
     }
     let root = match roots.as_slice() {
         [one] => one.clone(),
-        _ => work_dir.clone(),
+        _ => find_mod_root(fs, &work_dir).unwrap_or_else(|| work_dir.clone()),
     };
+    let paths: Vec<PathBuf> = inputs
+        .paths
+        .iter()
+        .map(|p| match p.strip_prefix(KCL_MOD) {
+            Ok(rest) if mod_relative.contains(&p) => normalize(&root.join(rest)),
+            _ => normalize(&work_dir.join(p)),
+        })
+        .collect();
     let mut package_maps = read_mod_dependencies(fs, &root);
     package_maps.extend(inputs.package_maps.clone());
 
@@ -214,13 +225,28 @@ pub fn load(inputs: &LoadInputs, fs: &dyn FileSystem, sources: &mut SourceMap) -
         root: root.clone(),
     };
     let mut main_files: Vec<(String, Option<String>)> = Vec::new();
+    // A file named twice (`main.k` and its directory) is read once.
+    let mut add_main = |path: String| {
+        if !main_files.iter().any(|(p, _)| *p == path) {
+            main_files.push((path, None));
+        }
+    };
+    let mut input_errors = Vec::new();
     for p in &paths {
         if fs.is_dir(p) {
             for f in k_files(fs, p, false) {
-                main_files.push((path_string(&f), None));
+                add_main(path_string(&f));
             }
+        } else if fs.is_file(p) {
+            add_main(path_string(p));
         } else {
-            main_files.push((path_string(p), None));
+            input_errors.push(KclError::new(
+                ErrorKind::EvaluationError,
+                format!(
+                    "Cannot find the kcl file, please check the file path {}",
+                    path_string(p)
+                ),
+            ));
         }
     }
     for (name, text) in &inputs.sources {
@@ -230,6 +256,21 @@ pub fn load(inputs: &LoadInputs, fs: &dyn FileSystem, sources: &mut SourceMap) -
             path_string(&normalize(&work_dir.join(name)))
         };
         main_files.push((path, Some(text.clone())));
+    }
+    if !input_errors.is_empty() || main_files.is_empty() {
+        if input_errors.is_empty() {
+            input_errors.push(KclError::new(
+                ErrorKind::EvaluationError,
+                "No input KCL files",
+            ));
+        }
+        return Loaded {
+            program: Program {
+                root,
+                packages: IndexMap::new(),
+            },
+            errors: input_errors,
+        };
     }
 
     let mut program = Program {
@@ -725,6 +766,31 @@ mod tests {
     }
 
     #[test]
+    fn inputs_relative_to_the_root_and_named_twice() {
+        let fs = fs(&[
+            ("/r/kcl.mod", ""),
+            ("/r/main.k", "a = 1\n"),
+            ("/r/pkg/pkg.k", "b = 1\n"),
+        ]);
+        let inputs = LoadInputs {
+            paths: vec![
+                PathBuf::from("${KCL_MOD}/pkg/pkg.k"),
+                PathBuf::from("main.k"),
+                PathBuf::from("."),
+            ],
+            work_dir: PathBuf::from("/r"),
+            ..LoadInputs::default()
+        };
+        let loaded = load(&inputs, &fs, &mut SourceMap::default());
+        assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+        let files: Vec<&str> = loaded.program.packages[MAIN_PKG]
+            .iter()
+            .map(|m| m.filename.as_str())
+            .collect();
+        assert_eq!(files, vec!["/r/pkg/pkg.k", "/r/main.k"]);
+    }
+
+    #[test]
     fn kcl_mod_path_dependencies_are_packages() {
         let fs = fs(&[
             (
@@ -771,6 +837,28 @@ mod tests {
                 "suggestion: browse more packages at 'https://artifacthub.io'"
             ]
         );
+    }
+
+    #[test]
+    fn missing_inputs_are_reported_as_kcl_does() {
+        let fs = fs(&[("/d/sub/x.txt", "")]);
+        let cases = [
+            (
+                "missing.k",
+                "Cannot find the kcl file, please check the file path /d/missing.k",
+            ),
+            ("sub", "No input KCL files"),
+        ];
+        for (input, want) in cases {
+            let inputs = LoadInputs {
+                paths: vec![PathBuf::from(input)],
+                work_dir: PathBuf::from("/d"),
+                ..LoadInputs::default()
+            };
+            let loaded = load(&inputs, &fs, &mut SourceMap::default());
+            let messages: Vec<&str> = loaded.errors.iter().map(|e| e.message.as_str()).collect();
+            assert_eq!(messages, vec![want], "{input}");
+        }
     }
 
     #[test]

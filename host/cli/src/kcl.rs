@@ -6,8 +6,6 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
-
 #[derive(clap::Subcommand)]
 pub enum KclCommand {
     /// Run KCL files or directories and print their values as YAML, as
@@ -22,7 +20,7 @@ pub enum KclCommand {
 #[derive(clap::Args)]
 pub struct RunArgs {
     /// The files and directories of the main package (every `.k` file of a
-    /// directory); the current directory's when none.
+    /// directory); the current directory when none (and no `-Y`).
     pub inputs: Vec<PathBuf>,
     /// A top-level argument, read by `option("name")`; the value is parsed
     /// as KCL parses it (`-D replicas=3`, `-D 'labels={"app":"a"}'`).
@@ -98,11 +96,16 @@ fn options(args: &RunArgs) -> Result<plait_kcl::RunOptions, Box<plait_kcl::RunEr
                 logs: String::new(),
             })
         })?;
-    let work_dir = std::env::current_dir()
-        .context("cannot read the current directory")
-        .ok();
+    let work_dir = std::env::current_dir().ok();
+    // As `kcl run`: no files and no settings file naming them is the
+    // current directory.
+    let inputs = if args.inputs.is_empty() && args.settings.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.inputs.clone()
+    };
     Ok(plait_kcl::RunOptions {
-        inputs: args.inputs.clone(),
+        inputs,
         options: arguments,
         settings: args.settings.clone(),
         path_selectors: args.path_selectors.clone(),

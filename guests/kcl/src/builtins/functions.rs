@@ -7,53 +7,23 @@
 //! named where they happen.
 
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::rc::Rc;
 
-use crate::ast;
+use crate::ast::{self, ConfigEntryOperation};
 use crate::error::{ErrorKind, KclError, Result};
-use crate::value::{Dict, FunctionKind, Value};
+use crate::value::{Dict, FunctionKind, SchemaValue, Value, unify};
 
 use super::convert::{to_float, to_int};
 use super::{BuiltinFn, Interp, UNWRAP_NONE, arg, fail};
 
 type Kwargs = [(String, Value)];
 
-/// Every builtin function, in the order of KCL's builtin table.
-pub(super) const NAMES: &[&str] = &[
-    "option",
-    "print",
-    "multiplyof",
-    "isunique",
-    "isnullish",
-    "len",
-    "abs",
-    "all_true",
-    "any_true",
-    "hex",
-    "bin",
-    "oct",
-    "ord",
-    "sorted",
-    "range",
-    "max",
-    "min",
-    "sum",
-    "pow",
-    "round",
-    "zip",
-    "int",
-    "float",
-    "bool",
-    "str",
-    "list",
-    "dict",
-    "typeof",
-    "reduce",
-];
-
+/// The builtin function of that name, from KCL's builtin table.
 pub(super) fn lookup(name: &str) -> Option<BuiltinFn> {
     Some(match name {
-        "option" => option,
+        "option" => super::option::option,
         "print" => print,
         "multiplyof" => multiplyof,
         "isunique" => isunique,
@@ -66,10 +36,10 @@ pub(super) fn lookup(name: &str) -> Option<BuiltinFn> {
         "bin" => bin,
         "oct" => oct,
         "ord" => ord,
-        "sorted" => sorted,
+        "sorted" => super::order::sorted,
         "range" => range,
-        "max" => max,
-        "min" => min,
+        "max" => super::order::max,
+        "min" => super::order::min,
         "sum" => sum,
         "pow" => pow,
         "round" => round,
@@ -87,93 +57,8 @@ pub(super) fn lookup(name: &str) -> Option<BuiltinFn> {
 }
 
 /// The message KCL gives when a one-argument builtin gets none.
-fn one_argument(name: &str) -> KclError {
+pub(super) fn one_argument(name: &str) -> KclError {
     fail(format!("{name}() takes exactly one argument (0 given)"))
-}
-
-/// `option(key, type="", required=False, default=None, help="")`: the
-/// value of `-D key=…`, else the default, converted to `type` when given.
-fn option(interp: &mut dyn Interp, args: &[Value], kwargs: &Kwargs) -> Result<Value> {
-    let key = arg(args, kwargs, 0, "key").map(as_str_or_empty);
-    let ty = arg(args, kwargs, 1, "type").map(as_str_or_empty);
-    if let Some(key) = &key {
-        if let Some(value) = interp.option(key) {
-            return option_to_type(value, ty.as_deref());
-        }
-        if let Some(default) = arg(args, kwargs, 3, "default") {
-            return option_to_type(default.clone(), ty.as_deref());
-        }
-    }
-    if arg(args, kwargs, 2, "required").is_some_and(Value::is_truthy) {
-        let name = key.unwrap_or_else(|| "?".into());
-        return Err(fail(format!(
-            "option('{name}') must be initialized, try '-D {name}=?' argument"
-        )));
-    }
-    Ok(Value::None)
-}
-
-/// KCL reads string arguments with `as_str`, which makes any other value
-/// the empty string.
-fn as_str_or_empty(value: &Value) -> String {
-    value.as_str().unwrap_or_default().to_string()
-}
-
-/// `option(..., type=…)`'s conversion, which is looser than `int()` and
-/// friends: `"true"` is a bool, a float string that does not parse is 0.0.
-fn option_to_type(value: Value, ty: Option<&str>) -> Result<Value> {
-    let cannot_use = |value: &Value, ty: &str| {
-        fail(format!(
-            "cannot use '{}' as type '{ty}'",
-            value.to_kcl_string()
-        ))
-    };
-    let Some(ty) = ty.filter(|t| !t.is_empty()) else {
-        return Ok(value);
-    };
-    match ty {
-        "bool" => Ok(match &value {
-            Value::Bool(b) => Value::Bool(*b),
-            Value::Int(i) => Value::Bool(*i != 0),
-            Value::Float(f) => Value::Bool(*f != 0.0),
-            Value::Str(s) => Value::Bool(&**s == "True" || &**s == "true"),
-            _ => Value::Undefined,
-        }),
-        "int" => match &value {
-            Value::Bool(b) => Ok(Value::Int(i64::from(*b))),
-            Value::Int(i) => Ok(Value::Int(*i)),
-            Value::Float(f) => Ok(Value::Int(*f as i64)),
-            Value::Str(s) => s
-                .parse::<i64>()
-                .map(Value::Int)
-                .map_err(|_| cannot_use(&value, ty)),
-            _ => Err(cannot_use(&value, ty)),
-        },
-        "float" => match &value {
-            Value::Bool(b) => Ok(Value::Float(if *b { 1.0 } else { 0.0 })),
-            Value::Int(i) => Ok(Value::Float(*i as f64)),
-            Value::Float(f) => Ok(Value::Float(*f)),
-            Value::Str(s) => Ok(Value::Float(s.parse::<f64>().unwrap_or(0.0))),
-            _ => Err(cannot_use(&value, ty)),
-        },
-        "str" => match &value {
-            // Rust's own formatting: `true`, `1.0` prints `1`.
-            Value::Bool(b) => Ok(Value::str(b.to_string())),
-            Value::Int(i) => Ok(Value::str(i.to_string())),
-            Value::Float(f) => Ok(Value::str(f.to_string())),
-            Value::Str(_) => Ok(value),
-            _ => Err(cannot_use(&value, ty)),
-        },
-        "list" => match &value {
-            Value::List(_) => Ok(value),
-            _ => Err(cannot_use(&value, ty)),
-        },
-        "dict" => match &value {
-            Value::Dict(_) => Ok(value),
-            _ => Err(cannot_use(&value, ty)),
-        },
-        _ => Err(fail(format!("unknown type '{ty}'"))),
-    }
 }
 
 /// `print(*args, end="\n")`: the arguments as `str()` prints them, joined
@@ -235,15 +120,41 @@ fn isunique(_: &mut dyn Interp, args: &[Value], kwargs: &Kwargs) -> Result<Value
     let Some(Value::List(items)) = arg(args, kwargs, 0, "inval") else {
         return Ok(Value::Bool(false));
     };
-    for (i, item) in items.iter().enumerate() {
-        if items[..i]
-            .iter()
-            .any(|earlier| same_for_unique(earlier, item))
-        {
+    let mut seen: BTreeMap<u64, Vec<&Value>> = BTreeMap::new();
+    for item in items.iter() {
+        let mut hasher = DefaultHasher::new();
+        hash_for_unique(item, &mut hasher);
+        let bucket = seen.entry(hasher.finish()).or_default();
+        if bucket.iter().any(|earlier| same_for_unique(earlier, item)) {
             return Ok(Value::Bool(false));
         }
+        bucket.push(item);
     }
     Ok(Value::Bool(true))
+}
+
+/// KCL's hash of a value: ints hash as floats (so `1` and `1.0` meet),
+/// dicts by their entries in order.
+fn hash_for_unique(value: &Value, state: &mut impl Hasher) {
+    match value {
+        Value::Undefined | Value::None => 0u8.hash(state),
+        Value::Bool(b) => b.hash(state),
+        Value::Int(i) => (*i as f64).to_bits().hash(state),
+        Value::Float(f) => f.to_bits().hash(state),
+        Value::Unit(u) => {
+            u.raw.hash(state);
+            u.suffix.as_str().hash(state);
+        }
+        Value::Str(s) => s.hash(state),
+        Value::List(items) => items.iter().for_each(|v| hash_for_unique(v, state)),
+        Value::Dict(_) | Value::Schema(_) => {
+            for (k, v) in value.as_dict().into_iter().flat_map(|d| d.iter()) {
+                k.hash(state);
+                hash_for_unique(v, state);
+            }
+        }
+        Value::Function(f) => std::ptr::hash(Rc::as_ptr(f), state),
+    }
 }
 
 /// Equal as KCL's hash set sees it: equal values whose hashes also agree.
@@ -378,77 +289,6 @@ fn ord(_: &mut dyn Interp, args: &[Value], kwargs: &Kwargs) -> Result<Value> {
     }
 }
 
-/// `sorted(x, reverse=False)`: a list's items, a string's characters or a
-/// dict's keys, in order. Only numbers with numbers and strings with
-/// strings compare; anything else fails as soon as KCL's sort would compare
-/// it.
-fn sorted(_: &mut dyn Interp, args: &[Value], kwargs: &Kwargs) -> Result<Value> {
-    let value = arg(args, kwargs, 0, "inval").ok_or_else(|| one_argument("sorted"))?;
-    let reverse = arg(args, kwargs, 1, "reverse").is_some_and(Value::is_truthy);
-    let mut items: Vec<Value> = match value {
-        Value::Str(s) => s.chars().map(|c| Value::str(c.to_string())).collect(),
-        Value::List(items) => items.to_vec(),
-        Value::Dict(d) => d.iter().map(|(k, _)| Value::str(k)).collect(),
-        _ => return Err(fail("sorted only for str|list|dict type")),
-    };
-    sort_values(&mut items, reverse)?;
-    Ok(Value::list(items))
-}
-
-/// How KCL's sort orders two values: numbers by value, strings by bytes,
-/// nothing else (a NaN compares with nothing either).
-fn sort_cmp(a: &Value, b: &Value) -> Option<Ordering> {
-    match (a, b) {
-        (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
-        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
-            a.as_f64()?.partial_cmp(&b.as_f64()?)
-        }
-        (Value::Str(x), Value::Str(y)) => Some(x.cmp(y)),
-        _ => None,
-    }
-}
-
-/// Sorts stably (descending when `reverse`, equal items keeping their
-/// order). KCL's sort fails at the first comparison it cannot make; its
-/// insertion sort compares each item with the greatest (for `reverse`, the
-/// least) of the items before it, so that is the pair the message names.
-fn sort_values(items: &mut [Value], reverse: bool) -> Result<()> {
-    let cannot_compare = |a: &Value, b: &Value| {
-        fail(format!(
-            "cannot compare {} and {}",
-            a.runtime_type_str(),
-            b.runtime_type_str()
-        ))
-    };
-    for i in 1..items.len() {
-        let item = &items[i];
-        let mut last = &items[0];
-        for earlier in &items[1..i] {
-            // The prefix is known to be comparable: keep the item a stable
-            // sort would put last.
-            let later_wins = match sort_cmp(earlier, last) {
-                Some(Ordering::Greater) => !reverse,
-                Some(Ordering::Less) => reverse,
-                _ => true,
-            };
-            if later_wins {
-                last = earlier;
-            }
-        }
-        let (a, b) = if reverse { (last, item) } else { (item, last) };
-        // Comparable with that item means comparable with the whole prefix:
-        // only numbers with numbers and strings with strings get this far.
-        if sort_cmp(a, b).is_none() {
-            return Err(cannot_compare(a, b));
-        }
-    }
-    items.sort_by(|a, b| {
-        let order = sort_cmp(a, b).unwrap_or(Ordering::Equal);
-        if reverse { order.reverse() } else { order }
-    });
-    Ok(())
-}
-
 /// `range(stop)` or `range(start, stop, step=1)`; `Undefined` unless all
 /// are ints.
 fn range(_: &mut dyn Interp, args: &[Value], kwargs: &Kwargs) -> Result<Value> {
@@ -491,104 +331,6 @@ fn range(_: &mut dyn Interp, args: &[Value], kwargs: &Kwargs) -> Result<Value> {
         current += i128::from(*step);
     }
     Ok(Value::list(items))
-}
-
-/// KCL's `>` and `<` for `max` and `min`, with their messages: numbers
-/// and bools compare as numbers, strings with strings, lists item by item.
-fn greater(a: &Value, b: &Value, op: &str) -> Result<bool> {
-    let flip = op == "<";
-    let unsupported = || {
-        fail(format!(
-            "'{op}' not supported between instances of '{}' and '{}'",
-            a.runtime_type_str(),
-            b.runtime_type_str()
-        ))
-    };
-    let numeric = |v: &Value| match v {
-        Value::Int(i) => Some(*i as f64),
-        Value::Float(f) => Some(*f),
-        Value::Bool(b) => Some(f64::from(u8::from(*b))),
-        _ => None,
-    };
-    let ordering = match (a, b) {
-        (Value::Int(x), Value::Int(y)) => x.cmp(y),
-        (Value::Int(_) | Value::Float(_) | Value::Bool(_), _) => match (numeric(a), numeric(b)) {
-            (Some(x), Some(y)) => match x.partial_cmp(&y) {
-                Some(o) => o,
-                None => return Ok(false),
-            },
-            _ => return Err(unsupported()),
-        },
-        (Value::Str(x), Value::Str(y)) => x.cmp(y),
-        (Value::List(x), Value::List(y)) => {
-            for (p, q) in x.iter().zip(y.iter()) {
-                if !p.kcl_eq(q) {
-                    return greater(p, q, op);
-                }
-            }
-            x.len().cmp(&y.len())
-        }
-        _ => return Err(unsupported()),
-    };
-    Ok(if flip {
-        ordering == Ordering::Less
-    } else {
-        ordering == Ordering::Greater
-    })
-}
-
-/// `max`/`min` over one iterable or over several arguments; the first
-/// extreme item wins.
-fn extreme(args: &[Value], name: &str, op: &str) -> Result<Value> {
-    let candidates: Vec<Value> = match args {
-        [] => return Err(one_argument(name)),
-        [single] => match single {
-            Value::Str(s) => {
-                if s.is_empty() {
-                    return Err(fail("arg is an empty str"));
-                }
-                s.chars().map(|c| Value::str(c.to_string())).collect()
-            }
-            Value::List(items) => {
-                if items.is_empty() {
-                    return Err(fail("arg is an empty list"));
-                }
-                items.to_vec()
-            }
-            Value::Dict(_) | Value::Schema(_) => {
-                let keys: Vec<Value> = single
-                    .as_dict()
-                    .map(|d| d.iter().map(|(k, _)| Value::str(k)).collect())
-                    .unwrap_or_default();
-                if keys.is_empty() {
-                    return Err(fail("arg is an empty dict"));
-                }
-                keys
-            }
-            other => {
-                return Err(fail(format!(
-                    "{} object is not iterable",
-                    other.runtime_type_str()
-                )));
-            }
-        },
-        many => many.to_vec(),
-    };
-    let mut best = &candidates[0];
-    for candidate in &candidates {
-        if greater(candidate, best, op)? {
-            best = candidate;
-        }
-    }
-    Ok(best.clone())
-}
-
-fn max(_: &mut dyn Interp, args: &[Value], _: &Kwargs) -> Result<Value> {
-    extreme(args, "max", ">")
-}
-
-fn min(_: &mut dyn Interp, args: &[Value], _: &Kwargs) -> Result<Value> {
-    extreme(args, "min", "<")
 }
 
 /// `sum(iterable, start=0)`: `start + item + item…`; `Undefined` unless the
@@ -832,11 +574,11 @@ fn dict(_: &mut dyn Interp, args: &[Value], kwargs: &Kwargs) -> Result<Value> {
     let mut result = Dict::new();
     if let Some(x) = arg(args, kwargs, 0, "x") {
         for (key, value) in dict_entries(x)? {
-            merge_entry(&mut result, key, value)?;
+            result = merge_entry(result, key, value)?;
         }
     }
     for (key, value) in kwargs {
-        merge_entry(&mut result, key.clone(), value.clone())?;
+        result = merge_entry(result, key.clone(), value.clone())?;
     }
     Ok(Value::dict(result))
 }
@@ -871,159 +613,39 @@ fn dict_entries(x: &Value) -> Result<Vec<(String, Value)>> {
     }
 }
 
-/// Adds `key: value` to a dict built by `dict()` as KCL's union `|` does:
-/// a new key is added; for a key already there the values must agree
-/// (equal scalars, lists of the same length whose items agree; dicts always
-/// agree), and then dicts merge key by key and lists item by item, the new
-/// value winning elsewhere.
-fn merge_entry(dict: &mut Dict, key: String, value: Value) -> Result<()> {
-    let merged = match dict.get(&key) {
-        None => value,
-        Some(existing) => {
-            let mut conflict = None;
-            let merged = union(existing.clone(), &value, &key, &mut conflict);
-            if let Some(conflict) = conflict {
-                return Err(conflict.into_error());
-            }
-            merged
-        }
-    };
-    dict.insert(key, merged);
-    Ok(())
+/// Adds `key: value` to a dict built by `dict()` as a config entry `key:
+/// value` would be: unified with a value already there, with KCL's conflict
+/// message when two scalars differ.
+fn merge_entry(dict: Dict, key: String, value: Value) -> Result<Dict> {
+    let merged = unify::merge_entry(
+        &mut AttrsOnly,
+        Value::dict(dict),
+        &key,
+        value,
+        ConfigEntryOperation::Union,
+        None,
+        true,
+    )?;
+    Ok(merged.as_dict().cloned().unwrap_or_default())
 }
 
-/// Where a union found two values that disagree.
-struct Conflict {
-    /// Innermost key first.
-    path: Vec<String>,
-    existing: String,
-    new: String,
-}
+/// Unifying a schema instance in `dict()`'s entries takes the merged
+/// attributes as they are: builtins do not run schema bodies.
+struct AttrsOnly;
 
-impl Conflict {
-    fn into_error(mut self) -> KclError {
-        let attr = self.path.first().cloned().unwrap_or_default();
-        self.path.reverse();
-        fail(format!(
-            "conflicting values on the attribute '{attr}' between :\n    {}\nand\n    {}\nwith union path :\n    {}\ntry operator '=' to override the attribute, like:\n    {{...}} | {{\n            ...\n            {attr} = {}\n            ...\n    }}",
-            self.existing,
-            self.new,
-            self.path.join("."),
-            self.new
-        ))
+impl unify::SchemaResolver for AttrsOnly {
+    fn resolve_schema(
+        &mut self,
+        schema: &SchemaValue,
+        attrs: Dict,
+        keys: Vec<String>,
+    ) -> Result<Value> {
+        Ok(Value::Schema(Rc::new(SchemaValue {
+            attrs,
+            config_keys: keys,
+            ..schema.clone()
+        })))
     }
-}
-
-/// `existing | new` for values under the dict key `key`.
-fn union(existing: Value, new: &Value, key: &str, conflict: &mut Option<Conflict>) -> Value {
-    if !agrees(new, &existing) {
-        *conflict = Some(Conflict {
-            path: vec![key.to_string()],
-            existing: conflict_repr(&existing),
-            new: conflict_repr(new),
-        });
-        return existing;
-    }
-    let merged = merge(existing, new, conflict);
-    if let Some(c) = conflict {
-        c.path.push(key.to_string());
-    }
-    merged
-}
-
-fn merge(existing: Value, new: &Value, conflict: &mut Option<Conflict>) -> Value {
-    match (existing, new) {
-        (existing, new) if existing.is_none_or_undefined() => new.clone(),
-        (existing, new) if new.is_none_or_undefined() => existing,
-        (Value::List(mut items), Value::List(delta)) => {
-            let list = Rc::make_mut(&mut items);
-            for (i, item) in delta.iter().enumerate() {
-                match list.get_mut(i) {
-                    Some(slot) => {
-                        *slot = merge(std::mem::replace(slot, Value::Undefined), item, conflict);
-                        if let Some(c) = conflict {
-                            c.path.push(format!("list[{i}]"));
-                            break;
-                        }
-                    }
-                    None => list.push(item.clone()),
-                }
-            }
-            Value::List(items)
-        }
-        (mut existing @ (Value::Dict(_) | Value::Schema(_)), Value::Dict(_) | Value::Schema(_)) => {
-            let Some(delta) = new.as_dict() else {
-                return existing;
-            };
-            let target = match &mut existing {
-                Value::Dict(d) => Rc::make_mut(d),
-                Value::Schema(s) => &mut Rc::make_mut(s).attrs,
-                _ => return existing,
-            };
-            for (k, v) in delta.iter() {
-                let value = match target.get(k) {
-                    None => v.clone(),
-                    Some(old) => union(old.clone(), v, k, conflict),
-                };
-                if conflict.is_some() {
-                    break;
-                }
-                target.insert(k.clone(), value);
-            }
-            existing
-        }
-        (_, new) => new.clone(),
-    }
-}
-
-/// KCL's `value_subsume(new, existing)` without recursion into dicts.
-fn agrees(new: &Value, existing: &Value) -> bool {
-    match (new, existing) {
-        (a, b) if a.is_none_or_undefined() || b.is_none_or_undefined() => true,
-        (Value::List(a), Value::List(b)) => {
-            a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| agrees(x, y))
-        }
-        (Value::Dict(_) | Value::Schema(_), Value::Dict(_) | Value::Schema(_)) => true,
-        (Value::Int(a), Value::Int(b)) => a == b,
-        (Value::Float(a), Value::Float(b)) => a == b,
-        (Value::Int(_), Value::Float(_)) | (Value::Float(_), Value::Int(_)) => new.kcl_eq(existing),
-        (Value::Bool(a), Value::Bool(b)) => a == b,
-        (Value::Str(a), Value::Str(b)) => a == b,
-        _ => false,
-    }
-}
-
-/// How a conflict message shows a value: `{...}` and `[...]` for
-/// containers, JSON for the rest.
-fn conflict_repr(value: &Value) -> String {
-    match value {
-        Value::Dict(_) | Value::Schema(_) => "{...}".into(),
-        Value::List(_) => "[...]".into(),
-        Value::Str(s) => json_string(s),
-        Value::None | Value::Undefined => "null".into(),
-        Value::Bool(b) => b.to_string(),
-        Value::Float(f) => super::display::float_to_kcl_string(*f),
-        other => other.to_kcl_string(),
-    }
-}
-
-/// A JSON string literal.
-fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// `typeof(x, full_name=False)`: the type's name; `None` for None; a

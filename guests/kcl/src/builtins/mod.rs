@@ -3,9 +3,10 @@
 //!
 //! Modules: `display` (what `str()`, `print` and `${x}` print), `format`
 //! (Python's format mini-language as `"…".format()` implements it, and the
-//! `${x: #json}` interpolation specs), `functions` (the builtin functions),
-//! `convert` (`int`/`float` conversions and unit strings), `string` (the
-//! string methods).
+//! `${x: #json}` interpolation specs), `functions` (the builtin table and
+//! most builtins), `option` (`option()`), `order`
+//! (`sorted`, `max`, `min`), `convert` (`int`/`float` and unit strings),
+//! `string` (the string methods).
 //!
 //! KCL's builtins signal a failure with a message and no position; the
 //! evaluator adds the call's position (`KclError::or_at`).
@@ -14,6 +15,8 @@ mod convert;
 mod display;
 mod format;
 mod functions;
+mod option;
+mod order;
 mod string;
 
 pub use convert::parse_quantity;
@@ -57,6 +60,11 @@ pub trait Interp {
     fn program_path(&self, _which: crate::modules::file::ProgramPath) -> String {
         String::new()
     }
+    /// The files the program wrote during the run (the `file` module's
+    /// writes, `dump_to_file`); `None` refuses writes.
+    fn scratch(&mut self) -> Option<&mut crate::modules::file::Scratch> {
+        None
+    }
     /// `manifests.yaml_stream`: the program's output becomes this YAML
     /// stream, read back and planned with `options` (KCL's custom
     /// manifests output).
@@ -77,20 +85,14 @@ pub fn lookup(name: &str) -> Option<BuiltinFn> {
 }
 
 /// The method of that name on a value of that kind (`"s".upper`).
-/// KCL's dicts, lists and schema instances have no methods.
+/// KCL's dicts, lists and schema instances have no methods; the evaluator
+/// answers `Schema.instances` itself.
 pub fn method(receiver: &Value, name: &str) -> Option<BuiltinFn> {
     match receiver {
         Value::Str(_) => string::lookup(name),
         _ => None,
     }
 }
-
-/// The names of every builtin function, in KCL's order (for the checker
-/// and for "name is not defined" suggestions).
-pub const BUILTIN_NAMES: &[&str] = functions::NAMES;
-
-/// The names of every string method.
-pub const STRING_METHOD_NAMES: &[&str] = string::NAMES;
 
 /// An argument given by keyword `name` or else at position `index`: KCL
 /// looks the keyword up first.

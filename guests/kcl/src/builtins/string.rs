@@ -13,40 +13,7 @@ use super::{BuiltinFn, Interp, UNWRAP_NONE, fail};
 
 type Kwargs = [(String, Value)];
 
-/// Every string method, as KCL lists them.
-pub(super) const NAMES: &[&str] = &[
-    "capitalize",
-    "chars",
-    "count",
-    "endswith",
-    "find",
-    "format",
-    "index",
-    "isalpha",
-    "isalnum",
-    "isdigit",
-    "islower",
-    "isspace",
-    "istitle",
-    "isupper",
-    "join",
-    "lower",
-    "upper",
-    "lstrip",
-    "rstrip",
-    "replace",
-    "removeprefix",
-    "removesuffix",
-    "rfind",
-    "rindex",
-    "rsplit",
-    "split",
-    "splitlines",
-    "startswith",
-    "strip",
-    "title",
-];
-
+/// The string method of that name.
 pub(super) fn lookup(name: &str) -> Option<BuiltinFn> {
     Some(match name {
         "capitalize" => capitalize,

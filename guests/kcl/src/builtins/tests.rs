@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use crate::ast::NumberBinarySuffix;
 use crate::error::Result;
-use crate::value::{Dict, SchemaValue, UnitValue, Value};
+use crate::value::{Dict, Function, FunctionKind, SchemaValue, UnitValue, Value};
 
 use super::{Interp, lookup, method};
 
@@ -457,6 +457,51 @@ fn schema_instances_print_and_type_as_kcl_does() {
 }
 
 #[test]
+fn functions_print_as_function() {
+    // KCL 0.12.3: str(len) and typeof(len) are both `function`.
+    let len = Value::Function(Rc::new(Function {
+        name: "len".into(),
+        kind: FunctionKind::Builtin(lookup("len").unwrap_or(|_, _, _| Ok(Value::None))),
+    }));
+    assert_eq!(len.to_kcl_string(), "function");
+    assert_eq!(len.runtime_type_str(), "function");
+    assert_eq!(Value::list(vec![len.clone()]).to_kcl_string(), "[function]");
+}
+
+#[test]
+fn interpolation_specs_print_json_and_yaml() {
+    // KCL 0.12.3: x = {"a": [1, "b"], "c": None, "_d": 1.5, "e": {"f": True},
+    // "g": 1Ki}; "${x: #json}", "${x: #yaml}", "${[1, 'x']: #JSON}", "${'s': #yaml}".
+    let x = Reader::new(r#"{"a": [1, "b"], "c": None, "_d": 1.5, "e": {"f": True}, "g": 1Ki}"#)
+        .literal();
+    let cases = [
+        (
+            x.clone(),
+            "#json",
+            r#"{"a": [1, "b"], "c": null, "_d": 1.5, "e": {"f": true}, "g": 1024.0}"#,
+        ),
+        (
+            x,
+            "#yaml",
+            "a:\n- 1\n- b\nc: null\n_d: 1.5\ne:\n  f: true\ng: 1024.0\n",
+        ),
+        (
+            Value::list(vec![Value::Int(1), Value::str("x")]),
+            "#JSON",
+            r#"[1, "x"]"#,
+        ),
+        (Value::str("s"), "#yaml", "s\n"),
+    ];
+    for (value, spec, expected) in cases {
+        assert_eq!(
+            super::format_with_spec(&value, spec).map_err(|e| e.message),
+            Ok(expected.to_string()),
+            "{spec}"
+        );
+    }
+}
+
+#[test]
 fn interpolation_specs_other_than_json_and_yaml_are_refused() {
     let err = super::format_with_spec(&Value::Int(1), "#toml");
     assert_eq!(
@@ -470,9 +515,73 @@ fn unknown_names_are_not_builtins() {
     assert!(lookup("catch").is_none());
     assert!(method(&Value::str("a"), "foo").is_none());
     assert!(method(&Value::list(Vec::new()), "upper").is_none());
-    assert!(super::BUILTIN_NAMES.iter().all(|n| lookup(n).is_some()));
+    // KCL 0.12.3's builtin table and string methods, and `reduce`.
+    let builtins = [
+        "option",
+        "print",
+        "multiplyof",
+        "isunique",
+        "isnullish",
+        "len",
+        "abs",
+        "all_true",
+        "any_true",
+        "hex",
+        "bin",
+        "oct",
+        "ord",
+        "sorted",
+        "range",
+        "max",
+        "min",
+        "sum",
+        "pow",
+        "round",
+        "zip",
+        "int",
+        "float",
+        "bool",
+        "str",
+        "list",
+        "dict",
+        "typeof",
+        "reduce",
+    ];
+    let string_methods = [
+        "capitalize",
+        "chars",
+        "count",
+        "endswith",
+        "find",
+        "format",
+        "index",
+        "isalpha",
+        "isalnum",
+        "isdigit",
+        "islower",
+        "isspace",
+        "istitle",
+        "isupper",
+        "join",
+        "lower",
+        "upper",
+        "lstrip",
+        "rstrip",
+        "replace",
+        "removeprefix",
+        "removesuffix",
+        "rfind",
+        "rindex",
+        "rsplit",
+        "split",
+        "splitlines",
+        "startswith",
+        "strip",
+        "title",
+    ];
+    assert!(builtins.iter().all(|n| lookup(n).is_some()));
     assert!(
-        super::STRING_METHOD_NAMES
+        string_methods
             .iter()
             .all(|n| method(&Value::str(""), n).is_some())
     );

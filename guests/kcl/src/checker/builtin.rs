@@ -3,135 +3,71 @@
 //! program runs, as KCL does), the system modules' members and the
 //! decorators.
 
+use super::signatures::SIGNATURES;
 use super::ty::{FnTy, Param, Ty};
 
-/// The builtin functions, callable everywhere without an import. Their
-/// arguments are checked when they run, not here.
-pub const BUILTIN_FUNCTIONS: &[&str] = &[
-    "option",
-    "print",
-    "multiplyof",
-    "isunique",
-    "isnullish",
-    "len",
-    "abs",
-    "all_true",
-    "any_true",
-    "hex",
-    "bin",
-    "oct",
-    "ord",
-    "sorted",
-    "range",
-    "max",
-    "min",
-    "sum",
-    "pow",
-    "round",
-    "zip",
-    "int",
-    "float",
-    "bool",
-    "str",
-    "list",
-    "dict",
-    "typeof",
-    "reduce",
-];
+/// The builtin functions' names, callable everywhere without an import.
+pub fn builtin_names() -> impl Iterator<Item = &'static str> {
+    SIGNATURES
+        .iter()
+        .filter(|(module, ..)| module.is_empty())
+        .map(|(_, name, ..)| *name)
+}
 
-/// A builtin function's type: its arguments are left to the evaluator,
-/// its result is what KCL declares.
-pub fn builtin_function(name: &str) -> Option<Ty> {
-    if !BUILTIN_FUNCTIONS.contains(&name) {
-        return None;
-    }
-    let ret = match name {
-        "print" => Ty::None,
-        "multiplyof" | "isunique" | "isnullish" | "all_true" | "any_true" | "bool" => Ty::Bool,
-        "len" | "ord" | "int" => Ty::Int,
-        "hex" | "bin" | "oct" | "str" | "typeof" => Ty::Str,
+/// A type as `SIGNATURES` writes it.
+fn signature_type(t: &str) -> Ty {
+    match t {
+        "str" => Ty::Str,
+        "int" => Ty::Int,
         "float" => Ty::Float,
-        "range" => Ty::list(Ty::Int),
-        "sorted" | "zip" | "list" => Ty::list(Ty::Any),
-        "dict" => Ty::dict(Ty::Any, Ty::Any),
-        "pow" | "round" => Ty::Union(vec![Ty::Int, Ty::Float]),
+        "bool" => Ty::Bool,
+        "none" => Ty::None,
+        "num" => Ty::Union(vec![Ty::Int, Ty::Float]),
+        "iter" => Ty::Union(vec![Ty::Str, Ty::dict(Ty::Any, Ty::Any), Ty::list(Ty::Any)]),
+        "[any]" => Ty::list(Ty::Any),
+        "[int]" => Ty::list(Ty::Int),
+        "[str]" => Ty::list(Ty::Str),
+        "[float]" => Ty::list(Ty::Float),
+        "{str:any}" => Ty::dict(Ty::Str, Ty::Any),
+        "{str:str}" => Ty::dict(Ty::Str, Ty::Str),
+        "{any:any}" => Ty::dict(Ty::Any, Ty::Any),
+        "int|str" => Ty::Union(vec![Ty::Int, Ty::Str]),
         _ => Ty::Any,
-    };
+    }
+}
+
+/// The function `name` of `module` (`""`: the builtins, `"str"`: string
+/// methods) as KCL declares it.
+fn signature(module: &str, name: &str) -> Option<Ty> {
+    let (_, _, params, ret, variadic) = SIGNATURES
+        .iter()
+        .find(|(m, n, ..)| *m == module && *n == name)?;
     Some(Ty::Function(
         FnTy {
-            params: Vec::new(),
-            ret,
-            variadic: true,
+            params: params
+                .iter()
+                .map(|(name, ty, has_default)| Param {
+                    name: (*name).to_string(),
+                    ty: signature_type(ty),
+                    has_default: *has_default,
+                    span: None,
+                })
+                .collect(),
+            ret: signature_type(ret),
+            variadic: *variadic,
         }
         .into(),
     ))
 }
 
-/// The string methods and their parameters (name, has a default);
-/// `format` takes any arguments.
-const STRING_METHODS: &[(&str, &[(&str, bool)])] = &[
-    ("capitalize", &[]),
-    ("chars", &[]),
-    ("count", &[("sub", false), ("start", true), ("end", true)]),
-    (
-        "endswith",
-        &[("val", false), ("start", true), ("end", true)],
-    ),
-    ("find", &[("sub", false), ("start", true), ("end", true)]),
-    ("index", &[("sub", false), ("start", true), ("end", true)]),
-    ("isalpha", &[]),
-    ("isalnum", &[]),
-    ("isdigit", &[]),
-    ("islower", &[]),
-    ("isspace", &[]),
-    ("istitle", &[]),
-    ("isupper", &[]),
-    ("join", &[("iter", false)]),
-    ("lower", &[]),
-    ("upper", &[]),
-    ("lstrip", &[("chars", true)]),
-    ("rstrip", &[("chars", true)]),
-    (
-        "replace",
-        &[("old", false), ("new", false), ("count", true)],
-    ),
-    ("removeprefix", &[("prefix", false)]),
-    ("removesuffix", &[("suffix", false)]),
-    ("rfind", &[("sub", false), ("start", true), ("end", true)]),
-    ("rindex", &[("sub", false), ("start", true), ("end", true)]),
-    ("rsplit", &[("sep", true), ("maxsplit", true)]),
-    ("split", &[("sep", true), ("maxsplit", true)]),
-    ("splitlines", &[("keepends", true)]),
-    (
-        "startswith",
-        &[("val", false), ("start", true), ("end", true)],
-    ),
-    ("strip", &[("chars", true)]),
-    ("title", &[]),
-];
+/// A builtin function's type, `None` when there is no such builtin.
+pub fn builtin_function(name: &str) -> Option<Ty> {
+    signature("", name)
+}
 
 /// The type of a string method, `None` when strings have no such member.
 pub fn string_method(name: &str) -> Option<Ty> {
-    if name == "format" {
-        return Some(Ty::Function(FnTy::variadic().into()));
-    }
-    let (_, params) = STRING_METHODS.iter().find(|(n, _)| *n == name)?;
-    Some(Ty::Function(
-        FnTy {
-            params: params
-                .iter()
-                .map(|(name, has_default)| Param {
-                    name: (*name).to_string(),
-                    ty: Ty::Any,
-                    has_default: *has_default,
-                    span: None,
-                })
-                .collect(),
-            ret: Ty::Any,
-            variadic: false,
-        }
-        .into(),
-    ))
+    signature("str", name)
 }
 
 /// The system modules and their members.
@@ -264,7 +200,10 @@ pub fn system_module_member(module: &str, member: &str) -> Option<Ty> {
         return Some(Ty::NumberMultiplier(None));
     }
     let (_, members) = SYSTEM_MODULES.iter().find(|(n, _)| *n == module)?;
-    members.contains(&member).then_some(Ty::Any)
+    if !members.contains(&member) {
+        return None;
+    }
+    Some(signature(module, member).unwrap_or(Ty::Any))
 }
 
 /// The decorators a schema or attribute may carry.

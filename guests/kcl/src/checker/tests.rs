@@ -8,9 +8,13 @@ use crate::parser::parse_file;
 fn check_source(src: &str) -> Vec<KclError> {
     let parsed = parse_file(0, "main.k", MAIN_PKG, src);
     assert_eq!(parsed.errors, vec![], "the test program parses");
+    // Modules held by value, as `run` passes them; the loader's `Rc`s are
+    // checked in `the_deepest_nesting…`.
     let mut pkgs = IndexMap::new();
     pkgs.insert(MAIN_PKG.to_string(), vec![parsed.module]);
-    check_packages_all(&pkgs)
+    let errors = check_packages_all(&pkgs);
+    assert_eq!(check_packages(&pkgs).err(), errors.first().cloned());
+    errors
 }
 
 /// (what, program, kind, message, line, column from 1) of the first error.
@@ -199,6 +203,46 @@ const ERRORS: &[(&str, &str, ErrorKind, &str, u32, u32)] = &[
         2,
         11,
     ),
+    (
+        "an optional selector on a module",
+        "import math\n\na = math?.log(10)\n",
+        ErrorKind::CompileError,
+        "For the module type, the use of '?.log' is unnecessary and it can be modified as '.log'",
+        3,
+        9,
+    ),
+    (
+        "a system module function given a value of the wrong type",
+        "import regex\nx0 = regex.match(\"x\", 1)\n",
+        ErrorKind::TypeError,
+        "expected str, got int(1)",
+        2,
+        23,
+    ),
+    (
+        "a builtin given a value of the wrong type",
+        "d = len(1.5)\n",
+        ErrorKind::TypeError,
+        "expected str | {any:any} | [any], got float(1.5)",
+        1,
+        9,
+    ),
+    (
+        "a system module function without its argument",
+        "import file\nb = file.glob()\n",
+        ErrorKind::CompileError,
+        "expected 1 positional argument, found 0",
+        2,
+        5,
+    ),
+    (
+        "None as a type",
+        "schema A:\n    val0: None\n\na = A {}\n",
+        ErrorKind::CompileError,
+        "name 'None' is not defined",
+        2,
+        11,
+    ),
 ];
 
 #[test]
@@ -218,6 +262,39 @@ fn errors_carry_kcl_kind_message_and_position() {
             "{what}"
         );
     }
+}
+
+#[test]
+fn a_type_error_points_at_the_declaration_too() {
+    let src = "schema Person:\n    firstName: str\n    cards: [int]\n\nJohnDoe = Person {\n    \"firstName\": \"John\",\n    \"cards\": [1, \"2\"]\n}\n";
+    let errors = check_source(src);
+    let labels: Vec<(u32, u32, &str)> = errors
+        .first()
+        .map(|e| {
+            e.labels
+                .iter()
+                .map(|l| (l.span.line, l.span.column + 1, l.message.as_str()))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        labels,
+        vec![
+            (7, 5, "expected [int], got [int(1) | str(2)]"),
+            (
+                3,
+                5,
+                "variable is defined here, its type is [int], but got [int(1) | str(2)]"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_spread_of_a_schema_with_attributes_of_its_own_type_ends() {
+    let src =
+        "schema A:\n    a?: A\n    b?: A\n    c?: A\n\n_a = A {}\nx = {**_a}\ny: A = {**_a}\n";
+    assert_eq!(check_source(src), vec![]);
 }
 
 /// Programs real KCL runs without an error.
@@ -242,6 +319,10 @@ const ACCEPTED: &[(&str, &str)] = &[
     (
         "a name a mixin leaves to its host",
         "schema NameMixin:\n    full = first\n",
+    ),
+    (
+        "a capitalized unknown name in a mixin (KCL 0.12.3)",
+        "mixin BrokenMixin:\n    something: str = \"abc\"\n    broken = UndefinedSchema {}\n\nschema Foo:\n    mixin [BrokenMixin]\n\nfoo = Foo {}\n",
     ),
     ("an int where a float is declared", "f: float = 1\n"),
     ("a builtin call", "n = len(\"abc\")\n"),
@@ -293,7 +374,35 @@ fn suggestions_follow_kcl() {
 }
 
 #[test]
-fn deep_nesting_does_not_overflow() {
-    let src = format!("a = {}1{}\n", "[".repeat(90), "]".repeat(90));
-    assert_eq!(check_source(&src), vec![]);
+fn the_deepest_nesting_the_parser_allows_fits_in_a_small_stack() {
+    let depth = 95;
+    let programs = [
+        format!("a = {}1{}\n", "[".repeat(depth), "]".repeat(depth)),
+        format!("a = {}1{}\n", "{a: ".repeat(depth), "}".repeat(depth)),
+        format!("a = {}1{}\n", "(".repeat(depth), ")".repeat(depth)),
+        format!("a = {}1\n", "not ".repeat(depth)),
+        format!(
+            "schema A:\n    a?: A\n\nx = {}A {{}}{}\n",
+            "A {a: ".repeat(depth),
+            "}".repeat(depth)
+        ),
+    ];
+    let mut checked = 0;
+    for src in programs {
+        let parsed = parse_file(0, "main.k", MAIN_PKG, &src);
+        if !parsed.errors.is_empty() {
+            continue;
+        }
+        checked += 1;
+        let run = std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(move || {
+                let mut pkgs = IndexMap::new();
+                pkgs.insert(MAIN_PKG.to_string(), vec![Rc::new(parsed.module)]);
+                check_packages_all(&pkgs).len()
+            })
+            .map(|handle| handle.join());
+        assert!(matches!(run, Ok(Ok(_))), "{src}");
+    }
+    assert_eq!(checked, 5, "every program parses");
 }

@@ -351,6 +351,9 @@ pub fn is_upper_bound(bases: &dyn SchemaBases, upper: &Ty, ty: &Ty) -> bool {
     subsume(bases, ty, upper, false)
 }
 
+/// The most distinct types `sup` keeps track of.
+const MAX_UNION: usize = 256;
+
 struct NoBases;
 
 impl SchemaBases for NoBases {
@@ -373,13 +376,19 @@ pub fn sup_with(bases: &dyn SchemaBases, types: &[Ty]) -> Ty {
         match ty {
             Ty::Union(types) => types.iter().for_each(|t| add(set, t)),
             ty => {
-                if !set.contains(ty) {
+                if set.len() <= MAX_UNION && !set.contains(ty) {
                     set.push(ty.clone())
                 }
             }
         }
     }
     types.iter().for_each(|t| add(&mut set, t));
+    // Removing subtypes compares every pair: a list of thousands of
+    // distinct literals would take seconds. Past a bound the type is left
+    // unknown, which can only let a program through to the evaluator.
+    if set.len() > MAX_UNION {
+        return Ty::Any;
+    }
     // KCL marks what to drop, then removes each by swapping the last
     // element into its place: the order of what is left follows that.
     let mut removed = vec![false; set.len()];
@@ -452,6 +461,7 @@ mod tests {
             (vec![Ty::IntLit(1), Ty::Int], "int"),
             (vec![], "any"),
             (vec![Ty::Str, Ty::Any], "any"),
+            ((0..1000).map(Ty::IntLit).collect(), "any"),
         ];
         for (types, want) in cases {
             assert_eq!(sup(&types).to_string(), want, "{types:?}");

@@ -670,7 +670,15 @@ impl Evaluator {
                 match usize::try_from(idx).ok().and_then(|u| l.get(u)) {
                     Some(v) => Ok(v.clone()),
                     None if question => Ok(Value::None),
-                    None => Err(eval_error(span, format!("list index out of range: {i}"))),
+                    // KCL's messages: its own for an index past the end,
+                    // Rust's bounds panic for one before the start.
+                    None if *i >= 0 => {
+                        Err(eval_error(span, format!("list index out of range: {i}")))
+                    }
+                    None => Err(eval_error(
+                        span,
+                        format!("index out of bounds: the len is {len} but the index is {i}"),
+                    )),
                 }
             }
             (Value::Str(s), Value::Int(i)) => {

@@ -17,6 +17,9 @@ pub(crate) type Keywords = Vec<(String, Value)>;
 pub(crate) struct Arguments {
     pub args: Vec<Value>,
     pub kwargs: Keywords,
+    /// A schema's parameters not given are `Undefined`; a lambda's are an
+    /// error.
+    pub missing_undefined: bool,
 }
 
 impl Evaluator {
@@ -137,13 +140,17 @@ impl Evaluator {
             &scope,
             &closure.frame,
             lambda.args.as_ref(),
-            Arguments { args, kwargs },
+            Arguments {
+                args,
+                kwargs,
+                missing_undefined: false,
+            },
             "lambda",
             span,
         )?;
         let value = self.exec_body_for_value(&scope, &lambda.body)?;
         match &lambda.return_ty {
-            Some(ty) => self.convert_to_type(&closure.frame, value, &ty.node, false),
+            Some(ty) => self.convert_to_type(&closure.frame, value, &ty.node),
             None => Ok(value),
         }
     }
@@ -204,7 +211,11 @@ impl Evaluator {
         what: &str,
         span: Span,
     ) -> Result<()> {
-        let Arguments { args, kwargs } = call;
+        let Arguments {
+            args,
+            kwargs,
+            missing_undefined,
+        } = call;
         let empty = ast::Arguments {
             args: Vec::new(),
             defaults: Vec::new(),
@@ -249,6 +260,7 @@ impl Evaluator {
                 Some(v) => v,
                 None => match params.defaults.get(i).and_then(Option::as_ref) {
                     Some(default) => self.eval_expr(defining, default)?,
+                    None if missing_undefined => Value::Undefined,
                     None => {
                         return Err(KclError::at(
                             ErrorKind::EvaluationError,
@@ -259,7 +271,7 @@ impl Evaluator {
                 },
             };
             let value = match params.ty_list.get(i).and_then(Option::as_ref) {
-                Some(ty) => self.convert_to_type(defining, value, &ty.node, false)?,
+                Some(ty) => self.convert_argument(defining, value, &ty.node)?,
                 None => value,
             };
             scope.set(name, value);

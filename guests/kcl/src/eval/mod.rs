@@ -108,6 +108,9 @@ pub struct Evaluated {
     pub output: Value,
     /// What `print()` wrote.
     pub logs: String,
+    /// The main package's last statement: where an error found in the
+    /// output afterwards (a `-S` path not found) points.
+    pub end_span: Span,
     /// `manifests.yaml_stream`'s output, when the program called it: it
     /// replaces `output`, planned with its options.
     pub output_stream: Option<(String, crate::value::yaml::PlanOptions)>,
@@ -146,8 +149,14 @@ pub struct Evaluator {
     /// Every instance made, under its schema's and each parent's full
     /// name, with the package whose code made it.
     instances: IndexMap<String, Vec<(Value, Rc<str>)>>,
+    /// The last package statement run: errors found after the run (its
+    /// output's conflicts) point there, as KCL's do.
+    last_stmt: Span,
     /// The package of the schema expression being evaluated.
     creating_pkg: Rc<str>,
+    /// Where each instance was made, by the address of its value: a
+    /// required attribute missing in a nested instance is reported there.
+    instance_spans: HashMap<usize, Span>,
     schema_stack: Vec<schema::SchemaCtx>,
     scalars: Vec<Value>,
     /// The index in `scalars` of the last schema expression statement's
@@ -168,6 +177,7 @@ pub struct Evaluator {
     lambdas: HashMap<usize, Rc<ast::LambdaExpr>>,
     program_paths: crate::modules::file::ProgramPaths,
     output_stream: Option<(String, crate::value::yaml::PlanOptions)>,
+    scratch: crate::modules::file::Scratch,
 }
 
 #[derive(Debug, Clone)]
@@ -188,6 +198,8 @@ impl Evaluator {
             file_root: options.file_root,
             instances: IndexMap::new(),
             creating_pkg: Rc::from(MAIN_PKG),
+            last_stmt: Span::default(),
+            instance_spans: HashMap::new(),
             schema_stack: Vec::new(),
             scalars: Vec::new(),
             schema_scalar: None,
@@ -199,6 +211,7 @@ impl Evaluator {
             lambdas: HashMap::new(),
             program_paths: options.program_paths,
             output_stream: None,
+            scratch: crate::modules::file::Scratch::default(),
             show_hidden: options.show_hidden,
             schema_expr_depth: 0,
         }
@@ -210,12 +223,14 @@ impl Evaluator {
             let globals = frame.globals_in_order();
             let scalars = std::mem::take(&mut self.scalars);
             self.output(&scalars, &globals, self.show_hidden)
+                .map_err(|e| locate(e, self.last_stmt))
         });
         let logs = std::mem::take(&mut self.logs);
         match result {
             Ok(output) => Ok(Evaluated {
                 output,
                 logs,
+                end_span: self.last_stmt,
                 output_stream: self.output_stream.take(),
             }),
             Err(e) => Err((e, logs)),
@@ -396,12 +411,13 @@ impl crate::value::unify::SchemaResolver for Evaluator {
                     .insert(key.clone(), ast::ConfigEntryOperation::Override);
             }
         }
+        // Errors point at the statement that unified it, as KCL's do.
         self.instantiate(
             &ty,
             config,
             schema.args.clone(),
             schema.kwargs.clone(),
-            Span::default(),
+            self.last_stmt,
         )
     }
 }
@@ -441,6 +457,10 @@ impl crate::builtins::Interp for Evaluator {
 
     fn program_path(&self, which: crate::modules::file::ProgramPath) -> String {
         self.program_paths.get(which).to_owned()
+    }
+
+    fn scratch(&mut self) -> Option<&mut crate::modules::file::Scratch> {
+        Some(&mut self.scratch)
     }
 
     fn set_output_stream(&mut self, yaml: String, options: crate::value::yaml::PlanOptions) {

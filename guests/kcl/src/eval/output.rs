@@ -144,17 +144,9 @@ fn pick_structured(value: &Value, rest: &[String]) -> Option<Value> {
         return Some(value.clone());
     }
     if let Some(inner) = part.strip_prefix('[').and_then(|p| p.strip_suffix(']')) {
-        let list = value.as_list()?;
-        let mut picked = Vec::new();
-        for i in inner.split(',') {
-            let i: usize = i.trim().parse().ok()?;
-            picked.push(pick_structured(list.get(i)?, rest)?);
-        }
-        return Some(if picked.len() == 1 {
-            picked.pop()?
-        } else {
-            Value::list(picked)
-        });
+        // One index only: KCL finds nothing for `[0,1]`.
+        let i: usize = inner.trim().parse().ok()?;
+        return pick_structured(value.as_list()?.get(i)?, rest);
     }
     let dict = value.as_dict()?;
     let keys: Vec<&str> = match part.strip_prefix('{').and_then(|p| p.strip_suffix('}')) {

@@ -130,6 +130,7 @@ impl Evaluator {
                             super::lambda::Arguments {
                                 args: args.clone(),
                                 kwargs: kwargs.clone(),
+                                missing_undefined: true,
                             },
                             &s.name,
                             span,
@@ -149,6 +150,7 @@ impl Evaluator {
                             super::lambda::Arguments {
                                 args: args.clone(),
                                 kwargs: kwargs.clone(),
+                                missing_undefined: true,
                             },
                             &s.name,
                             span,
@@ -197,6 +199,12 @@ impl Evaluator {
             kwargs,
             ty: Some(ty.clone()),
         }));
+        if let Value::Schema(instance) = &value
+            && span != Span::default()
+        {
+            self.instance_spans
+                .insert(Rc::as_ptr(instance) as usize, span);
+        }
         let mut owner = Some(ty.clone());
         while let Some(t) = owner {
             self.instances
@@ -232,10 +240,10 @@ impl Evaluator {
         span: Span,
     ) -> Result<Dict> {
         self.run_lazy_body(body)?;
+        // Each schema of the chain checks its own decorators (a deprecated
+        // parent refuses its children too).
         for s in schemas {
-            if let SchemaDef::Schema(def) = &s.def
-                && Rc::ptr_eq(s, ty)
-            {
+            if let SchemaDef::Schema(def) = &s.def {
                 for decorator in &def.decorators {
                     self.apply_decorator(&s.frame, &decorator.node, &s.name, true, span)?;
                 }
@@ -257,11 +265,16 @@ impl Evaluator {
                     if let Some(default) = &sig.node.value
                         && config.op(key) != ConfigEntryOperation::Override
                     {
-                        let d = self.eval_expr(body, default)?;
+                        // The default may read the key by the signature's name.
+                        let scope = Frame::child(body);
+                        if let Some(k) = &sig.node.key_name {
+                            scope.set(&k.node, Value::str(key));
+                        }
+                        let d = self.eval_expr(&scope, default)?;
                         v = self.union_values(d, &v, false)?;
                     }
                     let v = self
-                        .convert_to_type(&owner.frame, v, &sig.node.value_ty.node, false)
+                        .convert_to_type(&owner.frame, v, &sig.node.value_ty.node)
                         .map_err(|e| e.or_at(sig.span))?;
                     body.set(key, v);
                     relaxed.push(key.clone());
@@ -354,7 +367,12 @@ impl Evaluator {
         match v {
             Value::Schema(s) => {
                 if let Some(ty) = &s.ty {
-                    self.check_required(ty, &s.attrs.entries, span)?;
+                    let made_at = self
+                        .instance_spans
+                        .get(&(Rc::as_ptr(s) as usize))
+                        .copied()
+                        .unwrap_or(span);
+                    self.check_required(ty, &s.attrs.entries, made_at)?;
                 }
                 for inner in s.attrs.entries.values() {
                     self.check_required_nested(inner, span)?;
@@ -412,7 +430,16 @@ impl Evaluator {
                     span,
                     "Instance check failed",
                 )
-                .with_label(check.span, label));
+                .with_label(
+                    Span::new(
+                        check.span.file,
+                        check.span.end_line,
+                        0,
+                        check.span.end_line,
+                        0,
+                    ),
+                    label,
+                ));
             }
         }
         Ok(())
@@ -598,7 +625,7 @@ impl Evaluator {
             return Ok(value);
         };
         let (ty, frame) = (info.ty.clone(), info.frame.clone());
-        self.convert_to_type(&frame, value, &ty, false)
+        self.convert_to_type(&frame, value, &ty)
     }
 
     /// Whether a dict's keys all belong to a schema (a dict converts to a
@@ -620,6 +647,32 @@ impl Evaluator {
         }
         has_index_signature || d.entries.keys().all(|k| names.contains(k))
     }
+}
+
+/// A schema's attributes (its parents' and mixins' too) with whether
+/// each may be left out of a config (optional, or with a default), and
+/// whether it has an index signature.
+pub(crate) fn schema_attrs(ty: &Rc<SchemaType>) -> (Vec<(String, bool)>, bool) {
+    let mut schemas = Vec::new();
+    chain(ty, &mut schemas);
+    let mut attrs: Vec<(String, bool)> = Vec::new();
+    let mut has_index_signature = false;
+    for s in &schemas {
+        if let SchemaDef::Schema(def) = &s.def {
+            has_index_signature |= def.index_signature.is_some();
+            for stmt in &def.body {
+                if let Stmt::SchemaAttr(a) = &stmt.node {
+                    // An attribute with a default is not missing from a config.
+                    let optional = a.is_optional || a.value.is_some();
+                    match attrs.iter_mut().find(|(n, _)| *n == a.name.node) {
+                        Some(existing) => existing.1 = optional,
+                        None => attrs.push((a.name.node.clone(), optional)),
+                    }
+                }
+            }
+        }
+    }
+    (attrs, has_index_signature)
 }
 
 /// The attributes a body declares (`name: T …`, in `if` blocks too), in

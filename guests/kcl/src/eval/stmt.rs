@@ -19,6 +19,9 @@ impl Evaluator {
 
     pub(crate) fn exec_stmt(&mut self, frame: &Rc<Frame>, stmt: &Node<Stmt>) -> Result<()> {
         self.step(stmt.span)?;
+        if frame.is_package {
+            self.last_stmt = stmt.span;
+        }
         match &stmt.node {
             Stmt::TypeAlias(_) | Stmt::Import(_) => Ok(()),
             Stmt::Expr(e) => {
@@ -59,7 +62,7 @@ impl Evaluator {
                 let mut value = self.eval_expr(frame, &a.value)?;
                 if let Some(ty) = &a.ty {
                     value = self
-                        .convert_to_type(frame, value, &ty.node, false)
+                        .convert_to_type(frame, value, &ty.node)
                         .map_err(|e| e.or_at(a.value.span))?;
                 }
                 for target in &a.targets {
@@ -173,6 +176,17 @@ impl Evaluator {
             .unwrap_or(Value::Undefined);
         for path in &target.paths {
             value = match path {
+                MemberOrIndex::Member(m) if value.is_none_or_undefined() => {
+                    return Err(KclError::at(
+                        ErrorKind::EvaluationError,
+                        m.span,
+                        format!(
+                            "invalid value '{}' to load attribute '{}'",
+                            value.type_name(),
+                            m.node
+                        ),
+                    ));
+                }
                 MemberOrIndex::Member(m) => self.select_attr(&value, &m.node, false, m.span)?,
                 MemberOrIndex::Index(i) => {
                     let index = self.eval_expr(frame, i)?;
@@ -253,7 +267,11 @@ impl Evaluator {
                     .ok()
                     .and_then(|u| Rc::make_mut(&mut l).get_mut(u))
                     .ok_or_else(|| {
-                        KclError::at(ErrorKind::EvaluationError, span, "list index out of range")
+                        KclError::at(
+                            ErrorKind::EvaluationError,
+                            span,
+                            format!("index out of bounds: the len is {len} but the index is {i}"),
+                        )
                     })?;
                 let inner = std::mem::replace(slot, Value::Undefined);
                 let new = self.set_path(inner, rest, value, span)?;

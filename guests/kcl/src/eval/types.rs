@@ -178,6 +178,7 @@ impl Evaluator {
             }
             (Type::Literal(l), _) => literal_matches(l, v),
             (Type::Function { .. }, Value::Function(_)) => true,
+            (Type::Named(id), Value::Unit(_)) if id.name() == "units.NumberMultiplier" => true,
             (Type::Named(id), _) => {
                 let resolved = self.normalize_named_type(frame, ty.clone());
                 if !matches!(resolved, Type::Named(_)) {
@@ -198,7 +199,6 @@ impl Evaluator {
         frame: &Rc<Frame>,
         v: Value,
         ty: &Type,
-        strict: bool,
     ) -> Result<Value> {
         if v.is_none_or_undefined() {
             return Ok(v);
@@ -206,10 +206,74 @@ impl Evaluator {
         match self.try_convert(frame, &v, ty)? {
             Some(converted) => Ok(converted),
             None => {
-                let _ = strict;
-                Err(mismatch(ty, self.type_of_full(&v)))
+                let details = self.mismatch_details(frame, &v, ty)?;
+                let mut e = mismatch(ty, self.type_of_full(&v));
+                if !details.is_empty() {
+                    e.message = format!("{}. For details:\n{}", e.message, details.join("\n"));
+                }
+                Err(e)
             }
         }
+    }
+
+    /// An argument checked against a parameter's type: `{}` where a schema
+    /// with required attributes is expected is a type error there, not an
+    /// instance missing them (a variable's `{}` is an instance).
+    pub(crate) fn convert_argument(
+        &mut self,
+        frame: &Rc<Frame>,
+        v: Value,
+        ty: &Type,
+    ) -> Result<Value> {
+        if let (Value::Dict(d), Type::Named(id)) = (&v, ty)
+            && d.is_empty()
+            && let Some(schema) = self.named_schema(frame, id)?
+        {
+            let (attrs, _) = super::schema::schema_attrs(&schema);
+            if attrs.iter().any(|(_, optional)| !optional) {
+                let details = self.mismatch_details(frame, &v, ty)?;
+                let mut e = mismatch(ty, self.type_of_full(&v));
+                e.message = format!("{}. For details:\n{}", e.message, details.join("\n"));
+                return Err(e);
+            }
+        }
+        self.convert_to_type(frame, v, ty)
+    }
+
+    /// Why a config is not an instance of the schemas a type names
+    /// (KCL's "For details" lines).
+    fn mismatch_details(&mut self, frame: &Rc<Frame>, v: &Value, ty: &Type) -> Result<Vec<String>> {
+        let Some(config) = v.as_dict() else {
+            return Ok(Vec::new());
+        };
+        let members: Vec<&Type> = match ty {
+            Type::Union(types) => types.iter().map(|t| &t.node).collect(),
+            other => vec![other],
+        };
+        let mut details = Vec::new();
+        for member in members {
+            let Type::Named(id) = member else {
+                continue;
+            };
+            let Some(schema) = self.named_schema(frame, id)? else {
+                continue;
+            };
+            let name = id.name();
+            let (attrs, has_index_signature) = super::schema::schema_attrs(&schema);
+            if !has_index_signature {
+                for key in config.entries.keys() {
+                    if !key.starts_with('_') && !attrs.iter().any(|(a, _)| a == key) {
+                        details.push(format!("Schema {name} does not contain attribute {key}"));
+                    }
+                }
+            }
+            for (attr, optional) in &attrs {
+                if !optional && config.get(attr).is_none() {
+                    details.push(format!("Schema {name}'s attribute {attr} is missing"));
+                }
+            }
+        }
+        Ok(details)
     }
 
     /// The value converted to the type, or `None` when it does not fit.
@@ -270,6 +334,9 @@ impl Evaluator {
             }
             (Type::Literal(l), _) => literal_matches(l, v).then(|| v.clone()),
             (Type::Function { .. }, Value::Function(_)) => Some(v.clone()),
+            (Type::Named(id), Value::Unit(_)) if id.name() == "units.NumberMultiplier" => {
+                Some(v.clone())
+            }
             (Type::Named(id), _) => {
                 let resolved = self.normalize_named_type(frame, ty.clone());
                 if !matches!(resolved, Type::Named(_)) {

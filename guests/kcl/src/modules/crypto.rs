@@ -168,7 +168,7 @@ fn filesha256(
             "filesha256() missing 1 required positional argument: 'filepath'",
         ));
     };
-    let bytes = super::file::read_bytes(&*interp, path)
+    let bytes = super::file::read_bytes(interp, path)
         .map_err(|e| error(format!("failed to access file '{path}': {e}")))?;
     Ok(Value::str(hex(&Sha256::digest(&bytes))))
 }

@@ -1,13 +1,16 @@
-//! `file`: reading below the one directory the host grants, nothing else.
+//! `file`: the program's files, which only it sees.
 //!
-//! `read`, `glob`, `exists`, `size` and `abs` see only paths that resolve
-//! inside the granted directory (relative paths start there; `..` may not
-//! leave it; natively, symbolic links may not either). Where nothing was
-//! granted every path is refused. `current`, `workdir` and `modpath` say
-//! where the program runs. Writing (`write`, `append`, `mkdir`, `delete`,
-//! `cp`, `mv`) and the host's environment (`read_env`) are refused; a
-//! `cp`, `mv` or `delete` of a path that does not exist fails as KCL's does.
+//! Reads (`read`, `glob`, `exists`, `size`, `abs`) see the one directory
+//! the host grants: relative paths start there, `..` may not leave it and,
+//! natively, neither may symbolic links; with nothing granted there is
+//! nothing to read. Writes (`write`, `append`, `mkdir`, `delete`, `cp`,
+//! `mv`, and `json`/`yaml`'s `dump_to_file`) go to a scratch layer over
+//! it that lives for the run: the program reads back what it wrote, as in
+//! KCL, and the host's files never change. The layer holds at most
+//! `SCRATCH_LIMIT` bytes. `current`, `workdir` and `modpath` say where the
+//! program runs; the host's environment (`read_env`) is refused.
 
+use std::collections::BTreeMap;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
@@ -130,24 +133,327 @@ pub fn read_below(root: &Path, path: &str) -> io::Result<Vec<u8>> {
     std::fs::read(resolve_below(root, path)?)
 }
 
-/// The bytes of a file the program may read.
-pub(crate) fn read_bytes(interp: &dyn Interp, path: &str) -> io::Result<Vec<u8>> {
-    interp.read_file(path).unwrap_or_else(|| Err(not_granted()))
+/// How much the scratch layer may hold, in bytes of file content.
+pub const SCRATCH_LIMIT: usize = 16 << 20;
+
+/// What the program wrote during the run, by path below the granted
+/// directory: files, directories, and host paths it removed.
+#[derive(Debug, Default, Clone)]
+pub struct Scratch {
+    entries: BTreeMap<PathBuf, Entry>,
+    bytes: usize,
 }
 
-fn metadata(interp: &dyn Interp, path: &str) -> io::Result<std::fs::Metadata> {
-    let root = interp.file_root().ok_or_else(not_granted)?;
-    std::fs::metadata(resolve_below(root, path)?)
+#[derive(Debug, Clone)]
+enum Entry {
+    File(Vec<u8>),
+    Dir,
+    Removed,
+}
+
+/// An error as the operating system words it, the same on every target.
+fn os_error(kind: io::ErrorKind, text: &str, code: i32) -> io::Error {
+    io::Error::new(kind, format!("{text} (os error {code})"))
+}
+
+fn not_found() -> io::Error {
+    os_error(io::ErrorKind::NotFound, "No such file or directory", 2)
+}
+
+/// What a path is: a file of some length, or a directory.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    File(u64),
+    Dir,
+}
+
+/// The program's view of its files: the granted directory under the
+/// scratch layer.
+struct Files<'a> {
+    root: Option<PathBuf>,
+    scratch: Option<&'a mut Scratch>,
+}
+
+impl<'a> Files<'a> {
+    fn of(interp: &'a mut dyn Interp) -> Files<'a> {
+        let root = interp.file_root().map(Path::to_path_buf);
+        Files {
+            root,
+            scratch: interp.scratch(),
+        }
+    }
+
+    /// The path below the granted directory, without `.` and `..`.
+    fn key(&self, path: &str) -> io::Result<PathBuf> {
+        let outside = || {
+            io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!("'{path}' is outside the directory the program may read"),
+            )
+        };
+        let requested = Path::new(path);
+        let relative = if requested.is_absolute() {
+            let root = self.root.as_deref().ok_or_else(outside)?;
+            requested.strip_prefix(root).map_err(|_| outside())?
+        } else {
+            requested
+        };
+        let mut normal = PathBuf::new();
+        for component in relative.components() {
+            match component {
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    if !normal.pop() {
+                        return Err(outside());
+                    }
+                }
+                Component::Normal(part) => normal.push(part),
+                Component::RootDir | Component::Prefix(_) => return Err(outside()),
+            }
+        }
+        Ok(normal)
+    }
+
+    fn scratch_entry(&self, key: &Path) -> Option<&Entry> {
+        let scratch = self.scratch.as_deref()?;
+        // A removed directory hides what was below it.
+        if key
+            .ancestors()
+            .skip(1)
+            .any(|a| matches!(scratch.entries.get(a), Some(Entry::Removed)))
+        {
+            return Some(&Entry::Removed);
+        }
+        scratch.entries.get(key)
+    }
+
+    fn host(&self, key: &Path) -> io::Result<PathBuf> {
+        let root = self.root.as_deref().ok_or_else(not_granted)?;
+        resolve_below(root, &key.to_string_lossy())
+    }
+
+    fn kind(&self, path: &str) -> io::Result<Kind> {
+        let key = self.key(path)?;
+        match self.scratch_entry(&key) {
+            Some(Entry::File(bytes)) => Ok(Kind::File(bytes.len() as u64)),
+            Some(Entry::Dir) => Ok(Kind::Dir),
+            Some(Entry::Removed) => Err(not_found()),
+            None => {
+                let meta = std::fs::metadata(self.host(&key)?)?;
+                Ok(if meta.is_dir() {
+                    Kind::Dir
+                } else {
+                    Kind::File(meta.len())
+                })
+            }
+        }
+    }
+
+    fn read(&self, path: &str) -> io::Result<Vec<u8>> {
+        let key = self.key(path)?;
+        match self.scratch_entry(&key) {
+            Some(Entry::File(bytes)) => Ok(bytes.clone()),
+            Some(Entry::Dir) => Err(os_error(io::ErrorKind::IsADirectory, "Is a directory", 21)),
+            Some(Entry::Removed) => Err(not_found()),
+            None => std::fs::read(self.host(&key)?),
+        }
+    }
+
+    /// A directory's entries in name order, and which are directories.
+    fn list(&self, dir: &str) -> io::Result<Vec<(String, bool)>> {
+        let key = self.key(dir)?;
+        let mut names: BTreeMap<String, bool> = BTreeMap::new();
+        let mut found = false;
+        match self.scratch_entry(&key) {
+            Some(Entry::Removed) => return Err(not_found()),
+            Some(Entry::File(_)) => {
+                return Err(os_error(
+                    io::ErrorKind::NotADirectory,
+                    "Not a directory",
+                    20,
+                ));
+            }
+            Some(Entry::Dir) => found = true,
+            None => {}
+        }
+        if let Ok(host) = self.host(&key) {
+            match std::fs::read_dir(host) {
+                Ok(entries) => {
+                    found = true;
+                    for entry in entries.flatten() {
+                        let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
+                        names.insert(entry.file_name().to_string_lossy().into_owned(), is_dir);
+                    }
+                }
+                Err(e) if e.kind() != io::ErrorKind::NotFound && !found => return Err(e),
+                Err(_) => {}
+            }
+        }
+        if let Some(scratch) = self.scratch.as_deref() {
+            for (path, entry) in scratch.entries.range(key.clone()..) {
+                let Ok(rest) = path.strip_prefix(&key) else {
+                    break;
+                };
+                let mut parts = rest.components();
+                let (Some(name), None) = (parts.next(), parts.next()) else {
+                    continue;
+                };
+                let name = name.as_os_str().to_string_lossy().into_owned();
+                match entry {
+                    Entry::File(_) => names.insert(name, false),
+                    Entry::Dir => names.insert(name, true),
+                    Entry::Removed => names.remove(&name),
+                };
+            }
+        }
+        if !found {
+            return Err(not_found());
+        }
+        Ok(names.into_iter().collect())
+    }
+
+    fn scratch_mut(&mut self) -> io::Result<&mut Scratch> {
+        self.scratch.as_deref_mut().ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "the program may not write files here",
+            )
+        })
+    }
+
+    fn parent_is_dir(&self, key: &Path) -> io::Result<()> {
+        match key.parent() {
+            None => Ok(()),
+            Some(p) if p.as_os_str().is_empty() => Ok(()),
+            Some(p) => match self.kind(&p.to_string_lossy())? {
+                Kind::Dir => Ok(()),
+                Kind::File(_) => Err(os_error(
+                    io::ErrorKind::NotADirectory,
+                    "Not a directory",
+                    20,
+                )),
+            },
+        }
+    }
+
+    fn put(&mut self, key: PathBuf, entry: Entry) -> io::Result<()> {
+        let scratch = self.scratch_mut()?;
+        let old = match scratch.entries.get(&key) {
+            Some(Entry::File(b)) => b.len(),
+            _ => 0,
+        };
+        let new = match &entry {
+            Entry::File(b) => b.len(),
+            _ => 0,
+        };
+        let total = scratch.bytes - old + new;
+        if total > SCRATCH_LIMIT {
+            return Err(io::Error::new(
+                io::ErrorKind::OutOfMemory,
+                format!("the program's files would exceed {SCRATCH_LIMIT} bytes"),
+            ));
+        }
+        scratch.bytes = total;
+        scratch.entries.insert(key, entry);
+        Ok(())
+    }
+
+    /// Writes (or appends to) a file, as `File::create` would: its
+    /// directory must exist and it may not be a directory.
+    fn write(&mut self, path: &str, content: &[u8], append: bool) -> io::Result<()> {
+        let key = self.key(path)?;
+        if key.as_os_str().is_empty() {
+            return Err(os_error(io::ErrorKind::IsADirectory, "Is a directory", 21));
+        }
+        self.parent_is_dir(&key)?;
+        let mut bytes = match self.kind(path) {
+            Ok(Kind::Dir) => {
+                return Err(os_error(io::ErrorKind::IsADirectory, "Is a directory", 21));
+            }
+            Ok(Kind::File(_)) if append => self.read(path)?,
+            _ => Vec::new(),
+        };
+        bytes.extend_from_slice(content);
+        self.put(key, Entry::File(bytes))
+    }
+
+    /// Makes a directory and its parents (`create_dir_all`).
+    fn mkdir(&mut self, path: &str) -> io::Result<()> {
+        let key = self.key(path)?;
+        let mut done = PathBuf::new();
+        for part in key.components() {
+            done.push(part);
+            match self.kind(&done.to_string_lossy()) {
+                Ok(Kind::Dir) => {}
+                Ok(Kind::File(_)) => {
+                    return Err(os_error(io::ErrorKind::AlreadyExists, "File exists", 17));
+                }
+                Err(_) => self.put(done.clone(), Entry::Dir)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes a file, or an empty directory.
+    fn remove(&mut self, path: &str) -> io::Result<()> {
+        let key = self.key(path)?;
+        if self.kind(path)? == Kind::Dir && !self.list(path)?.is_empty() {
+            return Err(os_error(
+                io::ErrorKind::DirectoryNotEmpty,
+                "Directory not empty",
+                39,
+            ));
+        }
+        self.put(key, Entry::Removed)
+    }
+
+    /// Copies a file, or a directory with everything below it.
+    fn copy(&mut self, src: &str, dest: &str) -> io::Result<()> {
+        match self.kind(src)? {
+            Kind::File(_) => {
+                let bytes = self.read(src)?;
+                let dest = match self.kind(dest) {
+                    Ok(Kind::Dir) => {
+                        let name = Path::new(src)
+                            .file_name()
+                            .map(|n| n.to_string_lossy().into_owned());
+                        format!("{dest}/{}", name.unwrap_or_default())
+                    }
+                    _ => dest.to_owned(),
+                };
+                self.write(&dest, &bytes, false)
+            }
+            Kind::Dir => {
+                // Copying a directory into itself would never end.
+                if self.key(dest)?.starts_with(self.key(src)?) {
+                    return Err(os_error(
+                        io::ErrorKind::InvalidInput,
+                        "Invalid argument",
+                        22,
+                    ));
+                }
+                self.mkdir(dest)?;
+                for (name, _) in self.list(src)? {
+                    self.copy(&format!("{src}/{name}"), &format!("{dest}/{name}"))?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The bytes of a file the program may read (what it wrote first).
+pub(crate) fn read_bytes(interp: &mut dyn Interp, path: &str) -> io::Result<Vec<u8>> {
+    Files::of(interp).read(path)
+}
+
+/// Writes a file into the scratch layer (`json.dump_to_file`, …).
+pub(crate) fn write_file(interp: &mut dyn Interp, path: &str, content: &str) -> io::Result<()> {
+    Files::of(interp).write(path, content.as_bytes(), false)
 }
 
 fn missing(name: &str, what: &str) -> crate::error::KclError {
     error(format!("{name}() {what}"))
-}
-
-fn refused(name: &str) -> crate::error::KclError {
-    error(format!(
-        "file.{name}() is not allowed: the program may only read files below the directory it was granted"
-    ))
 }
 
 /// `read(filepath: str) -> str`
@@ -157,7 +463,7 @@ fn read(interp: &mut dyn Interp, args: &[Value], kwargs: &[(String, Value)]) -> 
     };
     let access =
         |e: &dyn std::fmt::Display| error(format!("failed to access the file '{path}': {e}"));
-    let bytes = read_bytes(&*interp, path).map_err(|e| access(&e))?;
+    let bytes = read_bytes(interp, path).map_err(|e| access(&e))?;
     let text = String::from_utf8(bytes).map_err(|_| {
         access(&io::Error::new(
             io::ErrorKind::InvalidData,
@@ -172,7 +478,7 @@ fn exists(interp: &mut dyn Interp, args: &[Value], kwargs: &[(String, Value)]) -
     let Some(path) = Args::new(args, kwargs).str(0, "filepath") else {
         return Err(missing("read", "takes exactly one argument (0 given)"));
     };
-    Ok(Value::Bool(metadata(&*interp, path).is_ok()))
+    Ok(Value::Bool(Files::of(interp).kind(path).is_ok()))
 }
 
 /// `size(filepath: str) -> int`
@@ -180,9 +486,13 @@ fn size(interp: &mut dyn Interp, args: &[Value], kwargs: &[(String, Value)]) -> 
     let Some(path) = Args::new(args, kwargs).str(0, "filepath") else {
         return Err(missing("size", "takes exactly one argument (0 given)"));
     };
-    let meta = metadata(&*interp, path)
-        .map_err(|e| error(format!("failed to get size of '{path}': {e}")))?;
-    Ok(Value::Int(i64::try_from(meta.len()).unwrap_or(i64::MAX)))
+    let len = match Files::of(interp).kind(path) {
+        Ok(Kind::File(len)) => len,
+        // A directory's size is what the host's file system says.
+        Ok(Kind::Dir) => 4096,
+        Err(e) => return Err(error(format!("failed to get size of '{path}': {e}"))),
+    };
+    Ok(Value::Int(i64::try_from(len).unwrap_or(i64::MAX)))
 }
 
 /// `abs(filepath: str) -> str`: the path inside the granted directory,
@@ -191,12 +501,13 @@ fn abs(interp: &mut dyn Interp, args: &[Value], kwargs: &[(String, Value)]) -> R
     let Some(path) = Args::new(args, kwargs).str(0, "filepath") else {
         return Err(missing("read", "takes exactly one argument (0 given)"));
     };
-    let resolved = interp
-        .file_root()
-        .ok_or_else(not_granted)
-        .and_then(|root| resolve_below(root, path))
-        .and_then(|full| std::fs::metadata(&full).map(|_| full))
-        .map_err(|_| error(format!("Could not get the absolute path of {path}")))?;
+    let files = Files::of(interp);
+    let resolved = files
+        .kind(path)
+        .and_then(|_| files.key(path))
+        .ok()
+        .and_then(|key| files.root.as_deref().map(|root| root.join(key)))
+        .ok_or_else(|| error(format!("Could not get the absolute path of {path}")))?;
     Ok(Value::str(resolved.to_string_lossy()))
 }
 
@@ -223,11 +534,11 @@ fn glob(interp: &mut dyn Interp, args: &[Value], kwargs: &[(String, Value)]) -> 
     };
     let components =
         parse_pattern(pattern).map_err(|e| error(format!("Failed to read glob pattern: {e}")))?;
-    let root = interp.file_root();
+    let files = Files::of(interp);
     let mut found = Vec::new();
     let start = if pattern.starts_with('/') { "/" } else { "" };
     let mut walker = GlobWalk {
-        root,
+        files: &files,
         pattern,
         found: &mut found,
     };
@@ -364,31 +675,47 @@ fn parse_pattern(pattern: &str) -> std::result::Result<Vec<GlobPart>, String> {
     Ok(parts)
 }
 
+/// Whether a name matches a pattern part: one pass with a single
+/// backtracking point per `*`, so time stays linear-ish in the name.
 fn matches_tokens(tokens: &[GlobToken], name: &[char]) -> bool {
-    match tokens.split_first() {
-        None => name.is_empty(),
-        Some((GlobToken::AnySequence, rest)) => {
-            (0..=name.len()).any(|skip| matches_tokens(rest, name.get(skip..).unwrap_or(&[])))
+    let one = |token: &GlobToken, c: char| match token {
+        GlobToken::Char(t) => *t == c,
+        GlobToken::AnyChar => true,
+        GlobToken::Set(ranges, negated) => {
+            ranges.iter().any(|(lo, hi)| *lo <= c && c <= *hi) != *negated
         }
-        Some((token, rest)) => match name.split_first() {
-            None => false,
-            Some((c, tail)) => {
-                let ok = match token {
-                    GlobToken::Char(t) => t == c,
-                    GlobToken::AnyChar => true,
-                    GlobToken::Set(ranges, negated) => {
-                        ranges.iter().any(|(lo, hi)| lo <= c && c <= hi) != *negated
-                    }
-                    GlobToken::AnySequence => false,
-                };
-                ok && matches_tokens(rest, tail)
+        GlobToken::AnySequence => false,
+    };
+    let (mut t, mut n) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match tokens.get(t) {
+            Some(GlobToken::AnySequence) => {
+                star = Some((t, n));
+                t += 1;
             }
-        },
+            Some(token) if name.get(n).is_some_and(|c| one(token, *c)) => {
+                t += 1;
+                n += 1;
+            }
+            _ => match star {
+                // Let the last `*` take one more character and retry.
+                Some((star_t, star_n)) => {
+                    t = star_t + 1;
+                    n = star_n + 1;
+                    star = Some((star_t, star_n + 1));
+                }
+                None => return false,
+            },
+        }
     }
+    tokens
+        .get(t..)
+        .is_some_and(|rest| rest.iter().all(|tk| matches!(tk, GlobToken::AnySequence)))
 }
 
 struct GlobWalk<'a> {
-    root: Option<&'a Path>,
+    files: &'a Files<'a>,
     pattern: &'a str,
     found: &'a mut Vec<String>,
 }
@@ -403,39 +730,21 @@ impl GlobWalk<'_> {
     }
 
     /// The entries of a directory in name order, and which are
-    /// directories.
+    /// directories; none when it does not exist.
     fn list(&self, dir: &str) -> Result<Vec<(String, bool)>> {
-        let listing = self
-            .root
-            .ok_or_else(not_granted)
-            .and_then(|root| resolve_below(root, if dir.is_empty() { "." } else { dir }))
-            .and_then(std::fs::read_dir);
-        let entries = match listing {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => {
-                return Err(error(format!(
-                    "failed to access the file matching '{}': attempting to read `{}` resulted in an error: {e}",
-                    self.pattern,
-                    if dir.is_empty() { "." } else { dir }
-                )));
-            }
-        };
-        let mut names: Vec<(String, bool)> = entries
-            .filter_map(|entry| entry.ok())
-            .map(|entry| {
-                let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
-                (entry.file_name().to_string_lossy().into_owned(), is_dir)
-            })
-            .collect();
-        names.sort();
-        Ok(names)
+        let dir = if dir.is_empty() { "." } else { dir };
+        match self.files.list(dir) {
+            Ok(names) => Ok(names),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(e) => Err(error(format!(
+                "failed to access the file matching '{}': attempting to read `{dir}` resulted in an error: {e}",
+                self.pattern
+            ))),
+        }
     }
 
     fn exists(&self, path: &str) -> bool {
-        self.root
-            .and_then(|root| resolve_below(root, path).ok())
-            .is_some_and(|p| p.exists())
+        self.files.kind(path).is_ok()
     }
 
     fn walk(&mut self, dir: &str, parts: &[GlobPart]) -> Result<()> {
@@ -483,28 +792,15 @@ impl GlobWalk<'_> {
     }
 }
 
-/// A `cp`/`mv`/`delete` of a path that does not exist fails with KCL's
-/// message; one that would change a file is refused.
-fn refuse_change(
-    interp: &dyn Interp,
-    name: &str,
-    source: &str,
-    kcl_message: impl Fn(&io::Error) -> String,
-) -> Result<Value> {
-    match metadata(interp, source) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(error(kcl_message(&e))),
-        _ => Err(refused(name)),
-    }
-}
-
 /// `delete(filepath: str)`
 fn delete(interp: &mut dyn Interp, args: &[Value], kwargs: &[(String, Value)]) -> Result<Value> {
     let Some(path) = Args::new(args, kwargs).str(0, "filepath") else {
         return Err(missing("delete", "takes exactly one argument (0 given)"));
     };
-    refuse_change(&*interp, "delete", path, |e| {
-        format!("failed to delete '{path}': {e}")
-    })
+    Files::of(interp)
+        .remove(path)
+        .map_err(|e| error(format!("failed to delete '{path}': {e}")))?;
+    Ok(Value::None)
 }
 
 /// `cp(src: str, dest: str)`
@@ -516,9 +812,10 @@ fn cp(interp: &mut dyn Interp, args: &[Value], kwargs: &[(String, Value)]) -> Re
     let Some(dest) = args.str(1, "dest") else {
         return Err(missing("cp", "missing 'dest_path' argument"));
     };
-    refuse_change(&*interp, "cp", src, |e| {
-        format!("Failed to copy from '{src}' to '{dest}': {e}")
-    })
+    Files::of(interp)
+        .copy(src, dest)
+        .map_err(|e| error(format!("Failed to copy from '{src}' to '{dest}': {e}")))?;
+    Ok(Value::None)
 }
 
 /// `mv(src: str, dest: str)`
@@ -530,24 +827,68 @@ fn mv(interp: &mut dyn Interp, args: &[Value], kwargs: &[(String, Value)]) -> Re
     let Some(dest) = args.str(1, "dest") else {
         return Err(missing("mv", "missing 'dest_path' argument"));
     };
-    refuse_change(&*interp, "mv", src, |e| {
-        format!("Failed to move '{src}' to '{dest}': {e}")
-    })
+    let mut files = Files::of(interp);
+    let same = matches!((files.key(src), files.key(dest)), (Ok(a), Ok(b)) if a == b);
+    if same && files.kind(src).is_ok() {
+        return Ok(Value::None);
+    }
+    files
+        .copy(src, dest)
+        .and_then(|()| remove_all(&mut files, src))
+        .map_err(|e| error(format!("Failed to move '{src}' to '{dest}': {e}")))?;
+    Ok(Value::None)
 }
 
-/// `write(filepath: str, content: str)`: refused.
-fn write(_: &mut dyn Interp, _: &[Value], _: &[(String, Value)]) -> Result<Value> {
-    Err(refused("write"))
+/// Removes a path and, for a directory, everything below it.
+fn remove_all(files: &mut Files, path: &str) -> io::Result<()> {
+    if files.kind(path)? == Kind::Dir {
+        for (name, _) in files.list(path)? {
+            remove_all(files, &format!("{path}/{name}"))?;
+        }
+    }
+    files.remove(path)
 }
 
-/// `append(filepath: str, content: str)`: refused.
-fn append(_: &mut dyn Interp, _: &[Value], _: &[(String, Value)]) -> Result<Value> {
-    Err(refused("append"))
+/// `write(filepath: str, content: str)`
+fn write(interp: &mut dyn Interp, args: &[Value], kwargs: &[(String, Value)]) -> Result<Value> {
+    let args = Args::new(args, kwargs);
+    let Some(path) = args.str(0, "filepath") else {
+        return Err(missing("write", "missing 'filepath' argument"));
+    };
+    let Some(content) = args.str(1, "content") else {
+        return Err(missing("write", "missing 'content' argument"));
+    };
+    Files::of(interp)
+        .write(path, content.as_bytes(), false)
+        .map_err(|e| error(format!("Failed to create file '{path}': {e}")))?;
+    Ok(Value::None)
 }
 
-/// `mkdir(directory: str, exists: bool = False)`: refused.
-fn mkdir(_: &mut dyn Interp, _: &[Value], _: &[(String, Value)]) -> Result<Value> {
-    Err(refused("mkdir"))
+/// `append(filepath: str, content: str)`
+fn append(interp: &mut dyn Interp, args: &[Value], kwargs: &[(String, Value)]) -> Result<Value> {
+    let args = Args::new(args, kwargs);
+    let Some(path) = args.str(0, "filepath") else {
+        return Err(missing("append", "requires 'filepath' argument"));
+    };
+    let Some(content) = args.str(1, "content") else {
+        return Err(missing("append", "requires 'content' argument"));
+    };
+    Files::of(interp)
+        .write(path, content.as_bytes(), true)
+        .map_err(|e| error(format!("Failed to open or create file '{path}': {e}")))?;
+    Ok(Value::None)
+}
+
+/// `mkdir(directory: str, exists: bool = False)`: with its parents; an
+/// existing directory is fine.
+fn mkdir(interp: &mut dyn Interp, args: &[Value], kwargs: &[(String, Value)]) -> Result<Value> {
+    let Some(path) = Args::new(args, kwargs).str(0, "directory") else {
+        return Err(missing("mkdir", "takes exactly one argument (0 given)"));
+    };
+    Files::of(interp)
+        .mkdir(path)
+        .map_err(|e| error(format!("Failed to create directory '{path}': {e}")))?;
+    Ok(Value::None)
 }
 
 /// `read_env(key: str) -> str`: refused, the host's environment is not
@@ -590,6 +931,9 @@ mod tests {
         }
         fn file_root(&self) -> Option<&Path> {
             Some(&self.root)
+        }
+        fn scratch(&mut self) -> Option<&mut Scratch> {
+            self.inner.scratch()
         }
     }
 
@@ -693,6 +1037,8 @@ mod tests {
             let got = run(&mut interp, "glob", &[s(pattern)]).unwrap();
             assert_eq!(json(&got), want, "{pattern}");
         }
+        let stars = format!("{}b", "*a".repeat(40));
+        assert_eq!(json(&run(&mut interp, "glob", &[s(&stars)]).unwrap()), "[]");
         let err = run(&mut interp, "glob", &[s("a***")]).unwrap_err();
         assert_eq!(
             err.message,
@@ -701,7 +1047,7 @@ mod tests {
     }
 
     #[test]
-    fn exists_size_and_refusals() {
+    fn exists_size_and_kcls_failures() {
         let (_dir, mut interp) = granted();
         assert_eq!(
             json(&run(&mut interp, "exists", &[s("b.txt")]).unwrap()),
@@ -734,14 +1080,14 @@ mod tests {
                 "failed to delete 'test_dir': No such file or directory (os error 2)",
             ),
             (
-                "cp",
-                &["b.txt", "c.txt"],
-                "file.cp() is not allowed: the program may only read files below the directory it was granted",
+                "write",
+                &["no/such/dir.txt", "x"],
+                "Failed to create file 'no/such/dir.txt': No such file or directory (os error 2)",
             ),
             (
-                "write",
-                &["b.txt", "x"],
-                "file.write() is not allowed: the program may only read files below the directory it was granted",
+                "read_env",
+                &["HOME"],
+                "file.read_env() is not allowed: the program may not read the host's environment",
             ),
         ];
         for (name, args, want) in cases {
@@ -749,5 +1095,73 @@ mod tests {
             let err = run(&mut interp, name, &args).unwrap_err();
             assert_eq!(err.message, *want, "{name}");
         }
+    }
+
+    #[test]
+    fn writes_stay_in_the_run_and_read_back() {
+        let (dir, mut interp) = granted();
+        let steps: &[(&str, &[&str])] = &[
+            ("write", &["new.txt", "hello"]),
+            ("append", &["new.txt", ", world"]),
+            ("write", &["b.txt", "changed"]),
+            ("mkdir", &["out/deep"]),
+            ("cp", &["new.txt", "out/deep"]),
+            ("mv", &["sub", "moved"]),
+            ("delete", &["test2.json"]),
+        ];
+        for (name, args) in steps {
+            let args: Vec<Value> = args.iter().map(|a| s(a)).collect();
+            run(&mut interp, name, &args).unwrap_or_else(|e| panic!("{name}: {}", e.message));
+        }
+        let read = |interp: &mut Granted, path: &str| {
+            run(interp, "read", &[s(path)])
+                .map(|v| json(&v))
+                .map_err(|e| e.message)
+        };
+        assert_eq!(read(&mut interp, "new.txt"), Ok(r#""hello, world""#.into()));
+        assert_eq!(read(&mut interp, "b.txt"), Ok(r#""changed""#.into()));
+        assert_eq!(
+            read(&mut interp, "out/deep/new.txt"),
+            Ok(r#""hello, world""#.into())
+        );
+        assert_eq!(
+            read(&mut interp, "moved/deep/d.json"),
+            Ok(r#""sub/deep/d.json""#.into())
+        );
+        assert!(read(&mut interp, "sub/c.json").is_err());
+        assert!(read(&mut interp, "test2.json").is_err());
+        let listed = run(&mut interp, "glob", &[s("*")]).unwrap();
+        assert_eq!(
+            json(&listed),
+            r#"["b.txt", "moved", "new.txt", "out", "test1.json"]"#
+        );
+        // The host's directory is as it was.
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("b.txt")).unwrap(),
+            "b.txt"
+        );
+        assert!(dir.path().join("sub/c.json").exists());
+        assert!(!dir.path().join("new.txt").exists());
+        run(&mut interp, "mv", &[s("new.txt"), s("./new.txt")]).unwrap();
+        assert_eq!(read(&mut interp, "new.txt"), Ok(r#""hello, world""#.into()));
+        let err = run(&mut interp, "cp", &[s("moved"), s("moved/inner")]).unwrap_err();
+        assert_eq!(
+            err.message,
+            "Failed to copy from 'moved' to 'moved/inner': Invalid argument (os error 22)"
+        );
+    }
+
+    #[test]
+    fn scratch_files_are_bounded() {
+        let (_dir, mut interp) = granted();
+        let big = "x".repeat(SCRATCH_LIMIT / 2 + 1);
+        run(&mut interp, "write", &[s("a"), s(&big)]).unwrap();
+        let err = run(&mut interp, "write", &[s("b"), s(&big)]).unwrap_err();
+        assert_eq!(
+            err.message,
+            format!(
+                "Failed to create file 'b': the program's files would exceed {SCRATCH_LIMIT} bytes"
+            )
+        );
     }
 }

@@ -1,5 +1,5 @@
-//! `json`: encode, decode and validate JSON text; `dump_to_file` is
-//! refused (the program may not write files).
+//! `json`: encode, decode and validate JSON text; `dump_to_file` writes
+//! to the run's scratch files (see the `file` module).
 
 use super::{Args, error};
 use crate::builtins::{BuiltinFn, Interp};
@@ -54,11 +54,29 @@ fn validate(_: &mut dyn Interp, args: &[Value], kwargs: &[(String, Value)]) -> R
     Ok(Value::Bool(crate::value::json::decode(text).is_ok()))
 }
 
-/// `dump_to_file(data, filename, …)`: refused.
-fn dump_to_file(_: &mut dyn Interp, _: &[Value], _: &[(String, Value)]) -> Result<Value> {
-    Err(error(
-        "json.dump_to_file() is not allowed: the program may not write files",
-    ))
+/// `dump_to_file(data, filename, sort_keys=False, indent=None,
+/// ignore_private=False, ignore_none=False)`: into the run's scratch files.
+fn dump_to_file(
+    interp: &mut dyn Interp,
+    args: &[Value],
+    kwargs: &[(String, Value)],
+) -> Result<Value> {
+    let a = Args::new(args, kwargs);
+    let (Some(data), Some(filename)) = (a.get(0, "data"), a.str(1, "filename")) else {
+        return Err(error(
+            "dump_to_file() missing 2 required positional arguments: 'data' and 'filename'",
+        ));
+    };
+    let options = EncodeOptions {
+        sort_keys: a.bool(2, "sort_keys").unwrap_or(false),
+        ignore_private: a.bool(4, "ignore_private").unwrap_or(false),
+        ignore_none: a.bool(5, "ignore_none").unwrap_or(false),
+    };
+    let indent = a.strict_int(3, "indent")?.unwrap_or(0);
+    let text = crate::value::json::encode(data, &options, indent);
+    super::file::write_file(interp, filename, &text)
+        .map_err(|e| error(format!("Unable to write file '{filename}': {e}")))?;
+    Ok(Value::Undefined)
 }
 
 #[cfg(test)]

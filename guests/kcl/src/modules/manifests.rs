@@ -53,7 +53,7 @@ fn yaml_stream(
         sort_keys: encode.sort_keys,
         disable_none: encode.ignore_none,
         show_hidden: !encode.ignore_private,
-        sep: sep.clone(),
+        sep: Some(sep.clone()),
     };
     interp.set_output_stream(documents.join(&format!("\n{sep}\n")), plan);
     Ok(Value::Undefined)
@@ -97,6 +97,7 @@ mod tests {
             plan,
             PlanOptions {
                 show_hidden: true,
+                sep: Some("---".into()),
                 ..PlanOptions::default()
             }
         );
@@ -109,7 +110,7 @@ mod tests {
                 disable_none: true,
                 show_hidden: false,
                 sort_keys: false,
-                sep: "===".into()
+                sep: Some("===".into())
             }
         );
     }

@@ -144,6 +144,7 @@ pub(crate) mod test_support {
     pub(crate) struct TestInterp {
         pub(crate) printed: String,
         pub(crate) output: Option<(String, crate::value::yaml::PlanOptions)>,
+        pub(crate) scratch: crate::modules::file::Scratch,
     }
 
     impl Interp for TestInterp {
@@ -172,6 +173,9 @@ pub(crate) mod test_support {
         }
         fn instances(&self, _schema_full_name: &str) -> Vec<Value> {
             Vec::new()
+        }
+        fn scratch(&mut self) -> Option<&mut crate::modules::file::Scratch> {
+            Some(&mut self.scratch)
         }
         fn set_output_stream(&mut self, yaml: String, options: crate::value::yaml::PlanOptions) {
             self.output = Some((yaml, options));

@@ -18,19 +18,43 @@ pub(super) const MEMBERS: &[(&str, BuiltinFn)] = &[
     ("split", split),
 ];
 
-/// The pattern compiled, or KCL's message for a bad one (the `Debug` form
-/// of the error kind, behind Rust's `unwrap` text).
+/// The pattern compiled, or KCL's message for a bad one: the `Debug` form
+/// of KCL's fancy-regex (0.7) error, behind Rust's `unwrap` text.
 fn compiled(pattern: &str) -> Result<Regex> {
     Regex::new(pattern).map_err(|e| {
-        let kind = match &e {
-            fancy_regex::Error::ParseError(_, kind) => format!("{kind:?}"),
-            fancy_regex::Error::CompileError(kind) => format!("{kind:?}"),
-            other => format!("{other:?}"),
-        };
         error(format!(
-            "called `Result::unwrap()` on an `Err` value: {kind}"
+            "called `Result::unwrap()` on an `Err` value: {}",
+            kcl_error_name(&e)
         ))
     })
+}
+
+/// fancy-regex 0.7 named its errors differently, and printed the inner
+/// regex crate's syntax errors in a frame of tildes.
+fn kcl_error_name(e: &fancy_regex::Error) -> String {
+    use fancy_regex::{CompileError, Error, ParseError};
+    match e {
+        Error::ParseError(_, ParseError::GeneralParseError(_)) => "ParseError".into(),
+        Error::ParseError(_, ParseError::ChangingUnicodeModeUnsupported) => {
+            "NonUnicodeUnsupported".into()
+        }
+        Error::ParseError(_, kind) => format!("{kind:?}"),
+        Error::CompileError(kind) => match kind.as_ref() {
+            CompileError::InvalidBackref(_) => "InvalidBackref".into(),
+            CompileError::InnerError(inner) => {
+                if let Some(syntax) = inner.syntax_error() {
+                    let frame = "~".repeat(79);
+                    format!("InnerError(Syntax(\n{frame}\n{syntax}\n{frame}\n))")
+                } else if let Some(limit) = inner.size_limit() {
+                    format!("InnerError(CompiledTooBig({limit}))")
+                } else {
+                    format!("InnerError({inner:?})")
+                }
+            }
+            other => format!("{other:?}"),
+        },
+        other => format!("{other:?}"),
+    }
 }
 
 fn string_and_pattern<'a>(name: &str, args: &Args<'a>) -> Result<(&'a str, &'a str)> {
@@ -229,6 +253,21 @@ mod tests {
                 "match",
                 &[s("abc"), s("(")],
                 "called `Result::unwrap()` on an `Err` value: UnclosedOpenParen",
+            ),
+            (
+                "match",
+                &[s("a"), s("a)")],
+                "called `Result::unwrap()` on an `Err` value: ParseError",
+            ),
+            (
+                "match",
+                &[s("a"), s("[z-a]")],
+                "called `Result::unwrap()` on an `Err` value: InnerError(Syntax(\n~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\nregex parse error:\n    [z-a]\n     ^^^\nerror: invalid character class range, the start must be <= the end\n~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n))",
+            ),
+            (
+                "match",
+                &[s("a"), s(r"\1")],
+                "called `Result::unwrap()` on an `Err` value: InvalidBackref",
             ),
             (
                 "findall",

@@ -1,6 +1,6 @@
 //! `yaml`: encode, decode and validate YAML text and streams;
-//! `dump_to_file` and `dump_all_to_file` are refused (the program may not
-//! write files).
+//! `dump_to_file` and `dump_all_to_file` write to the run's scratch files
+//! (see the `file` module).
 
 use super::{Args, error};
 use crate::builtins::{BuiltinFn, Interp};
@@ -88,18 +88,42 @@ fn validate(_: &mut dyn Interp, args: &[Value], kwargs: &[(String, Value)]) -> R
     Ok(Value::Bool(crate::value::yaml::decode_all(text).is_ok()))
 }
 
-/// `dump_to_file(data, filename, …)`: refused.
-fn dump_to_file(_: &mut dyn Interp, _: &[Value], _: &[(String, Value)]) -> Result<Value> {
-    Err(error(
-        "yaml.dump_to_file() is not allowed: the program may not write files",
-    ))
+/// `dump_to_file(data, filename, sort_keys=False, ignore_private=False,
+/// ignore_none=False)`: into the run's scratch files.
+fn dump_to_file(
+    interp: &mut dyn Interp,
+    args: &[Value],
+    kwargs: &[(String, Value)],
+) -> Result<Value> {
+    let a = Args::new(args, kwargs);
+    let (Some(data), Some(filename)) = (a.get(0, "data"), a.str(1, "filename")) else {
+        return Err(error(
+            "dump_to_file() missing 2 required positional arguments: 'data' and 'filename'",
+        ));
+    };
+    let text = crate::value::yaml::encode(data, &options(&a, 2));
+    super::file::write_file(interp, filename, &text)
+        .map_err(|e| error(format!("Unable to write file '{filename}': {e}")))?;
+    Ok(Value::Undefined)
 }
 
-/// `dump_all_to_file(data, filename, …)`: refused.
-fn dump_all_to_file(_: &mut dyn Interp, _: &[Value], _: &[(String, Value)]) -> Result<Value> {
-    Err(error(
-        "yaml.dump_all_to_file() is not allowed: the program may not write files",
-    ))
+/// `dump_all_to_file(data: [any], filename, …)`: each item a document.
+fn dump_all_to_file(
+    interp: &mut dyn Interp,
+    args: &[Value],
+    kwargs: &[(String, Value)],
+) -> Result<Value> {
+    let a = Args::new(args, kwargs);
+    let (Some(data), Some(filename)) = (a.get(0, "data"), a.str(1, "filename")) else {
+        return Err(error(
+            "dump_all_to_file() missing 2 required positional arguments: 'data' and 'filename'",
+        ));
+    };
+    let items = data.as_list().ok_or_else(|| error("invalid list value"))?;
+    let text = crate::value::yaml::encode_all(items, &options(&a, 2));
+    super::file::write_file(interp, filename, &text)
+        .map_err(|e| error(format!("Unable to write file '{filename}': {e}")))?;
+    Ok(Value::Undefined)
 }
 
 #[cfg(test)]

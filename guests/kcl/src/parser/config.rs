@@ -2,7 +2,8 @@
 
 use super::Parser;
 use crate::ast::*;
-use crate::lexer::{Token, TokenKind};
+use crate::lexer::TokenKind;
+use crate::source::Span;
 
 impl Parser<'_> {
     /// `[items]` or `[expr for … in … if …]`. `bump_open` is false when the
@@ -130,12 +131,15 @@ impl Parser<'_> {
             orelse: None,
         };
         self.skip_newlines();
-        let mut elifs: Vec<(ListIfItemExpr, Token)> = Vec::new();
+        let mut elifs: Vec<(ListIfItemExpr, Span)> = Vec::new();
+        let mut levels = 0;
         loop {
             let marker = self.mark();
-            if !self.is_kw("elif") {
+            // Each `elif` nests the tree one level deeper.
+            if !self.is_kw("elif") || !self.enter() {
                 break;
             }
+            levels += 1;
             let elif_lo = self.token.clone();
             self.bump_kw("elif");
             let cond = self.parse_expr();
@@ -150,7 +154,7 @@ impl Parser<'_> {
                     exprs,
                     orelse: None,
                 },
-                elif_lo,
+                self.span_from(&elif_lo),
             ));
             if self.stuck(marker) {
                 break;
@@ -168,18 +172,12 @@ impl Parser<'_> {
             if_item.orelse = Some(self.boxed(Expr::List(ListExpr { elts }), &else_lo));
         }
         let mut orelse = if_item.orelse.take();
-        while let Some((mut elif, elif_lo)) = elifs.pop() {
+        while let Some((mut elif, span)) = elifs.pop() {
             elif.orelse = orelse;
-            let span = self.span(elif_lo.lo, elif_lo.hi);
-            let end = elif
-                .exprs
-                .last()
-                .map(|e| e.span)
-                .or_else(|| elif.orelse.as_ref().map(|e| e.span))
-                .unwrap_or(span);
-            orelse = Some(Box::new(Node::new(Expr::ListIfItem(elif), span.to(end))));
+            orelse = Some(Box::new(Node::new(Expr::ListIfItem(elif), span)));
         }
         if_item.orelse = orelse;
+        self.leave_weighted(levels);
         self.boxed(Expr::ListIfItem(if_item), &lo)
     }
 
@@ -405,14 +403,17 @@ impl Parser<'_> {
             orelse: None,
         };
         self.skip_newlines();
-        let mut elifs: Vec<(ConfigIfEntryExpr, Token)> = Vec::new();
+        let mut elifs: Vec<(ConfigIfEntryExpr, Span)> = Vec::new();
+        let mut levels = 0;
         let mut multiline = false;
         let mut last = self.token.clone();
         loop {
             let marker = self.mark();
-            if !self.is_kw("elif") {
+            // Each `elif` nests the tree one level deeper.
+            if !self.is_kw("elif") || !self.enter() {
                 break;
             }
+            levels += 1;
             let elif_lo = self.token.clone();
             self.bump_kw("elif");
             let cond = self.parse_expr();
@@ -427,7 +428,7 @@ impl Parser<'_> {
                     items,
                     orelse: None,
                 },
-                elif_lo,
+                self.span_from(&elif_lo),
             ));
             last = self.prev_token.clone();
             if self.stuck(marker) {
@@ -449,12 +450,12 @@ impl Parser<'_> {
         }
         self.skip_newlines();
         let mut orelse = if_entry.orelse.take();
-        while let Some((mut elif, elif_lo)) = elifs.pop() {
+        while let Some((mut elif, span)) = elifs.pop() {
             elif.orelse = orelse;
-            let span = self.span(elif_lo.lo, last.hi.max(elif_lo.lo));
             orelse = Some(Box::new(Node::new(Expr::ConfigIfEntry(elif), span)));
         }
         if_entry.orelse = orelse;
+        self.leave_weighted(levels);
         Box::new(Node::new(
             Expr::ConfigIfEntry(if_entry),
             self.span(lo.lo, last.hi.max(lo.lo)),

@@ -128,6 +128,9 @@ impl Parser<'_> {
         let mut cmp_left: Option<NodeRef<Expr>> = None;
         let mut ops: Vec<CmpOp> = Vec::new();
         let mut comparators: Vec<Node<Expr>> = Vec::new();
+        // Each operator applied to the left side nests the tree one level
+        // deeper, as much as a bracket would.
+        let mut levels = 0;
         loop {
             let mut two_words = false;
             let mut prec = precedence(&self.token);
@@ -160,10 +163,16 @@ impl Parser<'_> {
                 self.bump();
             }
             let y = self.parse_binary(prec);
+            if !self.enter() {
+                break;
+            }
+            levels += 1;
             match op {
                 BinOrCmp::Cmp(op) => {
                     if ops.is_empty() {
-                        cmp_left = Some(x.clone());
+                        // The chain's left side moves into the comparison.
+                        let missing = self.missing_expr();
+                        cmp_left = Some(std::mem::replace(&mut x, missing));
                     }
                     ops.push(op);
                     comparators.push(*y);
@@ -190,6 +199,7 @@ impl Parser<'_> {
                 }
             }
         }
+        self.leave_weighted(levels);
         match cmp_left {
             Some(left) => self.boxed(
                 Expr::Compare(Compare {
@@ -237,22 +247,34 @@ impl Parser<'_> {
     pub(super) fn parse_primary_expr(&mut self) -> NodeRef<Expr> {
         let lo = self.token.clone();
         let mut operand = self.parse_operand_expr();
+        // Each selector, call or subscript nests the tree one level deeper.
+        let mut levels = 0;
         loop {
+            let is_suffix = match &self.token.kind {
+                TokenKind::Dot | TokenKind::OpenParen | TokenKind::OpenBracket => true,
+                TokenKind::Question => {
+                    matches!(self.peek(), TokenKind::Dot | TokenKind::OpenBracket)
+                }
+                _ => false,
+            };
+            if !is_suffix || !self.enter() {
+                break;
+            }
+            levels += 1;
             operand = match &self.token.kind {
-                TokenKind::Dot => self.parse_selector_expr(operand, &lo),
-                TokenKind::Question => match self.peek() {
-                    TokenKind::Dot => self.parse_selector_expr(operand, &lo),
-                    TokenKind::OpenBracket => self.parse_subscript_expr(operand, &lo),
-                    _ => return operand,
-                },
                 TokenKind::OpenParen => {
                     let call = self.parse_call(operand);
                     self.boxed(Expr::Call(call), &lo)
                 }
-                TokenKind::OpenBracket => self.parse_subscript_expr(operand, &lo),
-                _ => return operand,
+                TokenKind::Dot => self.parse_selector_expr(operand, &lo),
+                TokenKind::Question if matches!(self.peek(), TokenKind::Dot) => {
+                    self.parse_selector_expr(operand, &lo)
+                }
+                _ => self.parse_subscript_expr(operand, &lo),
             };
         }
+        self.leave_weighted(levels);
+        operand
     }
 
     /// `value.attr`, `value?.attr`
@@ -677,18 +699,28 @@ impl Parser<'_> {
                 }
                 let ident = self.parse_identifier();
                 let mut operand = Box::new(Node::new(Expr::Identifier(ident.node), ident.span));
+                let mut levels = 0;
                 loop {
+                    let is_suffix = match &self.token.kind {
+                        TokenKind::Dot | TokenKind::OpenBracket => true,
+                        TokenKind::Question => {
+                            matches!(self.peek(), TokenKind::Dot | TokenKind::OpenBracket)
+                        }
+                        _ => false,
+                    };
+                    if !is_suffix || !self.enter() {
+                        break;
+                    }
+                    levels += 1;
                     operand = match &self.token.kind {
                         TokenKind::Dot => self.parse_selector_expr(operand, &lo),
-                        TokenKind::Question => match self.peek() {
-                            TokenKind::Dot => self.parse_selector_expr(operand, &lo),
-                            TokenKind::OpenBracket => self.parse_subscript_expr(operand, &lo),
-                            _ => break,
-                        },
-                        TokenKind::OpenBracket => self.parse_subscript_expr(operand, &lo),
-                        _ => break,
+                        TokenKind::Question if matches!(self.peek(), TokenKind::Dot) => {
+                            self.parse_selector_expr(operand, &lo)
+                        }
+                        _ => self.parse_subscript_expr(operand, &lo),
                     };
                 }
+                self.leave_weighted(levels);
                 operand
             }
             TokenKind::Str(_) => self.parse_string_expr(),

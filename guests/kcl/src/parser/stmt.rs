@@ -230,7 +230,8 @@ impl Parser<'_> {
             self.bump();
             let name = Node::new(ident.name(), targets[0].span);
             let value = self.parse_expr();
-            let stmt = self.node(
+            self.skip_newlines();
+            return Some(self.node(
                 Stmt::SchemaAttr(SchemaAttr {
                     doc: String::new(),
                     name,
@@ -241,9 +242,7 @@ impl Parser<'_> {
                     ty: t,
                 }),
                 &lo,
-            );
-            self.skip_newlines();
-            return Some(stmt);
+            ));
         }
 
         let end = self.prev_token.clone();
@@ -460,7 +459,10 @@ impl Parser<'_> {
         };
         self.skip_newlines();
         let mut elifs: Vec<(IfStmt, Span)> = Vec::new();
-        while self.is_kw("elif") {
+        // Each `elif` nests the tree one level deeper.
+        let mut levels = 0;
+        while self.is_kw("elif") && self.enter() {
+            levels += 1;
             let elif_lo = self.token.clone();
             self.bump();
             let cond = self.parse_expr();
@@ -504,6 +506,7 @@ impl Parser<'_> {
             orelse = vec![Node::new(Stmt::If(elif), span)];
         }
         if_stmt.orelse = orelse;
+        self.leave_weighted(levels);
         let stmt = self.node(Stmt::If(if_stmt), &lo);
         self.skip_newlines();
         stmt

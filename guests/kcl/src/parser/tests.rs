@@ -640,6 +640,27 @@ fn deep_nesting_is_an_error_not_a_crash() {
             .map(|i| format!("{}if a:\n", " ".repeat(i)))
             .collect();
         assert!(!parse(&nested_ifs).errors.is_empty());
+        // Chains a loop builds nest the tree as deeply as brackets do.
+        let elifs: String = (0..5000).map(|_| "elif b:\n    c = 1\n").collect();
+        let chains = [
+            format!("a = 1{}", " + 1".repeat(5000)),
+            format!("a = 1{}", " < 1 + 1".repeat(5000)),
+            format!("a = b{}", ".c()".repeat(5000)),
+            format!("a = b{}", "[0]".repeat(5000)),
+            format!("a = all x in b{} {{x}}", "[0]".repeat(5000)),
+            format!("if a:\n    c = 1\n{elifs}"),
+            format!("a = [if a: 1{}]", " elif b: 1".repeat(5000)),
+            format!("a = {{if a: b = 1{}}}", " elif b: c = 1".repeat(5000)),
+        ];
+        for src in &chains {
+            let result = parse(src);
+            let messages: Vec<&str> = result.errors.iter().map(|e| e.message.as_str()).collect();
+            assert!(
+                messages.contains(&"the program nests too deeply to parse"),
+                "{}",
+                src.get(..40).unwrap_or(src)
+            );
+        }
     };
     let thread = std::thread::Builder::new().stack_size(1 << 20).spawn(run);
     assert!(thread.is_ok_and(|t| t.join().is_ok()));
@@ -764,7 +785,9 @@ fn grammar_suite_syntax_errors() {
 }
 
 /// Writes the syntax errors of every `.k` file in `$KCL_SYNTAX_DIR` beside
-/// it (`.ours`), rendered as KCL does, to compare with kcl-lib's.
+/// it (`.ours`), rendered as KCL does and without blank lines, to compare
+/// with the `InvalidSyntax` blocks of kcl-lib's `exec_program` error (which
+/// lists them twice).
 #[test]
 #[ignore]
 fn render_syntax_errors_of_dir() {
@@ -818,7 +841,10 @@ fn grammar_suite_parse_speed() {
     }
     let lines: usize = sources.iter().map(|s| s.lines().count()).sum();
     let start = std::time::Instant::now();
-    let rounds = 20;
+    let rounds: u32 = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(20);
     for _ in 0..rounds {
         for src in &sources {
             let _ = parse(src);
@@ -837,4 +863,503 @@ fn grammar_suite_parse_speed() {
     }
     let lex_ms = start.elapsed().as_secs_f64() * 1000.0 / f64::from(rounds);
     println!("of which lexing {lex_ms:.2} ms");
+}
+
+/// The tagged nodes of a module with their spans, as kcl-lib's `parse_file`
+/// JSON tags them: to compare positions with KCL's (see
+/// `ast_positions_of_dir`).
+mod tagged {
+    use crate::ast::*;
+    use crate::source::Span;
+
+    pub fn module(m: &Module) -> Vec<Item> {
+        let mut out = Vec::new();
+        for s in &m.body {
+            stmt(s, &mut out);
+        }
+        out
+    }
+
+    /// A node: its tag and span, and for the nodes whose values are
+    /// compared with kcl-lib's, a line of them (`Kind values…`).
+    pub struct Item {
+        pub tag: String,
+        pub span: Span,
+        pub detail: Option<String>,
+    }
+
+    fn push(out: &mut Vec<Item>, tag: &str, span: Span) {
+        out.push(Item {
+            tag: tag.to_string(),
+            span,
+            detail: None,
+        });
+    }
+
+    /// `push` with the node's values.
+    fn push_detail(out: &mut Vec<Item>, tag: &str, span: Span, detail: String) {
+        out.push(Item {
+            tag: tag.to_string(),
+            span,
+            detail: Some(detail),
+        });
+    }
+
+    /// A string as Python's `json.dumps(s, ensure_ascii=False)` writes it.
+    fn json_str(s: &str) -> String {
+        let mut out = String::from("\"");
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\u{8}' => out.push_str("\\b"),
+                '\u{c}' => out.push_str("\\f"),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    }
+
+    fn py_bool(b: bool) -> &'static str {
+        if b { "True" } else { "False" }
+    }
+
+    fn name(n: &Node<String>, out: &mut Vec<Item>) {
+        push(out, "Name", n.span);
+    }
+
+    /// An identifier that is a node of its own (not an expression).
+    fn ident(i: &Node<Identifier>, out: &mut Vec<Item>) {
+        push(out, "Ident", i.span);
+        i.node.names.iter().for_each(|n| name(n, out));
+    }
+
+    fn stmt(s: &Node<Stmt>, out: &mut Vec<Item>) {
+        let tag = match &s.node {
+            Stmt::TypeAlias(_) => "TypeAlias",
+            Stmt::Expr(_) => "Expr",
+            Stmt::Unification(_) => "Unification",
+            Stmt::Assign(_) => "Assign",
+            Stmt::AugAssign(_) => "AugAssign",
+            Stmt::Assert(_) => "Assert",
+            Stmt::If(_) => "If",
+            Stmt::Import(_) => "Import",
+            Stmt::SchemaAttr(_) => "SchemaAttr",
+            Stmt::Schema(_) => "Schema",
+            Stmt::Rule(_) => "Rule",
+        };
+        let detail = match &s.node {
+            Stmt::SchemaAttr(a) => Some(format!(
+                "SchemaAttr {} {} {}",
+                a.name.node,
+                a.op.map_or("None".to_string(), |o| format!("{o:?}")),
+                py_bool(a.is_optional)
+            )),
+            Stmt::Schema(x) => Some(format!(
+                "SchemaStmt {} {} {}",
+                x.name.node,
+                py_bool(x.is_mixin),
+                py_bool(x.is_protocol)
+            )),
+            Stmt::AugAssign(a) => Some(format!("AugAssign {:?}", a.op)),
+            _ => None,
+        };
+        match detail {
+            Some(d) => push_detail(out, tag, s.span, d),
+            None => push(out, tag, s.span),
+        }
+        match &s.node {
+            Stmt::TypeAlias(t) => {
+                ident(&t.type_name, out);
+                name(&t.type_value, out);
+                ty(&t.ty, out);
+            }
+            Stmt::Expr(e) => e.exprs.iter().for_each(|e| expr(e, out)),
+            Stmt::Unification(u) => {
+                ident(&u.target, out);
+                push(out, "SchemaExpr", u.value.span);
+                schema_expr(&u.value.node, out);
+            }
+            Stmt::Assign(a) => {
+                a.targets.iter().for_each(|t| target(t, out));
+                expr(&a.value, out);
+                if let Some(t) = &a.ty {
+                    ty(t, out);
+                }
+            }
+            Stmt::AugAssign(a) => {
+                target(&a.target, out);
+                expr(&a.value, out);
+            }
+            Stmt::Assert(a) => {
+                expr(&a.test, out);
+                opt(&a.if_cond, out);
+                opt(&a.msg, out);
+            }
+            Stmt::If(i) => {
+                expr(&i.cond, out);
+                i.body.iter().for_each(|s| stmt(s, out));
+                i.orelse.iter().for_each(|s| stmt(s, out));
+            }
+            Stmt::Import(i) => {
+                name(&i.rawpath, out);
+                i.asname.iter().for_each(|n| name(n, out));
+            }
+            Stmt::SchemaAttr(a) => {
+                name(&a.name, out);
+                a.decorators.iter().for_each(|d| decorator(d, out));
+                opt(&a.value, out);
+                ty(&a.ty, out);
+            }
+            Stmt::Schema(s) => {
+                name(&s.name, out);
+                s.parent_name.iter().for_each(|p| ident(p, out));
+                s.for_host_name.iter().for_each(|p| ident(p, out));
+                s.mixins.iter().for_each(|m| ident(m, out));
+                if let Some(args) = &s.args {
+                    arguments(args, out);
+                }
+                s.body.iter().for_each(|s| stmt(s, out));
+                s.decorators.iter().for_each(|d| decorator(d, out));
+                s.checks.iter().for_each(|c| check(c, out));
+                if let Some(sig) = &s.index_signature {
+                    push(out, "IndexSignature", sig.span);
+                    sig.node.key_name.iter().for_each(|n| name(n, out));
+                    opt(&sig.node.value, out);
+                    ty(&sig.node.key_ty, out);
+                    ty(&sig.node.value_ty, out);
+                }
+            }
+            Stmt::Rule(r) => {
+                name(&r.name, out);
+                r.parent_rules.iter().for_each(|p| ident(p, out));
+                r.for_host_name.iter().for_each(|p| ident(p, out));
+                r.decorators.iter().for_each(|d| decorator(d, out));
+                r.checks.iter().for_each(|c| check(c, out));
+                if let Some(args) = &r.args {
+                    arguments(args, out);
+                }
+            }
+        }
+    }
+
+    fn target(t: &Node<Target>, out: &mut Vec<Item>) {
+        push(out, "Target", t.span);
+        name(&t.node.name, out);
+        for p in &t.node.paths {
+            match p {
+                MemberOrIndex::Member(n) => name(n, out),
+                MemberOrIndex::Index(e) => expr(e, out),
+            }
+        }
+    }
+
+    fn check(c: &Node<CheckExpr>, out: &mut Vec<Item>) {
+        push(out, "CheckExpr", c.span);
+        expr(&c.node.test, out);
+        opt(&c.node.if_cond, out);
+        opt(&c.node.msg, out);
+    }
+
+    fn decorator(d: &Node<CallExpr>, out: &mut Vec<Item>) {
+        push(out, "CallExpr", d.span);
+        call(&d.node, out);
+    }
+
+    fn keyword(k: &Node<Keyword>, out: &mut Vec<Item>) {
+        push(out, "Keyword", k.span);
+        ident(&k.node.arg, out);
+        opt(&k.node.value, out);
+    }
+
+    fn opt(e: &Option<NodeRef<Expr>>, out: &mut Vec<Item>) {
+        if let Some(e) = e {
+            expr(e, out);
+        }
+    }
+
+    fn call(c: &CallExpr, out: &mut Vec<Item>) {
+        expr(&c.func, out);
+        c.args.iter().for_each(|a| expr(a, out));
+        c.keywords.iter().for_each(|k| keyword(k, out));
+    }
+
+    fn arguments(a: &Node<Arguments>, out: &mut Vec<Item>) {
+        push(out, "Arguments", a.span);
+        a.node.args.iter().for_each(|i| ident(i, out));
+        a.node.defaults.iter().for_each(|d| opt(d, out));
+        a.node.ty_list.iter().flatten().for_each(|t| ty(t, out));
+    }
+
+    fn schema_expr(s: &SchemaExpr, out: &mut Vec<Item>) {
+        ident(&s.name, out);
+        s.args.iter().for_each(|a| expr(a, out));
+        s.kwargs.iter().for_each(|k| keyword(k, out));
+        expr(&s.config, out);
+    }
+
+    fn entry(e: &ConfigEntry, out: &mut Vec<Item>) {
+        opt(&e.key, out);
+        expr(&e.value, out);
+    }
+
+    fn entry_node(e: &Node<ConfigEntry>, out: &mut Vec<Item>) {
+        let detail = format!("Entry {:?}", e.node.operation);
+        push_detail(out, "ConfigEntry", e.span, detail);
+        entry(&e.node, out);
+    }
+
+    fn comp(g: &Node<CompClause>, out: &mut Vec<Item>) {
+        push(out, "CompClause", g.span);
+        g.node.targets.iter().for_each(|t| ident(t, out));
+        expr(&g.node.iter, out);
+        g.node.ifs.iter().for_each(|i| expr(i, out));
+    }
+
+    fn ty(t: &Node<Type>, out: &mut Vec<Item>) {
+        let tag = match &t.node {
+            Type::Any => "Any",
+            Type::Named(_) => "Named",
+            Type::Basic(_) => "Basic",
+            Type::List(_) => "List",
+            Type::Dict { .. } => "Dict",
+            Type::Union(_) => "Union",
+            Type::Literal(_) => "Literal",
+            Type::Function { .. } => "Function",
+        };
+        push(out, tag, t.span);
+        match &t.node {
+            Type::Named(i) => i.names.iter().for_each(|n| name(n, out)),
+            Type::List(Some(inner)) => ty(inner, out),
+            Type::Dict { key, value } => {
+                key.iter().for_each(|k| ty(k, out));
+                value.iter().for_each(|v| ty(v, out));
+            }
+            Type::Union(ts) => ts.iter().for_each(|t| ty(t, out)),
+            Type::Function { params, ret } => {
+                params.iter().for_each(|p| ty(p, out));
+                ret.iter().for_each(|r| ty(r, out));
+            }
+            _ => {}
+        }
+    }
+
+    fn expr(e: &Node<Expr>, out: &mut Vec<Item>) {
+        let tag = match &e.node {
+            Expr::Identifier(_) => "Identifier",
+            Expr::Unary(_) => "Unary",
+            Expr::Binary(_) => "Binary",
+            Expr::If(_) => "If",
+            Expr::Selector(_) => "Selector",
+            Expr::Call(_) => "Call",
+            Expr::Paren(_) => "Paren",
+            Expr::Quant(_) => "Quant",
+            Expr::List(_) => "List",
+            Expr::ListIfItem(_) => "ListIfItem",
+            Expr::ListComp(_) => "ListComp",
+            Expr::Starred(_) => "Starred",
+            Expr::DictComp(_) => "DictComp",
+            Expr::ConfigIfEntry(_) => "ConfigIfEntry",
+            Expr::Schema(_) => "Schema",
+            Expr::Config(_) => "Config",
+            Expr::Lambda(_) => "Lambda",
+            Expr::Subscript(_) => "Subscript",
+            Expr::Compare(_) => "Compare",
+            Expr::NumberLit(_) => "NumberLit",
+            Expr::StringLit(_) => "StringLit",
+            Expr::NameConstantLit(_) => "NameConstantLit",
+            Expr::JoinedString(_) => "JoinedString",
+            Expr::FormattedValue(_) => "FormattedValue",
+            Expr::Missing => "Missing",
+        };
+        let detail = match &e.node {
+            Expr::StringLit(x) => Some(format!(
+                "StringLit {} {} {}",
+                json_str(&x.value),
+                json_str(&x.raw_value),
+                py_bool(x.is_long_string)
+            )),
+            Expr::NumberLit(n) => {
+                let (kind, value) = match n.value {
+                    NumberLitValue::Int(v) => ("Int", v.to_string()),
+                    NumberLitValue::Float(v) => ("Float", format!("{v:?}")),
+                };
+                let suffix = n.binary_suffix.map_or("None", |s| s.as_str());
+                Some(format!("NumberLit {kind} {value} {suffix}"))
+            }
+            Expr::NameConstantLit(c) => Some(format!("Const {:?}", c.value)),
+            Expr::FormattedValue(f) => Some(format!(
+                "Spec {}",
+                f.format_spec
+                    .as_deref()
+                    .map_or("null".to_string(), json_str)
+            )),
+            Expr::Binary(b) => Some(format!("Binary {:?}", b.op)),
+            Expr::Unary(u) => Some(format!("Unary {:?}", u.op)),
+            Expr::Compare(c) => Some(format!(
+                "Compare {}",
+                c.ops
+                    .iter()
+                    .map(|o| format!("{o:?}"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )),
+            Expr::Quant(q) => Some(format!("Quant {:?}", q.op)),
+            Expr::Identifier(i) => Some(format!("Identifier {}", i.name())),
+            _ => None,
+        };
+        match detail {
+            Some(d) => push_detail(out, tag, e.span, d),
+            None => push(out, tag, e.span),
+        }
+        match &e.node {
+            Expr::Identifier(i) => i.names.iter().for_each(|n| name(n, out)),
+            Expr::Unary(u) => expr(&u.operand, out),
+            Expr::Binary(b) => {
+                expr(&b.left, out);
+                expr(&b.right, out);
+            }
+            Expr::If(i) => {
+                expr(&i.body, out);
+                expr(&i.cond, out);
+                expr(&i.orelse, out);
+            }
+            Expr::Selector(s) => {
+                expr(&s.value, out);
+                ident(&s.attr, out);
+            }
+            Expr::Call(c) => call(c, out),
+            Expr::Paren(p) => expr(&p.expr, out),
+            Expr::Quant(q) => {
+                expr(&q.target, out);
+                q.variables.iter().for_each(|v| ident(v, out));
+                expr(&q.test, out);
+                opt(&q.if_cond, out);
+            }
+            Expr::List(l) => l.elts.iter().for_each(|e| expr(e, out)),
+            Expr::ListIfItem(i) => {
+                expr(&i.if_cond, out);
+                i.exprs.iter().for_each(|e| expr(e, out));
+                opt(&i.orelse, out);
+            }
+            Expr::ListComp(c) => {
+                expr(&c.elt, out);
+                c.generators.iter().for_each(|g| comp(g, out));
+            }
+            Expr::Starred(s) => expr(&s.value, out),
+            Expr::DictComp(c) => {
+                entry(&c.entry, out);
+                c.generators.iter().for_each(|g| comp(g, out));
+            }
+            Expr::ConfigIfEntry(i) => {
+                expr(&i.if_cond, out);
+                i.items.iter().for_each(|e| entry_node(e, out));
+                opt(&i.orelse, out);
+            }
+            Expr::Schema(s) => schema_expr(s, out),
+            Expr::Config(c) => c.items.iter().for_each(|e| entry_node(e, out)),
+            Expr::Lambda(l) => {
+                if let Some(args) = &l.args {
+                    arguments(args, out);
+                }
+                l.body.iter().for_each(|s| stmt(s, out));
+                if let Some(t) = &l.return_ty {
+                    ty(t, out);
+                }
+            }
+            Expr::Subscript(s) => {
+                expr(&s.value, out);
+                opt(&s.index, out);
+                opt(&s.lower, out);
+                opt(&s.upper, out);
+                opt(&s.step, out);
+            }
+            Expr::Compare(c) => {
+                expr(&c.left, out);
+                c.comparators.iter().for_each(|e| expr(e, out));
+            }
+            Expr::JoinedString(j) => {
+                for v in &j.values {
+                    match &v.node {
+                        // KCL gives a literal part no position: its value
+                        // is compared through the whole string's.
+                        Expr::StringLit(_) => push(out, "StringLit", v.span),
+                        _ => expr(v, out),
+                    }
+                }
+            }
+            Expr::FormattedValue(f) => expr(&f.value, out),
+            _ => {}
+        }
+    }
+}
+
+/// Writes the nodes of every `.k` file in `$KCL_AST_DIR` beside it
+/// (`.ours.txt`, one `Tag line:col-end_line:end_col` a line, sorted), to
+/// compare with what kcl-lib's `API().parse_file(ParseFileArgs(path=…))`
+/// gives: in its `ast_json`, every object with `node` and `line` is a node,
+/// tagged by the node's `type`, else by its keys (`name, paths, pkgpath` is
+/// a Target, `key, operation, value` a ConfigEntry, `ctx, names, pkgpath`
+/// an Ident, `ifs, iter, targets` a CompClause, `args, config, kwargs,
+/// name` a SchemaExpr, `arg, value` a Keyword, `args, defaults, ty_list`
+/// Arguments, `any_other, key_name, key_ty, value, value_ty` an
+/// IndexSignature, `if_cond, msg, test` a CheckExpr, `args, func,
+/// keywords` a CallExpr), or `Name` when the node is a string (comments
+/// and docs left out). `.oursv.txt` lists the values of literals,
+/// identifiers, operators, config entries' operations and schemas' and
+/// attributes' flags, as `line:col Kind values` (see `tagged::Item`).
+#[test]
+#[ignore]
+fn ast_positions_of_dir() {
+    let Some(dir) = std::env::var_os("KCL_AST_DIR") else {
+        return;
+    };
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.extension().is_none_or(|e| e != "k") {
+            continue;
+        }
+        let Ok(src) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let result = parse(&src);
+        let items = tagged::module(&result.module);
+        let mut values: Vec<(u32, u32, String)> = items
+            .iter()
+            .filter_map(|i| {
+                let d = i.detail.as_ref()?;
+                Some((
+                    i.span.line,
+                    i.span.column,
+                    format!("{}:{} {d}", i.span.line, i.span.column),
+                ))
+            })
+            .collect();
+        values.sort();
+        let values: String = values.iter().map(|(_, _, l)| format!("{l}\n")).collect();
+        let _ = std::fs::write(path.with_extension("oursv.txt"), values);
+        let mut nodes: Vec<(u32, u32, u32, u32, String)> = items
+            .into_iter()
+            .map(|i| {
+                (
+                    i.span.line,
+                    i.span.column,
+                    i.span.end_line,
+                    i.span.end_column,
+                    i.tag,
+                )
+            })
+            .collect();
+        nodes.sort();
+        let text: String = nodes
+            .iter()
+            .map(|(l, c, el, ec, t)| format!("{t} {l}:{c}-{el}:{ec}\n"))
+            .collect();
+        let _ = std::fs::write(path.with_extension("ours.txt"), text);
+    }
 }

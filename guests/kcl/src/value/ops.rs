@@ -219,6 +219,13 @@ impl Value {
                 items.extend(b.iter().cloned());
                 Ok(Value::list(items))
             }
+            (Value::List(_), other) => Err(KclError::new(
+                ErrorKind::EvaluationError,
+                format!(
+                    "can only concatenate list (not \"{}\") to list",
+                    other.type_name()
+                ),
+            )),
             _ => self.arith(other, "+", |a, b| checked(a + b), |a, b| Ok(a + b)),
         }
     }

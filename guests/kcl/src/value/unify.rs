@@ -204,9 +204,10 @@ impl Unifier<'_> {
                 ConfigEntryOperation::Override => match index {
                     Some(index) => {
                         let list = list_at(obj, key, "override", index)?;
-                        let i = normalize_index(index, list.len())
-                            .filter(|i| *i < list.len())
-                            .ok_or_else(|| index_error(index))?;
+                        let len = list.len();
+                        let i = normalize_index(index, len)
+                            .filter(|i| *i < len)
+                            .ok_or_else(|| index_error(index, len))?;
                         if v.is_undefined() {
                             list.remove(i);
                         } else if let Some(slot) = list.get_mut(i) {
@@ -227,8 +228,7 @@ impl Unifier<'_> {
                             let origin = Rc::make_mut(origin);
                             match index {
                                 Some(index) => {
-                                    let at = normalize_index(index, origin.len())
-                                        .ok_or_else(|| index_error(index))?;
+                                    let at = insert_position(index, origin.len())?;
                                     for (n, item) in items.iter().enumerate() {
                                         origin.insert(at + n, item.clone());
                                     }
@@ -318,8 +318,27 @@ fn joined_keys<'k>(first: &[String], more: impl Iterator<Item = &'k String>) -> 
     keys
 }
 
-fn index_error(index: i64) -> KclError {
-    union_error(format!("index {index} out of bounds"))
+/// KCL's message for an index past a list's end (Rust's, as KCL's
+/// runtime panics with it).
+fn index_error(index: i64, len: usize) -> KclError {
+    if index < 0 {
+        union_error("index out of bounds".to_string())
+    } else {
+        union_error(format!(
+            "index out of bounds: the len is {len} but the index is {index}"
+        ))
+    }
+}
+
+/// Where `key[index] += items` inserts.
+fn insert_position(index: i64, len: usize) -> Result<usize> {
+    match normalize_index(index, len) {
+        Some(at) => Ok(at),
+        None if index < 0 => Err(union_error("index out of bounds".to_string())),
+        None => Err(union_error(format!(
+            "insertion index (is {index}) should be <= len (is {len})"
+        ))),
+    }
 }
 
 fn list_at<'d>(obj: &'d mut Dict, key: &str, what: &str, index: i64) -> Result<&'d mut Vec<Value>> {

@@ -95,7 +95,7 @@ pub fn decode_stream(text: &str) -> Result<Value, String> {
 }
 
 /// How `kcl run` prints a program's values.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PlanOptions {
     /// `--sort-keys`
     pub sort_keys: bool,
@@ -103,40 +103,47 @@ pub struct PlanOptions {
     pub disable_none: bool,
     /// `--show-hidden`: keep names starting with `_`.
     pub show_hidden: bool,
-    /// The line between documents (`---`).
-    pub sep: String,
-}
-
-impl Default for PlanOptions {
-    fn default() -> PlanOptions {
-        PlanOptions {
-            sort_keys: false,
-            disable_none: false,
-            show_hidden: false,
-            sep: "---".into(),
-        }
-    }
+    /// The line between documents, when `manifests.yaml_stream` chose the
+    /// output (`---` otherwise).
+    pub sep: Option<String>,
 }
 
 /// The program's output as KCL plans it (its `yaml_result`, without a
 /// final line break; `kcl run` prints one after it).
 ///
-/// A dict (the program's top-level names) is one document. A list is a
-/// stream: each dict or schema in it (in nested lists too) is a document,
-/// and so is each scalar. Inside, hidden names (unless `show_hidden`),
-/// `None` (when `disable_none`), `Undefined` and functions are dropped, at
-/// every depth. Anything else is one document as it is.
+/// A dict (the program's top-level names) is one document. A list of
+/// dicts and schemas is a stream, a document each; so is any list
+/// `manifests.yaml_stream` output, each scalar and each dict in it (in
+/// nested lists too) a document. Another list is one document: KCL 0.13's
+/// fix of 0.12.3, which streamed it too, flattening nested lists. Inside
+/// dicts, hidden names (unless `show_hidden`), `None` (when
+/// `disable_none`), `Undefined` and functions are dropped, at every depth;
+/// a list that is one document keeps its non-dict items as they are.
+/// Anything else is one document as it is.
 pub fn plan(value: &Value, options: &PlanOptions) -> String {
     let encode_options = EncodeOptions {
         sort_keys: options.sort_keys,
         ..EncodeOptions::default()
     };
+    let is_config = |v: &Value| matches!(v, Value::Dict(_) | Value::Schema(_));
     let documents = match value {
-        Value::List(_) => {
+        Value::List(items) if options.sep.is_some() || items.iter().all(is_config) => {
             let mut documents = Vec::new();
             collect_documents(value, options, &mut documents);
             documents
         }
+        Value::List(items) => vec![Value::list(
+            items
+                .iter()
+                .map(|item| {
+                    if is_config(item) {
+                        filter(item, options)
+                    } else {
+                        item.clone()
+                    }
+                })
+                .collect(),
+        )],
         Value::Dict(_) | Value::Schema(_) => vec![filter(value, options)],
         _ => return encode(value, &encode_options),
     };
@@ -147,7 +154,7 @@ pub fn plan(value: &Value, options: &PlanOptions) -> String {
             text.strip_suffix('\n').map(str::to_owned).unwrap_or(text)
         })
         .collect::<Vec<_>>()
-        .join(&format!("\n{}\n", options.sep))
+        .join(&format!("\n{}\n", options.sep.as_deref().unwrap_or("---")))
 }
 
 fn collect_documents(value: &Value, options: &PlanOptions, documents: &mut Vec<Value>) {
@@ -829,14 +836,24 @@ mod tests {
         for (options, want) in cases {
             assert_eq!(plan(&config, options), *want, "{options:?}");
         }
-        let stream = Value::list(vec![
-            dict(&[("a", Value::Int(1))]),
+        let configs = Value::list(vec![
+            dict(&[("a", Value::Int(1)), ("_h", Value::Int(0))]),
+            dict(&[("b", Value::Int(2))]),
+        ]);
+        assert_eq!(plan(&configs, &PlanOptions::default()), "a: 1\n---\nb: 2");
+        let mixed = Value::list(vec![
+            dict(&[("a", Value::Int(1)), ("_h", Value::Int(0))]),
             Value::list(vec![dict(&[("b", Value::Int(2))]), Value::Int(3)]),
         ]);
         assert_eq!(
-            plan(&stream, &PlanOptions::default()),
-            "a: 1\n---\nb: 2\n---\n3"
+            plan(&mixed, &PlanOptions::default()),
+            "- a: 1\n- - b: 2\n  - 3"
         );
+        let stream = PlanOptions {
+            sep: Some("---".into()),
+            ..PlanOptions::default()
+        };
+        assert_eq!(plan(&mixed, &stream), "a: 1\n---\nb: 2\n---\n3");
         assert_eq!(
             plan(&Value::dict(Dict::new()), &PlanOptions::default()),
             "{}"
@@ -873,6 +890,28 @@ mod tests {
                 *want,
                 "{text:?}"
             );
+        }
+        // Messages found by feeding random YAML to kcl-lib 0.12.3 and here.
+        let errors = [
+            (
+                "!tag x",
+                "invalid type: enum, expected any valid JSON value",
+            ),
+            (
+                "- 1\n- \n- [",
+                "did not find expected node content at line 4 column 1, while parsing a flow node",
+            ),
+            (
+                "a:\n1",
+                "could not find expected ':' at line 3 column 1, while scanning a simple key at line 2 column 1",
+            ),
+            (
+                "b: : ",
+                "mapping values are not allowed in this context at line 1 column 4",
+            ),
+        ];
+        for (text, want) in errors {
+            assert_eq!(decode(text).unwrap_err(), want, "{text:?}");
         }
         let all = |text| {
             let values = decode_all(text).unwrap();

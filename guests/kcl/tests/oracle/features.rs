@@ -131,6 +131,16 @@ b = _b
 "##,
     ),
     (
+        // KCL 0.12.3 and 0.13.2 alike: `+=` extends the list the key holds,
+        // so a list taken from a name grows under that name too.
+        "config_insert_extends_the_referenced_list",
+        r##"v0 = []
+v3 = {y = v0, y += [1]}
+l = [1]
+d = {a = l, a += [2]}
+"##,
+    ),
+    (
         "key_order_is_first_appearance",
         r##"d = {z = 1, a = 2, m = 3, a = 4}
 e = {b = 1} | {a = 2} | {b = 3}
@@ -991,6 +1001,75 @@ g = option("q")
     cases
 }
 
+/// Programs of several files: packages, relative imports, `kcl.mod` path
+/// dependencies (handed to kcl-lib as `kcl run` hands them).
+fn package_cases() -> Vec<Program> {
+    let files = |files: &[(&str, &str)]| {
+        files
+            .iter()
+            .map(|(path, text)| (path.to_string(), text.to_string()))
+            .collect()
+    };
+    vec![
+        Program {
+            files: files(&[
+                (
+                    "kcl.mod",
+                    "[package]\nname = \"app\"\nversion = \"0.1.0\"\n\n[dependencies]\nhelper = { path = \"./vendor/helper\" }\n",
+                ),
+                (
+                    "vendor/helper/kcl.mod",
+                    "[package]\nname = \"helper\"\nversion = \"0.1.0\"\n",
+                ),
+                (
+                    "vendor/helper/lib.k",
+                    "greet = lambda name: str -> str { \"hello ${name}\" }\nschema Labels:\n    [str]: str\n",
+                ),
+                (
+                    "pkg/person.k",
+                    "schema Person:\n    name: str\n    age: int = 1\n",
+                ),
+                ("pkg/more.k", "default_age = 7\n"),
+                ("pkg/_ignored.k", "this is not KCL\n"),
+                ("sub/util.k", "double = lambda x { x * 2 }\n"),
+            ]),
+            ..Program::new(
+                "packages_local_relative_and_path_dependency",
+                r##"import pkg
+import helper
+import .sub.util as u
+p = pkg.Person {name = "a", age = pkg.default_age}
+g = helper.greet("kcl")
+l = helper.Labels {a = "b"}
+d = u.double(21)
+"##,
+            )
+        },
+        Program {
+            files: files(&[("a.k", "import b\nx = b.y\n"), ("b.k", "import a\ny = 1\n")]),
+            ..Program::new("packages_import_cycle", "import a\nz = a.x\n")
+        },
+        Program {
+            files: files(&[("pkg/p.k", "_hidden = 1\nshown = 2\n")]),
+            ..Program::new(
+                "packages_hidden_names_are_not_exported",
+                "import pkg\na = pkg._hidden\n",
+            )
+        },
+        Program {
+            files: files(&[("data/config.yaml", "replicas: 3\nname: app\n")]),
+            ..Program::new(
+                "packages_file_module_reads_beside_the_program",
+                r##"import file
+import yaml
+c = yaml.decode(file.read("data/config.yaml"))
+e = file.exists("data/config.yaml")
+"##,
+            )
+        },
+    ]
+}
+
 #[test]
 fn every_feature_runs_as_in_kcl() {
     let mut programs: Vec<Program> = CASES
@@ -998,6 +1077,7 @@ fn every_feature_runs_as_in_kcl() {
         .map(|(name, source)| Program::new(*name, *source))
         .collect();
     programs.extend(flag_cases());
+    programs.extend(package_cases());
     let (_, report) = compare(&programs, |_| true);
     assert!(report.is_empty(), "{report}");
 }

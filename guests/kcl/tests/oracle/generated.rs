@@ -233,7 +233,20 @@ impl Generator {
                 4 => format!("{}.startswith({})", self.expr(Ty::Str, d), self.word()),
                 _ => format!("{} in {}", self.word(), self.expr(Ty::Dict, d)),
             },
-            Ty::Ints => match self.rng.below(7) {
+            Ty::Ints => match self.rng.below(8) {
+                // `if` entries and `*` spreads in a list literal.
+                7 => {
+                    let first = self.expr(Ty::Int, d);
+                    let cond = self.expr(Ty::Bool, d);
+                    let then = self.expr(Ty::Int, d);
+                    let spread = self.expr(Ty::Ints, d);
+                    if self.rng.chance(50) {
+                        let otherwise = self.expr(Ty::Int, d);
+                        format!("[{first}, if {cond}: {then} else: {otherwise}, *{spread}]")
+                    } else {
+                        format!("[{first}, if {cond}: {then}, *{spread}]")
+                    }
+                }
                 0 => {
                     let x = self.fresh("x");
                     self.locals.push((x.clone(), Ty::Int));
@@ -460,7 +473,19 @@ impl Generator {
                 entries.push(format!("{attribute} = {}", self.expr(ty, d)));
             }
         }
-        format!("{schema_name} {{{}}}", entries.join(", "))
+        let instance = format!("{schema_name} {{{}}}", entries.join(", "));
+        // A union with a config: the schema's attributes checked again.
+        let unions: Vec<(String, Ty)> = self.scope.schemas[index]
+            .attributes
+            .iter()
+            .map(|(attribute, ty, _)| (attribute.clone(), *ty))
+            .collect();
+        if self.rng.chance(25) {
+            let (attribute, ty) = self.rng.pick(&unions).clone();
+            format!("{instance} | {{{attribute} = {}}}", self.expr(ty, d))
+        } else {
+            instance
+        }
     }
 
     fn lambda(&mut self, out: &mut String) {
@@ -521,7 +546,20 @@ impl Generator {
                 ]);
                 (Some(ty), self.expr(ty, 3))
             };
-            let _ = writeln!(out, "{name} = {value}");
+            let annotation = match ty {
+                Some(Ty::Int) => "int",
+                Some(Ty::Str) => "str",
+                Some(Ty::Bool) => "bool",
+                Some(Ty::Ints) => "[int]",
+                Some(Ty::Strs) => "[str]",
+                Some(Ty::Dict) => "{str:}",
+                None => "",
+            };
+            if !annotation.is_empty() && self.rng.chance(20) {
+                let _ = writeln!(out, "{name}: {annotation} = {value}");
+            } else {
+                let _ = writeln!(out, "{name} = {value}");
+            }
             if let Some(ty) = ty {
                 self.scope.variables.push((name, ty));
             }

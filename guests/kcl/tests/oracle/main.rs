@@ -9,6 +9,9 @@
 //! (tests/kcl/oracle.py): starting Python and loading KCL costs far more
 //! than a program.
 
+// A test whose setup fails (no oracle, no temporary directory) has failed.
+#![allow(clippy::expect_used)]
+
 mod features;
 mod generated;
 
@@ -26,7 +29,11 @@ const ORACLE_VENV: &str = ".cache/plait/kcl-lib-0.12.3";
 #[derive(Debug, Clone, Default)]
 pub struct Program {
     pub name: String,
+    /// `main.k`, the file run.
     pub source: String,
+    /// More files beside it (path relative to `main.k`'s directory, text):
+    /// packages, `kcl.mod`, files the program reads.
+    pub files: Vec<(String, String)>,
     /// `-D name=value`
     pub args: Vec<(String, String)>,
     pub sort_keys: bool,
@@ -85,6 +92,13 @@ fn write_programs(dir: &Path, programs: &[Program]) -> Vec<PathBuf> {
         .map(|(index, program)| {
             let case = dir.join(index.to_string());
             std::fs::create_dir_all(&case).expect("create the case directory");
+            for (path, text) in &program.files {
+                let path = case.join(path);
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent).expect("create a package directory");
+                }
+                std::fs::write(path, text).expect("write a program's file");
+            }
             let file = case.join("main.k");
             std::fs::write(&file, &program.source).expect("write main.k");
             file
