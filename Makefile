@@ -170,6 +170,7 @@ bench: setup build-deps test-deps test-cluster-binaries upstream-crossplane kcl-
 	$(CARGO) bench -p plait-runtime --bench patch_and_transform
 	$(CARGO) bench -p plait-runtime --bench go_templating
 	$(CARGO) bench -p plait-runtime --bench kcl
+	$(CARGO) bench -p plait-kcl --bench composition
 	$(CARGO) bench -p plait-oci --bench distribution
 	$(CARGO) bench -p plait --bench controller
 	$(CARGO) bench -p plait --bench fairness

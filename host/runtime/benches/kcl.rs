@@ -12,10 +12,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
+#[path = "../../../guests/kcl/benches/support/kcl_lib.rs"]
+mod kcl_lib;
 #[path = "support/measure.rs"]
 mod measure;
 
@@ -26,28 +27,6 @@ use serde_json::{Value, json};
 
 const PROGRAM: &str = include_str!("../../../guests/kcl/benches/composition.k");
 const PARAMS: &str = include_str!("../../../guests/kcl/benches/composition.params.json");
-
-/// The real KCL, as the Makefile's `kcl-oracle` installs it.
-const KCL_LIB_VENV: &str = ".cache/plait/kcl-lib-0.12.3";
-
-/// Times kcl-lib's `exec_program` on the program in one process: the
-/// median of `sys.argv[3]` runs after a warm-up, in seconds.
-const KCL_LIB_TIMER: &str = r#"
-import statistics, sys, time
-import kcl_lib.api as api
-path, params, runs = sys.argv[1], open(sys.argv[2]).read(), int(sys.argv[3])
-args = api.ExecProgramArgs(k_filename_list=[path], args=[api.Argument(name="params", value=params)])
-kcl = api.API()
-result = kcl.exec_program(args)
-if result.err_message:
-    sys.exit(result.err_message)
-samples = []
-for _ in range(runs):
-    start = time.perf_counter()
-    kcl.exec_program(args)
-    samples.append(time.perf_counter() - start)
-print(statistics.median(samples))
-"#;
 
 const MIB: usize = 1 << 20;
 
@@ -113,38 +92,6 @@ fn native(params: &Value) -> plait_kcl::embed::EmbeddedOutput {
     plait_kcl::embed::run(&program).unwrap_or_else(|e| panic!("{}", e.render()))
 }
 
-/// kcl-lib's median per run, or why it was not measured.
-fn kcl_lib(runs: usize) -> Result<Duration, String> {
-    let home = std::env::var_os("HOME").unwrap_or_default();
-    let python = Path::new(&home).join(KCL_LIB_VENV).join("bin/python");
-    if !python.exists() {
-        return Err(format!(
-            "kcl-lib not measured: no venv at {} (make kcl-oracle)",
-            python.display()
-        ));
-    }
-    let benches = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../guests/kcl/benches");
-    let output = Command::new(python)
-        .arg("-c")
-        .arg(KCL_LIB_TIMER)
-        .arg(benches.join("composition.k"))
-        .arg(benches.join("composition.params.json"))
-        .arg(runs.to_string())
-        .output()
-        .map_err(|e| format!("kcl-lib not measured: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "kcl-lib failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
-    let seconds: f64 = String::from_utf8_lossy(&output.stdout)
-        .trim()
-        .parse()
-        .map_err(|e| format!("kcl-lib's timer printed no figure: {e}"))?;
-    Ok(Duration::from_secs_f64(seconds))
-}
-
 fn row(what: &str, figure: String, goal: &str) {
     println!("{what:<44} {figure:>12}   {goal}");
 }
@@ -187,7 +134,11 @@ fn main() {
         format!("{:.2} MB", wasm.len() as f64 / 1e6),
         "goal <= 4 MB",
     );
-    row("first compile of the component", format!("{compile:.2?}"), "goal <= 3 s");
+    row(
+        "first compile of the component",
+        format!("{compile:.2?}"),
+        "goal <= 3 s",
+    );
     if quick {
         return;
     }
@@ -210,18 +161,24 @@ fn main() {
         format!("{:.2} MiB", peak as f64 / MIB as f64),
         "goal <= 16 MiB",
     );
-    row("per call natively (plait-kcl)", format!("{native_call:.2?}"), "");
+    row(
+        "per call natively (plait-kcl)",
+        format!("{native_call:.2?}"),
+        "",
+    );
     row(
         "Wasm / native",
-        format!(
-            "{:.2}x",
-            per_call.as_secs_f64() / native_call.as_secs_f64()
-        ),
+        format!("{:.2}x", per_call.as_secs_f64() / native_call.as_secs_f64()),
         "goal <= 3x",
     );
-    match kcl_lib(200) {
+    let benches = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../guests/kcl/benches");
+    match kcl_lib::median(&benches, 200) {
         Ok(kcl) => {
-            row("per call natively (kcl-lib 0.12.3, in-process)", format!("{kcl:.2?}"), "");
+            row(
+                "per call natively (kcl-lib 0.12.3, in-process)",
+                format!("{kcl:.2?}"),
+                "",
+            );
             row(
                 "kcl-lib / plait-kcl in Wasm",
                 format!("{:.1}x", kcl.as_secs_f64() / per_call.as_secs_f64()),

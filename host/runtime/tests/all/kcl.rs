@@ -83,12 +83,13 @@ items = [{
 #[test]
 fn a_programs_items_become_composed_resources_named_by_metadata_name() {
     let output = call(BUCKETS, &CallLimits::default()).unwrap();
-    assert!(output.response.results.is_empty(), "{:?}", output.response.results);
-    let desired = &output.response.desired.resources;
-    assert_eq!(
-        desired.keys().collect::<Vec<_>>(),
-        ["b-0", "b-1", "b-2"]
+    assert!(
+        output.response.results.is_empty(),
+        "{:?}",
+        output.response.results
     );
+    let desired = &output.response.desired.resources;
+    assert_eq!(desired.keys().collect::<Vec<_>>(), ["b-0", "b-1", "b-2"]);
     assert_eq!(
         desired["b-1"].resource,
         json!({
@@ -116,7 +117,10 @@ fn a_kcl_error_is_a_fatal_result_with_kcls_message() {
 #[test]
 fn endless_recursion_stops_at_kcls_recursion_limit_without_a_trap() {
     let message = fatal_message("f = lambda n: int -> int {\n    f(n + 1)\n}\na = f(0)\n");
-    assert!(message.contains("maximum recursion depth exceeded"), "{message}");
+    assert!(
+        message.contains("maximum recursion depth exceeded"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -130,8 +134,15 @@ fn an_endless_loop_stops_at_the_deadline() {
     let started = Instant::now();
     let err = call(source, &limits).unwrap_err();
     assert_eq!(err.kind(), "deadline", "{err}");
-    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
-    assert!(call(BUCKETS, &CallLimits::default()).is_ok(), "the runtime serves on");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        call(BUCKETS, &CallLimits::default()).is_ok(),
+        "the runtime serves on"
+    );
 }
 
 #[test]
@@ -146,5 +157,8 @@ fn a_huge_value_stops_at_the_memory_limit() {
         CallError::MemoryLimit { limit, .. } => assert_eq!(limit, limits.memory_bytes),
         other => panic!("unexpected {other}"),
     }
-    assert!(call(BUCKETS, &CallLimits::default()).is_ok(), "the runtime serves on");
+    assert!(
+        call(BUCKETS, &CallLimits::default()).is_ok(),
+        "the runtime serves on"
+    );
 }
