@@ -150,7 +150,7 @@ impl Evaluator {
         )?;
         let value = self.exec_body_for_value(&scope, &lambda.body)?;
         match &lambda.return_ty {
-            Some(ty) => self.convert_to_type(&closure.frame, value, &ty.node, false),
+            Some(ty) => self.convert_to_type(&closure.frame, value, &ty.node),
             None => Ok(value),
         }
     }
@@ -271,7 +271,7 @@ impl Evaluator {
                 },
             };
             let value = match params.ty_list.get(i).and_then(Option::as_ref) {
-                Some(ty) => self.convert_to_type(defining, value, &ty.node, false)?,
+                Some(ty) => self.convert_to_type(defining, value, &ty.node)?,
                 None => value,
             };
             scope.set(name, value);

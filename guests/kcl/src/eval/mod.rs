@@ -411,12 +411,13 @@ impl crate::value::unify::SchemaResolver for Evaluator {
                     .insert(key.clone(), ast::ConfigEntryOperation::Override);
             }
         }
+        // Errors point at the statement that unified it, as KCL's do.
         self.instantiate(
             &ty,
             config,
             schema.args.clone(),
             schema.kwargs.clone(),
-            Span::default(),
+            self.last_stmt,
         )
     }
 }

@@ -274,7 +274,7 @@ impl Evaluator {
                         v = self.union_values(d, &v, false)?;
                     }
                     let v = self
-                        .convert_to_type(&owner.frame, v, &sig.node.value_ty.node, false)
+                        .convert_to_type(&owner.frame, v, &sig.node.value_ty.node)
                         .map_err(|e| e.or_at(sig.span))?;
                     body.set(key, v);
                     relaxed.push(key.clone());
@@ -625,7 +625,7 @@ impl Evaluator {
             return Ok(value);
         };
         let (ty, frame) = (info.ty.clone(), info.frame.clone());
-        self.convert_to_type(&frame, value, &ty, false)
+        self.convert_to_type(&frame, value, &ty)
     }
 
     /// Whether a dict's keys all belong to a schema (a dict converts to a
@@ -647,6 +647,32 @@ impl Evaluator {
         }
         has_index_signature || d.entries.keys().all(|k| names.contains(k))
     }
+}
+
+/// A schema's attributes (its parents' and mixins' too) with whether
+/// each may be left out of a config (optional, or with a default), and
+/// whether it has an index signature.
+pub(crate) fn schema_attrs(ty: &Rc<SchemaType>) -> (Vec<(String, bool)>, bool) {
+    let mut schemas = Vec::new();
+    chain(ty, &mut schemas);
+    let mut attrs: Vec<(String, bool)> = Vec::new();
+    let mut has_index_signature = false;
+    for s in &schemas {
+        if let SchemaDef::Schema(def) = &s.def {
+            has_index_signature |= def.index_signature.is_some();
+            for stmt in &def.body {
+                if let Stmt::SchemaAttr(a) = &stmt.node {
+                    // An attribute with a default is not missing from a config.
+                    let optional = a.is_optional || a.value.is_some();
+                    match attrs.iter_mut().find(|(n, _)| *n == a.name.node) {
+                        Some(existing) => existing.1 = optional,
+                        None => attrs.push((a.name.node.clone(), optional)),
+                    }
+                }
+            }
+        }
+    }
+    (attrs, has_index_signature)
 }
 
 /// The attributes a body declares (`name: T …`, in `if` blocks too), in

@@ -62,7 +62,7 @@ impl Evaluator {
                 let mut value = self.eval_expr(frame, &a.value)?;
                 if let Some(ty) = &a.ty {
                     value = self
-                        .convert_to_type(frame, value, &ty.node, false)
+                        .convert_to_type(frame, value, &ty.node)
                         .map_err(|e| e.or_at(a.value.span))?;
                 }
                 for target in &a.targets {

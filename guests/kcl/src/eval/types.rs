@@ -199,7 +199,6 @@ impl Evaluator {
         frame: &Rc<Frame>,
         v: Value,
         ty: &Type,
-        strict: bool,
     ) -> Result<Value> {
         if v.is_none_or_undefined() {
             return Ok(v);
@@ -207,10 +206,50 @@ impl Evaluator {
         match self.try_convert(frame, &v, ty)? {
             Some(converted) => Ok(converted),
             None => {
-                let _ = strict;
-                Err(mismatch(ty, self.type_of_full(&v)))
+                let details = self.mismatch_details(frame, &v, ty)?;
+                let mut e = mismatch(ty, self.type_of_full(&v));
+                if !details.is_empty() {
+                    e.message = format!("{}. For details:\n{}", e.message, details.join("\n"));
+                }
+                Err(e)
             }
         }
+    }
+
+    /// Why a config is not an instance of the schemas a type names
+    /// (KCL's "For details" lines).
+    fn mismatch_details(&mut self, frame: &Rc<Frame>, v: &Value, ty: &Type) -> Result<Vec<String>> {
+        let Some(config) = v.as_dict() else {
+            return Ok(Vec::new());
+        };
+        let members: Vec<&Type> = match ty {
+            Type::Union(types) => types.iter().map(|t| &t.node).collect(),
+            other => vec![other],
+        };
+        let mut details = Vec::new();
+        for member in members {
+            let Type::Named(id) = member else {
+                continue;
+            };
+            let Some(schema) = self.named_schema(frame, id)? else {
+                continue;
+            };
+            let name = id.name();
+            let (attrs, has_index_signature) = super::schema::schema_attrs(&schema);
+            if !has_index_signature {
+                for key in config.entries.keys() {
+                    if !key.starts_with('_') && !attrs.iter().any(|(a, _)| a == key) {
+                        details.push(format!("Schema {name} does not contain attribute {key}"));
+                    }
+                }
+            }
+            for (attr, optional) in &attrs {
+                if !optional && config.get(attr).is_none() {
+                    details.push(format!("Schema {name}'s attribute {attr} is missing"));
+                }
+            }
+        }
+        Ok(details)
     }
 
     /// The value converted to the type, or `None` when it does not fit.
@@ -285,6 +324,12 @@ impl Evaluator {
                     }
                     (Some(schema), Value::Dict(d)) => {
                         if !self.dict_fits_schema(&schema, d) {
+                            return Ok(None);
+                        }
+                        // `{}` where a schema with required attributes is
+                        // expected is a type error, not an instance.
+                        let (attrs, _) = super::schema::schema_attrs(&schema);
+                        if d.is_empty() && attrs.iter().any(|(_, optional)| !optional) {
                             return Ok(None);
                         }
                         Some(self.instantiate(

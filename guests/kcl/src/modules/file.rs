@@ -424,6 +424,14 @@ impl<'a> Files<'a> {
                 self.write(&dest, &bytes, false)
             }
             Kind::Dir => {
+                // Copying a directory into itself would never end.
+                if self.key(dest)?.starts_with(self.key(src)?) {
+                    return Err(os_error(
+                        io::ErrorKind::InvalidInput,
+                        "Invalid argument",
+                        22,
+                    ));
+                }
                 self.mkdir(dest)?;
                 for (name, _) in self.list(src)? {
                     self.copy(&format!("{src}/{name}"), &format!("{dest}/{name}"))?;
@@ -667,27 +675,43 @@ fn parse_pattern(pattern: &str) -> std::result::Result<Vec<GlobPart>, String> {
     Ok(parts)
 }
 
+/// Whether a name matches a pattern part: one pass with a single
+/// backtracking point per `*`, so time stays linear-ish in the name.
 fn matches_tokens(tokens: &[GlobToken], name: &[char]) -> bool {
-    match tokens.split_first() {
-        None => name.is_empty(),
-        Some((GlobToken::AnySequence, rest)) => {
-            (0..=name.len()).any(|skip| matches_tokens(rest, name.get(skip..).unwrap_or(&[])))
+    let one = |token: &GlobToken, c: char| match token {
+        GlobToken::Char(t) => *t == c,
+        GlobToken::AnyChar => true,
+        GlobToken::Set(ranges, negated) => {
+            ranges.iter().any(|(lo, hi)| *lo <= c && c <= *hi) != *negated
         }
-        Some((token, rest)) => match name.split_first() {
-            None => false,
-            Some((c, tail)) => {
-                let ok = match token {
-                    GlobToken::Char(t) => t == c,
-                    GlobToken::AnyChar => true,
-                    GlobToken::Set(ranges, negated) => {
-                        ranges.iter().any(|(lo, hi)| lo <= c && c <= hi) != *negated
-                    }
-                    GlobToken::AnySequence => false,
-                };
-                ok && matches_tokens(rest, tail)
+        GlobToken::AnySequence => false,
+    };
+    let (mut t, mut n) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match tokens.get(t) {
+            Some(GlobToken::AnySequence) => {
+                star = Some((t, n));
+                t += 1;
             }
-        },
+            Some(token) if name.get(n).is_some_and(|c| one(token, *c)) => {
+                t += 1;
+                n += 1;
+            }
+            _ => match star {
+                // Let the last `*` take one more character and retry.
+                Some((star_t, star_n)) => {
+                    t = star_t + 1;
+                    n = star_n + 1;
+                    star = Some((star_t, star_n + 1));
+                }
+                None => return false,
+            },
+        }
     }
+    tokens
+        .get(t..)
+        .is_some_and(|rest| rest.iter().all(|tk| matches!(tk, GlobToken::AnySequence)))
 }
 
 struct GlobWalk<'a> {
@@ -804,6 +828,10 @@ fn mv(interp: &mut dyn Interp, args: &[Value], kwargs: &[(String, Value)]) -> Re
         return Err(missing("mv", "missing 'dest_path' argument"));
     };
     let mut files = Files::of(interp);
+    let same = matches!((files.key(src), files.key(dest)), (Ok(a), Ok(b)) if a == b);
+    if same && files.kind(src).is_ok() {
+        return Ok(Value::None);
+    }
     files
         .copy(src, dest)
         .and_then(|()| remove_all(&mut files, src))
@@ -1009,6 +1037,8 @@ mod tests {
             let got = run(&mut interp, "glob", &[s(pattern)]).unwrap();
             assert_eq!(json(&got), want, "{pattern}");
         }
+        let stars = format!("{}b", "*a".repeat(40));
+        assert_eq!(json(&run(&mut interp, "glob", &[s(&stars)]).unwrap()), "[]");
         let err = run(&mut interp, "glob", &[s("a***")]).unwrap_err();
         assert_eq!(
             err.message,
@@ -1112,6 +1142,13 @@ mod tests {
         );
         assert!(dir.path().join("sub/c.json").exists());
         assert!(!dir.path().join("new.txt").exists());
+        run(&mut interp, "mv", &[s("new.txt"), s("./new.txt")]).unwrap();
+        assert_eq!(read(&mut interp, "new.txt"), Ok(r#""hello, world""#.into()));
+        let err = run(&mut interp, "cp", &[s("moved"), s("moved/inner")]).unwrap_err();
+        assert_eq!(
+            err.message,
+            "Failed to copy from 'moved' to 'moved/inner': Invalid argument (os error 22)"
+        );
     }
 
     #[test]

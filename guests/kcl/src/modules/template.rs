@@ -290,6 +290,25 @@ fn apply_whitespace_rules(tokens: &mut [Token]) {
 
 fn parse(template: &str) -> std::result::Result<Vec<Node>, String> {
     let tokens = tokenize(template)?;
+    let mut depth = 0usize;
+    for token in &tokens {
+        match token {
+            Token::Tag {
+                kind: TagKind::Open,
+                ..
+            } => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Err(format!("blocks nest deeper than {MAX_NESTING}"));
+                }
+            }
+            Token::Tag {
+                kind: TagKind::Close,
+                ..
+            } => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
     let mut iter = tokens.into_iter().peekable();
     let (nodes, end) = parse_nodes(&mut iter)?;
     match end {
@@ -408,66 +427,78 @@ fn check_close(end: Option<String>, helper: &str) -> std::result::Result<(), Str
     }
 }
 
-/// Splits a tag's content into words, keeping strings and parenthesised
-/// subexpressions whole.
+/// How deep blocks and subexpressions may nest: parsing and rendering
+/// recurse once per level.
+const MAX_NESTING: usize = 64;
+
+/// Where the quoted string or parenthesised group at `i` ends.
+fn group_end(chars: &[char], i: usize, content: &str) -> std::result::Result<usize, String> {
+    match chars.get(i) {
+        Some(&q) if q == '"' || q == '\'' => {
+            let close = chars.iter().skip(i + 1).position(|c| *c == q);
+            Ok(close.map_or(chars.len(), |k| i + 1 + k + 1))
+        }
+        Some('(') => {
+            let mut depth = 0usize;
+            for (k, c) in chars.iter().enumerate().skip(i) {
+                match c {
+                    '(' => {
+                        depth += 1;
+                        if depth > MAX_NESTING {
+                            return Err(format!("subexpressions nest deeper than {MAX_NESTING}"));
+                        }
+                    }
+                    ')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Ok(k + 1);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Err(format!("unclosed subexpression in {content}"))
+        }
+        _ => Ok(i + 1),
+    }
+}
+
+/// Splits a tag's content into words, keeping strings, parenthesised
+/// subexpressions and `key=value` pairs whole.
 fn words(content: &str) -> std::result::Result<Vec<String>, String> {
     let mut out = Vec::new();
     let chars: Vec<char> = content.chars().collect();
     let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
+    while let Some(&c) = chars.get(i) {
         if c.is_whitespace() {
             i += 1;
             continue;
         }
         let start = i;
-        if c == '"' || c == '\'' {
-            i += 1;
-            while i < chars.len() && chars[i] != c {
-                i += 1;
-            }
-            i += 1;
-        } else if c == '(' {
-            let mut depth = 0;
-            while i < chars.len() {
-                match chars[i] {
-                    '(' => depth += 1,
-                    ')' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            i += 1;
-                            break;
-                        }
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
-            if depth != 0 {
-                return Err(format!("unclosed subexpression in {content}"));
-            }
+        if c == '"' || c == '\'' || c == '(' {
+            i = group_end(&chars, i, content)?;
         } else if c == '|' {
-            i += 1;
-            while i < chars.len() && chars[i] != '|' {
-                i += 1;
-            }
-            i += 1;
+            let close = chars.iter().skip(i + 1).position(|c| *c == '|');
+            i = close.map_or(chars.len(), |k| i + 1 + k + 1);
         } else {
-            while i < chars.len() && !chars[i].is_whitespace() {
-                if chars[i] == '=' {
-                    // `key=value`: keep the value (maybe quoted) with it.
-                    i += 1;
-                    if i < chars.len() && (chars[i] == '"' || chars[i] == '\'' || chars[i] == '(') {
-                        let rest: String = chars[i..].iter().collect();
-                        let first = words(&rest)?.into_iter().next().unwrap_or_default();
-                        i += first.chars().count();
-                    }
-                    continue;
+            while let Some(&c) = chars.get(i) {
+                if c.is_whitespace() {
+                    break;
                 }
                 i += 1;
+                // `key=value`: the value, maybe quoted, belongs to it.
+                if c == '=' && matches!(chars.get(i), Some('"' | '\'' | '(')) {
+                    i = group_end(&chars, i, content)?;
+                }
             }
         }
-        out.push(chars[start..i.min(chars.len())].iter().collect());
+        out.push(
+            chars
+                .get(start..i.min(chars.len()))
+                .unwrap_or(&[])
+                .iter()
+                .collect(),
+        );
     }
     Ok(out)
 }
@@ -1006,6 +1037,24 @@ mod tests {
             got.as_str(),
             Some("&lt;div class&#x3D;&quot;entry&quot;&gt;{{x}}&lt;/div&gt;&#x27;&#x60;")
         );
+    }
+
+    #[test]
+    fn deep_nesting_fails_instead_of_exhausting_the_stack() {
+        let blocks = "{{#if a}}".repeat(10_000);
+        let err = call("template", "execute", &[s(&blocks)], &[]).unwrap_err();
+        assert_eq!(
+            err.message,
+            "register template failed: blocks nest deeper than 64"
+        );
+        let subexpressions = format!("{{{{{}x{}}}}}", "(not ".repeat(10_000), ")".repeat(10_000));
+        let err = call("template", "execute", &[s(&subexpressions)], &[]).unwrap_err();
+        assert_eq!(
+            err.message,
+            "register template failed: subexpressions nest deeper than 64"
+        );
+        let hashes = format!("{{{{#if a {}}}}}{{{{/if}}}}", "k='v' ".repeat(10_000));
+        assert!(call("template", "execute", &[s(&hashes)], &[]).is_ok());
     }
 
     #[test]

@@ -120,8 +120,13 @@ pub(crate) fn json_roundtrip(f: f64) -> f64 {
     loop {
         let magnitude = exponent.unsigned_abs();
         if magnitude <= 308 {
-            // The correctly rounded power, as serde_json's table holds it.
-            let pow: f64 = format!("1e{magnitude}").parse().unwrap_or(f64::INFINITY);
+            // The correctly rounded power, as serde_json's table holds it:
+            // up to 1e22 repeated multiplication is exact.
+            let pow: f64 = if magnitude <= 22 {
+                10f64.powi(magnitude as i32)
+            } else {
+                format!("1e{magnitude}").parse().unwrap_or(f64::INFINITY)
+            };
             if exponent >= 0 {
                 value *= pow;
             } else {
