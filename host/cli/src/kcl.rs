@@ -90,11 +90,11 @@ fn options(args: &RunArgs) -> Result<plait_kcl::RunOptions, Box<plait_kcl::RunEr
         .map(|spec| plait_kcl::cli::top_level_argument(spec))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|error| {
-            Box::new(plait_kcl::RunError {
+            Box::new(plait_kcl::RunError::new(
                 error,
-                sources: Default::default(),
-                logs: String::new(),
-            })
+                Default::default(),
+                String::new(),
+            ))
         })?;
     let work_dir = std::env::current_dir().ok();
     // As `kcl run`: no files and no settings file naming them is the
