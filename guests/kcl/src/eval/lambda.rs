@@ -271,7 +271,7 @@ impl Evaluator {
                 },
             };
             let value = match params.ty_list.get(i).and_then(Option::as_ref) {
-                Some(ty) => self.convert_to_type(defining, value, &ty.node)?,
+                Some(ty) => self.convert_argument(defining, value, &ty.node)?,
                 None => value,
             };
             scope.set(name, value);

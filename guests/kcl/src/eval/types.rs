@@ -216,6 +216,30 @@ impl Evaluator {
         }
     }
 
+    /// An argument checked against a parameter's type: `{}` where a schema
+    /// with required attributes is expected is a type error there, not an
+    /// instance missing them (a variable's `{}` is an instance).
+    pub(crate) fn convert_argument(
+        &mut self,
+        frame: &Rc<Frame>,
+        v: Value,
+        ty: &Type,
+    ) -> Result<Value> {
+        if let (Value::Dict(d), Type::Named(id)) = (&v, ty)
+            && d.is_empty()
+            && let Some(schema) = self.named_schema(frame, id)?
+        {
+            let (attrs, _) = super::schema::schema_attrs(&schema);
+            if attrs.iter().any(|(_, optional)| !optional) {
+                let details = self.mismatch_details(frame, &v, ty)?;
+                let mut e = mismatch(ty, self.type_of_full(&v));
+                e.message = format!("{}. For details:\n{}", e.message, details.join("\n"));
+                return Err(e);
+            }
+        }
+        self.convert_to_type(frame, v, ty)
+    }
+
     /// Why a config is not an instance of the schemas a type names
     /// (KCL's "For details" lines).
     fn mismatch_details(&mut self, frame: &Rc<Frame>, v: &Value, ty: &Type) -> Result<Vec<String>> {
@@ -324,12 +348,6 @@ impl Evaluator {
                     }
                     (Some(schema), Value::Dict(d)) => {
                         if !self.dict_fits_schema(&schema, d) {
-                            return Ok(None);
-                        }
-                        // `{}` where a schema with required attributes is
-                        // expected is a type error, not an instance.
-                        let (attrs, _) = super::schema::schema_attrs(&schema);
-                        if d.is_empty() && attrs.iter().any(|(_, optional)| !optional) {
                             return Ok(None);
                         }
                         Some(self.instantiate(
