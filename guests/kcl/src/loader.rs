@@ -871,7 +871,11 @@ mod tests {
                 .iter()
                 .map(|e| (e.kind, e.message.as_str()))
                 .collect();
-            assert_eq!(messages, vec![(ErrorKind::CannotFindModule, want)], "{text}");
+            assert_eq!(
+                messages,
+                vec![(ErrorKind::CannotFindModule, want)],
+                "{text}"
+            );
             assert!(loaded.errors[0].notes.is_empty(), "{text}");
         }
     }

@@ -152,6 +152,10 @@ pub struct Evaluator {
     /// The last package statement run: errors found after the run (its
     /// output's conflicts) point there, as KCL's do.
     last_stmt: Span,
+    /// The last statement or expression entered (KCL's "panic line"): a
+    /// config converted to a schema by an annotation is an instance made
+    /// there, as KCL records it.
+    last_node: Span,
     /// The package of the schema expression being evaluated.
     creating_pkg: Rc<str>,
     /// Where each instance was made, by the address of its value: a
@@ -199,6 +203,7 @@ impl Evaluator {
             instances: IndexMap::new(),
             creating_pkg: Rc::from(MAIN_PKG),
             last_stmt: Span::default(),
+            last_node: Span::default(),
             instance_spans: HashMap::new(),
             schema_stack: Vec::new(),
             scalars: Vec::new(),

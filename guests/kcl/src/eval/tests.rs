@@ -556,3 +556,36 @@ fn a_failed_check_names_its_condition() {
         ]
     );
 }
+
+#[test]
+fn a_config_converted_by_an_annotation_is_made_at_the_last_node_entered() {
+    // (program, line KCL 0.12.3 points at): KCL records where the
+    // conversion began, after the whole value was evaluated.
+    let cases: &[(&str, u32)] = &[
+        (
+            "schema Data:\n    name: str\n    type: str\n\nd = {name = \"x\"}\n\nds: {str:Data} = {\n    a = d\n}\n",
+            8,
+        ),
+        (
+            "schema Data:\n    name: str\n    type: str\n\nds: [Data] = [\n    {name = \"x\"}\n]\n",
+            6,
+        ),
+        (
+            "schema Data:\n    name: str\n\nd: Data = {\n    name = None\n}\n",
+            5,
+        ),
+        ("schema Values:\n    a: int\n\nvalues: Values = {}\n", 4),
+    ];
+    for (source, line) in cases {
+        let e = run_source(source).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::EvaluationError, "{source}");
+        assert!(
+            e.message
+                .ends_with("is required and can't be None or Undefined"),
+            "{source}: {}",
+            e.message
+        );
+        let lines: Vec<u32> = e.labels.iter().map(|l| l.span.line).collect();
+        assert_eq!(lines, [*line], "{source}");
+    }
+}

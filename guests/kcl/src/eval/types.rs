@@ -355,7 +355,7 @@ impl Evaluator {
                             d.as_ref().clone(),
                             Vec::new(),
                             Vec::new(),
-                            crate::source::Span::default(),
+                            self.last_node,
                         )?)
                     }
                     _ => None,
