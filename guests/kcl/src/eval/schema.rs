@@ -649,24 +649,34 @@ impl Evaluator {
     }
 }
 
-/// A schema's attributes (its parents' and mixins' too) with whether
-/// each may be left out of a config (optional, or with a default), and
-/// whether it has an index signature.
-pub(crate) fn schema_attrs(ty: &Rc<SchemaType>) -> (Vec<(String, bool)>, bool) {
+/// A schema's attribute as a config meets it.
+pub(crate) struct AttrShape {
+    pub name: String,
+    /// Declared with `?`.
+    pub optional: bool,
+    pub has_default: bool,
+}
+
+/// A schema's attributes (its parents' and mixins' too), and whether it
+/// has an index signature.
+pub(crate) fn schema_attrs(ty: &Rc<SchemaType>) -> (Vec<AttrShape>, bool) {
     let mut schemas = Vec::new();
     chain(ty, &mut schemas);
-    let mut attrs: Vec<(String, bool)> = Vec::new();
+    let mut attrs: Vec<AttrShape> = Vec::new();
     let mut has_index_signature = false;
     for s in &schemas {
         if let SchemaDef::Schema(def) = &s.def {
             has_index_signature |= def.index_signature.is_some();
             for stmt in &def.body {
                 if let Stmt::SchemaAttr(a) = &stmt.node {
-                    // An attribute with a default is not missing from a config.
-                    let optional = a.is_optional || a.value.is_some();
-                    match attrs.iter_mut().find(|(n, _)| *n == a.name.node) {
-                        Some(existing) => existing.1 = optional,
-                        None => attrs.push((a.name.node.clone(), optional)),
+                    let shape = AttrShape {
+                        name: a.name.node.clone(),
+                        optional: a.is_optional,
+                        has_default: a.value.is_some(),
+                    };
+                    match attrs.iter_mut().find(|s| s.name == a.name.node) {
+                        Some(existing) => *existing = shape,
+                        None => attrs.push(shape),
                     }
                 }
             }

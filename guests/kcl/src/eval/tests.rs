@@ -467,6 +467,24 @@ fn runtime_errors_have_kcls_kind_and_message() {
             "9223372036854775808: A 64 bit integer overflow",
         ),
         (
+            "as_names_why_an_instance_is_not_the_schema",
+            "schema Bar:\n    bar: int = 1\nschema Foo:\n    foo: int = 1\nf: Foo | Bar = Foo {}\nb = f as Bar\n",
+            ErrorKind::EvaluationError,
+            "expect Bar, got Foo. For details:\nSchema Bar does not contain attribute foo\nSchema Bar's attribute bar is missing",
+        ),
+        (
+            "an_attribute_with_a_default_is_listed_missing",
+            "schema B:\n    a: int = 1\n    b: str\n\nd: {str:} = {c = 1}\nx: B = d\n",
+            ErrorKind::EvaluationError,
+            "expect B, got dict. For details:\nSchema B does not contain attribute c\nSchema B's attribute a is missing\nSchema B's attribute b is missing",
+        ),
+        (
+            "as_with_every_attribute_present",
+            "schema Bar:\n    bar: int = 1\nschema Foo:\n    foo: int = 1\n    bar: int = 2\nf: Foo | Bar = Foo {}\nb = f as Bar\n",
+            ErrorKind::EvaluationError,
+            "expect Bar, got Foo. For details:\nSchema Bar does not contain attribute foo",
+        ),
+        (
             "conflicting_values",
             "a = {x: 1, x: 2}\n",
             ErrorKind::EvaluationError,

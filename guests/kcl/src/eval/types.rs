@@ -230,7 +230,8 @@ impl Evaluator {
             && let Some(schema) = self.named_schema(frame, id)?
         {
             let (attrs, _) = super::schema::schema_attrs(&schema);
-            if attrs.iter().any(|(_, optional)| !optional) {
+            // An attribute with a default is not missing from `{}`.
+            if attrs.iter().any(|a| !a.optional && !a.has_default) {
                 let details = self.mismatch_details(frame, &v, ty)?;
                 let mut e = mismatch(ty, self.type_of_full(&v));
                 e.message = format!("{}. For details:\n{}", e.message, details.join("\n"));
@@ -242,7 +243,12 @@ impl Evaluator {
 
     /// Why a config is not an instance of the schemas a type names
     /// (KCL's "For details" lines).
-    fn mismatch_details(&mut self, frame: &Rc<Frame>, v: &Value, ty: &Type) -> Result<Vec<String>> {
+    pub(super) fn mismatch_details(
+        &mut self,
+        frame: &Rc<Frame>,
+        v: &Value,
+        ty: &Type,
+    ) -> Result<Vec<String>> {
         let Some(config) = v.as_dict() else {
             return Ok(Vec::new());
         };
@@ -262,14 +268,18 @@ impl Evaluator {
             let (attrs, has_index_signature) = super::schema::schema_attrs(&schema);
             if !has_index_signature {
                 for key in config.entries.keys() {
-                    if !key.starts_with('_') && !attrs.iter().any(|(a, _)| a == key) {
+                    if !key.starts_with('_') && !attrs.iter().any(|a| a.name == *key) {
                         details.push(format!("Schema {name} does not contain attribute {key}"));
                     }
                 }
             }
-            for (attr, optional) in &attrs {
-                if !optional && config.get(attr).is_none() {
-                    details.push(format!("Schema {name}'s attribute {attr} is missing"));
+            // KCL lists an attribute with a default as missing too.
+            for attr in &attrs {
+                if !attr.optional && config.get(&attr.name).is_none() {
+                    details.push(format!(
+                        "Schema {name}'s attribute {} is missing",
+                        attr.name
+                    ));
                 }
             }
         }
