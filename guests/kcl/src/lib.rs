@@ -248,10 +248,13 @@ mod tests {
         }
     }
 
+    /// An error's kind and first label, as KCL prints them.
+    type Printed = (&'static str, &'static str);
+
     // Expectations from KCL 0.12.3 (kcl-lib), which prints each of these.
     #[test]
     fn reports_every_error_found_before_evaluation() {
-        let cases: &[(&str, &str, &[(&str, &str)])] = &[
+        let cases: &[(&str, &str, &[Printed])] = &[
             (
                 "syntax errors, then the checker's",
                 "a = 1 +\nb: int = \"s\"\nc: str = 1\n",
