@@ -607,3 +607,24 @@ fn a_config_converted_by_an_annotation_is_made_at_the_last_node_entered() {
         assert_eq!(lines, [*line], "{source}");
     }
 }
+
+#[test]
+fn an_index_signature_default_merged_with_a_value_keeps_the_origin_kcl_reports() {
+    let schemas = "schema C:\n    name: str\n    $type: str\n\nschema Cs:\n";
+    // (index signature, entry, line KCL 0.12.3 points at)
+    let cases: &[(&str, &str, u32)] = &[
+        ("[n: str]: C = C {name: n}", "ws: C {}", 6),
+        ("[n: str]: C = {name: n}", "ws: C {}", 9),
+        ("[n: str]: C = C {name: n}", "ws: {}", 6),
+    ];
+    for (signature, entry, line) in cases {
+        let source = format!("{schemas}    {signature}\n\ncs: Cs {{\n    {entry}\n}}\n");
+        let e = run_source(&source).unwrap_err();
+        assert_eq!(
+            e.message, "attribute 'type' of C is required and can't be None or Undefined",
+            "{source}"
+        );
+        let lines: Vec<u32> = e.labels.iter().map(|l| l.span.line).collect();
+        assert_eq!(lines, [*line], "{source}");
+    }
+}
