@@ -237,9 +237,40 @@ impl Evaluator {
         let mut value = match self.lookup(frame, &first.node)? {
             Some(v) => v,
             None => {
+                // Code from another package than the frame's (a parent's
+                // or mixin's body) sees that package's names.
+                let code_pkg = self.code_pkg.clone();
+                let pkg = if *code_pkg != *frame.pkgpath
+                    && self.program.packages.contains_key(&*code_pkg)
+                {
+                    let package = self.package(&code_pkg)?;
+                    if let Some(v) = self.lookup(&package, &first.node)? {
+                        let mut value = v;
+                        for name in rest {
+                            value = self.select_attr(&value, &name.node, false, name.span)?;
+                        }
+                        return Ok(value);
+                    }
+                    code_pkg
+                } else {
+                    frame.pkgpath.clone()
+                };
+                // `type Name = pkg.Schema`: the alias names the schema.
+                let alias = self
+                    .aliases
+                    .get(&*pkg)
+                    .and_then(|a| a.get(&first.node))
+                    .cloned();
+                if let Some(ast::Type::Named(target)) = alias {
+                    let mut value = self.load_identifier(frame, &target, span)?;
+                    for name in rest {
+                        value = self.select_attr(&value, &name.node, false, name.span)?;
+                    }
+                    return Ok(value);
+                }
                 let import = self
                     .imports
-                    .get(&*frame.pkgpath)
+                    .get(&*pkg)
                     .and_then(|m| m.get(&first.node))
                     .cloned();
                 match import {
@@ -294,8 +325,19 @@ impl Evaluator {
             }),
             Import::Package(pkg) => {
                 let frame = self.package(pkg).map_err(|e| e.or_at(span))?;
+                let alias = self.aliases.get(pkg).and_then(|a| a.get(member)).cloned();
                 match self.lookup(&frame, member)? {
                     Some(v) => Ok(v),
+                    None if matches!(alias, Some(ast::Type::Named(_))) => match alias {
+                        Some(ast::Type::Named(target)) => {
+                            let code_pkg =
+                                std::mem::replace(&mut self.code_pkg, frame.pkgpath.clone());
+                            let result = self.load_identifier(&frame, &target, span);
+                            self.code_pkg = code_pkg;
+                            result
+                        }
+                        _ => Ok(Value::Undefined),
+                    },
                     None => Err(KclError::at(
                         ErrorKind::AttributeError,
                         span,

@@ -156,6 +156,9 @@ pub struct Evaluator {
     /// config converted to a schema by an annotation is an instance made
     /// there, as KCL records it.
     last_node: Span,
+    /// The package whose code is running: names a parent's or mixin's
+    /// body does not find in the instance's frames are its package's.
+    code_pkg: Rc<str>,
     /// The package of the schema expression being evaluated.
     creating_pkg: Rc<str>,
     /// Where each instance was made, by the address of its value: a
@@ -202,6 +205,7 @@ impl Evaluator {
             file_root: options.file_root,
             instances: IndexMap::new(),
             creating_pkg: Rc::from(MAIN_PKG),
+            code_pkg: Rc::from(MAIN_PKG),
             last_stmt: Span::default(),
             last_node: Span::default(),
             instance_spans: HashMap::new(),

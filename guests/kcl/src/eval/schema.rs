@@ -139,6 +139,7 @@ impl Evaluator {
                     stmts.extend((0..def.body.len()).map(|index| StmtRef {
                         body: Body::Schema(def.clone()),
                         index,
+                        pkg: s.frame.pkgpath.clone(),
                     }));
                 }
                 SchemaDef::Rule(def) => {
@@ -286,7 +287,10 @@ impl Evaluator {
                     body.set(key, v);
                     relaxed.push(key.clone());
                 }
-                None if is_rule(ty) => {}
+                // A rule's config is what its checks read.
+                None if is_rule(ty) => {
+                    body.set(key, value.clone());
+                }
                 None => {
                     body.set(key, value.clone());
                     relaxed.push(key.clone());
@@ -419,43 +423,56 @@ impl Evaluator {
                 SchemaDef::Schema(def) => &def.checks,
                 SchemaDef::Rule(def) => &def.checks,
             };
-            for check in checks {
-                if let Some(cond) = &check.node.if_cond
-                    && !self.eval_expr(body, cond)?.is_truthy()
-                {
-                    continue;
-                }
-                if self.eval_expr(body, &check.node.test)?.is_truthy() {
-                    continue;
-                }
-                let msg = match &check.node.msg {
-                    Some(m) => {
-                        let v = self.eval_expr(body, m)?;
-                        self.display(&v)
-                    }
-                    None => String::new(),
-                };
-                let label = if msg.is_empty() {
-                    "Check failed on the condition".to_string()
-                } else {
-                    format!("Check failed on the condition: {msg}")
-                };
-                return Err(KclError::at(
-                    ErrorKind::SchemaCheckFailure,
-                    span,
-                    "Instance check failed",
-                )
-                .with_label(
-                    Span::new(
-                        check.span.file,
-                        check.span.end_line,
-                        0,
-                        check.span.end_line,
-                        0,
-                    ),
-                    label,
-                ));
+            let code_pkg = std::mem::replace(&mut self.code_pkg, s.frame.pkgpath.clone());
+            let result = self.run_schema_checks(checks, body, span);
+            self.code_pkg = code_pkg;
+            result?;
+        }
+        Ok(())
+    }
+
+    fn run_schema_checks(
+        &mut self,
+        checks: &[ast::Node<ast::CheckExpr>],
+        body: &Rc<Frame>,
+        span: Span,
+    ) -> Result<()> {
+        for check in checks {
+            if let Some(cond) = &check.node.if_cond
+                && !self.eval_expr(body, cond)?.is_truthy()
+            {
+                continue;
             }
+            if self.eval_expr(body, &check.node.test)?.is_truthy() {
+                continue;
+            }
+            let msg = match &check.node.msg {
+                Some(m) => {
+                    let v = self.eval_expr(body, m)?;
+                    self.display(&v)
+                }
+                None => String::new(),
+            };
+            let label = if msg.is_empty() {
+                "Check failed on the condition".to_string()
+            } else {
+                format!("Check failed on the condition: {msg}")
+            };
+            return Err(super::error_at(
+                ErrorKind::SchemaCheckFailure,
+                span,
+                "Instance check failed",
+            )
+            .with_label(
+                Span::new(
+                    check.span.file,
+                    check.span.end_line,
+                    0,
+                    check.span.end_line,
+                    0,
+                ),
+                label,
+            ));
         }
         Ok(())
     }

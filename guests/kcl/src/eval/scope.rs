@@ -30,6 +30,9 @@ pub(crate) enum Body {
 pub(crate) struct StmtRef {
     pub body: Body,
     pub index: usize,
+    /// The package the statement was written in (a parent's or mixin's
+    /// may be another package than the instance's frame).
+    pub pkg: Rc<str>,
 }
 
 impl StmtRef {
@@ -171,6 +174,7 @@ impl Frame {
                 (0..m.body.len()).map(|index| StmtRef {
                     body: Body::Module(m.clone()),
                     index,
+                    pkg: Rc::from(pkgpath),
                 })
             })
             .collect();
@@ -309,10 +313,16 @@ impl Evaluator {
             l.running.push(i);
             l.stmts.get(i).cloned()
         };
+        let code_pkg = stmt
+            .as_ref()
+            .map(|s| std::mem::replace(&mut self.code_pkg, s.pkg.clone()));
         let result = match stmt.as_ref().and_then(StmtRef::get) {
             Some(node) => self.exec_stmt(frame, node),
             None => Ok(()),
         };
+        if let Some(code_pkg) = code_pkg {
+            self.code_pkg = code_pkg;
+        }
         let mut l = lazy.borrow_mut();
         l.running.pop();
         if let Some(s) = l.state.get_mut(i) {
