@@ -681,6 +681,17 @@ impl Evaluator {
     }
 }
 
+/// The last statement a schema's body runs (its parents' and mixins'
+/// bodies run too, in `chain`'s order).
+pub(crate) fn body_end(ty: &Rc<SchemaType>) -> Option<Span> {
+    let mut schemas = Vec::new();
+    chain(ty, &mut schemas);
+    schemas.iter().rev().find_map(|s| match &s.def {
+        SchemaDef::Schema(def) => def.body.last().map(|stmt| stmt.span),
+        SchemaDef::Rule(_) => None,
+    })
+}
+
 /// A schema's attribute as a config meets it.
 pub(crate) struct AttrShape {
     pub name: String,

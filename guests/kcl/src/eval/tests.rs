@@ -628,3 +628,23 @@ fn an_index_signature_default_merged_with_a_value_keeps_the_origin_kcl_reports()
         assert_eq!(lines, [*line], "{source}");
     }
 }
+
+#[test]
+fn an_empty_config_refused_as_an_argument_points_at_the_schema_body_end() {
+    // (program, line): from KCL's grammar suite (schema/param_validation),
+    // whose KCL is newer than 0.12.3 (0.12.3 accepts `User({})`).
+    let cases: &[(&str, u32)] = &[(
+        "schema User[arg: Arg]:\n    name: str = \"${arg.envName}\"\n\nschema Arg:\n    envName: \"staging\" | \"production\"\n\n_user = User({})\n",
+        5,
+    )];
+    for (source, line) in cases {
+        let e = run_source(source).unwrap_err();
+        assert!(
+            e.message.starts_with("expect Arg, got dict. For details:"),
+            "{source}: {}",
+            e.message
+        );
+        let lines: Vec<u32> = e.labels.iter().map(|l| l.span.line).collect();
+        assert_eq!(lines, [*line], "{source}");
+    }
+}

@@ -235,7 +235,12 @@ impl Evaluator {
                 let details = self.mismatch_details(frame, &v, ty)?;
                 let mut e = mismatch(ty, self.type_of_full(&v));
                 e.message = format!("{}. For details:\n{}", e.message, details.join("\n"));
-                return Err(e);
+                // KCL ran the schema's body on the config before it
+                // refused it: the error is on the last line that ran.
+                return Err(match super::schema::body_end(&schema) {
+                    Some(end) => e.or_at(end),
+                    None => e,
+                });
             }
         }
         self.convert_to_type(frame, v, ty)
