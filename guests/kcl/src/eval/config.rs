@@ -90,6 +90,7 @@ impl Evaluator {
         let Some((last, outer)) = path.split_last() else {
             return Ok(target);
         };
+        self.note_config_position(&value, span);
         // `a.b.c: v` is `a: {b: {c: v}}`, the operator applying to `c`.
         let mut nested = Dict::new();
         nested.entries.insert(last.clone(), value);

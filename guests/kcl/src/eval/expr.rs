@@ -427,16 +427,7 @@ impl Evaluator {
                 if self.value_matches_type(frame, &left, &ty)? {
                     Ok(left)
                 } else {
-                    let mut message = format!(
-                        "expect {}, got {}",
-                        super::types::type_to_string(&ty),
-                        self.type_of_full(&left)
-                    );
-                    let details = self.mismatch_details(frame, &left, &ty)?;
-                    if !details.is_empty() {
-                        message = format!("{message}. For details:\n{}", details.join("\n"));
-                    }
-                    Err(KclError::at(ErrorKind::EvaluationError, span, message))
+                    Err(self.type_mismatch(frame, &left, &ty)?.or_at(span))
                 }
             }
             op => {

@@ -164,6 +164,10 @@ pub struct Evaluator {
     /// Where each instance was made, by the address of its value: a
     /// required attribute missing in a nested instance is reported there.
     instance_spans: HashMap<usize, Span>,
+    /// The config entry each dict value was written in, by its address:
+    /// an instance made from it later is reported there (KCL's config
+    /// meta).
+    config_spans: HashMap<usize, Span>,
     schema_stack: Vec<schema::SchemaCtx>,
     scalars: Vec<Value>,
     /// The index in `scalars` of the last schema expression statement's
@@ -209,6 +213,7 @@ impl Evaluator {
             last_stmt: Span::default(),
             last_node: Span::default(),
             instance_spans: HashMap::new(),
+            config_spans: HashMap::new(),
             schema_stack: Vec::new(),
             scalars: Vec::new(),
             schema_scalar: None,
@@ -420,13 +425,19 @@ impl crate::value::unify::SchemaResolver for Evaluator {
                     .insert(key.clone(), ast::ConfigEntryOperation::Override);
             }
         }
-        // Errors point at the statement that unified it, as KCL's do.
+        // Errors point where the instance was made, else at the
+        // statement that unified it, as KCL's do.
+        let made_at = self
+            .instance_spans
+            .get(&(std::ptr::from_ref(schema) as usize))
+            .copied()
+            .unwrap_or(self.last_stmt);
         self.instantiate(
             &ty,
             config,
             schema.args.clone(),
             schema.kwargs.clone(),
-            self.last_stmt,
+            made_at,
         )
     }
 }

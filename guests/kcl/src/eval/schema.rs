@@ -217,6 +217,32 @@ impl Evaluator {
         Ok(value)
     }
 
+    /// Remembers the config entry a dict (or the dicts of a list) was
+    /// written in.
+    pub(crate) fn note_config_position(&mut self, value: &Value, span: Span) {
+        match value {
+            Value::Dict(d) => {
+                self.config_spans.insert(Rc::as_ptr(d) as usize, span);
+            }
+            Value::List(items) => {
+                for item in items.iter() {
+                    if let Value::Dict(d) = item {
+                        self.config_spans.insert(Rc::as_ptr(d) as usize, span);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Where a config entry wrote this dict, if one did.
+    pub(crate) fn config_position(&self, d: &Rc<Dict>) -> Span {
+        self.config_spans
+            .get(&(Rc::as_ptr(d) as usize))
+            .copied()
+            .unwrap_or_default()
+    }
+
     /// `Schema.instances(full_pkg=False)`: the instances of a schema and
     /// of its children made so far by the main package's code (by any
     /// package's with `full_pkg`).
@@ -692,15 +718,14 @@ pub(crate) fn body_end(ty: &Rc<SchemaType>) -> Option<Span> {
     })
 }
 
-/// A schema's attribute as a config meets it.
+/// One attribute of a schema, as type checks see it.
 pub(crate) struct AttrShape {
     pub name: String,
-    /// Declared with `?`.
     pub optional: bool,
     pub has_default: bool,
 }
 
-/// A schema's attributes (its parents' and mixins' too), and whether it
+/// A schema's attributes (its parents' and mixins' too) and whether it
 /// has an index signature.
 pub(crate) fn schema_attrs(ty: &Rc<SchemaType>) -> (Vec<AttrShape>, bool) {
     let mut schemas = Vec::new();
@@ -717,7 +742,7 @@ pub(crate) fn schema_attrs(ty: &Rc<SchemaType>) -> (Vec<AttrShape>, bool) {
                         optional: a.is_optional,
                         has_default: a.value.is_some(),
                     };
-                    match attrs.iter_mut().find(|s| s.name == a.name.node) {
+                    match attrs.iter_mut().find(|x| x.name == a.name.node) {
                         Some(existing) => *existing = shape,
                         None => attrs.push(shape),
                     }

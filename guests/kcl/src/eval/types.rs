@@ -205,15 +205,24 @@ impl Evaluator {
         }
         match self.try_convert(frame, &v, ty)? {
             Some(converted) => Ok(converted),
-            None => {
-                let details = self.mismatch_details(frame, &v, ty)?;
-                let mut e = mismatch(ty, self.type_of_full(&v));
-                if !details.is_empty() {
-                    e.message = format!("{}. For details:\n{}", e.message, details.join("\n"));
-                }
-                Err(e)
-            }
+            None => Err(self.type_mismatch(frame, &v, ty)?),
         }
+    }
+
+    /// KCL's "expect T, got U" for a value, with the "For details" lines
+    /// of a config that is no instance of the schemas `T` names.
+    pub(crate) fn type_mismatch(
+        &mut self,
+        frame: &Rc<Frame>,
+        v: &Value,
+        ty: &Type,
+    ) -> Result<KclError> {
+        let details = self.mismatch_details(frame, v, ty)?;
+        let mut e = mismatch(ty, self.type_of_full(v));
+        if !details.is_empty() {
+            e.message = format!("{}. For details:\n{}", e.message, details.join("\n"));
+        }
+        Ok(e)
     }
 
     /// An argument checked against a parameter's type: `{}` where a schema
@@ -230,11 +239,8 @@ impl Evaluator {
             && let Some(schema) = self.named_schema(frame, id)?
         {
             let (attrs, _) = super::schema::schema_attrs(&schema);
-            // An attribute with a default is not missing from `{}`.
             if attrs.iter().any(|a| !a.optional && !a.has_default) {
-                let details = self.mismatch_details(frame, &v, ty)?;
-                let mut e = mismatch(ty, self.type_of_full(&v));
-                e.message = format!("{}. For details:\n{}", e.message, details.join("\n"));
+                let e = self.type_mismatch(frame, &v, ty)?;
                 // KCL ran the schema's body on the config before it
                 // refused it: the error is on the last line that ran.
                 return Err(match super::schema::body_end(&schema) {
@@ -248,12 +254,7 @@ impl Evaluator {
 
     /// Why a config is not an instance of the schemas a type names
     /// (KCL's "For details" lines).
-    pub(super) fn mismatch_details(
-        &mut self,
-        frame: &Rc<Frame>,
-        v: &Value,
-        ty: &Type,
-    ) -> Result<Vec<String>> {
+    fn mismatch_details(&mut self, frame: &Rc<Frame>, v: &Value, ty: &Type) -> Result<Vec<String>> {
         let Some(config) = v.as_dict() else {
             return Ok(Vec::new());
         };
@@ -278,9 +279,8 @@ impl Evaluator {
                     }
                 }
             }
-            // KCL lists an attribute with a default as missing too.
-            for attr in &attrs {
-                if !attr.optional && config.get(&attr.name).is_none() {
+            for attr in attrs.iter().filter(|a| !a.optional) {
+                if config.get(&attr.name).is_none() {
                     details.push(format!(
                         "Schema {name}'s attribute {} is missing",
                         attr.name
@@ -370,7 +370,14 @@ impl Evaluator {
                             d.as_ref().clone(),
                             Vec::new(),
                             Vec::new(),
-                            self.last_node,
+                            // Where a config entry wrote it, else the last
+                            // node entered (KCL's panic line).
+                            match self.config_position(d) {
+                                unknown if unknown == crate::source::Span::default() => {
+                                    self.last_node
+                                }
+                                written => written,
+                            },
                         )?)
                     }
                     _ => None,
