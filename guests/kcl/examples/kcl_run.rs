@@ -19,12 +19,7 @@ fn main() -> ExitCode {
     let options = match parse_args(std::env::args().skip(1)) {
         Ok(Ok(options)) => options,
         Ok(Err(error)) => {
-            let error = RunError {
-                error,
-                more: Vec::new(),
-                sources: Default::default(),
-                logs: String::new(),
-            };
+            let error = RunError::new(error, Default::default(), String::new());
             eprint!("{}", error.render());
             return ExitCode::FAILURE;
         }

@@ -108,12 +108,18 @@ fn render_label(out: &mut String, kind: ErrorKind, span: Span, message: &str, so
     out.push_str(&format!("{pad}--> {}:{}:{column}\n", file.path, span.line));
     out.push_str(&format!("{pad} |\n"));
     out.push_str(&format!("{} | {text}\n", span.line));
+    // An empty label leaves nothing after the mark (`assert False`).
+    let label = if message.is_empty() {
+        String::new()
+    } else {
+        format!(" {message}")
+    };
     match caret {
         Some(c) => {
             let offset: usize = text.chars().take(c).map(display_width).sum();
-            out.push_str(&format!("{pad} | {}^ {message}\n", " ".repeat(offset)));
+            out.push_str(&format!("{pad} | {}^{label}\n", " ".repeat(offset)));
         }
-        None => out.push_str(&format!("{pad} |  {message}\n")),
+        None => out.push_str(&format!("{pad} | {label}\n")),
     }
     out.push_str(&format!("{pad} |\n"));
 }
@@ -216,6 +222,16 @@ mod tests {
                     "expect str, got int",
                 ),
                 want: "error[E3M38]: EvaluationError\n --> ${CWD}/main.k:2:1\n  |\n2 |     name: str\n  |  expect str, got int\n  |\n\n",
+            },
+            Case {
+                name: "a runtime error with no message",
+                text: "assert False\n",
+                error: KclError::at(
+                    ErrorKind::EvaluationError,
+                    line_only(Span::new(0, 1, 0, 1, 12)),
+                    "",
+                ),
+                want: "error[E3M38]: EvaluationError\n --> ${CWD}/main.k:1:1\n  |\n1 | assert False\n  | \n  |\n\n",
             },
             Case {
                 name: "suggestions print as KCL prints them",

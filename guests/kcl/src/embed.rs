@@ -10,8 +10,6 @@
 
 use std::path::Path;
 
-use indexmap::IndexMap;
-
 use crate::eval::{self, EvalOptions};
 use crate::modules::file::ProgramPaths;
 use crate::value::json::{EncodeOptions, Node};
@@ -51,11 +49,7 @@ pub fn run(program: &Embedded) -> Result<EmbeddedOutput, Box<RunError>> {
     };
     let mut sources = source::SourceMap::default();
     let fail = |error, sources: &source::SourceMap, logs| {
-        Box::new(RunError {
-            error,
-            sources: sources.clone(),
-            logs,
-        })
+        Box::new(RunError::new(error, sources.clone(), logs))
     };
     let loaded = loader::load_run_options(
         &options,
@@ -63,21 +57,10 @@ pub fn run(program: &Embedded) -> Result<EmbeddedOutput, Box<RunError>> {
         Path::new(""),
         &mut sources,
     );
-    if let Some(e) = loaded.errors.into_iter().next() {
-        return Err(fail(e, &sources, String::new()));
+    let errors = crate::static_errors(loaded.errors, &loaded.program.packages);
+    if let Some(failed) = crate::failure(errors, &sources, String::new()) {
+        return Err(failed);
     }
-    let checked: IndexMap<String, Vec<crate::ast::Module>> = loaded
-        .program
-        .packages
-        .iter()
-        .map(|(pkg, modules)| {
-            (
-                pkg.clone(),
-                modules.iter().map(|m| m.as_ref().clone()).collect(),
-            )
-        })
-        .collect();
-    crate::checker::check_packages(&checked).map_err(|e| fail(e, &sources, String::new()))?;
     let eval_options = EvalOptions {
         options: program
             .options

@@ -74,9 +74,10 @@ pub struct RunOutput {
 /// A failed run: the error and the program's sources, to render it.
 #[derive(Debug, Clone)]
 pub struct RunError {
+    /// The first error, the one a host reports as the step's failure.
     pub error: KclError,
-    /// The errors found with it, after it (KCL prints every syntax and
-    /// type error of a program, in order).
+    /// The errors KCL prints after `error`, in its order: a program that
+    /// fails before it runs reports every syntax and static error it has.
     pub more: Vec<KclError>,
     pub sources: source::SourceMap,
     /// What `print()` wrote before the failure.
@@ -84,38 +85,65 @@ pub struct RunError {
 }
 
 impl RunError {
-    /// The error as `kcl run` prints it on stderr: `error[code]: Kind`, the
-    /// source line under each position with a caret and label, then the
-    /// notes.
-    pub fn render(&self) -> String {
-        let mut text = diagnostic::render(&self.error, &self.sources);
-        text.push_str(&diagnostic::render_all(&self.more, &self.sources));
-        text
+    /// A failure with one error.
+    pub fn new(error: KclError, sources: source::SourceMap, logs: String) -> RunError {
+        RunError {
+            error,
+            more: Vec::new(),
+            sources,
+            logs,
+        }
     }
+
+    /// Every error, in the order KCL prints them.
+    pub fn errors(&self) -> impl Iterator<Item = &KclError> {
+        std::iter::once(&self.error).chain(&self.more)
+    }
+
+    /// The errors as `kcl run` prints them on stderr, one after the other:
+    /// `error[code]: Kind`, the source line under each position with a
+    /// caret and label, then the notes.
+    pub fn render(&self) -> String {
+        self.errors()
+            .map(|e| diagnostic::render(e, &self.sources))
+            .collect()
+    }
+}
+
+/// The errors KCL reports before it evaluates a loaded program, in its
+/// order: every file's syntax and import errors, then the checker's. KCL's
+/// parser recovers from a syntax error and its checker still runs, so a
+/// program with both prints both.
+pub(crate) fn static_errors(
+    load_errors: Vec<KclError>,
+    packages: &indexmap::IndexMap<String, Vec<std::rc::Rc<ast::Module>>>,
+) -> Vec<KclError> {
+    let mut errors = load_errors;
+    errors.extend(checker::check_packages_all(packages));
+    errors
+}
+
+/// A failure with `errors` (at least one).
+pub(crate) fn failure(
+    errors: Vec<KclError>,
+    sources: &source::SourceMap,
+    logs: String,
+) -> Option<Box<RunError>> {
+    let mut errors = errors.into_iter();
+    let error = errors.next()?;
+    Some(Box::new(RunError {
+        error,
+        more: errors.collect(),
+        sources: sources.clone(),
+        logs,
+    }))
 }
 
 /// Loads, checks and evaluates a program as `kcl run` does.
 pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
     let mut sources = source::SourceMap::default();
     let fail = |error: KclError, sources: &source::SourceMap, logs: String| {
-        Box::new(RunError {
-            error,
-            more: Vec::new(),
-            sources: sources.clone(),
-            logs,
-        })
-    };
-    let fail_all = |errors: Vec<KclError>, sources: &source::SourceMap| {
-        let mut errors = errors.into_iter();
-        errors.next().map(|error| {
-            let more = errors.collect();
-            Box::new(RunError {
-                error,
-                more,
-                sources: sources.clone(),
-                logs: String::new(),
-            })
-        })
+        Box::new(RunError::new(error, sources.clone(), logs))
     };
     let current_dir = std::env::current_dir().unwrap_or_default();
     let base = match &options.work_dir {
@@ -128,15 +156,13 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
     } = settings::apply(options, &base).map_err(|e| fail(e, &sources, String::new()))?;
     let options = &merged;
     let loaded = loader::load_run_options(options, &loader::NativeFs, &current_dir, &mut sources);
-    if let Some(e) = fail_all(loaded.errors, &sources) {
-        return Err(e);
+    let errors = static_errors(loaded.errors, &loaded.program.packages);
+    if let Some(failed) = failure(errors, &sources, String::new()) {
+        return Err(failed);
     }
     let program = eval::Program {
         packages: loaded.program.packages,
     };
-    if let Some(e) = fail_all(checker::check_packages_all(&program.packages), &sources) {
-        return Err(e);
-    }
     let eval_options = eval::EvalOptions {
         options: values,
         file_root: options.file_root.clone(),
@@ -198,4 +224,69 @@ fn runtime_positions(mut error: KclError) -> KclError {
         }
     }
     error
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errors_of(source: &str) -> Vec<(String, String)> {
+        let options = RunOptions {
+            sources: vec![("/kcl/main.k".to_string(), source.to_string())],
+            work_dir: Some(PathBuf::from("/kcl")),
+            ..RunOptions::default()
+        };
+        match run(&options) {
+            Ok(output) => panic!("expected errors, got {:?}", output.yaml),
+            Err(failed) => failed
+                .errors()
+                .map(|e| {
+                    let message = e.labels.first().map_or(&e.message, |l| &l.message);
+                    (e.kind.title().to_string(), message.clone())
+                })
+                .collect(),
+        }
+    }
+
+    /// An error's kind and first label, as KCL prints them.
+    type Printed = (&'static str, &'static str);
+
+    // Expectations from KCL 0.12.3 (kcl-lib), which prints each of these.
+    #[test]
+    fn reports_every_error_found_before_evaluation() {
+        let cases: &[(&str, &str, &[Printed])] = &[
+            (
+                "syntax errors, then the checker's",
+                "a = 1 +\nb: int = \"s\"\nc: str = 1\n",
+                &[
+                    (
+                        "InvalidSyntax",
+                        "expected one of [\"identifier\", \"literal\", \"(\", \"[\", \"{\"] got newline",
+                    ),
+                    ("TypeError", "expected int, got str(s)"),
+                    ("TypeError", "expected str, got int(1)"),
+                ],
+            ),
+            (
+                "several checker errors in source order",
+                "schema A:\n    x: int\na = A {y = 1}\nb: str = 1\n",
+                &[
+                    ("CompileError", "Cannot add member 'y' to schema 'A'"),
+                    ("TypeError", "expected str, got int(1)"),
+                ],
+            ),
+            (
+                "a runtime error alone",
+                "a = [1][3]\n",
+                &[("EvaluationError", "list index out of range: 3")],
+            ),
+        ];
+        for (name, source, want) in cases {
+            let want: Vec<(String, String)> = want
+                .iter()
+                .map(|(k, m)| (k.to_string(), m.to_string()))
+                .collect();
+            assert_eq!(errors_of(source), want, "{name}");
+        }
+    }
 }

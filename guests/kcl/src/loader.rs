@@ -400,6 +400,18 @@ impl Loader<'_> {
         deps: &mut Vec<String>,
     ) {
         let fixed = fix_import_path(&context.root, Path::new(file), &import.rawpath.node);
+        // KCL runs plugins only when its host enables them; plait has none.
+        if fixed.starts_with("kcl_plugin.") {
+            self.missing.push(KclError::at(
+                ErrorKind::CannotFindModule,
+                span,
+                format!(
+                    "the plugin package `{fixed}` is not found, please confirm if plugin mode is enabled"
+                ),
+            ));
+            import.pkgpath = fixed;
+            return;
+        }
         if crate::modules::is_system_module(&fixed) {
             import.pkgpath = fixed;
             return;
@@ -837,6 +849,35 @@ mod tests {
                 "suggestion: browse more packages at 'https://artifacthub.io'"
             ]
         );
+    }
+
+    #[test]
+    fn plugin_packages_are_not_found() {
+        let cases = [
+            (
+                "import kcl_plugin.hello as hello\n",
+                "the plugin package `kcl_plugin.hello` is not found, please confirm if plugin mode is enabled",
+            ),
+            (
+                "import kcl_plugin.a.b\n",
+                "the plugin package `kcl_plugin.a.b` is not found, please confirm if plugin mode is enabled",
+            ),
+        ];
+        for (text, want) in cases {
+            let fs = fs(&[("/p/main.k", text)]);
+            let loaded = load_main(&fs, "/p");
+            let messages: Vec<(ErrorKind, &str)> = loaded
+                .errors
+                .iter()
+                .map(|e| (e.kind, e.message.as_str()))
+                .collect();
+            assert_eq!(
+                messages,
+                vec![(ErrorKind::CannotFindModule, want)],
+                "{text}"
+            );
+            assert!(loaded.errors[0].notes.is_empty(), "{text}");
+        }
     }
 
     #[test]

@@ -65,6 +65,7 @@ fn iteration_items(value: &Value, span: Span) -> Result<Vec<(Value, Value)>> {
 impl Evaluator {
     pub(crate) fn eval_expr(&mut self, frame: &Rc<Frame>, expr: &Node<Expr>) -> Result<Value> {
         self.enter(expr.span)?;
+        self.last_node = expr.span;
         let result = self.eval_expr_inner(frame, expr);
         self.leave();
         result

@@ -152,6 +152,10 @@ pub struct Evaluator {
     /// The last package statement run: errors found after the run (its
     /// output's conflicts) point there, as KCL's do.
     last_stmt: Span,
+    /// The last statement or expression entered (KCL's "panic line"): a
+    /// config converted to a schema by an annotation is an instance made
+    /// there, as KCL records it.
+    last_node: Span,
     /// The package whose code is running: names a parent's or mixin's
     /// body does not find in the instance's frames are its package's.
     code_pkg: Rc<str>,
@@ -207,6 +211,7 @@ impl Evaluator {
             creating_pkg: Rc::from(MAIN_PKG),
             code_pkg: Rc::from(MAIN_PKG),
             last_stmt: Span::default(),
+            last_node: Span::default(),
             instance_spans: HashMap::new(),
             config_spans: HashMap::new(),
             schema_stack: Vec::new(),

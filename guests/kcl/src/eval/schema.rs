@@ -298,7 +298,14 @@ impl Evaluator {
                             scope.set(&k.node, Value::str(key));
                         }
                         let d = self.eval_expr(&scope, default)?;
+                        // The merged instance was made where the default's
+                        // instance was, else where the value's was (KCL's
+                        // union keeps its left schema's origin).
+                        let made_at = self.made_at(&d).or_else(|| self.made_at(&v));
                         v = self.union_values(d, &v, false)?;
+                        if let (Value::Schema(merged), Some(at)) = (&v, made_at) {
+                            self.instance_spans.insert(Rc::as_ptr(merged) as usize, at);
+                        }
                     }
                     let v = self
                         .convert_to_type(&owner.frame, v, &sig.node.value_ty.node)
@@ -389,6 +396,14 @@ impl Evaluator {
             }
         }
         Ok(())
+    }
+
+    /// Where an instance was made, if `v` is one whose origin is known.
+    fn made_at(&self, v: &Value) -> Option<Span> {
+        match v {
+            Value::Schema(s) => self.instance_spans.get(&(Rc::as_ptr(s) as usize)).copied(),
+            _ => None,
+        }
     }
 
     /// The required-attribute check of every schema instance inside a
@@ -690,6 +705,17 @@ impl Evaluator {
         }
         has_index_signature || d.entries.keys().all(|k| names.contains(k))
     }
+}
+
+/// The last statement a schema's body runs (its parents' and mixins'
+/// bodies run too, in `chain`'s order).
+pub(crate) fn body_end(ty: &Rc<SchemaType>) -> Option<Span> {
+    let mut schemas = Vec::new();
+    chain(ty, &mut schemas);
+    schemas.iter().rev().find_map(|s| match &s.def {
+        SchemaDef::Schema(def) => def.body.last().map(|stmt| stmt.span),
+        SchemaDef::Rule(_) => None,
+    })
 }
 
 /// One attribute of a schema, as type checks see it.

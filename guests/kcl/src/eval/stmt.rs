@@ -19,6 +19,7 @@ impl Evaluator {
 
     pub(crate) fn exec_stmt(&mut self, frame: &Rc<Frame>, stmt: &Node<Stmt>) -> Result<()> {
         self.step(stmt.span)?;
+        self.last_node = stmt.span;
         if frame.is_package {
             self.last_stmt = stmt.span;
         }

@@ -482,6 +482,24 @@ fn runtime_errors_have_kcls_kind_and_message() {
             "9223372036854775808: A 64 bit integer overflow",
         ),
         (
+            "as_names_why_an_instance_is_not_the_schema",
+            "schema Bar:\n    bar: int = 1\nschema Foo:\n    foo: int = 1\nf: Foo | Bar = Foo {}\nb = f as Bar\n",
+            ErrorKind::EvaluationError,
+            "expect Bar, got Foo. For details:\nSchema Bar does not contain attribute foo\nSchema Bar's attribute bar is missing",
+        ),
+        (
+            "an_attribute_with_a_default_is_listed_missing",
+            "schema B:\n    a: int = 1\n    b: str\n\nd: {str:} = {c = 1}\nx: B = d\n",
+            ErrorKind::EvaluationError,
+            "expect B, got dict. For details:\nSchema B does not contain attribute c\nSchema B's attribute a is missing\nSchema B's attribute b is missing",
+        ),
+        (
+            "as_with_every_attribute_present",
+            "schema Bar:\n    bar: int = 1\nschema Foo:\n    foo: int = 1\n    bar: int = 2\nf: Foo | Bar = Foo {}\nb = f as Bar\n",
+            ErrorKind::EvaluationError,
+            "expect Bar, got Foo. For details:\nSchema Bar does not contain attribute foo",
+        ),
+        (
             "conflicting_values",
             "a = {x: 1, x: 2}\n",
             ErrorKind::EvaluationError,
@@ -570,4 +588,78 @@ fn a_failed_check_names_its_condition() {
             "Check failed on the condition: positive"
         ]
     );
+}
+
+#[test]
+fn a_config_converted_by_an_annotation_is_made_at_the_last_node_entered() {
+    // (program, line KCL 0.12.3 points at): KCL records where the
+    // conversion began, after the whole value was evaluated.
+    let cases: &[(&str, u32)] = &[
+        (
+            "schema Data:\n    name: str\n    type: str\n\nd = {name = \"x\"}\n\nds: {str:Data} = {\n    a = d\n}\n",
+            8,
+        ),
+        (
+            "schema Data:\n    name: str\n    type: str\n\nds: [Data] = [\n    {name = \"x\"}\n]\n",
+            6,
+        ),
+        (
+            "schema Data:\n    name: str\n\nd: Data = {\n    name = None\n}\n",
+            5,
+        ),
+        ("schema Values:\n    a: int\n\nvalues: Values = {}\n", 4),
+    ];
+    for (source, line) in cases {
+        let e = run_source(source).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::EvaluationError, "{source}");
+        assert!(
+            e.message
+                .ends_with("is required and can't be None or Undefined"),
+            "{source}: {}",
+            e.message
+        );
+        let lines: Vec<u32> = e.labels.iter().map(|l| l.span.line).collect();
+        assert_eq!(lines, [*line], "{source}");
+    }
+}
+
+#[test]
+fn an_index_signature_default_merged_with_a_value_keeps_the_origin_kcl_reports() {
+    let schemas = "schema C:\n    name: str\n    $type: str\n\nschema Cs:\n";
+    // (index signature, entry, line KCL 0.12.3 points at)
+    let cases: &[(&str, &str, u32)] = &[
+        ("[n: str]: C = C {name: n}", "ws: C {}", 6),
+        ("[n: str]: C = {name: n}", "ws: C {}", 9),
+        ("[n: str]: C = C {name: n}", "ws: {}", 6),
+    ];
+    for (signature, entry, line) in cases {
+        let source = format!("{schemas}    {signature}\n\ncs: Cs {{\n    {entry}\n}}\n");
+        let e = run_source(&source).unwrap_err();
+        assert_eq!(
+            e.message, "attribute 'type' of C is required and can't be None or Undefined",
+            "{source}"
+        );
+        let lines: Vec<u32> = e.labels.iter().map(|l| l.span.line).collect();
+        assert_eq!(lines, [*line], "{source}");
+    }
+}
+
+#[test]
+fn an_empty_config_refused_as_an_argument_points_at_the_schema_body_end() {
+    // (program, line): from KCL's grammar suite (schema/param_validation),
+    // whose KCL is newer than 0.12.3 (0.12.3 accepts `User({})`).
+    let cases: &[(&str, u32)] = &[(
+        "schema User[arg: Arg]:\n    name: str = \"${arg.envName}\"\n\nschema Arg:\n    envName: \"staging\" | \"production\"\n\n_user = User({})\n",
+        5,
+    )];
+    for (source, line) in cases {
+        let e = run_source(source).unwrap_err();
+        assert!(
+            e.message.starts_with("expect Arg, got dict. For details:"),
+            "{source}: {}",
+            e.message
+        );
+        let lines: Vec<u32> = e.labels.iter().map(|l| l.span.line).collect();
+        assert_eq!(lines, [*line], "{source}");
+    }
 }

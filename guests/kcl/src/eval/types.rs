@@ -240,7 +240,13 @@ impl Evaluator {
         {
             let (attrs, _) = super::schema::schema_attrs(&schema);
             if attrs.iter().any(|a| !a.optional && !a.has_default) {
-                return Err(self.type_mismatch(frame, &v, ty)?);
+                let e = self.type_mismatch(frame, &v, ty)?;
+                // KCL ran the schema's body on the config before it
+                // refused it: the error is on the last line that ran.
+                return Err(match super::schema::body_end(&schema) {
+                    Some(end) => e.or_at(end),
+                    None => e,
+                });
             }
         }
         self.convert_to_type(frame, v, ty)
@@ -364,7 +370,14 @@ impl Evaluator {
                             d.as_ref().clone(),
                             Vec::new(),
                             Vec::new(),
-                            self.config_position(d),
+                            // Where a config entry wrote it, else the last
+                            // node entered (KCL's panic line).
+                            match self.config_position(d) {
+                                unknown if unknown == crate::source::Span::default() => {
+                                    self.last_node
+                                }
+                                written => written,
+                            },
                         )?)
                     }
                     _ => None,
