@@ -189,7 +189,7 @@ mod tests {
     fn an_argument_kcl_refuses_is_its_evaluation_error() {
         for spec in ["key=", "=123", "key=value="] {
             let args = parse(&["run", "main.k", "-D", spec]);
-            let error = options(&args).err().expect(spec);
+            let error = options(&args).expect_err(spec);
             assert_eq!(
                 error.render(),
                 "error[E3M38]: EvaluationError\nInvalid value for top level arguments\n"
