@@ -88,6 +88,7 @@ fn native(params: &Value) -> plait_kcl::embed::EmbeddedOutput {
         source: PROGRAM.into(),
         options: vec![("params".into(), params.clone())],
         step_limit: None,
+        stack_budget: None,
     };
     plait_kcl::embed::run(&program).unwrap_or_else(|e| panic!("{}", e.render()))
 }
