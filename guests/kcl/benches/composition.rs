@@ -29,6 +29,7 @@ fn main() {
         source: PROGRAM.into(),
         options: vec![("params".into(), serde_json::from_str(PARAMS).unwrap())],
         step_limit: None,
+        stack_budget: None,
     };
     let output = embed::run(&program).unwrap_or_else(|e| panic!("{}", e.render()));
     let items = output.documents[0]["items"].as_array().map_or(0, Vec::len);

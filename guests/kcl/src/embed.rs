@@ -27,6 +27,12 @@ pub struct Embedded {
     /// Statements and calls allowed before the evaluation stops; unlimited
     /// when `None` (the host's deadline bounds it instead).
     pub step_limit: Option<u64>,
+    /// Bytes of stack the evaluation may use before a deep recursion ends
+    /// in KCL's recursion error (`eval::DEFAULT_STACK_BUDGET` when `None`).
+    /// In wasmtime a guest's calls also use the engine's own stack
+    /// (512 KiB by default), which traps when it runs out: a guest gives
+    /// less than that.
+    pub stack_budget: Option<usize>,
 }
 
 /// What a successful run produced.
@@ -68,6 +74,7 @@ pub fn run(program: &Embedded) -> Result<EmbeddedOutput, Box<RunError>> {
             .map(|(name, value)| (name.clone(), from_json(value)))
             .collect(),
         step_limit: program.step_limit,
+        stack_budget: program.stack_budget,
         program_paths: ProgramPaths::for_main_file(Path::new(&program.name)),
         ..EvalOptions::default()
     };
@@ -190,6 +197,7 @@ mod tests {
             source: source.into(),
             options: vec![("params".into(), params)],
             step_limit: None,
+            stack_budget: None,
         })
     }
 

@@ -85,6 +85,7 @@ fn the_typical_composition_program_runs_as_kcl_runs_it() {
             serde_json::from_str(&params_text()).unwrap(),
         )],
         step_limit: None,
+        stack_budget: None,
     })
     .unwrap_or_else(|e| panic!("{}", e.render()));
     let expected_documents: Value = serde_yaml_ng::from_str(&expected).unwrap();

@@ -13,14 +13,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 #[path = "../../../guests/kcl/benches/support/kcl_lib.rs"]
 mod kcl_lib;
 #[path = "support/measure.rs"]
 mod measure;
 
-use measure::median;
+use measure::{median, peak_memory_mb, reset_peak_memory};
 use plait_runtime::{CallLimits, Module, Runtime, RuntimeConfig};
 use plait_sdk::{Request, Resource, State};
 use serde_json::{Value, json};
@@ -88,6 +88,7 @@ fn native(params: &Value) -> plait_kcl::embed::EmbeddedOutput {
         source: PROGRAM.into(),
         options: vec![("params".into(), params.clone())],
         step_limit: None,
+        stack_budget: None,
     };
     plait_kcl::embed::run(&program).unwrap_or_else(|e| panic!("{}", e.render()))
 }
@@ -104,10 +105,12 @@ fn main() {
     let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
     let limits = CallLimits::default();
 
+    reset_peak_memory();
     let start = Instant::now();
     let module = runtime.load(&wasm).unwrap();
     let compile = start.elapsed();
     let output = runtime.call(&module, &request, &limits).unwrap();
+    let host_peak = peak_memory_mb();
     let response = &output.response;
     assert!(response.results.is_empty(), "{:?}", response.results);
 
@@ -138,6 +141,11 @@ fn main() {
         "first compile of the component",
         format!("{compile:.2?}"),
         "goal <= 3 s",
+    );
+    row(
+        "host process peak, compile and first call",
+        format!("{host_peak} MB"),
+        "",
     );
     if quick {
         return;

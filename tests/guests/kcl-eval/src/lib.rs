@@ -12,6 +12,9 @@ use serde_json::{Map, Value, json};
 
 pub struct KclEval;
 
+/// The stack a KCL evaluation may use in the guest.
+const STACK_BUDGET: usize = 256 << 10;
+
 /// The annotation function-kcl names a composed resource by.
 const RESOURCE_NAME_ANNOTATION: &str = "krm.kcl.dev/composition-resource-name";
 
@@ -28,6 +31,9 @@ impl Function for KclEval {
             source: source.to_string(),
             options: vec![("params".into(), params(&request))],
             step_limit: None,
+            // wasmtime's own stack for the guest's calls (512 KiB) runs out
+            // before the guest's 1 MiB: KCL's recursion error must come first.
+            stack_budget: Some(STACK_BUDGET),
         };
         let mut response = Response::from_request(&request);
         let output = match plait_kcl::embed::run(&program) {
