@@ -90,7 +90,8 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Result<RunOptions, K
             "-k" | "--sort-keys" | "--sort_keys" => options.sort_keys = true,
             "-n" | "--disable-none" | "--disable_none" => options.disable_none = true,
             "-H" | "--show-hidden" | "--show_hidden" => options.show_hidden = true,
-            // KCL's debug mode changes nothing in what a program prints.
+            // KCL's debug mode adds a backtrace note to runtime errors;
+            // plait has none to print.
             "-d" | "--debug" => {}
             "-h" | "--help" => return Err("kcl_run: run KCL programs as `kcl run` does".into()),
             flag if flag.starts_with('-') && flag.len() > 1 => {

@@ -46,7 +46,7 @@ pub struct RunArgs {
     /// Also print hidden (`_name`) attributes.
     #[arg(short = 'H', long = "show-hidden", alias = "show_hidden")]
     pub show_hidden: bool,
-    /// Accepted as `kcl run -d` is; it changes nothing in the output.
+    /// Accepted as `kcl run -d` is; plait prints no backtrace under an error.
     #[arg(short = 'd', long = "debug", hide = true)]
     pub debug: bool,
 }
