@@ -299,7 +299,8 @@ impl Value {
             (UnaryOp::UAdd, Value::Bool(b)) => Ok(Value::Int(i64::from(*b))),
             (UnaryOp::USub, Value::Int(i)) => checked(-i128::from(*i)),
             (UnaryOp::USub, Value::Bool(b)) => Ok(Value::Int(-i64::from(*b))),
-            (UnaryOp::USub, Value::Float(f)) => Ok(Value::Float(-f)),
+            // KCL negates a float by subtracting it from zero: `-0.0` is 0.0.
+            (UnaryOp::USub, Value::Float(f)) => Ok(Value::Float(0.0 - f)),
             (UnaryOp::Invert, Value::Int(i)) => Ok(Value::Int(!i)),
             (UnaryOp::Invert, Value::Bool(b)) => Ok(Value::Int(!i64::from(*b))),
             _ => Err(bad()),
@@ -435,6 +436,17 @@ mod tests {
         );
         assert!(int(3).binary(BinOp::Pow, &int(100)).is_err());
         assert!(int(i64::MIN).unary(UnaryOp::USub).is_err());
+    }
+
+    #[test]
+    fn negating_a_float_subtracts_it_from_zero_as_kcl_does() {
+        let cases = [(0.0, "0.0"), (-0.0, "0.0"), (1.5, "-1.5"), (-2.0, "2.0")];
+        for (f, want) in cases {
+            let Ok(Value::Float(got)) = Value::Float(f).unary(UnaryOp::USub) else {
+                panic!("-{f} is not a float");
+            };
+            assert_eq!(format!("{got:?}"), want, "-{f}");
+        }
     }
 
     #[test]

@@ -1079,5 +1079,38 @@ fn every_feature_runs_as_in_kcl() {
     programs.extend(flag_cases());
     programs.extend(package_cases());
     let (_, report) = compare(&programs, |_| true);
-    assert!(report.is_empty(), "{report}");
+    let differing: Vec<&str> = report
+        .lines()
+        .filter_map(|line| line.strip_prefix("--- ")?.strip_suffix(" ---"))
+        .collect();
+    let known: Vec<&str> = KNOWN_DIFFERENCES.iter().map(|(name, _)| *name).collect();
+    assert_eq!(
+        differing, known,
+        "plait should differ from KCL on the known differences alone \
+         (a fixed one leaves KNOWN_DIFFERENCES and docs/kcl.md):\n{report}"
+    );
 }
+
+/// Programs of the table on which plait still differs from KCL 0.12.3, in
+/// the table's order, with the difference (docs/kcl.md lists them too).
+const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
+    (
+        "config_insert_extends_the_referenced_list",
+        "KCL's `k = v0, k += [1]` extends the very list `v0` holds, so `v0` changes too \
+         (0.13.2 as well); plait's values are copied on write and `v0` keeps its value",
+    ),
+    (
+        "lambda_return_type_checked",
+        "a value of the wrong type returned by a lambda: KCL points at the lambda, plait at the call",
+    ),
+    (
+        "syntax_error",
+        "a config left open at the end of the file: KCL points two columns before plait, \
+         and its API reports the error twice",
+    ),
+    (
+        "packages_import_cycle",
+        "an import cycle: KCL lists the cycle's files in another order and adds its checker's \
+         'circular reference' errors",
+    ),
+];

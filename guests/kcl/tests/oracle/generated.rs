@@ -378,7 +378,9 @@ impl Generator {
                     entries.push(format!("{key}: {{b = {}}}", self.expr(Ty::Str, d)));
                 }
                 1 => {
-                    entries.push(format!("{key} = {}", self.expr(Ty::Ints, d)));
+                    // A fresh list: KCL's `+=` would extend a list another
+                    // name holds in place (a known difference, docs/kcl.md).
+                    entries.push(format!("{key} = [*{}]", self.expr(Ty::Ints, d)));
                     entries.push(format!("{key} += {}", self.expr(Ty::Ints, d)));
                 }
                 2 => entries.push(format!("{key}.inner.leaf = {}", self.expr(Ty::Str, d))),
