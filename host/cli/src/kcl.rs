@@ -192,7 +192,7 @@ mod tests {
             let error = options(&args).expect_err(spec);
             assert_eq!(
                 error.render(),
-                "error[E3M38]: EvaluationError\nInvalid value for top level arguments\n"
+                "error[E3M38]: EvaluationError\nInvalid value for top level arguments\n\n"
             );
         }
     }
