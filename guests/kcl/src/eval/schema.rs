@@ -450,7 +450,7 @@ impl Evaluator {
                 SchemaDef::Rule(def) => &def.checks,
             };
             let code_pkg = std::mem::replace(&mut self.code_pkg, s.frame.pkgpath.clone());
-            let result = self.run_schema_checks(checks, body, span, s.is_rule());
+            let result = self.run_schema_checks(checks, body, span);
             self.code_pkg = code_pkg;
             result?;
         }
@@ -462,7 +462,6 @@ impl Evaluator {
         checks: &[ast::Node<ast::CheckExpr>],
         body: &Rc<Frame>,
         span: Span,
-        is_rule: bool,
     ) -> Result<()> {
         for check in checks {
             if let Some(cond) = &check.node.if_cond
@@ -492,15 +491,6 @@ impl Evaluator {
                 check.span.end_line,
                 0,
             );
-            // A rule's failure is its check alone; a schema's points at the
-            // instance first.
-            if is_rule {
-                return Err(KclError::at(
-                    ErrorKind::SchemaCheckFailure,
-                    check_line,
-                    label,
-                ));
-            }
             return Err(super::error_at(
                 ErrorKind::SchemaCheckFailure,
                 span,

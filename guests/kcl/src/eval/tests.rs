@@ -591,18 +591,6 @@ fn a_failed_check_names_its_condition() {
 }
 
 #[test]
-fn a_failed_rule_is_its_condition_alone() {
-    let source = "rule Positive:\n    1 < 0, \"never\"\nr = Positive()\n";
-    let e = run_source(source).unwrap_err();
-    let labels: Vec<(&str, u32)> = e
-        .labels
-        .iter()
-        .map(|l| (l.message.as_str(), l.span.line))
-        .collect();
-    assert_eq!(labels, [("Check failed on the condition: never", 2)]);
-}
-
-#[test]
 fn a_config_converted_by_an_annotation_is_made_at_the_last_node_entered() {
     // (program, line KCL 0.12.3 points at): KCL records where the
     // conversion began, after the whole value was evaluated.

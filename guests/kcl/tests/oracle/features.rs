@@ -1100,6 +1100,11 @@ const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
          (0.13.2 as well); plait's values are copied on write and `v0` keeps its value",
     ),
     (
+        "rule_failure",
+        "a rule called as a function (`Positive()`) that fails: KCL reports its condition \
+         alone, plait first the instance, as KCL does for `Positive {}`",
+    ),
+    (
         "lambda_return_type_checked",
         "a value of the wrong type returned by a lambda: KCL points at the lambda, plait at the call",
     ),
