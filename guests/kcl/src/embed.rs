@@ -14,7 +14,7 @@ use crate::eval::{self, EvalOptions};
 use crate::modules::file::ProgramPaths;
 use crate::value::json::{EncodeOptions, Node};
 use crate::value::{Dict, Value};
-use crate::{ErrorKind, KclError, RunError, RunOptions, loader, source};
+use crate::{RunError, RunOptions, loader, source};
 
 /// A program given as text.
 #[derive(Debug, Clone, Default)]
@@ -82,38 +82,20 @@ pub fn run(program: &Embedded) -> Result<EmbeddedOutput, Box<RunError>> {
         packages: loaded.program.packages,
     };
     let evaluated = eval::evaluate(program, eval_options)
-        .map_err(|(e, logs)| fail(runtime_positions(e), &sources, logs))?;
+        .map_err(|(e, logs)| fail(crate::runtime_positions(e), &sources, logs))?;
     let documents = match &evaluated.output_stream {
         // `manifests.yaml_stream` replaces the output.
-        Some((stream, _)) => {
-            let output = crate::value::yaml::decode_stream(stream).map_err(|e| {
-                let message = format!("called `Result::unwrap()` on an `Err` value: {e}");
-                fail(
-                    KclError::new(ErrorKind::EvaluationError, message),
-                    &sources,
-                    evaluated.logs.clone(),
-                )
-            })?;
-            documents(&output)
-        }
+        Some((stream, _)) => documents(&crate::decode_output_stream(
+            stream,
+            &sources,
+            &evaluated.logs,
+        )?),
         None => documents(&evaluated.output),
     };
     Ok(EmbeddedOutput {
         documents,
         logs: evaluated.logs,
     })
-}
-
-/// KCL's runtime errors know their line, not their column (as
-/// [`crate::run`] reports them): only a failed check keeps its column.
-fn runtime_positions(mut error: KclError) -> KclError {
-    let keep_first = error.kind == ErrorKind::SchemaCheckFailure;
-    for (i, label) in error.labels.iter_mut().enumerate() {
-        if !(keep_first && i == 0) {
-            label.span = crate::diagnostic::line_only(label.span);
-        }
-    }
-    error
 }
 
 /// A JSON value as KCL reads it: objects keep their key order, integers

@@ -179,17 +179,10 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
         .map_err(|(e, logs)| fail(runtime_positions(e), &sources, logs))?;
     // `manifests.yaml_stream` replaces the output and the plan's options.
     let (output, plan) = match &evaluated.output_stream {
-        Some((stream, plan)) => {
-            let output = value::yaml::decode_stream(stream).map_err(|e| {
-                let message = format!("called `Result::unwrap()` on an `Err` value: {e}");
-                fail(
-                    KclError::new(ErrorKind::EvaluationError, message),
-                    &sources,
-                    evaluated.logs.clone(),
-                )
-            })?;
-            (output, plan.clone())
-        }
+        Some((stream, plan)) => (
+            decode_output_stream(stream, &sources, &evaluated.logs)?,
+            plan.clone(),
+        ),
         None => (
             evaluated.output.clone(),
             value::yaml::PlanOptions {
@@ -214,9 +207,26 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
     })
 }
 
+/// What `manifests.yaml_stream` wrote, read back as the program's output
+/// (KCL unwraps the reading, so a failure reads as its panic message).
+pub(crate) fn decode_output_stream(
+    stream: &str,
+    sources: &source::SourceMap,
+    logs: &str,
+) -> Result<value::Value, Box<RunError>> {
+    value::yaml::decode_stream(stream).map_err(|e| {
+        let message = format!("called `Result::unwrap()` on an `Err` value: {e}");
+        Box::new(RunError::new(
+            KclError::new(ErrorKind::EvaluationError, message),
+            sources.clone(),
+            logs.to_string(),
+        ))
+    })
+}
+
 /// KCL's runtime errors know the line they happened on, not the column:
 /// only a failed check points at its schema expression.
-fn runtime_positions(mut error: KclError) -> KclError {
+pub(crate) fn runtime_positions(mut error: KclError) -> KclError {
     let keep_first = error.kind == ErrorKind::SchemaCheckFailure;
     for (i, label) in error.labels.iter_mut().enumerate() {
         if !(keep_first && i == 0) {
