@@ -298,6 +298,10 @@ fn check_metadata(object: &Value) -> Result<(), FieldError> {
     for field in ["name", "namespace", "generateName"] {
         match metadata.get(field) {
             None | Some(Value::Null) => {}
+            // An empty name or namespace is no name or namespace, as the API
+            // server reads it: the composer generates the name and the
+            // namespace comes from the composite or the kind's scope.
+            Some(Value::String(s)) if s.is_empty() => {}
             Some(Value::String(s)) => {
                 let checked = if field == "generateName" {
                     // A prefix: the generated suffix is appended, so it may end in '-'.

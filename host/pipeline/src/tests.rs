@@ -316,6 +316,35 @@ fn invalid_output_is_an_error_naming_step_and_resource() {
 }
 
 #[test]
+fn empty_metadata_name_and_namespace_count_as_unset() {
+    let cases: [(&str, Value); 3] = [
+        (
+            "empty-name",
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": ""}}),
+        ),
+        (
+            "empty-namespace",
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"namespace": ""}}),
+        ),
+        (
+            "empty-name-with-generate-name",
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "", "generateName": "cm-"}}),
+        ),
+    ];
+    for (case, object) in cases {
+        let (result, _) = run_with(&[step("a")], &Files::default(), |_, req| {
+            let mut response = Response::from_request(req);
+            response
+                .desired
+                .resources
+                .insert("cm".into(), Resource::new(object.clone()));
+            Ok(response)
+        });
+        result.unwrap_or_else(|e| panic!("{case}: {e}"));
+    }
+}
+
+#[test]
 fn namespaced_composite_confines_composed_resources() {
     let cases: [(&str, Value, Option<&str>); 9] = [
         (
