@@ -44,8 +44,17 @@ fn initialism_at(chars: &[char]) -> Option<&'static str> {
 /// an upper-case run letter by letter unless it is a known initialism;
 /// digits stay with the word before them (`EC2NodeClass` → `E C2 Node Class`).
 pub fn words(name: &str) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out: Vec<String> = Vec::new();
     for chunk in name.split(|c: char| !c.is_alphanumeric()) {
+        // A lone lower-case letter joins the word before it
+        // (`cluster.x-k8s.io` → `clusterx k8s io`).
+        if chunk.len() == 1
+            && chunk.chars().all(|c| c.is_ascii_lowercase())
+            && let Some(last) = out.last_mut()
+        {
+            last.push_str(chunk);
+            continue;
+        }
         let chars: Vec<char> = chunk.chars().collect();
         let mut i = 0;
         while i < chars.len() {
@@ -85,8 +94,8 @@ fn initialism_of(word: &str) -> Option<&'static str> {
 pub fn go_name(name: &str) -> String {
     let mut out = String::new();
     for word in words(name) {
-        if let Some(initialism) = initialism_of(&word) {
-            out.push_str(initialism);
+        if initialism_of(&word).is_some() {
+            out.push_str(&word.to_uppercase());
             continue;
         }
         let mut chars = word.chars();
@@ -101,13 +110,14 @@ pub fn go_name(name: &str) -> String {
     out
 }
 
-/// The words of a name, lower-case but for initialisms (`cronSpec` →
-/// `cron spec`): a docstring for what has no description.
+/// The words of a name in lower case, initialisms as written (`cronSpec` →
+/// `cron spec`, `dnsConfig` → `dns config`, `sinkUri` → `sink Uri`): a
+/// docstring for what has no description.
 pub fn humanize(name: &str) -> String {
     words(name)
         .iter()
         .map(|word| match initialism_of(word) {
-            Some(initialism) => initialism.to_string(),
+            Some(_) => word.clone(),
             None => word.to_lowercase(),
         })
         .collect::<Vec<_>>()
@@ -190,7 +200,9 @@ mod tests {
             ("karpenter.k8s.aws.v1beta1.EC2NodeClass", "KarpenterK8sAwsV1beta1EC2NodeClass", "karpenter_k8s_aws_v1beta1_e_c2_node_class", "karpenter k8s aws v1beta1 e c2 node class"),
             ("infrastructure.clusterx.k8s.io.v1beta1.AWSClusterRoleIdentity", "InfrastructureClusterxK8sIoV1beta1AWSClusterRoleIdentity", "infrastructure_clusterx_k8s_io_v1beta1_a_w_s_cluster_role_identity", "infrastructure clusterx k8s io v1beta1 a w s cluster role identity"),
             ("operator.victoriametrics.com.v1beta1.VMAgent", "OperatorVictoriametricsComV1beta1VMAgent", "operator_victoriametrics_com_v1beta1_vm_agent", "operator victoriametrics com v1beta1 VM agent"),
-            ("vpcId", "VpcID", "vpc_id", "vpc ID"),
+            ("vpcId", "VpcID", "vpc_id", "vpc Id"),
+            ("ipv6-pool", "IPV6Pool", "ipv6_pool", "ipv6 pool"),
+            ("infrastructure.cluster.x-k8s.io.v1beta1.AWSClusterRoleIdentity", "InfrastructureClusterxK8sIoV1beta1AWSClusterRoleIdentity", "infrastructure_clusterx_k8s_io_v1beta1_a_w_s_cluster_role_identity", "infrastructure clusterx k8s io v1beta1 a w s cluster role identity"),
             ("ec2.aws.upbound.io.v1beta1.VPC", "Ec2AwsUpboundIoV1beta1VPC", "ec2_aws_upbound_io_v1beta1_v_p_c", "ec2 aws upbound io v1beta1 v p c"),
             ("example.org.v1.Test", "ExampleOrgV1Test", "example_org_v1_test_swagger", "example org v1 test"),
         ];
