@@ -29,7 +29,12 @@ fn generated(case: &Path) -> BTreeMap<String, String> {
     let crds: Vec<PathBuf> = std::fs::read_dir(case)
         .expect("reads the case")
         .map(|entry| entry.expect("lists the case").path())
-        .filter(|path| matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "json")))
+        .filter(|path| {
+            matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("yaml" | "json")
+            )
+        })
         .collect();
     let documents: Vec<Document> = crds.iter().flat_map(|path| documents(path)).collect();
     let options = ImportOptions {
@@ -66,7 +71,10 @@ fn expected(case: &Path) -> BTreeMap<String, String> {
                     .expect("below the models")
                     .to_string_lossy()
                     .replace('\\', "/");
-                files.insert(relative, std::fs::read_to_string(&path).expect("reads a model"));
+                files.insert(
+                    relative,
+                    std::fs::read_to_string(&path).expect("reads a model"),
+                );
             }
         }
     }
@@ -143,7 +151,11 @@ fn import_reports_agreement_with_every_golden_case() {
     entries.sort();
     for case in entries {
         let problems = compare(&case);
-        let name = case.file_name().unwrap_or_default().to_string_lossy().to_string();
+        let name = case
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
         if problems.is_empty() {
             eprintln!("{name}: identical");
         } else {

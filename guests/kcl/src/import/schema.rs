@@ -64,18 +64,24 @@ struct Generator<'a> {
 
 /// The file name (without `.k`) and text of one CRD version's models.
 pub fn generate(definition: &Definition<'_>) -> Result<(String, String), ImportError> {
-    let full_name = format!("{}.{}.{}", definition.group, definition.version, definition.kind);
+    let full_name = format!(
+        "{}.{}.{}",
+        definition.group, definition.version, definition.kind
+    );
     let type_name = go_name(&full_name);
     let mut generator = Generator {
         definition,
         nested: BTreeMap::new(),
         uses_regex: false,
     };
-    let root = definition.schema.as_object().ok_or_else(|| ImportError::Field {
-        document: definition.document.to_string(),
-        field: definition.field.clone(),
-        problem: "must be an object".to_string(),
-    })?;
+    let root = definition
+        .schema
+        .as_object()
+        .ok_or_else(|| ImportError::Field {
+            document: definition.document.to_string(),
+            field: definition.field.clone(),
+            problem: "must be an object".to_string(),
+        })?;
     let mut properties = properties_of(root, definition, &definition.field)?.clone();
     properties.insert(
         "apiVersion".into(),
@@ -280,7 +286,9 @@ impl Generator<'_> {
                     );
                 } else if deep_validations(schema)
                     || schema.contains_key("items")
-                    || schema.get("additionalProperties").is_some_and(Value::is_object)
+                    || schema
+                        .get("additionalProperties")
+                        .is_some_and(Value::is_object)
                     || schema.contains_key("allOf")
                 {
                     attribute.checks.push(format!(
@@ -359,7 +367,10 @@ impl Generator<'_> {
                 ))
             }
             "object" => {
-                if let Some(values) = schema.get("additionalProperties").and_then(Value::as_object) {
+                if let Some(values) = schema
+                    .get("additionalProperties")
+                    .and_then(Value::as_object)
+                {
                     let values_name = format!("{base}Anon");
                     let values_field = format!("{field}.additionalProperties");
                     if is_nested_object(values) {
@@ -411,7 +422,9 @@ impl Generator<'_> {
             let deeper = format!("{index}i");
             lines.extend(self.value_checks(items, index, false, &prefix, &postfix, &deeper));
         }
-        if let Some(values) = schema.get("additionalProperties").and_then(Value::as_object)
+        if let Some(values) = schema
+            .get("additionalProperties")
+            .and_then(Value::as_object)
             && !is_nested_object(values)
             && deep_validations(values)
         {
@@ -605,7 +618,11 @@ fn render(schema: &SchemaText, text: &mut String) {
                 "\n    {} : {}, default is {default}, {}\n",
                 attribute.escaped,
                 attribute.kcl_type,
-                if attribute.required { "required" } else { "optional" }
+                if attribute.required {
+                    "required"
+                } else {
+                    "optional"
+                }
             ));
             match &attribute.description {
                 Some(description) if !description.is_empty() => {
@@ -620,7 +637,10 @@ fn render(schema: &SchemaText, text: &mut String) {
     }
     text.push_str("\n    \"\"\"\n\n\n");
     let mut checks = Vec::new();
-    let validated = schema.attributes.iter().any(|attribute| attribute.validated);
+    let validated = schema
+        .attributes
+        .iter()
+        .any(|attribute| attribute.validated);
     for attribute in &schema.attributes {
         let declared = if !attribute.enum_values.is_empty() {
             attribute
