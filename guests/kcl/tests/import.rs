@@ -4,6 +4,8 @@
 //! too. Set `PLAIT_IMPORT_GOLDEN_DIR` to a kcl-openapi `testdata` directory
 //! to compare against every case there (a report, not a failure).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use plait_kcl::r#import::{Document, ImportOptions, Layout, import};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -222,14 +222,12 @@ fn xrd_crds(document: &Document) -> anyhow::Result<Vec<Document>> {
     }
     let mut crds = vec![Document {
         name: format!("{} (its composite CRD)", document.name),
-        value: plait_model::crd::composite_crd(&xrd)
-            .with_context(|| format!("{}", document.name))?,
+        value: plait_model::crd::composite_crd(&xrd).with_context(|| document.name.clone())?,
     }];
     if xrd.spec.claim_names.is_some() {
         crds.push(Document {
             name: format!("{} (its claim CRD)", document.name),
-            value: plait_model::crd::claim_crd(&xrd)
-                .with_context(|| format!("{}", document.name))?,
+            value: plait_model::crd::claim_crd(&xrd).with_context(|| document.name.clone())?,
         });
     }
     Ok(crds)
