@@ -15,6 +15,8 @@
 //!   `models.io.upbound.aws.ec2.v1beta1`), and `ObjectMeta.managedFields`
 //!   typed `any` (its `ManagedFieldsEntry` file left out).
 
+#[cfg(test)]
+mod golden_tests;
 mod names;
 mod schema;
 
