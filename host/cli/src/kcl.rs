@@ -137,7 +137,7 @@ fn import(args: &ImportArgs) -> anyhow::Result<()> {
 
 /// The documents of a file, or of every `.yaml`/`.yml` file below a
 /// directory (there, documents that are neither CRDs nor XRDs are skipped).
-fn read_documents(input: &Path) -> anyhow::Result<Vec<Document>> {
+pub fn read_documents(input: &Path) -> anyhow::Result<Vec<Document>> {
     if input.is_dir() {
         let mut files = Vec::new();
         let mut stack = vec![input.to_path_buf()];

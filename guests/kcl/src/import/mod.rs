@@ -135,10 +135,44 @@ fn is_api_version(segment: &str) -> bool {
     !number.is_empty() && number.chars().all(|c| c.is_ascii_digit())
 }
 
+/// The API versions `kcl import` groups files by; a file whose name shows
+/// another goes to `unknown/`.
+fn is_grouped_version(version: &str) -> bool {
+    let Some(rest) = version.strip_prefix('v') else {
+        return false;
+    };
+    if let Ok(major) = rest.parse::<u32>() {
+        return (1..=10).contains(&major);
+    }
+    ["alpha", "beta"].iter().any(|stage| {
+        rest.split_once(stage).is_some_and(|(major, minor)| {
+            matches!(major, "1" | "2" | "3") && matches!(minor, "1" | "2" | "3" | "4" | "5")
+        })
+    })
+}
+
+/// The directory `kcl import` puts a file in: the first `_v…` word of its
+/// name when that is a version it knows, else `unknown`.
+fn kcl_group(file_name: &str) -> String {
+    file_name
+        .match_indices("_v")
+        .next()
+        .map(|(index, _)| {
+            let word: String = file_name[index + 1..]
+                .chars()
+                .skip(1)
+                .take_while(char::is_ascii_alphanumeric)
+                .collect();
+            format!("v{word}")
+        })
+        .filter(|version| is_grouped_version(version))
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
 /// Where a generated file goes in a layout, from its `kcl import` file name.
 fn layout_path(layout: Layout, version: &str, file_name: &str) -> String {
     match layout {
-        Layout::Kcl => format!("{version}/{file_name}.k"),
+        Layout::Kcl => format!("{}/{file_name}.k", kcl_group(file_name)),
         Layout::Upbound => {
             // As `up` moves it: the parts before the first API version
             // reversed into directories, the rest joined into the name.
@@ -334,6 +368,24 @@ mod tests {
                 "v2",
                 "helm_crossplane_io_v2_release",
                 "io/crossplane/helm/v2/release.k",
+            ),
+            (
+                Layout::Kcl,
+                "v1",
+                "networking_vmware_com_v1_pool",
+                "unknown/networking_vmware_com_v1_pool.k",
+            ),
+            (
+                Layout::Kcl,
+                "v1alpha6",
+                "example_org_v1alpha6_widget",
+                "unknown/example_org_v1alpha6_widget.k",
+            ),
+            (
+                Layout::Kcl,
+                "v3beta5",
+                "example_org_v3beta5_widget",
+                "v3beta5/example_org_v3beta5_widget.k",
             ),
         ];
         for (layout, version, file_name, path) in cases {
