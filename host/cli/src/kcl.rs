@@ -206,7 +206,16 @@ pub fn models(
     for document in documents {
         match plait_kcl::r#import::document_kind(&document.value) {
             DocumentKind::CompositeResourceDefinition => crds.extend(xrd_crds(&document)?),
-            _ => crds.push(document),
+            DocumentKind::CustomResourceDefinition => crds.push(document),
+            DocumentKind::Other => anyhow::bail!(
+                "{}: kind {:?} is neither a CustomResourceDefinition nor a CompositeResourceDefinition",
+                document.name,
+                document
+                    .value
+                    .get("kind")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+            ),
         }
     }
     Ok(plait_kcl::r#import::import(&crds, options)?)
@@ -416,6 +425,36 @@ mod tests {
                 Ok(output) => assert_eq!(output.yaml, expected, "{function}"),
                 Err(error) => panic!("{function}: {}", error.render()),
             }
+        }
+    }
+
+    #[test]
+    fn documents_models_cannot_be_made_of_are_refused_naming_them() {
+        let cases = [
+            (
+                serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap"}),
+                "cm.yaml: kind \"ConfigMap\" is neither a CustomResourceDefinition nor a CompositeResourceDefinition",
+            ),
+            (
+                serde_json::json!({
+                    "apiVersion": "apiextensions.crossplane.io/v1",
+                    "kind": "CompositeResourceDefinition",
+                    "metadata": {"name": "xs.example.org"},
+                    "spec": {"group": "example.org", "names": {"kind": "X", "plural": "xs"},
+                        "versions": [{"name": "v1", "served": true, "referenceable": true,
+                            "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object",
+                                "properties": {"size": {"type": "colour"}}}}}}}]}
+                }),
+                "cm.yaml (its composite CRD): spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size.type: unsupported type \"colour\"",
+            ),
+        ];
+        for (value, message) in cases {
+            let documents = vec![Document {
+                name: "cm.yaml".into(),
+                value,
+            }];
+            let error = models(documents, &ImportOptions::default()).expect_err(message);
+            assert_eq!(format!("{error:#}"), message);
         }
     }
 
