@@ -458,6 +458,67 @@ mod tests {
         }
     }
 
+    /// `kcl import` sorts every schema's attributes by name; kcl-openapi's
+    /// own command (`keep_order`) puts nested schemas' attributes last.
+    #[test]
+    fn attributes_sort_by_name_unless_order_is_kept() {
+        let value = crd(
+            serde_json::json!([{"name": "v1", "schema": {"openAPIV3Schema": {
+                "type": "object",
+                "properties": {"spec": {"type": "object", "properties": {
+                    "alpha": {"type": "string"},
+                    "beta": {"type": "object", "description": "Beta.", "properties": {"x": {"type": "integer"}}},
+                    "gamma": {"type": "boolean"}
+                }}}
+            }}}]),
+        );
+        let documents = [Document {
+            name: "w.yaml".into(),
+            value,
+        }];
+        let cases = [
+            (
+                false,
+                [
+                    "alpha?: str",
+                    "beta?: ExampleOrgV1WidgetSpecBeta",
+                    "gamma?: bool",
+                ],
+            ),
+            (
+                true,
+                [
+                    "alpha?: str",
+                    "gamma?: bool",
+                    "beta?: ExampleOrgV1WidgetSpecBeta",
+                ],
+            ),
+        ];
+        for (keep_order, expected) in cases {
+            let options = ImportOptions {
+                layout: Layout::Kcl,
+                keep_order,
+            };
+            let files = import(&documents, &options).expect("imports");
+            let text = &files["v1/example_org_v1_widget.k"];
+            let spec = text
+                .split("schema ExampleOrgV1WidgetSpec:")
+                .nth(1)
+                .and_then(|rest| rest.split("schema ").next())
+                .expect("has the spec schema");
+            let attributes: Vec<&str> = spec
+                .lines()
+                .filter_map(|line| line.strip_prefix("    "))
+                .filter(|line| line.contains("?: "))
+                .collect();
+            assert_eq!(attributes, expected, "keep_order {keep_order}");
+            assert!(
+                spec.contains("    beta : ExampleOrgV1WidgetSpecBeta, default is Undefined, optional\n        beta\n"),
+                "a nested schema's attribute loses its description: {spec}"
+            );
+        }
+    }
+
     #[test]
     fn upbound_layout_types_managed_fields_as_any_and_drops_its_entry() {
         let documents = [Document {
