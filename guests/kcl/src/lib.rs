@@ -16,6 +16,7 @@ pub mod diagnostic;
 pub mod embed;
 pub mod error;
 pub mod eval;
+pub mod r#import;
 pub mod lexer;
 pub mod loader;
 pub mod modules;
