@@ -694,3 +694,81 @@ fn a_function_reads_the_directories_its_filesystem_annotation_grants() {
         }
     }
 }
+
+/// A composed resource as its function produced it: without what
+/// Crossplane's composition adds to every one (its name prefix, owner, the
+/// resource-name annotation and the composite label, which this function
+/// copies from the XR's labels too).
+fn as_the_function_produced_it(mut resource: serde_json::Value) -> serde_json::Value {
+    let metadata = resource["metadata"].as_object_mut().unwrap();
+    metadata.remove("generateName");
+    metadata.remove("ownerReferences");
+    for (field, key) in [
+        ("annotations", "crossplane.io/composition-resource-name"),
+        ("labels", "crossplane.io/composite"),
+    ] {
+        if let Some(map) = metadata.get_mut(field).and_then(|m| m.as_object_mut()) {
+            map.remove(key);
+        }
+    }
+    resource
+}
+
+/// An up project's embedded KCL function (upbound/configuration-app, in
+/// `tests/projects/`) runs with the built-in function-kcl from the project
+/// directory, on models plait generates from the project's XRD and the
+/// provider's CRD, and composes what the real KCL composes
+/// (`expected.yaml`, recorded by `tests/projects/record.py`); with
+/// `--project` and when found above the Composition alike.
+#[test]
+fn an_up_projects_kcl_function_renders_from_its_project_directory() {
+    let project = "tests/projects/configuration-app";
+    let expected: serde_json::Value = serde_yaml_ng::from_str(
+        &std::fs::read_to_string(repo().join(project).join("expected.yaml")).unwrap(),
+    )
+    .unwrap();
+    let xr = format!("{project}/examples/app-xr.yaml");
+    let composition = format!("{project}/apis/composition.yaml");
+    let crds = format!("{project}/crds");
+    let cases: [(&str, Vec<&str>); 2] = [
+        (
+            "--project",
+            vec![
+                "render",
+                "--project",
+                project,
+                "--crds",
+                &crds,
+                &xr,
+                &composition,
+            ],
+        ),
+        (
+            "found above the Composition",
+            vec!["render", "--crds", &crds, &xr, &composition],
+        ),
+    ];
+    for (case, args) in cases {
+        let out = plait(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(
+                "step \"xapp\" ran function \"upbound-configuration-appxapp\": component"
+            ) && stderr.contains("built-in function-kcl"),
+            "{case}: {stderr}"
+        );
+        let composed: serde_json::Map<String, serde_json::Value> = rendered(&out)
+            .into_iter()
+            .skip(1)
+            .map(|resource| {
+                let name =
+                    resource["metadata"]["annotations"]["crossplane.io/composition-resource-name"]
+                        .as_str()
+                        .unwrap()
+                        .to_string();
+                (name, as_the_function_produced_it(resource))
+            })
+            .collect();
+        assert_eq!(serde_json::Value::Object(composed), expected, "{case}");
+    }
+}
