@@ -126,14 +126,14 @@ fn compose(request: &Request, fs: &dyn FileSystem, response: &mut Response) -> R
     })?;
     log_prints(&output.logs);
 
-    let mut documents = output.documents;
-    if input.spec.config.sort_keys {
-        documents.iter_mut().for_each(Value::sort_all_objects);
-    }
-    let items = output::resources(documents).map_err(|e| match e {
-        OutputError::ItemNotAnObject { .. } => Error::DataResources(e.to_string()),
-        other => Error::Pipeline(other.to_string()),
-    })?;
+    let documents = output.documents;
+    let items =
+        output::resources(documents, &output.values, input.spec.config.sort_keys).map_err(|e| {
+            match e {
+                OutputError::ItemNotAnObject { .. } => Error::DataResources(e.to_string()),
+                other => Error::Pipeline(other.to_string()),
+            }
+        })?;
     let mut bases = Vec::new();
     for r in &input.spec.resources {
         match &r.base {
@@ -373,7 +373,25 @@ fn json_kind(value: &Value) -> &'static str {
     }
 }
 
-plait_sdk::export_function!(FunctionKcl);
+// The component's export, as `plait_sdk::export_function!` makes it but
+// without the SDK's call allocator: a package at `/src` is listed with
+// wasi-libc's `readdir`, which frees each entry name it receives with
+// libc's `free`, while the component's `cabi_realloc` allocated it with
+// Rust's global allocator. The two must be the same allocator, so this
+// guest keeps the standard one (libc's).
+#[cfg(target_arch = "wasm32")]
+const _: () = {
+    struct Export;
+    impl plait_sdk::guest::bindings::Guest for Export {
+        fn run_function(
+            request: plait_sdk::guest::bindings::Request,
+        ) -> Result<plait_sdk::guest::bindings::Response, plait_sdk::guest::bindings::Error>
+        {
+            plait_sdk::guest::run::<FunctionKcl>(request)
+        }
+    }
+    plait_sdk::guest::bindings::export!(Export with_types_in plait_sdk::guest::bindings);
+};
 
 #[cfg(test)]
 mod tests;
