@@ -7,8 +7,8 @@
 ~/.cache/plait/kcl-lib-0.12.3/bin/python, as tests/kcl/oracle.py does.)
 
 CASE_DIR is a project case (see README.md); MODELS_DIR is the KCL models
-`plait kcl import --layout upbound` generated from the case's XRD and
-`crds/` (the same models `plait render --project` stages). The script runs
+`plait kcl import --layout up -o DIR CASE_DIR/apis CASE_DIR/crds` generated
+in DIR/models (the same models `plait render --project` stages). The script runs
 the case's function (`functions/<fn>/main.k`) as function-kcl v0.12.2 runs
 a project build: the package at /src with its `kcl.mod` path dependency
 `models` given as an external package, and `option("params")` filled as

@@ -1,9 +1,15 @@
 //! `plait kcl run`: runs KCL programs offline as `kcl run` does, with
 //! plait's own KCL (the `plait-kcl` crate), so authors try the KCL a
-//! Composition carries before a cluster runs it.
+//! Composition carries before a cluster runs it. `plait kcl import`:
+//! writes the KCL models of CRDs and XRDs as `kcl import -m crd` (and, for
+//! project functions, `up`) generates them.
 
+use anyhow::Context as _;
+use plait_kcl::r#import::{Document, DocumentKind, ImportOptions, Layout};
+use serde_json::Value;
+use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(clap::Subcommand)]
@@ -13,6 +19,43 @@ pub enum KclCommand {
     /// configs as a YAML stream). A KCL error is printed as KCL prints it,
     /// and the command exits 1.
     Run(RunArgs),
+    /// Write the KCL models (schemas) of CRDs and XRDs, as `kcl import -m
+    /// crd` does: a package `models` under the output directory, one file
+    /// per CRD version. An XRD stands for the CRDs Crossplane derives from
+    /// it (the XR's, and the claim's when it offers one), as `up` reads
+    /// them; a document's kind tells which it is.
+    Import(ImportArgs),
+}
+
+/// `kcl import`'s flags, for the CRD mode.
+#[derive(clap::Args)]
+pub struct ImportArgs {
+    /// CRD or XRD files (YAML or JSON, multi-document streams too), or
+    /// directories searched for `.yaml`/`.yml` files, whose documents of
+    /// other kinds are skipped (as `up` reads a project's `apis/`).
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// What the inputs are: `crd` (CRDs and XRDs, told apart by kind);
+    /// `xrd` is the same. kcl's other modes are not supported.
+    #[arg(short = 'm', long = "mode", default_value = "crd", value_parser = ["crd", "xrd"])]
+    pub mode: String,
+    /// The directory the `models` package is written into, as `kcl import
+    /// -o` (the models go to `<DIR>/models`).
+    #[arg(short = 'o', long = "output", value_name = "DIR", default_value = ".")]
+    pub output: PathBuf,
+    /// `kcl` lays models out as `kcl import` does (`models/v1beta1/…`);
+    /// `up` as Upbound projects import them (`models/io/upbound/aws/ec2/
+    /// v1beta1/vpc.k`, `managedFields` typed `any`), for `.up/kcl`.
+    #[arg(long = "layout", default_value = "kcl", value_parser = ["kcl", "up"])]
+    pub layout: String,
+    /// Accepted as `kcl import -f` is: plait always overwrites the files it
+    /// generates.
+    #[arg(short = 'f', long = "force", hide = true)]
+    pub force: bool,
+    /// Accepted as `kcl import -s` is (`up` passes it): nothing is validated
+    /// beyond what generation needs.
+    #[arg(short = 's', long = "skip-validation", hide = true)]
+    pub skip_validation: bool,
 }
 
 /// `kcl run`'s flags; KCL's own spellings (`--sort_keys`, `-k`, …) are
@@ -54,7 +97,140 @@ pub struct RunArgs {
 pub fn main(command: &KclCommand) -> ExitCode {
     match command {
         KclCommand::Run(args) => run(args),
+        KclCommand::Import(args) => match import(args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("plait: {error:#}");
+                ExitCode::FAILURE
+            }
+        },
     }
+}
+
+fn import(args: &ImportArgs) -> anyhow::Result<()> {
+    let mut documents = Vec::new();
+    for input in &args.inputs {
+        documents.extend(read_documents(input)?);
+    }
+    let options = ImportOptions {
+        layout: if args.layout == "up" {
+            Layout::Upbound
+        } else {
+            Layout::Kcl
+        },
+        keep_order: false,
+    };
+    let files = models(documents, &options)?;
+    let root = args.output.join("models");
+    for (path, text) in &files {
+        let target = root.join(path);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        std::fs::write(&target, text)
+            .with_context(|| format!("cannot write {}", target.display()))?;
+    }
+    tracing::info!(files = files.len(), dir = %root.display(), "wrote KCL models");
+    Ok(())
+}
+
+/// The documents of a file, or of every `.yaml`/`.yml` file below a
+/// directory (there, documents that are neither CRDs nor XRDs are skipped).
+fn read_documents(input: &Path) -> anyhow::Result<Vec<Document>> {
+    if input.is_dir() {
+        let mut files = Vec::new();
+        let mut stack = vec![input.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            for entry in
+                std::fs::read_dir(&dir).with_context(|| format!("cannot read {}", dir.display()))?
+            {
+                let path = entry
+                    .with_context(|| format!("cannot read {}", dir.display()))?
+                    .path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if matches!(
+                    path.extension().and_then(|e| e.to_str()),
+                    Some("yaml" | "yml")
+                ) {
+                    files.push(path);
+                }
+            }
+        }
+        files.sort();
+        let mut documents = Vec::new();
+        for file in files {
+            documents.extend(
+                parse_documents(&file)?.into_iter().filter(|d| {
+                    plait_kcl::r#import::document_kind(&d.value) != DocumentKind::Other
+                }),
+            );
+        }
+        return Ok(documents);
+    }
+    parse_documents(input)
+}
+
+fn parse_documents(path: &Path) -> anyhow::Result<Vec<Document>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut documents = Vec::new();
+    for (index, document) in serde_yaml_ng::Deserializer::from_str(&text).enumerate() {
+        let value: Value = serde::Deserialize::deserialize(document)
+            .with_context(|| format!("{}: document {}: not YAML", path.display(), index + 1))?;
+        if value.is_null() {
+            continue;
+        }
+        documents.push(Document {
+            name: if index == 0 {
+                path.display().to_string()
+            } else {
+                format!("{} (document {})", path.display(), index + 1)
+            },
+            value,
+        });
+    }
+    Ok(documents)
+}
+
+/// The models of CRDs and XRDs: each XRD is replaced by the CRDs Crossplane
+/// derives from it (the XR's, and the claim's when it offers claims), as
+/// `up` generates its project's models; then `plait_kcl::import` writes
+/// them. Path → text, relative to the `models` directory.
+pub fn models(
+    documents: Vec<Document>,
+    options: &ImportOptions,
+) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut crds = Vec::new();
+    for document in documents {
+        match plait_kcl::r#import::document_kind(&document.value) {
+            DocumentKind::CompositeResourceDefinition => crds.extend(xrd_crds(&document)?),
+            _ => crds.push(document),
+        }
+    }
+    Ok(plait_kcl::r#import::import(&crds, options)?)
+}
+
+fn xrd_crds(document: &Document) -> anyhow::Result<Vec<Document>> {
+    let mut xrd: plait_model::CompositeResourceDefinition =
+        serde_json::from_value(document.value.clone())
+            .with_context(|| format!("{}: not a CompositeResourceDefinition", document.name))?;
+    // The CRDs are owned by the XRD in a cluster; offline it has no UID.
+    if xrd.metadata.uid.is_none() {
+        xrd.metadata.uid = Some("00000000-0000-0000-0000-000000000000".to_string());
+    }
+    let mut crds = vec![Document {
+        name: format!("{} (its composite CRD)", document.name),
+        value: plait_model::crd::composite_crd(&xrd).with_context(|| document.name.clone())?,
+    }];
+    if xrd.spec.claim_names.is_some() {
+        crds.push(Document {
+            name: format!("{} (its claim CRD)", document.name),
+            value: plait_model::crd::claim_crd(&xrd).with_context(|| document.name.clone())?,
+        });
+    }
+    Ok(crds)
 }
 
 fn run(args: &RunArgs) -> ExitCode {
@@ -144,6 +320,102 @@ mod tests {
         let cli = Cli::try_parse_from(["kcl"].iter().chain(args)).expect("parses");
         match cli.command {
             KclCommand::Run(args) => args,
+            KclCommand::Import(_) => panic!("parsed as kcl import"),
+        }
+    }
+
+    #[test]
+    fn kcl_import_flags_are_accepted_as_kcl_and_up_write_them() {
+        let cases: [(&[&str], &str, &str, &str); 3] = [
+            (&["import", "crd.yaml"], "crd", ".", "kcl"),
+            (
+                &["import", "-m", "crd", "-s", "-f", "-o", "out", "crd.yaml"],
+                "crd",
+                "out",
+                "kcl",
+            ),
+            (
+                &[
+                    "import", "--mode", "xrd", "--layout", "up", "--output", ".up/kcl", "apis",
+                ],
+                "xrd",
+                ".up/kcl",
+                "up",
+            ),
+        ];
+        for (args, mode, output, layout) in cases {
+            let cli = Cli::try_parse_from(["kcl"].iter().chain(args)).expect("parses");
+            let KclCommand::Import(import) = cli.command else {
+                panic!("{args:?} parsed as kcl run");
+            };
+            assert_eq!(
+                (import.mode.as_str(), import.layout.as_str()),
+                (mode, layout),
+                "{args:?}"
+            );
+            assert_eq!(import.output, PathBuf::from(output), "{args:?}");
+        }
+        let refused = Cli::try_parse_from(["kcl", "import", "-m", "openapi", "spec.yaml"]);
+        assert!(
+            refused.is_err(),
+            "a mode plait does not implement is refused"
+        );
+    }
+
+    /// Models generated from a project's XRDs and its providers' CRDs, in
+    /// `up`'s layout, let project functions run with plait's KCL as they
+    /// run with the real KCL on the same models (the expected outputs).
+    #[test]
+    fn imported_models_run_project_functions_as_kcl_does() {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kcl-models");
+        let mut documents = Vec::new();
+        for input in ["apis", "crds"] {
+            documents.extend(read_documents(&data.join(input)).expect("reads the inputs"));
+        }
+        let options = ImportOptions {
+            layout: Layout::Upbound,
+            keep_order: false,
+        };
+        let files = models(documents, &options).expect("imports");
+        for path in [
+            "io/upbound/platform/v1alpha1/xapp.k",
+            "io/upbound/platform/v1alpha1/app.k",
+            "io/upbound/platformref/aws/v1alpha1/cluster.k",
+            "io/upbound/aws/ec2/v1beta1/vpc.k",
+            "io/upbound/aws/ec2/v1beta1/subnet.k",
+            "io/crossplane/helm/v1beta1/release.k",
+            "k8s/apimachinery/pkg/apis/meta/v1/object_meta.k",
+            "kcl.mod",
+        ] {
+            assert!(files.contains_key(path), "{path} generated");
+        }
+        let project = tempfile::tempdir().expect("makes a directory");
+        let models_dir = project.path().join(".up/kcl/models");
+        for (path, text) in &files {
+            let target = models_dir.join(path);
+            std::fs::create_dir_all(target.parent().expect("has a parent")).expect("makes dirs");
+            std::fs::write(target, text).expect("writes a model");
+        }
+        for function in ["xapp", "network"] {
+            let source = data.join("functions").join(function);
+            let dir = project.path().join("functions").join(function);
+            std::fs::create_dir_all(&dir).expect("makes the function directory");
+            for file in ["kcl.mod", "main.k"] {
+                std::fs::copy(source.join(file), dir.join(file)).expect("copies the function");
+            }
+            let params = std::fs::read_to_string(source.join("params.json")).expect("reads params");
+            let expected =
+                std::fs::read_to_string(source.join("expected.yaml")).expect("reads expected");
+            let run = plait_kcl::run(&plait_kcl::RunOptions {
+                inputs: vec![dir.join("main.k")],
+                work_dir: Some(dir.clone()),
+                options: vec![("params".to_string(), params)],
+                ..Default::default()
+            });
+            match run {
+                Ok(output) => assert_eq!(output.yaml, expected, "{function}"),
+                Err(error) => panic!("{function}: {}", error.render()),
+            }
         }
     }
 

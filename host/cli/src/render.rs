@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use plait_functions::{GivenFunctions, PipelineFunctions, ResolvedFunctions, Resolver};
-use plait_kcl::import::{Document, ImportOptions, Layout};
+use plait_kcl::r#import::{Document, ImportOptions, Layout};
 use plait_model::{CompositeResourceDefinition, Composition, Manifest};
 use plait_pipeline::{ReadGrants, Step};
 use plait_reconcile::{
@@ -20,6 +20,7 @@ use serde_json::{Map, Value, json};
 use crate::RenderArgs;
 use crate::files;
 use crate::functions;
+use crate::kcl;
 use crate::project::{self, Models, Project};
 
 /// Every condition's `lastTransitionTime` in render output, as `crossplane render` prints it.
@@ -452,31 +453,23 @@ fn project_models(project: &Project, crds: &[std::path::PathBuf]) -> Result<Mode
     if crds.is_empty() && project.models_dir.is_dir() {
         return Ok(Models::Existing(project.models_dir.clone()));
     }
-    let mut documents = Vec::new();
-    for mut xrd in project.definitions()? {
-        let name = xrd["metadata"]["name"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        // Deriving the CRDs needs the UID their owner reference carries;
-        // the models do not read it.
-        xrd["metadata"]["uid"] = json!(stable_uid(&ObjectRef {
-            api_version: "apiextensions.crossplane.io/v1".into(),
-            kind: "CompositeResourceDefinition".into(),
-            namespace: None,
-            name: name.clone(),
-        }));
-        let xrd = CompositeResourceDefinition::from_value(xrd)
-            .with_context(|| format!("the project's XRD {name:?}: not a valid XRD"))?;
-        let mut crds = vec![plait_model::crd::composite_crd(&xrd)?];
-        if plait_model::crd::claim_crd_name(&xrd).is_some() {
-            crds.push(plait_model::crd::claim_crd(&xrd)?);
-        }
-        documents.extend(crds.into_iter().map(|value| Document {
-            name: format!("the CRD of the project's XRD {name:?}"),
-            value,
-        }));
+    if crds.is_empty() {
+        tracing::warn!(
+            project = %project.root.display(),
+            "the project's KCL models come from its XRDs only: give its dependencies' CRDs with --crds for the models its functions import from them"
+        );
     }
+    let mut documents: Vec<Document> = project
+        .definitions()?
+        .into_iter()
+        .map(|xrd| Document {
+            name: format!(
+                "the project's XRD {}",
+                xrd["metadata"]["name"].as_str().unwrap_or_default()
+            ),
+            value: xrd,
+        })
+        .collect();
     for path in crds {
         for (file, value) in files::read_documents_recursive(path)? {
             if value["kind"] != "CustomResourceDefinition" {
@@ -496,7 +489,7 @@ fn project_models(project: &Project, crds: &[std::path::PathBuf]) -> Result<Mode
         layout: Layout::Upbound,
         ..ImportOptions::default()
     };
-    let files = plait_kcl::import::import(&documents, &options)
+    let files = kcl::models(documents, &options)
         .context("cannot generate the project's KCL models")?
         .into_iter()
         .map(|(path, text)| (std::path::PathBuf::from(path), text))

@@ -781,6 +781,7 @@ fn an_up_projects_kcl_function_renders_from_its_project_directory() {
             .collect();
         assert_eq!(composed, expected, "{case}");
     }
+}
 
 /// A Composition whose step is upstream's function-kcl renders with the
 /// built-in, which stderr names: the program's items are composed

@@ -80,7 +80,9 @@ pub enum ImportError {
     },
     #[error("{document}: kind {kind:?} is not a CustomResourceDefinition")]
     NotACrd { document: String, kind: String },
-    #[error("{document}: spec.versions: no version has a schema (spec.versions[*].schema.openAPIV3Schema or spec.validation.openAPIV3Schema)")]
+    #[error(
+        "{document}: spec.versions: no version has a schema (spec.versions[*].schema.openAPIV3Schema or spec.validation.openAPIV3Schema)"
+    )]
     NoSchema { document: String },
     #[error("{document} and {other}: both define {path}")]
     Duplicate {
@@ -90,7 +92,11 @@ pub enum ImportError {
     },
 }
 
-fn text_field<'v>(document: &Document, value: &'v Value, field: &str) -> Result<&'v str, ImportError> {
+fn text_field<'v>(
+    document: &Document,
+    value: &'v Value,
+    field: &str,
+) -> Result<&'v str, ImportError> {
     let mut current = value;
     for part in field.split('.') {
         current = current.get(part).unwrap_or(&Value::Null);
@@ -150,7 +156,8 @@ fn layout_path(layout: Layout, version: &str, file_name: &str) -> String {
 }
 
 /// The `kcl.mod` of the models package.
-pub const MODELS_KCL_MOD: &str = "[package]\nname = \"models\"\nedition = \"v0.11.2\"\nversion = \"0.0.1\"\n";
+pub const MODELS_KCL_MOD: &str =
+    "[package]\nname = \"models\"\nedition = \"v0.11.2\"\nversion = \"0.0.1\"\n";
 
 /// Generates the KCL models of `documents` (CRDs): every version with a
 /// schema, and the Kubernetes `ObjectMeta` models they import.
@@ -185,7 +192,10 @@ pub fn import(
         }
     }
     files.insert("kcl.mod".to_string(), MODELS_KCL_MOD.to_string());
-    files.insert(format!("{META_DIR}/owner_reference.k"), OWNER_REFERENCE.to_string());
+    files.insert(
+        format!("{META_DIR}/owner_reference.k"),
+        OWNER_REFERENCE.to_string(),
+    );
     match options.layout {
         Layout::Kcl => {
             files.insert(format!("{META_DIR}/object_meta.k"), OBJECT_META.to_string());
@@ -197,7 +207,10 @@ pub fn import(
         Layout::Upbound => {
             files.insert(
                 format!("{META_DIR}/object_meta.k"),
-                OBJECT_META.replace("managedFields?: [ManagedFieldsEntry]", "managedFields?: any"),
+                OBJECT_META.replace(
+                    "managedFields?: [ManagedFieldsEntry]",
+                    "managedFields?: any",
+                ),
             );
         }
     }
@@ -290,20 +303,57 @@ mod tests {
     #[test]
     fn files_go_where_the_layout_puts_them() {
         let cases = [
-            (Layout::Kcl, "v1beta1", "ec2_aws_upbound_io_v1beta1_v_p_c", "v1beta1/ec2_aws_upbound_io_v1beta1_v_p_c.k"),
-            (Layout::Upbound, "v1beta1", "ec2_aws_upbound_io_v1beta1_v_p_c", "io/upbound/aws/ec2/v1beta1/vpc.k"),
-            (Layout::Upbound, "v1alpha1", "platform_upbound_io_v1alpha1_x_app", "io/upbound/platform/v1alpha1/xapp.k"),
-            (Layout::Upbound, "v1", "example_org_v1_test_swagger", "org/example/v1/test.k"),
-            (Layout::Upbound, "v2", "helm_crossplane_io_v2_release", "io/crossplane/helm/v2/release.k"),
+            (
+                Layout::Kcl,
+                "v1beta1",
+                "ec2_aws_upbound_io_v1beta1_v_p_c",
+                "v1beta1/ec2_aws_upbound_io_v1beta1_v_p_c.k",
+            ),
+            (
+                Layout::Upbound,
+                "v1beta1",
+                "ec2_aws_upbound_io_v1beta1_v_p_c",
+                "io/upbound/aws/ec2/v1beta1/vpc.k",
+            ),
+            (
+                Layout::Upbound,
+                "v1alpha1",
+                "platform_upbound_io_v1alpha1_x_app",
+                "io/upbound/platform/v1alpha1/xapp.k",
+            ),
+            (
+                Layout::Upbound,
+                "v1",
+                "example_org_v1_test_swagger",
+                "org/example/v1/test.k",
+            ),
+            (
+                Layout::Upbound,
+                "v2",
+                "helm_crossplane_io_v2_release",
+                "io/crossplane/helm/v2/release.k",
+            ),
         ];
         for (layout, version, file_name, path) in cases {
-            assert_eq!(layout_path(layout, version, file_name), path, "{layout:?} {file_name}");
+            assert_eq!(
+                layout_path(layout, version, file_name),
+                path,
+                "{layout:?} {file_name}"
+            );
         }
     }
 
     #[test]
     fn api_versions_are_recognised() {
-        for (segment, is_version) in [("v1", true), ("v1beta1", true), ("v2alpha3", true), ("v1beta", false), ("io", false), ("vpc", false), ("v", false)] {
+        for (segment, is_version) in [
+            ("v1", true),
+            ("v1beta1", true),
+            ("v2alpha3", true),
+            ("v1beta", false),
+            ("io", false),
+            ("vpc", false),
+            ("v", false),
+        ] {
             assert_eq!(is_api_version(segment), is_version, "{segment}");
         }
     }
@@ -319,14 +369,36 @@ mod tests {
     #[test]
     fn bad_documents_are_refused_naming_the_field() {
         let cases = [
-            (serde_json::json!({"kind": "ConfigMap"}), "w.yaml: kind \"ConfigMap\" is not a CustomResourceDefinition"),
-            (serde_json::json!({"kind": "CustomResourceDefinition", "spec": {"names": {"kind": "W"}}}), "w.yaml: spec.group: must be a non-empty string"),
-            (crd(serde_json::json!([{"name": "v1"}])), "w.yaml: spec.versions: no version has a schema (spec.versions[*].schema.openAPIV3Schema or spec.validation.openAPIV3Schema)"),
-            (crd(serde_json::json!([{"name": "v1", "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": 3}}}}])), "w.yaml: spec.versions[0].schema.openAPIV3Schema.properties.spec: must be an object"),
-            (crd(serde_json::json!([{"name": "v1", "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object", "properties": {"size": {"type": "color"}}}}}}}])), "w.yaml: spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size.type: unsupported type \"color\""),
+            (
+                serde_json::json!({"kind": "ConfigMap"}),
+                "w.yaml: kind \"ConfigMap\" is not a CustomResourceDefinition",
+            ),
+            (
+                serde_json::json!({"kind": "CustomResourceDefinition", "spec": {"names": {"kind": "W"}}}),
+                "w.yaml: spec.group: must be a non-empty string",
+            ),
+            (
+                crd(serde_json::json!([{"name": "v1"}])),
+                "w.yaml: spec.versions: no version has a schema (spec.versions[*].schema.openAPIV3Schema or spec.validation.openAPIV3Schema)",
+            ),
+            (
+                crd(
+                    serde_json::json!([{"name": "v1", "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": 3}}}}]),
+                ),
+                "w.yaml: spec.versions[0].schema.openAPIV3Schema.properties.spec: must be an object",
+            ),
+            (
+                crd(
+                    serde_json::json!([{"name": "v1", "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object", "properties": {"size": {"type": "color"}}}}}}}]),
+                ),
+                "w.yaml: spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size.type: unsupported type \"color\"",
+            ),
         ];
         for (value, message) in cases {
-            let documents = [Document { name: "w.yaml".into(), value }];
+            let documents = [Document {
+                name: "w.yaml".into(),
+                value,
+            }];
             let error = import(&documents, &ImportOptions::default()).expect_err(message);
             assert_eq!(error.to_string(), message);
         }
@@ -336,17 +408,28 @@ mod tests {
     fn upbound_layout_types_managed_fields_as_any_and_drops_its_entry() {
         let documents = [Document {
             name: "w.yaml".into(),
-            value: crd(serde_json::json!([{"name": "v1", "schema": {"openAPIV3Schema": {"type": "object"}}}])),
+            value: crd(
+                serde_json::json!([{"name": "v1", "schema": {"openAPIV3Schema": {"type": "object"}}}]),
+            ),
         }];
-        let options = ImportOptions { layout: Layout::Upbound, keep_order: false };
+        let options = ImportOptions {
+            layout: Layout::Upbound,
+            keep_order: false,
+        };
         let files = import(&documents, &options).expect("imports");
         let paths: Vec<&str> = files.keys().map(String::as_str).collect();
-        assert_eq!(paths, [
-            "k8s/apimachinery/pkg/apis/meta/v1/object_meta.k",
-            "k8s/apimachinery/pkg/apis/meta/v1/owner_reference.k",
-            "kcl.mod",
-            "org/example/v1/widget.k",
-        ]);
-        assert!(files["k8s/apimachinery/pkg/apis/meta/v1/object_meta.k"].contains("    managedFields?: any\n"));
+        assert_eq!(
+            paths,
+            [
+                "k8s/apimachinery/pkg/apis/meta/v1/object_meta.k",
+                "k8s/apimachinery/pkg/apis/meta/v1/owner_reference.k",
+                "kcl.mod",
+                "org/example/v1/widget.k",
+            ]
+        );
+        assert!(
+            files["k8s/apimachinery/pkg/apis/meta/v1/object_meta.k"]
+                .contains("    managedFields?: any\n")
+        );
     }
 }

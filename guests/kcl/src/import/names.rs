@@ -13,18 +13,53 @@ const INITIALISMS: &[&str] = &[
 /// Words KCL reserves: an attribute so named is written `$name`.
 const RESERVED_WORDS: &[&str] = &[
     "import", "as", "rule", "schema", "mixin", "protocol", "relaxed", "check", "for", "assert",
-    "if", "elif", "else", "or", "and", "not", "in", "is", "final", "lambda", "all", "filter", "map",
-    "type",
+    "if", "elif", "else", "or", "and", "not", "in", "is", "final", "lambda", "all", "filter",
+    "map", "type",
 ];
 
 /// File-name endings that get a `_swagger` suffix (Go build constraints, as
 /// the generator's Go heritage decides).
 const RESERVED_FILE_SUFFIXES: &[&str] = &[
-    "aix", "android", "darwin", "dragonfly", "freebsd", "hurd", "illumos", "js", "linux", "nacl",
-    "netbsd", "openbsd", "plan9", "solaris", "windows", "zos", "386", "amd64", "amd64p32", "arm",
-    "armbe", "arm64", "arm64be", "mips", "mipsle", "mips64", "mips64le", "mips64p32",
-    "mips64p32le", "ppc", "ppc64", "ppc64le", "riscv", "riscv64", "s390", "s390x", "sparc",
-    "sparc64", "wasm", "test",
+    "aix",
+    "android",
+    "darwin",
+    "dragonfly",
+    "freebsd",
+    "hurd",
+    "illumos",
+    "js",
+    "linux",
+    "nacl",
+    "netbsd",
+    "openbsd",
+    "plan9",
+    "solaris",
+    "windows",
+    "zos",
+    "386",
+    "amd64",
+    "amd64p32",
+    "arm",
+    "armbe",
+    "arm64",
+    "arm64be",
+    "mips",
+    "mipsle",
+    "mips64",
+    "mips64le",
+    "mips64p32",
+    "mips64p32le",
+    "ppc",
+    "ppc64",
+    "ppc64le",
+    "riscv",
+    "riscv64",
+    "s390",
+    "s390x",
+    "sparc",
+    "sparc64",
+    "wasm",
+    "test",
 ];
 
 fn initialism_at(chars: &[char]) -> Option<&'static str> {
@@ -44,8 +79,17 @@ fn initialism_at(chars: &[char]) -> Option<&'static str> {
 /// an upper-case run letter by letter unless it is a known initialism;
 /// digits stay with the word before them (`EC2NodeClass` → `E C2 Node Class`).
 pub fn words(name: &str) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out: Vec<String> = Vec::new();
     for chunk in name.split(|c: char| !c.is_alphanumeric()) {
+        // A lone lower-case letter joins the word before it
+        // (`cluster.x-k8s.io` → `clusterx k8s io`).
+        if chunk.len() == 1
+            && chunk.chars().all(|c| c.is_ascii_lowercase())
+            && let Some(last) = out.last_mut()
+        {
+            last.push_str(chunk);
+            continue;
+        }
         let chars: Vec<char> = chunk.chars().collect();
         let mut i = 0;
         while i < chars.len() {
@@ -85,8 +129,8 @@ fn initialism_of(word: &str) -> Option<&'static str> {
 pub fn go_name(name: &str) -> String {
     let mut out = String::new();
     for word in words(name) {
-        if let Some(initialism) = initialism_of(&word) {
-            out.push_str(initialism);
+        if initialism_of(&word).is_some() {
+            out.push_str(&word.to_uppercase());
             continue;
         }
         let mut chars = word.chars();
@@ -101,13 +145,14 @@ pub fn go_name(name: &str) -> String {
     out
 }
 
-/// The words of a name, lower-case but for initialisms (`cronSpec` →
-/// `cron spec`): a docstring for what has no description.
+/// The words of a name in lower case, initialisms as written (`cronSpec` →
+/// `cron spec`, `dnsConfig` → `dns config`, `sinkUri` → `sink Uri`): a
+/// docstring for what has no description.
 pub fn humanize(name: &str) -> String {
     words(name)
         .iter()
         .map(|word| match initialism_of(word) {
-            Some(initialism) => initialism.to_string(),
+            Some(_) => word.clone(),
             None => word.to_lowercase(),
         })
         .collect::<Vec<_>>()
@@ -170,7 +215,9 @@ pub fn go_float(value: f64) -> String {
     }
     // Rust's `{:e}` gives the shortest round-tripping digits.
     let scientific = format!("{value:e}");
-    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((scientific.as_str(), "0"));
+    let (mantissa, exponent) = scientific
+        .split_once('e')
+        .unwrap_or((scientific.as_str(), "0"));
     let exponent: i32 = exponent.parse().unwrap_or(0);
     if !(-4..6).contains(&exponent) {
         let sign = if exponent < 0 { '-' } else { '+' };
@@ -186,13 +233,50 @@ mod tests {
     #[test]
     fn names_are_derived_as_the_generator_derives_them() {
         let cases = [
-            ("stable.example.com.v1.CronTab", "StableExampleComV1CronTab", "stable_example_com_v1_cron_tab", "stable example com v1 cron tab"),
-            ("karpenter.k8s.aws.v1beta1.EC2NodeClass", "KarpenterK8sAwsV1beta1EC2NodeClass", "karpenter_k8s_aws_v1beta1_e_c2_node_class", "karpenter k8s aws v1beta1 e c2 node class"),
-            ("infrastructure.clusterx.k8s.io.v1beta1.AWSClusterRoleIdentity", "InfrastructureClusterxK8sIoV1beta1AWSClusterRoleIdentity", "infrastructure_clusterx_k8s_io_v1beta1_a_w_s_cluster_role_identity", "infrastructure clusterx k8s io v1beta1 a w s cluster role identity"),
-            ("operator.victoriametrics.com.v1beta1.VMAgent", "OperatorVictoriametricsComV1beta1VMAgent", "operator_victoriametrics_com_v1beta1_vm_agent", "operator victoriametrics com v1beta1 VM agent"),
-            ("vpcId", "VpcID", "vpc_id", "vpc ID"),
-            ("ec2.aws.upbound.io.v1beta1.VPC", "Ec2AwsUpboundIoV1beta1VPC", "ec2_aws_upbound_io_v1beta1_v_p_c", "ec2 aws upbound io v1beta1 v p c"),
-            ("example.org.v1.Test", "ExampleOrgV1Test", "example_org_v1_test_swagger", "example org v1 test"),
+            (
+                "stable.example.com.v1.CronTab",
+                "StableExampleComV1CronTab",
+                "stable_example_com_v1_cron_tab",
+                "stable example com v1 cron tab",
+            ),
+            (
+                "karpenter.k8s.aws.v1beta1.EC2NodeClass",
+                "KarpenterK8sAwsV1beta1EC2NodeClass",
+                "karpenter_k8s_aws_v1beta1_e_c2_node_class",
+                "karpenter k8s aws v1beta1 e c2 node class",
+            ),
+            (
+                "infrastructure.clusterx.k8s.io.v1beta1.AWSClusterRoleIdentity",
+                "InfrastructureClusterxK8sIoV1beta1AWSClusterRoleIdentity",
+                "infrastructure_clusterx_k8s_io_v1beta1_a_w_s_cluster_role_identity",
+                "infrastructure clusterx k8s io v1beta1 a w s cluster role identity",
+            ),
+            (
+                "operator.victoriametrics.com.v1beta1.VMAgent",
+                "OperatorVictoriametricsComV1beta1VMAgent",
+                "operator_victoriametrics_com_v1beta1_vm_agent",
+                "operator victoriametrics com v1beta1 VM agent",
+            ),
+            ("vpcId", "VpcID", "vpc_id", "vpc Id"),
+            ("ipv6-pool", "IPV6Pool", "ipv6_pool", "ipv6 pool"),
+            (
+                "infrastructure.cluster.x-k8s.io.v1beta1.AWSClusterRoleIdentity",
+                "InfrastructureClusterxK8sIoV1beta1AWSClusterRoleIdentity",
+                "infrastructure_clusterx_k8s_io_v1beta1_a_w_s_cluster_role_identity",
+                "infrastructure clusterx k8s io v1beta1 a w s cluster role identity",
+            ),
+            (
+                "ec2.aws.upbound.io.v1beta1.VPC",
+                "Ec2AwsUpboundIoV1beta1VPC",
+                "ec2_aws_upbound_io_v1beta1_v_p_c",
+                "ec2 aws upbound io v1beta1 v p c",
+            ),
+            (
+                "example.org.v1.Test",
+                "ExampleOrgV1Test",
+                "example_org_v1_test_swagger",
+                "example org v1 test",
+            ),
         ];
         for (name, go, file, human) in cases {
             assert_eq!(go_name(name), go, "go name of {name}");
@@ -211,7 +295,11 @@ mod tests {
             ("9lives", ("\"9lives\"", true)),
         ];
         for (name, (escaped, quoted)) in cases {
-            assert_eq!(attribute_name(name), (escaped.to_string(), quoted), "{name}");
+            assert_eq!(
+                attribute_name(name),
+                (escaped.to_string(), quoted),
+                "{name}"
+            );
         }
     }
 

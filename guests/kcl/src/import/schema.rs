@@ -45,6 +45,9 @@ struct Attribute {
     ordered: bool,
     /// Check lines for this attribute.
     checks: Vec<String>,
+    /// Whether it carries constraints: a schema has a `check:` block only
+    /// when one of its attributes does.
+    validated: bool,
 }
 
 struct SchemaText {
@@ -61,18 +64,24 @@ struct Generator<'a> {
 
 /// The file name (without `.k`) and text of one CRD version's models.
 pub fn generate(definition: &Definition<'_>) -> Result<(String, String), ImportError> {
-    let full_name = format!("{}.{}.{}", definition.group, definition.version, definition.kind);
+    let full_name = format!(
+        "{}.{}.{}",
+        definition.group, definition.version, definition.kind
+    );
     let type_name = go_name(&full_name);
     let mut generator = Generator {
         definition,
         nested: BTreeMap::new(),
         uses_regex: false,
     };
-    let root = definition.schema.as_object().ok_or_else(|| ImportError::Field {
-        document: definition.document.to_string(),
-        field: definition.field.clone(),
-        problem: "must be an object".to_string(),
-    })?;
+    let root = definition
+        .schema
+        .as_object()
+        .ok_or_else(|| ImportError::Field {
+            document: definition.document.to_string(),
+            field: definition.field.clone(),
+            problem: "must be an object".to_string(),
+        })?;
     let mut properties = properties_of(root, definition, &definition.field)?.clone();
     properties.insert(
         "apiVersion".into(),
@@ -242,11 +251,14 @@ impl Generator<'_> {
                     .map(str::to_string),
                 ordered,
                 checks: Vec::new(),
+                validated: false,
             };
             if schema.contains_key("$ref") {
-                // Only the root's `metadata` refers elsewhere.
+                // Only the root's `metadata` refers elsewhere; a reference
+                // carries no order of its own.
                 attribute.kcl_type = "v1.ObjectMeta".into();
                 attribute.description = None;
+                attribute.ordered = false;
             } else if is_nested_object(schema) {
                 // A nested object is lifted into a schema of its own; the
                 // attribute that refers to it keeps neither its description
@@ -257,27 +269,28 @@ impl Generator<'_> {
                 self.nested_schema(&nested_name, schema, nested_ordered, &property_field)?;
                 attribute.kcl_type = nested_name;
                 attribute.description = None;
+                attribute.default = None;
                 attribute.ordered = false;
             } else {
                 let base = go_name(&format!("{parent}{}", go_name(name)));
                 attribute.kcl_type = self.type_of(schema, &base, &property_field)?;
+                attribute.validated = deep_validations(schema);
                 if !attribute.quoted {
-                    attribute.checks = self.checks(
+                    attribute.checks = self.value_checks(
                         schema,
                         &attribute.escaped,
                         attribute.required,
                         "        ",
                         "",
+                        "i",
                     );
-                    if let Some(items) = schema.get("items").and_then(Value::as_object)
-                        && !is_nested_object(items)
-                    {
-                        let prefix = format!("        all i in {} {{ ", attribute.escaped);
-                        let postfix = format!(" }} if {}", attribute.escaped);
-                        let item_checks = self.checks(items, "i", false, &prefix, &postfix);
-                        attribute.checks.extend(item_checks);
-                    }
-                } else if has_validations(schema) {
+                } else if deep_validations(schema)
+                    || schema.contains_key("items")
+                    || schema
+                        .get("additionalProperties")
+                        .is_some_and(Value::is_object)
+                    || schema.contains_key("allOf")
+                {
                     attribute.checks.push(format!(
                         "        True  # Skip validations for {}",
                         attribute.escaped
@@ -354,7 +367,10 @@ impl Generator<'_> {
                 ))
             }
             "object" => {
-                if let Some(values) = schema.get("additionalProperties").and_then(Value::as_object) {
+                if let Some(values) = schema
+                    .get("additionalProperties")
+                    .and_then(Value::as_object)
+                {
                     let values_name = format!("{base}Anon");
                     let values_field = format!("{field}.additionalProperties");
                     if is_nested_object(values) {
@@ -373,6 +389,51 @@ impl Generator<'_> {
                 &format!("unsupported type {other:?}"),
             )),
         }
+    }
+
+    /// The check lines for a value: its own constraints, those its `allOf`
+    /// adds, then its items' (`all i in name { … } if name`) and its map
+    /// values' (`all _, k in name { … } if name`), as deep as they go.
+    fn value_checks(
+        &mut self,
+        schema: &Map<String, Value>,
+        name: &str,
+        required: bool,
+        prefix: &str,
+        postfix: &str,
+        index: &str,
+    ) -> Vec<String> {
+        let mut lines = self.checks(schema, name, required, prefix, postfix);
+        for part in schema
+            .get("allOf")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_object)
+        {
+            lines.extend(self.checks(part, name, required, prefix, postfix));
+        }
+        if let Some(items) = schema.get("items").and_then(Value::as_object)
+            && !is_nested_object(items)
+            && deep_validations(items)
+        {
+            let prefix = format!("{prefix}all {index} in {name} {{ ");
+            let postfix = format!(" }} if {name}{postfix}");
+            let deeper = format!("{index}i");
+            lines.extend(self.value_checks(items, index, false, &prefix, &postfix, &deeper));
+        }
+        if let Some(values) = schema
+            .get("additionalProperties")
+            .and_then(Value::as_object)
+            && !is_nested_object(values)
+            && deep_validations(values)
+        {
+            let prefix = format!("{prefix}all _, k in {name} {{ ");
+            let postfix = format!(" }} if {name}{postfix}");
+            let deeper = format!("{index}i");
+            lines.extend(self.value_checks(values, "k", false, &prefix, &postfix, &deeper));
+        }
+        lines
     }
 
     /// The check lines for one value's own constraints, in the generator's
@@ -440,6 +501,32 @@ impl Generator<'_> {
             .map(|line| format!("{prefix}{line}{postfix}"))
             .collect()
     }
+}
+
+/// Whether a value (not a lifted object) has constraints a check can carry,
+/// in itself, its `allOf`, its items or its map values.
+fn deep_validations(schema: &Map<String, Value>) -> bool {
+    if is_nested_object(schema) {
+        return false;
+    }
+    let nested = |key: &str| {
+        schema
+            .get(key)
+            .and_then(Value::as_object)
+            .is_some_and(deep_validations)
+    };
+    has_validations(schema)
+        || nested("items")
+        || nested("additionalProperties")
+        || schema
+            .get("allOf")
+            .and_then(Value::as_array)
+            .is_some_and(|parts| {
+                parts
+                    .iter()
+                    .filter_map(Value::as_object)
+                    .any(deep_validations)
+            })
 }
 
 fn has_validations(schema: &Map<String, Value>) -> bool {
@@ -531,7 +618,11 @@ fn render(schema: &SchemaText, text: &mut String) {
                 "\n    {} : {}, default is {default}, {}\n",
                 attribute.escaped,
                 attribute.kcl_type,
-                if attribute.required { "required" } else { "optional" }
+                if attribute.required {
+                    "required"
+                } else {
+                    "optional"
+                }
             ));
             match &attribute.description {
                 Some(description) if !description.is_empty() => {
@@ -546,6 +637,10 @@ fn render(schema: &SchemaText, text: &mut String) {
     }
     text.push_str("\n    \"\"\"\n\n\n");
     let mut checks = Vec::new();
+    let validated = schema
+        .attributes
+        .iter()
+        .any(|attribute| attribute.validated);
     for attribute in &schema.attributes {
         let declared = if !attribute.enum_values.is_empty() {
             attribute
@@ -574,7 +669,7 @@ fn render(schema: &SchemaText, text: &mut String) {
         checks.extend(attribute.checks.iter().cloned());
     }
     text.push('\n');
-    if !checks.is_empty() {
+    if validated && !checks.is_empty() {
         text.push_str("    check:\n");
         for check in checks {
             text.push_str(&check);
