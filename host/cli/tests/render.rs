@@ -859,3 +859,44 @@ spec:
         .collect();
     assert_eq!(names, [("b-0", "bucket-0"), ("b-1", "bucket-1")]);
 }
+
+/// A step naming one of the project's functions that is not KCL (no
+/// `kcl.mod`) is refused with the step, the function and its directory.
+#[test]
+fn a_project_function_without_a_kcl_mod_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let write = |path: &str, text: &str| {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "crossplane-project.yaml",
+        "apiVersion: dev.crossplane.io/v1alpha1\nkind: Project\nmetadata: {name: p}\n\
+         spec: {repository: registry.example.com/acme/p}\n",
+    );
+    write("functions/compose/main.go", "package main\n");
+    write(
+        "apis/composition.yaml",
+        "apiVersion: apiextensions.crossplane.io/v1\nkind: Composition\nmetadata: {name: c}\n\
+         spec:\n  compositeTypeRef: {apiVersion: example.org/v1, kind: XR}\n  mode: Pipeline\n\
+         \x20 pipeline:\n  - {step: compose, functionRef: {name: acme-pcompose}}\n",
+    );
+    write(
+        "examples/xr.yaml",
+        "apiVersion: example.org/v1\nkind: XR\nmetadata: {name: a}\nspec: {}\n",
+    );
+    let out = plait(&[
+        "render",
+        &root.join("examples/xr.yaml").to_string_lossy(),
+        &root.join("apis/composition.yaml").to_string_lossy(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("step \"compose\": function \"acme-pcompose\" is the project's compose")
+            && stderr.contains("which has no kcl.mod; plait runs a project's KCL functions only"),
+        "{stderr}"
+    );
+}
