@@ -9,6 +9,7 @@ mod functions;
 mod install;
 mod kcl;
 mod packages;
+mod project;
 mod render;
 mod scaffold;
 mod trace;
@@ -279,6 +280,16 @@ pub struct RenderArgs {
     /// How long the whole render may take, e.g. 30s, 2m.
     #[arg(long, default_value = "1m", value_parser = parse_duration)]
     pub timeout: Duration,
+    /// The up (upbound.yaml) or Crossplane CLI (crossplane-project.yaml)
+    /// project whose KCL functions the steps call; by default the project
+    /// the Composition lies in, if any.
+    #[arg(long)]
+    pub project: Option<PathBuf>,
+    /// CRDs of the project's dependencies (file or directory, repeatable):
+    /// with the project's XRDs, plait generates the KCL models its
+    /// functions import from them.
+    #[arg(long = "crds")]
+    pub crds: Vec<PathBuf>,
     /// How Functions whose package is an OCI reference are pulled.
     #[command(flatten)]
     pub registry: function::RegistryArgs,

@@ -6,7 +6,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use plait_functions::{PipelineFunctions, ResolvedFunctions};
+use plait_functions::{GivenFunctions, PipelineFunctions, ResolvedFunctions, Resolver};
+use plait_kcl::r#import::{Document, ImportOptions, Layout};
 use plait_model::{CompositeResourceDefinition, Composition, Manifest};
 use plait_pipeline::{ReadGrants, Step};
 use plait_reconcile::{
@@ -19,6 +20,8 @@ use serde_json::{Map, Value, json};
 use crate::RenderArgs;
 use crate::files;
 use crate::functions;
+use crate::kcl;
+use crate::project::{self, Models, Project};
 
 /// Every condition's `lastTransitionTime` in render output, as `crossplane render` prints it.
 const RENDER_TIME: &str = "2024-01-01T00:00:00Z";
@@ -36,10 +39,22 @@ pub fn run(args: &RenderArgs) -> Result<String> {
     let composition = Composition::from_value(composition_value)
         .with_context(|| format!("{}: not a valid Composition", args.composition.display()))?;
 
-    let scope = match &args.xrd {
-        Some(path) => {
-            let xrd = CompositeResourceDefinition::from_value(files::read_one(path, "XRD")?)
-                .with_context(|| format!("{}: not a valid XRD", path.display()))?;
+    let project = match &args.project {
+        Some(dir) => Some(Project::open(dir)?),
+        None => Project::find_above(&args.composition)?,
+    };
+    // The XRD given, else the project's XRD of the XR's kind.
+    let xrd = match (&args.xrd, &project) {
+        (Some(path), _) => Some((path.display().to_string(), files::read_one(path, "XRD")?)),
+        (None, Some(project)) => project
+            .definition_of(&xr)?
+            .map(|xrd| (format!("the XRD in {}", project.apis_dir.display()), xrd)),
+        (None, None) => None,
+    };
+    let scope = match xrd {
+        Some((place, xrd)) => {
+            let xrd = CompositeResourceDefinition::from_value(xrd)
+                .with_context(|| format!("{place}: not a valid XRD"))?;
             plait_model::apply_schema_defaults(&mut xr, &xrd)?;
             CompositeScope::of(&xrd)
         }
@@ -177,8 +192,13 @@ pub fn run(args: &RenderArgs) -> Result<String> {
         cache_dir: plait_oci::compile_cache_dir(),
         ..RuntimeConfig::default()
     })?;
-    let (resolver, given, pulled) =
+    let (resolver, mut given, pulled) =
         functions::load(runtime, args.functions.as_deref(), &args.registry)?;
+    // `_staged` (the project functions' staged directories) lives until the render ends.
+    let (resolver, _staged) = match &project {
+        Some(project) => project_functions(project, &args.crds, &steps, resolver, &mut given)?,
+        None => (resolver, None),
+    };
     // The controller runs its pipelines with the same resolver and runner.
     let resolved = Arc::new(ResolvedFunctions::resolve(&resolver, &given, &steps)?);
     let runner = PipelineFunctions::new(resolved.clone(), args.timeout);
@@ -370,4 +390,109 @@ fn context(args: &RenderArgs) -> Result<Value> {
         context.insert(key.clone(), value);
     }
     Ok(Value::Object(context))
+}
+
+/// Points the steps that call one of `project`'s functions at the built-in
+/// function-kcl, each reading its staged directory at `/src`, and adds the
+/// Functions the project depends on. A Function given by the same name wins
+/// over both.
+fn project_functions(
+    project: &Project,
+    crds: &[std::path::PathBuf],
+    steps: &[Step],
+    mut resolver: Resolver,
+    given: &mut GivenFunctions,
+) -> Result<(Resolver, Option<project::StagedFunctions>)> {
+    for (name, object) in project.function_objects() {
+        given.0.entry(name).or_insert(object);
+    }
+    let functions = project.functions()?;
+    let mut called = BTreeMap::new();
+    for step in steps {
+        let Some(function) = functions.get(&step.function) else {
+            continue;
+        };
+        if given.0.contains_key(&step.function) {
+            continue;
+        }
+        if !function.is_kcl {
+            bail!(
+                "step {:?}: function {:?} is the project's {} ({}), which has no kcl.mod; plait runs a project's KCL functions only",
+                step.name,
+                step.function,
+                function.name,
+                function.dir.display()
+            );
+        }
+        called.insert(step.function.clone(), function.clone());
+    }
+    if called.is_empty() {
+        return Ok((resolver, None));
+    }
+    tracing::info!(
+        project = %project.root.display(),
+        functions = ?called.keys().collect::<Vec<_>>(),
+        "running the project's KCL functions with the built-in function-kcl"
+    );
+    let models = project_models(project, crds)?;
+    let staged = project::stage(project, &called, &models)?;
+    let kcl = resolver.runtime().builtin(Builtin::Kcl)?;
+    for (name, grants) in &staged.grants {
+        resolver = resolver
+            .with_local(name.clone(), kcl.clone())
+            .with_read_only_dirs(name.clone(), grants.clone());
+    }
+    Ok((resolver, Some(staged)))
+}
+
+/// The KCL models the project's functions import: generated from the
+/// project's XRDs and the CRDs given (as `up` and the Crossplane CLI
+/// generate them from the XRDs and the dependencies' packages), or, with no
+/// CRDs given, the models directory the project's tool already generated.
+fn project_models(project: &Project, crds: &[std::path::PathBuf]) -> Result<Models> {
+    if crds.is_empty() && project.models_dir.is_dir() {
+        return Ok(Models::Existing(project.models_dir.clone()));
+    }
+    if crds.is_empty() {
+        tracing::warn!(
+            project = %project.root.display(),
+            "the project's KCL models come from its XRDs only: give its dependencies' CRDs with --crds for the models its functions import from them"
+        );
+    }
+    let mut documents: Vec<Document> = project
+        .definitions()?
+        .into_iter()
+        .map(|xrd| Document {
+            name: format!(
+                "the project's XRD {}",
+                xrd["metadata"]["name"].as_str().unwrap_or_default()
+            ),
+            value: xrd,
+        })
+        .collect();
+    for path in crds {
+        for (file, value) in files::read_documents_recursive(path)? {
+            if value["kind"] != "CustomResourceDefinition" {
+                bail!(
+                    "{}: --crds takes CustomResourceDefinitions, found kind {}",
+                    file.display(),
+                    value["kind"]
+                );
+            }
+            documents.push(Document {
+                name: file.display().to_string(),
+                value,
+            });
+        }
+    }
+    let options = ImportOptions {
+        layout: Layout::Upbound,
+        ..ImportOptions::default()
+    };
+    let files = kcl::models(documents, &options)
+        .context("cannot generate the project's KCL models")?
+        .into_iter()
+        .map(|(path, text)| (std::path::PathBuf::from(path), text))
+        .collect();
+    Ok(Models::Generated(files))
 }

@@ -694,3 +694,209 @@ fn a_function_reads_the_directories_its_filesystem_annotation_grants() {
         }
     }
 }
+
+/// A composed resource as its function produced it: without what
+/// Crossplane's composition adds to every one (its name prefix and the name
+/// made from it, owner, the resource-name annotation and the composite
+/// label, which this function copies from the XR's labels too).
+fn as_the_function_produced_it(mut resource: serde_json::Value) -> serde_json::Value {
+    let metadata = resource["metadata"].as_object_mut().unwrap();
+    if let Some(serde_json::Value::String(prefix)) = metadata.remove("generateName")
+        && metadata["name"]
+            .as_str()
+            .is_some_and(|name| name.starts_with(&prefix))
+    {
+        metadata.remove("name");
+    }
+    metadata.remove("ownerReferences");
+    for (field, key) in [
+        ("annotations", "crossplane.io/composition-resource-name"),
+        ("labels", "crossplane.io/composite"),
+    ] {
+        if let Some(map) = metadata.get_mut(field).and_then(|m| m.as_object_mut()) {
+            map.remove(key);
+        }
+    }
+    resource
+}
+
+/// An up project's embedded KCL function (upbound/configuration-app, in
+/// `tests/projects/`) runs with the built-in function-kcl from the project
+/// directory, on models plait generates from the project's XRD and the
+/// provider's CRD, and composes what the real KCL composes
+/// (`expected.yaml`, recorded by `tests/projects/record.py`); with
+/// `--project` and when found above the Composition alike.
+#[test]
+fn an_up_projects_kcl_function_renders_from_its_project_directory() {
+    let project = "tests/projects/configuration-app";
+    let expected: serde_json::Map<String, serde_json::Value> = serde_yaml_ng::from_str(
+        &std::fs::read_to_string(repo().join(project).join("expected.yaml")).unwrap(),
+    )
+    .unwrap();
+    let expected: serde_json::Map<String, serde_json::Value> = expected
+        .into_iter()
+        .map(|(name, item)| (name, as_the_function_produced_it(item)))
+        .collect();
+    let xr = format!("{project}/examples/app-xr.yaml");
+    let composition = format!("{project}/apis/composition.yaml");
+    let crds = format!("{project}/crds");
+    let cases: [(&str, Vec<&str>); 2] = [
+        (
+            "--project",
+            vec![
+                "render",
+                "--project",
+                project,
+                "--crds",
+                &crds,
+                &xr,
+                &composition,
+            ],
+        ),
+        (
+            "found above the Composition",
+            vec!["render", "--crds", &crds, &xr, &composition],
+        ),
+    ];
+    for (case, args) in cases {
+        let out = plait(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(
+                "step \"xapp\" ran function \"upbound-configuration-appxapp\": component"
+            ) && stderr.contains("built-in function-kcl"),
+            "{case}: {stderr}"
+        );
+        let composed: serde_json::Map<String, serde_json::Value> = rendered(&out)
+            .into_iter()
+            .skip(1)
+            .map(|resource| {
+                let name =
+                    resource["metadata"]["annotations"]["crossplane.io/composition-resource-name"]
+                        .as_str()
+                        .unwrap()
+                        .to_string();
+                (name, as_the_function_produced_it(resource))
+            })
+            .collect();
+        assert_eq!(composed, expected, "{case}");
+    }
+}
+
+/// A Composition whose step is upstream's function-kcl renders with the
+/// built-in, which stderr names: the program's items are composed
+/// resources named by their annotation, its XR item gives the XR's status
+/// and its `print()` reaches the log.
+#[test]
+fn a_kcl_composition_renders_with_the_built_in_function_kcl() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_string_lossy().into_owned()
+    };
+    let xr = write(
+        "xr.yaml",
+        "apiVersion: example.org/v1\nkind: XBuckets\nmetadata:\n  name: b\nspec:\n  count: 2\n",
+    );
+    let composition = write(
+        "composition.yaml",
+        r#"apiVersion: apiextensions.crossplane.io/v1
+kind: Composition
+metadata:
+  name: buckets
+spec:
+  compositeTypeRef:
+    apiVersion: example.org/v1
+    kind: XBuckets
+  mode: Pipeline
+  pipeline:
+    - step: kcl
+      functionRef:
+        name: function-kcl
+      input:
+        apiVersion: krm.kcl.dev/v1alpha1
+        kind: KCLInput
+        spec:
+          source: |
+            oxr = option("params").oxr
+            print("composing", oxr.spec.count)
+            items = [{
+                apiVersion = "s3.example.org/v1"
+                kind = "Bucket"
+                metadata.name = "${oxr.metadata.name}-${i}"
+                metadata.annotations = {"krm.kcl.dev/composition-resource-name": "bucket-${i}"}
+            } for i in range(oxr.spec.count)] + [{
+                apiVersion = oxr.apiVersion
+                kind = oxr.kind
+                status.buckets = oxr.spec.count
+            }]
+"#,
+    );
+    let functions = write(
+        "functions.yaml",
+        "apiVersion: pkg.crossplane.io/v1\nkind: Function\nmetadata:\n  name: function-kcl\nspec:\n  package: xpkg.crossplane.io/crossplane-contrib/function-kcl:v0.12.2\n",
+    );
+    let out = plait(&["render", &xr, &composition, &functions]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("built-in function-kcl (matches upstream v0.12.2)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("composing 2"), "{stderr}");
+    let docs = rendered(&out);
+    assert_eq!(docs[0]["status"]["buckets"], 2, "{docs:?}");
+    let names: Vec<_> = docs[1..]
+        .iter()
+        .map(|d| {
+            (
+                d["metadata"]["name"].as_str().unwrap_or_default(),
+                d["metadata"]["annotations"]["crossplane.io/composition-resource-name"]
+                    .as_str()
+                    .unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(names, [("b-0", "bucket-0"), ("b-1", "bucket-1")]);
+}
+
+/// A step naming one of the project's functions that is not KCL (no
+/// `kcl.mod`) is refused with the step, the function and its directory.
+#[test]
+fn a_project_function_without_a_kcl_mod_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let write = |path: &str, text: &str| {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "crossplane-project.yaml",
+        "apiVersion: dev.crossplane.io/v1alpha1\nkind: Project\nmetadata: {name: p}\n\
+         spec: {repository: registry.example.com/acme/p}\n",
+    );
+    write("functions/compose/main.go", "package main\n");
+    write(
+        "apis/composition.yaml",
+        "apiVersion: apiextensions.crossplane.io/v1\nkind: Composition\nmetadata: {name: c}\n\
+         spec:\n  compositeTypeRef: {apiVersion: example.org/v1, kind: XR}\n  mode: Pipeline\n\
+         \x20 pipeline:\n  - {step: compose, functionRef: {name: acme-pcompose}}\n",
+    );
+    write(
+        "examples/xr.yaml",
+        "apiVersion: example.org/v1\nkind: XR\nmetadata: {name: a}\nspec: {}\n",
+    );
+    let out = plait(&[
+        "render",
+        &root.join("examples/xr.yaml").to_string_lossy(),
+        &root.join("apis/composition.yaml").to_string_lossy(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("step \"compose\": function \"acme-pcompose\" is the project's compose")
+            && stderr.contains("which has no kcl.mod; plait runs a project's KCL functions only"),
+        "{stderr}"
+    );
+}
