@@ -1,0 +1,152 @@
+//! `plait render` on every case of `tests/corpus-kcl`, against the output
+//! upstream `crossplane render` recorded for it (function-kcl v0.12.2's
+//! mapping around the real KCL 0.12.3, and the upstream functions beside
+//! it): documents compared as the differential suite compares them
+//! (normalised, results as a set, documented deliberate differences
+//! accepted), and a refused case by the message its function gave.
+//!
+//! A case on which plait still differs from upstream is listed in
+//! [`KNOWN_DIFFERENCES`] with why; it must still differ, so that a fix
+//! takes it off the list.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+use plait_differential::deliberate::{self, CaseInputs};
+use plait_differential::{Rendered, compare, parse_stream};
+
+mod common;
+use common::repo;
+
+/// How many cases the corpus has; a case that goes missing fails the test.
+const CASES: usize = 50;
+
+/// Cases plait renders otherwise than upstream, and why.
+const KNOWN_DIFFERENCES: &[(&str, &str)] = &[];
+
+/// How many `plait render` processes run at once.
+const WORKERS: usize = 2;
+
+fn corpus() -> PathBuf {
+    repo().join("tests/corpus-kcl")
+}
+
+fn case_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(corpus())
+        .unwrap_or_else(|e| panic!("corpus at {}: {e}", corpus().display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("composition.yaml").exists())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// `plait render xr.yaml composition.yaml functions.yaml <args>` in the
+/// case's directory, as upstream was run.
+fn render(dir: &Path) -> Rendered {
+    let args = std::fs::read_to_string(dir.join("args")).expect("args");
+    let out = Command::new(env!("CARGO_BIN_EXE_plait"))
+        .args(["render", "xr.yaml", "composition.yaml", "functions.yaml"])
+        .args(args.split_whitespace())
+        .current_dir(dir)
+        .env("PLAIT_CACHE_DIR", repo().join("target/plait-test-cache"))
+        .output()
+        .expect("plait runs");
+    if !out.status.success() {
+        return Rendered::Failed(String::from_utf8_lossy(&out.stderr).trim().to_string());
+    }
+    match parse_stream(&String::from_utf8_lossy(&out.stdout)) {
+        Ok(documents) => Rendered::Output(documents),
+        Err(e) => Rendered::Failed(format!("plait printed no YAML stream: {e}")),
+    }
+}
+
+/// What upstream recorded for the case.
+fn expected(dir: &Path) -> Rendered {
+    match std::fs::read_to_string(dir.join("expected-error.txt")) {
+        Ok(error) => Rendered::Failed(error.trim().to_string()),
+        Err(_) => {
+            let text = std::fs::read_to_string(dir.join("expected.yaml")).expect("expected.yaml");
+            Rendered::Output(parse_stream(&text).expect("expected.yaml is a YAML stream"))
+        }
+    }
+}
+
+/// Where plait's render of the case differs from upstream's, leaving out
+/// the documented deliberate differences.
+fn differences(dir: &Path) -> Vec<String> {
+    let composition = std::fs::read_to_string(dir.join("composition.yaml")).expect("composition");
+    let inputs = CaseInputs {
+        composition: &composition,
+    };
+    compare(&render(dir), &expected(dir))
+        .into_iter()
+        .filter(|d| deliberate::explain(&inputs, d).is_none())
+        .map(|d| d.to_string())
+        .collect()
+}
+
+#[test]
+fn every_kcl_case_renders_what_upstream_rendered() {
+    let dirs = case_dirs();
+    assert_eq!(dirs.len(), CASES, "the KCL corpus has {CASES} cases");
+    let name = |dir: &Path| {
+        dir.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    for (case, _) in KNOWN_DIFFERENCES {
+        assert!(
+            dirs.iter().any(|d| name(d) == *case),
+            "{case} is not a case of the corpus"
+        );
+    }
+
+    let next = Mutex::new(dirs.iter());
+    let found = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..WORKERS {
+            scope.spawn(|| {
+                loop {
+                    let Some(dir) = next.lock().unwrap().next() else {
+                        break;
+                    };
+                    let differences = differences(dir);
+                    found.lock().unwrap().push((name(dir), differences));
+                }
+            });
+        }
+    });
+    let mut found = found.into_inner().unwrap();
+    found.sort();
+
+    let mut failures = Vec::new();
+    let mut identical = 0;
+    for (case, differences) in &found {
+        let known = KNOWN_DIFFERENCES.iter().find(|(name, _)| name == case);
+        match (differences.is_empty(), known) {
+            (true, None) => identical += 1,
+            (true, Some(_)) => failures.push(format!(
+                "{case}: renders what upstream rendered now; take it off KNOWN_DIFFERENCES"
+            )),
+            (false, Some((_, why))) => eprintln!("{case}: differs as known: {why}"),
+            (false, None) => failures.push(format!("{case}:\n    {}", differences.join("\n    "))),
+        }
+    }
+    eprintln!(
+        "{identical} of {} KCL cases render what upstream rendered; {} differ as known",
+        found.len(),
+        KNOWN_DIFFERENCES.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {} KCL cases are not as expected:\n{}",
+        failures.len(),
+        found.len(),
+        failures.join("\n")
+    );
+}
