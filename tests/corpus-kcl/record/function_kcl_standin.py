@@ -315,6 +315,19 @@ def run_kcl(spec: dict, params_text: str, function_config: str) -> str:
         raise FunctionError(f"failed to run kcl function pipelines: {result.err_message}")
     if result.log_message:
         sys.stderr.write(result.log_message)
+    dump = os.environ.get("KCL_STANDIN_DUMP")
+    if dump:
+        # Each program, its arguments and KCL's output, for checking another
+        # KCL implementation against kcl-lib on the corpus's real inputs.
+        import hashlib
+        key = hashlib.sha256((spec["source"] + params_text).encode()).hexdigest()[:16]
+        os.makedirs(os.path.join(dump, key), exist_ok=True)
+        with open(os.path.join(dump, key, "prog.k"), "w") as f:
+            f.write(spec["source"])
+        with open(os.path.join(dump, key, "arguments.json"), "w") as f:
+            json.dump({a.name: a.value for a in arguments}, f)
+        with open(os.path.join(dump, key, "output.yaml"), "w") as f:
+            f.write(result.yaml_result)
     return result.yaml_result
 
 
@@ -400,6 +413,9 @@ def split_and_decode(items: list) -> list[dict]:
             parent, key, leaf = _last_leaf(item)
             if isinstance(leaf, LiteralScalarString) and leaf.endswith("\n") and parent is not None:
                 parent[key] = LiteralScalarString(str(leaf)[:-1])
+                meta = item.get("metadata") if isinstance(item, dict) and isinstance(item.get("metadata"), dict) else {}
+                sys.stderr.write(f"stand-in: the last value of item {i} ({item.get('kind') if isinstance(item, dict) else ''}"
+                                 f" {meta.get('name', '')}), a | block, loses its final line break\n")
         out.append(plain(item))
     return [d for d in out if d is not None]
 
