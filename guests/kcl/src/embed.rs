@@ -53,16 +53,72 @@ pub fn run(program: &Embedded) -> Result<EmbeddedOutput, Box<RunError>> {
         sources: vec![(program.name.clone(), program.source.clone())],
         ..RunOptions::default()
     };
+    evaluate(
+        &options,
+        &loader::MemoryFs::new(),
+        Path::new(""),
+        program,
+        ProgramPaths::for_main_file(Path::new(&program.name)),
+        None,
+    )
+}
+
+/// Loads, checks and evaluates the KCL package in `directory`, as
+/// `kcl run <directory>` does: every `.k` file in it is the main package,
+/// its `kcl.mod` (found there or above) names the path dependencies its
+/// imports reach, and everything is read through `fs`. `program.name` and
+/// `program.source` are not read; its options and limits are. The `file`
+/// module may read below `directory`.
+pub fn run_directory(
+    directory: &Path,
+    fs: &dyn loader::FileSystem,
+    program: &Embedded,
+) -> Result<EmbeddedOutput, Box<RunError>> {
+    let options = RunOptions {
+        inputs: vec![directory.to_path_buf()],
+        work_dir: Some(directory.to_path_buf()),
+        ..RunOptions::default()
+    };
+    let main_file = first_k_file(fs, directory).unwrap_or_else(|| directory.join("main.k"));
+    evaluate(
+        &options,
+        fs,
+        directory,
+        program,
+        ProgramPaths::for_main_file(&main_file),
+        Some(directory.to_path_buf()),
+    )
+}
+
+/// The first `.k` file of a directory in name order, the one `kcl run`
+/// treats as the program's main file.
+fn first_k_file(fs: &dyn loader::FileSystem, directory: &Path) -> Option<std::path::PathBuf> {
+    let mut files: Vec<_> = fs
+        .read_dir(directory)
+        .ok()?
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "k") && fs.is_file(p))
+        .collect();
+    files.sort();
+    files.into_iter().next()
+}
+
+/// The stages every embedded run shares: loading through `fs`, static
+/// checks, evaluation with the program's options and limits, and the
+/// output read as documents.
+fn evaluate(
+    options: &RunOptions,
+    fs: &dyn loader::FileSystem,
+    current_dir: &Path,
+    program: &Embedded,
+    program_paths: ProgramPaths,
+    file_root: Option<std::path::PathBuf>,
+) -> Result<EmbeddedOutput, Box<RunError>> {
     let mut sources = source::SourceMap::default();
     let fail = |error, sources: &source::SourceMap, logs| {
         Box::new(RunError::new(error, sources.clone(), logs))
     };
-    let loaded = loader::load_run_options(
-        &options,
-        &loader::MemoryFs::new(),
-        Path::new(""),
-        &mut sources,
-    );
+    let loaded = loader::load_run_options(options, fs, current_dir, &mut sources);
     let errors = crate::static_errors(loaded.errors, &loaded.program.packages);
     if let Some(failed) = crate::failure(errors, &sources, String::new()) {
         return Err(failed);
@@ -75,7 +131,8 @@ pub fn run(program: &Embedded) -> Result<EmbeddedOutput, Box<RunError>> {
             .collect(),
         step_limit: program.step_limit,
         stack_budget: program.stack_budget,
-        program_paths: ProgramPaths::for_main_file(Path::new(&program.name)),
+        program_paths,
+        file_root,
         ..EvalOptions::default()
     };
     let program = eval::Program {
@@ -220,6 +277,37 @@ mod tests {
             output.documents,
             vec![json!({"p": params, "name": "x", "n": 2})]
         );
+    }
+
+    #[test]
+    fn a_package_directory_runs_with_its_imports_and_path_dependencies() {
+        let mut fs = loader::MemoryFs::new();
+        fs.insert(
+            "/src/kcl.mod",
+            "[package]\nname = \"app\"\n\n[dependencies]\nlib = { path = \"../lib\" }\n",
+        );
+        fs.insert(
+            "/src/main.k",
+            "import lib\nimport helpers\n\nitems = [helpers.make(lib.prefix, option(\"params\").n)]\n",
+        );
+        fs.insert(
+            "/src/helpers/helpers.k",
+            "make = lambda p: str, n: int {\n    {name = p + str(n)}\n}\n",
+        );
+        fs.insert("/lib/kcl.mod", "[package]\nname = \"lib\"\n");
+        fs.insert("/lib/lib.k", "prefix = \"res-\"\n");
+        let program = Embedded {
+            options: vec![("params".into(), json!({"n": 3}))],
+            ..Embedded::default()
+        };
+        let output = run_directory(Path::new("/src"), &fs, &program).unwrap();
+        assert_eq!(
+            output.documents,
+            vec![json!({"items": [{"name": "res-3"}]})]
+        );
+
+        let missing = run_directory(Path::new("/empty"), &fs, &program).unwrap_err();
+        assert!(!missing.render().is_empty());
     }
 
     #[test]
