@@ -342,9 +342,9 @@ def _rt_yaml() -> YAML:
 
 
 def byte_reader(text: str) -> list:
-    """kyaml's ByteReader: split on "\\n---\\n" (putting back the line break the
-    split took from every piece but the last), skip null documents, unwrap a
-    List/ResourceList's items."""
+    """kyaml's ByteReader: split on a `---` line (putting back the line break
+    the split took from every piece but the last), skip null documents, and
+    when the text is one document only, unwrap a List/ResourceList's items."""
     nodes = []
     pieces = text.split("\n---\n")
     for i, piece in enumerate(pieces):
@@ -356,7 +356,7 @@ def byte_reader(text: str) -> list:
         node = docs[0]
         if node is None:
             continue
-        if isinstance(node, dict) and node.get("kind") in ("ResourceList", "List") and (
+        if len(pieces) == 1 and isinstance(node, dict) and node.get("kind") in ("ResourceList", "List") and (
             "items" in node or "functionConfig" in node
         ):
             nodes.extend(node.get("items") or [])
@@ -409,6 +409,8 @@ def split_and_decode(items: list) -> list[dict]:
     for i, item in enumerate(items):
         if item is None:
             continue
+        if isinstance(item, dict):
+            clear_empty_metadata(item)
         if i != len(items) - 1:
             parent, key, leaf = _last_leaf(item)
             if isinstance(leaf, LiteralScalarString) and leaf.endswith("\n") and parent is not None:
@@ -418,6 +420,25 @@ def split_and_decode(items: list) -> list[dict]:
                                  f" {meta.get('name', '')}), a | block, loses its final line break\n")
         out.append(plain(item))
     return [d for d in out if d is not None]
+
+
+def _has_content(node) -> bool:
+    """A yaml.v3 node with Content: a non-empty mapping or sequence."""
+    return isinstance(node, (dict, list)) and len(node) > 0
+
+
+def clear_empty_metadata(item: dict) -> None:
+    """kyaml's ByteWriter (ClearEmptyAnnotations): `metadata.annotations` and
+    then `metadata` removed when they hold nothing (an empty or null value, or
+    a scalar)."""
+    meta = item.get("metadata")
+    if isinstance(meta, dict):
+        if "annotations" in meta and not _has_content(meta["annotations"]):
+            del meta["annotations"]
+    elif meta is not None:
+        raise FunctionError("stand-in: a metadata that is not a mapping (kyaml refuses it)")
+    if "metadata" in item and not _has_content(item["metadata"]):
+        del item["metadata"]
 
 
 def plain(node):
