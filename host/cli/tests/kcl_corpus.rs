@@ -26,8 +26,105 @@ use common::repo;
 /// How many cases the corpus has; a case that goes missing fails the test.
 const CASES: usize = 50;
 
-/// Cases plait renders otherwise than upstream, and why.
-const KNOWN_DIFFERENCES: &[(&str, &str)] = &[];
+/// A case plait renders otherwise than upstream: how (a piece of each
+/// difference the comparison reports, each piece shown by one) and why.
+struct KnownDifference {
+    case: &'static str,
+    shows: &'static [&'static str],
+    why: &'static str,
+}
+
+const EMPTY_NAME_REFUSED: &[&str] = &[r#"metadata.name: Invalid value: \"\": must not be empty"#];
+const EMPTY_NAME: &str = "plait's output checks (host/pipeline/src/check.rs) refuse an explicit \
+     `metadata.name: \"\"`; upstream, like the API server, takes an empty name as none and \
+     generates one";
+const EMPTY_RESOURCE_NAME_REFUSED: &[&str] = &["its name in the Composition must be non-empty"];
+const EMPTY_RESOURCE_NAME: &str = "plait's output checks refuse a composed resource whose name in \
+     the Composition is empty (an item with neither krm.kcl.dev/composition-resource-name nor \
+     metadata.name); upstream composes it under a random name";
+const NO_TYPE: &str = "plait's output checks refuse a composed resource without apiVersion or \
+     kind; upstream's render prints it (a cluster would refuse to apply it)";
+const LAST_KEY: &str = "the built-in drops the final line break of a `|` block that ends an item \
+     (upstream's quirk) at the item's alphabetically last key, not at the last key KCL printed";
+
+/// Cases plait renders otherwise than upstream.
+const KNOWN_DIFFERENCES: &[KnownDifference] = &[
+    KnownDifference {
+        case: "function-kcl__default-connection-details",
+        shows: EMPTY_NAME_REFUSED,
+        why: EMPTY_NAME,
+    },
+    KnownDifference {
+        case: "function-kcl__default-debug-print",
+        shows: EMPTY_NAME_REFUSED,
+        why: EMPTY_NAME,
+    },
+    KnownDifference {
+        case: "function-kcl__default-resources",
+        shows: EMPTY_NAME_REFUSED,
+        why: EMPTY_NAME,
+    },
+    KnownDifference {
+        case: "function-kcl__default-resources-without-xr",
+        shows: EMPTY_NAME_REFUSED,
+        why: EMPTY_NAME,
+    },
+    KnownDifference {
+        case: "function-kcl__default-function-ctx",
+        shows: EMPTY_RESOURCE_NAME_REFUSED,
+        why: EMPTY_RESOURCE_NAME,
+    },
+    KnownDifference {
+        case: "function-kcl__resources-condition",
+        shows: EMPTY_RESOURCE_NAME_REFUSED,
+        why: EMPTY_RESOURCE_NAME,
+    },
+    KnownDifference {
+        case: "function-kcl__resources-database",
+        shows: EMPTY_RESOURCE_NAME_REFUSED,
+        why: EMPTY_RESOURCE_NAME,
+    },
+    KnownDifference {
+        case: "function-kcl__default-read-ocds-resource",
+        shows: &["apiVersion: Required value: must be a non-empty string"],
+        why: NO_TYPE,
+    },
+    KnownDifference {
+        case: "function-kcl__resources-pass-data",
+        shows: &["kind: Required value: must be a non-empty string"],
+        why: NO_TYPE,
+    },
+    KnownDifference {
+        case: "smana__epi",
+        shows: &[
+            "resource xplane-foobar-iam-policy /spec/forProvider/policy:",
+            "resource xplane-foobar-iam-role /spec/forProvider/assumeRolePolicy:",
+        ],
+        why: LAST_KEY,
+    },
+    KnownDifference {
+        case: "smana__sqlinstance-complete",
+        shows: &[
+            "resource production-database-cnpg-bootsrapsql /data/init.sql:",
+            "resource production-database-cnpg-monitoring-configmap /data/queries:",
+        ],
+        why: LAST_KEY,
+    },
+];
+
+impl KnownDifference {
+    /// Whether `differences` are this known difference: each shows one of
+    /// its pieces, and each piece is shown.
+    fn explains(&self, differences: &[String]) -> bool {
+        differences
+            .iter()
+            .all(|d| self.shows.iter().any(|piece| d.contains(piece)))
+            && self
+                .shows
+                .iter()
+                .all(|piece| differences.iter().any(|d| d.contains(piece)))
+    }
+}
 
 /// How many `plait render` processes run at once.
 const WORKERS: usize = 2;
@@ -143,10 +240,11 @@ fn every_kcl_case_renders_what_upstream_rendered() {
             .unwrap_or_default()
             .to_string()
     };
-    for (case, _) in KNOWN_DIFFERENCES {
+    for known in KNOWN_DIFFERENCES {
         assert!(
-            dirs.iter().any(|d| name(d) == *case),
-            "{case} is not a case of the corpus"
+            dirs.iter().any(|d| name(d) == known.case),
+            "{} is not a case of the corpus",
+            known.case
         );
     }
 
@@ -171,14 +269,16 @@ fn every_kcl_case_renders_what_upstream_rendered() {
     let mut failures = Vec::new();
     let mut identical = 0;
     for (case, differences) in &found {
-        let known = KNOWN_DIFFERENCES.iter().find(|(name, _)| name == case);
+        let known = KNOWN_DIFFERENCES.iter().find(|k| k.case == case);
         match (differences.is_empty(), known) {
             (true, None) => identical += 1,
             (true, Some(_)) => failures.push(format!(
                 "{case}: renders what upstream rendered now; take it off KNOWN_DIFFERENCES"
             )),
-            (false, Some((_, why))) => eprintln!("{case}: differs as known: {why}"),
-            (false, None) => failures.push(format!("{case}:\n    {}", differences.join("\n    "))),
+            (false, Some(known)) if known.explains(differences) => {
+                eprintln!("{case}: differs as known: {}", known.why)
+            }
+            (false, _) => failures.push(format!("{case}:\n    {}", differences.join("\n    "))),
         }
     }
     eprintln!(
