@@ -126,14 +126,14 @@ fn compose(request: &Request, fs: &dyn FileSystem, response: &mut Response) -> R
     })?;
     log_prints(&output.logs);
 
-    let mut documents = output.documents;
-    if input.spec.config.sort_keys {
-        documents.iter_mut().for_each(Value::sort_all_objects);
-    }
-    let items = output::resources(documents).map_err(|e| match e {
-        OutputError::ItemNotAnObject { .. } => Error::DataResources(e.to_string()),
-        other => Error::Pipeline(other.to_string()),
-    })?;
+    let documents = output.documents;
+    let items =
+        output::resources(documents, &output.values, input.spec.config.sort_keys).map_err(|e| {
+            match e {
+                OutputError::ItemNotAnObject { .. } => Error::DataResources(e.to_string()),
+                other => Error::Pipeline(other.to_string()),
+            }
+        })?;
     let mut bases = Vec::new();
     for r in &input.spec.resources {
         match &r.base {

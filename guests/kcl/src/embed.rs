@@ -36,11 +36,14 @@ pub struct Embedded {
 }
 
 /// What a successful run produced.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct EmbeddedOutput {
     /// The documents `kcl run` would print, in order: one for a program's
     /// top-level names, one per config when its output is a list.
     pub documents: Vec<serde_json::Value>,
+    /// The same documents as KCL values, in KCL's key order (JSON objects
+    /// here keep theirs sorted), for a host whose output depends on it.
+    pub values: Vec<Value>,
     /// What `print()` wrote.
     pub logs: String,
 }
@@ -140,17 +143,18 @@ fn evaluate(
     };
     let evaluated = eval::evaluate(program, eval_options)
         .map_err(|(e, logs)| fail(crate::runtime_positions(e), &sources, logs))?;
-    let documents = match &evaluated.output_stream {
+    let values = match &evaluated.output_stream {
         // `manifests.yaml_stream` replaces the output.
-        Some((stream, _)) => documents(&crate::decode_output_stream(
+        Some((stream, _)) => document_values(&crate::decode_output_stream(
             stream,
             &sources,
             &evaluated.logs,
         )?),
-        None => documents(&evaluated.output),
+        None => document_values(&evaluated.output),
     };
     Ok(EmbeddedOutput {
-        documents,
+        documents: values.iter().map(to_json).collect(),
+        values,
         logs: evaluated.logs,
     })
 }
@@ -181,19 +185,24 @@ pub fn from_json(value: &serde_json::Value) -> Value {
 /// Hidden (`_`) names, `Undefined` and functions are left out at every
 /// depth.
 pub fn documents(output: &Value) -> Vec<serde_json::Value> {
+    document_values(output).iter().map(to_json).collect()
+}
+
+/// [`documents`], as KCL values.
+fn document_values(output: &Value) -> Vec<Value> {
     let mut out = Vec::new();
     match output {
         Value::List(_) => collect_documents(output, &mut out),
-        other => out.push(to_json(other)),
+        other => out.push(other.clone()),
     }
     out
 }
 
-fn collect_documents(value: &Value, out: &mut Vec<serde_json::Value>) {
+fn collect_documents(value: &Value, out: &mut Vec<Value>) {
     match value {
         Value::List(items) => items.iter().for_each(|item| collect_documents(item, out)),
         Value::Undefined | Value::Function(_) => {}
-        document => out.push(to_json(document)),
+        document => out.push(document.clone()),
     }
 }
 
