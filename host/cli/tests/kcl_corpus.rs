@@ -44,8 +44,6 @@ const EMPTY_RESOURCE_NAME: &str = "plait's output checks refuse a composed resou
      metadata.name); upstream composes it under a random name";
 const NO_TYPE: &str = "plait's output checks refuse a composed resource without apiVersion or \
      kind; upstream's render prints it (a cluster would refuse to apply it)";
-const LAST_KEY: &str = "the built-in drops the final line break of a `|` block that ends an item \
-     (upstream's quirk) at the item's alphabetically last key, not at the last key KCL printed";
 
 /// Cases plait renders otherwise than upstream.
 const KNOWN_DIFFERENCES: &[KnownDifference] = &[
@@ -93,22 +91,6 @@ const KNOWN_DIFFERENCES: &[KnownDifference] = &[
         case: "function-kcl__resources-pass-data",
         shows: &["kind: Required value: must be a non-empty string"],
         why: NO_TYPE,
-    },
-    KnownDifference {
-        case: "smana__epi",
-        shows: &[
-            "resource xplane-foobar-iam-policy /spec/forProvider/policy:",
-            "resource xplane-foobar-iam-role /spec/forProvider/assumeRolePolicy:",
-        ],
-        why: LAST_KEY,
-    },
-    KnownDifference {
-        case: "smana__sqlinstance-complete",
-        shows: &[
-            "resource production-database-cnpg-bootsrapsql /data/init.sql:",
-            "resource production-database-cnpg-monitoring-configmap /data/queries:",
-        ],
-        why: LAST_KEY,
     },
 ];
 
