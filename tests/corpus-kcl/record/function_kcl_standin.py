@@ -31,7 +31,6 @@ import asyncio
 import base64
 import copy
 import datetime
-import io
 import json
 import math
 import os
