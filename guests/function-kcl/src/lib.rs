@@ -122,7 +122,7 @@ fn compose(request: &Request, fs: &dyn FileSystem, response: &mut Response) -> R
     };
     let output = ran.map_err(|e| {
         log_prints(&e.logs);
-        Error::Pipeline(e.render().trim_end().to_string())
+        Error::Pipeline(api_message(&e))
     })?;
     log_prints(&output.logs);
 
@@ -353,6 +353,48 @@ fn refuse_unsupported(input: &KclInput) -> Result<(), Error> {
         });
     }
     Ok(())
+}
+
+/// A KCL error as KCL's API reports it to upstream (without the source
+/// lines `kcl run` shows): `error[code]: Kind`, then each position as
+/// `---> File path:line:column: message`, the notes after the last, a
+/// blank line after each. A run-time error (`E3…`) prints its kind alone
+/// and its line without a column.
+fn api_message(error: &plait_kcl::RunError) -> String {
+    let mut out = String::new();
+    for e in error.errors() {
+        let run_time = e.kind.code().starts_with("E3");
+        if run_time {
+            out.push_str(&format!("{}\n", e.kind.title()));
+        } else {
+            out.push_str(&format!("error[{}]: {}\n", e.kind.code(), e.kind.title()));
+        }
+        if e.labels.is_empty() {
+            out.push_str(&format!("{}\n", e.message));
+        }
+        for (i, label) in e.labels.iter().enumerate() {
+            let path = error
+                .sources
+                .get(label.span.file)
+                .map_or("", |f| f.path.as_str());
+            let position = if run_time {
+                format!("{path}:{}", label.span.line)
+            } else {
+                format!("{path}:{}:{}", label.span.line, label.span.column + 1)
+            };
+            out.push_str(&format!("---> File {position}: {}\n", label.message));
+            if i + 1 == e.labels.len() {
+                for note in &e.notes {
+                    if !note.starts_with("suggestion: ") {
+                        out.push_str("note: ");
+                    }
+                    out.push_str(&format!("{note}\n"));
+                }
+            }
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// What the program's `print()` calls wrote goes to the function's log.

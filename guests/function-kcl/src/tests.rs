@@ -838,16 +838,29 @@ fn errors_and_unsupported_inputs_are_fatal_with_what_to_do() {
 }
 
 #[test]
-fn a_kcl_error_reads_as_kcl_prints_it() {
-    let given = Given {
-        input: Some(input("", "assert False, \"stop here\"")),
-        ..Given::default()
-    };
-    let response = given.respond();
-    let message = &response.results[0].message;
-    assert!(
-        message.contains("stop here") && message.contains("prog.k"),
-        "{message}"
-    );
-    assert_eq!(response.results[0].target, None::<Target>);
+fn a_kcl_error_reads_as_kcls_api_reports_it_to_upstream() {
+    // (program, the whole fatal message), as KCL 0.12.3's API words them.
+    let cases = [
+        (
+            "a = 1\na = 2\n",
+            "failed to run kcl function pipelines: error[E1001]: ImmutableError\n---> File prog.k:2:1: Can not change the value of 'a', because it was declared immutable\n\n---> File prog.k:1:1: The variable 'a' is declared here\nnote: change the variable name to '_a' to make it mutable\n\n",
+        ),
+        (
+            "a = b\n",
+            "failed to run kcl function pipelines: error[E2L23]: CompileError\n---> File prog.k:1:5: name 'b' is not defined\n\n",
+        ),
+        (
+            "assert False, \"stop here\"\n",
+            "failed to run kcl function pipelines: EvaluationError\n---> File prog.k:1: stop here\n\n",
+        ),
+    ];
+    for (source, want) in cases {
+        let given = Given {
+            input: Some(input("", source)),
+            ..Given::default()
+        };
+        let response = given.respond();
+        assert_eq!(response.results[0].message, want, "{source}");
+        assert_eq!(response.results[0].target, None::<Target>);
+    }
 }
