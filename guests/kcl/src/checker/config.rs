@@ -405,7 +405,7 @@ impl Checker<'_> {
         self.scopes.push(Scope::default());
         let mut key_types: Vec<Ty> = Vec::new();
         let mut val_types: Vec<Ty> = Vec::new();
-        let mut attrs: IndexMap<String, (Ty, Span)> = IndexMap::new();
+        let mut attrs: IndexMap<String, (Ty, Span)> = IndexMap::default();
         for original in entries {
             let desugared = Self::desugar_entry(original);
             let item = desugared.as_ref().unwrap_or(original);

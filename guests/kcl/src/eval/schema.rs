@@ -4,7 +4,7 @@
 //! other keys (relaxed schemas, index signatures), checks required
 //! attributes and runs the check blocks.
 
-use std::collections::HashMap;
+use crate::collections::HashMap;
 use std::rc::Rc;
 
 use crate::ast::{self, AugOp, ConfigEntryOperation, Stmt};
@@ -161,7 +161,7 @@ impl Evaluator {
             }
         }
         let body = Frame::lazy_child(&params, stmts);
-        let mut attrs = HashMap::new();
+        let mut attrs = HashMap::default();
         for s in &schemas {
             if let SchemaDef::Schema(def) = &s.def {
                 let mut declared = Vec::new();
@@ -366,7 +366,7 @@ impl Evaluator {
     fn check_required(
         &self,
         ty: &Rc<SchemaType>,
-        attrs: &indexmap::IndexMap<String, Value>,
+        attrs: &crate::collections::IndexMap<String, Value>,
         span: Span,
     ) -> Result<()> {
         let mut schemas = Vec::new();
@@ -574,7 +574,7 @@ impl Evaluator {
     ) -> Result<()> {
         let mut delta = Dict::new();
         delta.entries.insert(name.to_string(), value);
-        delta.ops.insert(name.to_string(), config.op(name));
+        delta.set_op(name, config.op(name));
         if let Some(i) = config.insert_indexes.get(name) {
             delta.insert_indexes.insert(name.to_string(), *i);
         }
