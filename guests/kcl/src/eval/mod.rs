@@ -51,6 +51,9 @@ pub struct SchemaType {
     pub(crate) mixins: Vec<Rc<SchemaType>>,
     /// The package frame the schema was declared in.
     pub(crate) frame: Rc<Frame>,
+    /// The attributes its instances declare, found once on the first
+    /// instance (`schema::DeclaredAttrs`).
+    pub(crate) declared: std::cell::OnceCell<Rc<schema::DeclaredAttrs>>,
 }
 
 #[derive(Debug)]
