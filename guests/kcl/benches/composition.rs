@@ -18,6 +18,15 @@ mod kcl_lib;
 
 use plait_kcl::embed::{self, Embedded};
 
+// The evaluator allocates tens of thousands of small blocks per call. With
+// the C library's allocator they cost a third of a native call, and more in
+// a process whose heap other work has fragmented, which made the native
+// figure slower than the same evaluator in the sandbox (where a size-class
+// allocator serves them in a few instructions). The plait binary runs KCL
+// with jemalloc: so does this bench.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 const PROGRAM: &str = include_str!("composition.k");
 const PARAMS: &str = include_str!("composition.params.json");
 const RUNS: usize = 1001;

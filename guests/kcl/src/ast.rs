@@ -247,6 +247,10 @@ pub struct Identifier {
 
 impl Identifier {
     pub fn name(&self) -> String {
+        // Nearly every name is one segment: no list of parts to join.
+        if let [only] = self.names.as_slice() {
+            return only.node.clone();
+        }
         self.names
             .iter()
             .map(|n| n.node.as_str())

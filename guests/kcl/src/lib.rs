@@ -12,6 +12,7 @@ pub mod ast;
 pub mod builtins;
 pub mod checker;
 pub mod cli;
+mod collections;
 pub mod diagnostic;
 pub mod embed;
 pub mod error;

@@ -25,6 +25,13 @@ use plait_runtime::{CallLimits, Module, Runtime, RuntimeConfig};
 use plait_sdk::{Request, Resource, State};
 use serde_json::{Value, json};
 
+// The native figures allocate as the plait binary does (jemalloc): with
+// the C library's allocator, in a process wasmtime has used, the evaluator's
+// many small allocations made the native call slower than the sandboxed one
+// (see guests/kcl/benches/composition.rs).
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 const PROGRAM: &str = include_str!("../../../guests/kcl/benches/composition.k");
 const PARAMS: &str = include_str!("../../../guests/kcl/benches/composition.params.json");
 

@@ -6,7 +6,7 @@
 //! The calls are read by a small reader of literals and calls, so the cases
 //! stay in KCL's own syntax.
 
-use std::collections::HashMap;
+use crate::collections::HashMap;
 use std::rc::Rc;
 
 use crate::ast::NumberBinarySuffix;

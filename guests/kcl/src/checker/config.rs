@@ -165,20 +165,21 @@ impl Checker<'_> {
         span: Span,
         attr_span: Option<Span>,
     ) {
-        let Some(d) = self.def(id).cloned() else {
+        let Some(d) = self.def(id) else {
             return;
         };
+        // Each error's suggestions, found while `d` is borrowed: the schema
+        // is not copied for every config attribute checked.
+        let mut errors = Vec::new();
         if self.attr_of(id, attr).is_none() && !d.is_mixin && d.index_sig.is_none() {
-            let suggs = suggestions(attr, d.attrs.keys().map(String::as_str));
-            self.add_config_attr_error(attr, &d.name, span, attr_span, &suggs);
+            errors.push(suggestions(attr, d.attrs.keys().map(String::as_str)));
         }
         if let Some(sig) = &d.index_sig
             && !sig.any_other
         {
             match &sig.key {
                 Ty::StrLit(name) if name != attr => {
-                    let suggs = suggestions(attr, [name.as_str()]);
-                    self.add_config_attr_error(attr, &d.name, span, attr_span, &suggs);
+                    errors.push(suggestions(attr, [name.as_str()]));
                 }
                 Ty::Union(types) => {
                     let keys: Vec<&str> = types
@@ -189,12 +190,15 @@ impl Checker<'_> {
                         })
                         .collect();
                     if !keys.is_empty() && !keys.contains(&attr) {
-                        let suggs = suggestions(attr, keys);
-                        self.add_config_attr_error(attr, &d.name, span, attr_span, &suggs);
+                        errors.push(suggestions(attr, keys));
                     }
                 }
                 _ => {}
             }
+        }
+        let schema = d.name.clone();
+        for suggs in errors {
+            self.add_config_attr_error(attr, &schema, span, attr_span, &suggs);
         }
     }
 
@@ -405,7 +409,7 @@ impl Checker<'_> {
         self.scopes.push(Scope::default());
         let mut key_types: Vec<Ty> = Vec::new();
         let mut val_types: Vec<Ty> = Vec::new();
-        let mut attrs: IndexMap<String, (Ty, Span)> = IndexMap::new();
+        let mut attrs: IndexMap<String, (Ty, Span)> = IndexMap::default();
         for original in entries {
             let desugared = Self::desugar_entry(original);
             let item = desugared.as_ref().unwrap_or(original);

@@ -36,7 +36,7 @@ impl Checker<'_> {
                     base: None,
                     protocol: None,
                     mixins: Vec::new(),
-                    attrs: IndexMap::new(),
+                    attrs: IndexMap::default(),
                     params: Vec::new(),
                     index_sig: None,
                 });
@@ -71,7 +71,7 @@ impl Checker<'_> {
         }
         // 3. Schema types: parents first, so that attributes are inherited.
         let mut order: Vec<(usize, usize, SchemaId)> = stmt_defs.clone();
-        let mut done: HashSet<SchemaId> = HashSet::new();
+        let mut done: HashSet<SchemaId> = HashSet::default();
         let mut cycle_reported = false;
         for &(mi, si, id) in &stmt_defs {
             if let Some((module, stmt)) =
@@ -102,7 +102,7 @@ impl Checker<'_> {
             }
         }
         // The top-level lambdas' signatures, for calls before them.
-        let mut lambdas: HashMap<String, Option<FnTy>> = HashMap::new();
+        let mut lambdas: HashMap<String, Option<FnTy>> = HashMap::default();
         for module in modules {
             self.set_file_imports(pkgpath, module);
             for stmt in &module.body {
@@ -467,7 +467,7 @@ impl Checker<'_> {
                 any_other: sig.node.any_other,
             }
         });
-        let mut attrs: IndexMap<String, AttrDef> = IndexMap::new();
+        let mut attrs: IndexMap<String, AttrDef> = IndexMap::default();
         for stmt in &s.body {
             let (attr_name, ty, optional) = match &stmt.node {
                 Stmt::SchemaAttr(attr) => {

@@ -4,7 +4,7 @@
 //! place, with an entry overridden by a later `=` dropped. Without this a
 //! value overridden later would be reported although KCL accepts it.
 
-use indexmap::IndexMap;
+use crate::collections::IndexMap;
 
 use crate::ast::{ConfigEntry, ConfigEntryOperation, Expr, Module, Node, Stmt};
 
@@ -20,7 +20,7 @@ type Declaration = (usize, usize, Kind);
 /// The main package's modules with same-name configs merged, or `None`
 /// when no name is declared twice.
 pub fn merge_configs(modules: &[&Module]) -> Option<Vec<Module>> {
-    let mut declarations: IndexMap<String, Vec<Declaration>> = IndexMap::new();
+    let mut declarations: IndexMap<String, Vec<Declaration>> = IndexMap::default();
     for (mi, module) in modules.iter().enumerate() {
         for (si, stmt) in module.body.iter().enumerate() {
             match &stmt.node {
@@ -126,7 +126,7 @@ fn config_entries_mut(stmt: &mut Stmt, kind: Kind) -> Option<&mut Vec<Node<Confi
 /// Entries grouped by key in first-seen order; an `=` drops the entries of
 /// its key before it.
 fn unify_entries(entries: Vec<Node<ConfigEntry>>) -> Vec<Node<ConfigEntry>> {
-    let mut buckets: IndexMap<Option<String>, Vec<Node<ConfigEntry>>> = IndexMap::new();
+    let mut buckets: IndexMap<Option<String>, Vec<Node<ConfigEntry>>> = IndexMap::default();
     for entry in entries {
         let key = entry.node.key.as_ref().and_then(|k| match &k.node {
             Expr::Identifier(ident) => Some(ident.name()),

@@ -29,9 +29,9 @@ mod signatures;
 mod stmt;
 mod ty;
 
-use indexmap::IndexMap;
+use crate::collections::IndexMap;
+use crate::collections::{HashMap, HashSet};
 use std::borrow::Borrow;
-use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use crate::ast::{self, Expr, Node, Stmt};
@@ -68,7 +68,7 @@ pub fn check_all(program: &Program) -> Vec<KclError> {
 /// `MAIN_PKG`, imported ones under their package path) and returns the
 /// first error, in KCL's order.
 pub fn check_packages<M: Borrow<ast::Module>>(
-    pkgs: &IndexMap<String, Vec<M>>,
+    pkgs: &indexmap::IndexMap<String, Vec<M>>,
 ) -> Result<(), KclError> {
     match check_packages_all(pkgs).into_iter().next() {
         Some(err) => Err(err),
@@ -78,7 +78,7 @@ pub fn check_packages<M: Borrow<ast::Module>>(
 
 /// Every error in a program given as its packages' modules.
 pub fn check_packages_all<M: Borrow<ast::Module>>(
-    pkgs: &IndexMap<String, Vec<M>>,
+    pkgs: &indexmap::IndexMap<String, Vec<M>>,
 ) -> Vec<KclError> {
     let mut modules: IndexMap<String, Vec<&ast::Module>> = pkgs
         .iter()
@@ -325,20 +325,20 @@ impl<'p> Checker<'p> {
         Checker {
             pkgs,
             defs: Vec::new(),
-            pkg_scopes: HashMap::new(),
-            global_names: HashMap::new(),
-            checked: HashSet::new(),
-            import_nodes: IndexMap::new(),
+            pkg_scopes: HashMap::default(),
+            global_names: HashMap::default(),
+            checked: HashSet::default(),
+            import_nodes: IndexMap::default(),
             import_edges: Vec::new(),
             errors: Vec::new(),
-            reported: HashSet::new(),
+            reported: HashSet::default(),
             pkg: MAIN_PKG.to_string(),
-            imports: HashMap::new(),
-            pkg_imports: HashMap::new(),
+            imports: HashMap::default(),
+            pkg_imports: HashMap::default(),
             scopes: Vec::new(),
-            global_lambdas: HashMap::new(),
+            global_lambdas: HashMap::default(),
             schema: None,
-            schema_inferred: HashMap::new(),
+            schema_inferred: HashMap::default(),
             local_vars: Vec::new(),
             config_ctx: Vec::new(),
             depth: 0,
@@ -554,7 +554,7 @@ impl<'p> Checker<'p> {
             return;
         };
         // Imported packages are checked first, as KCL does.
-        let mut import_table: HashMap<String, String> = HashMap::new();
+        let mut import_table: HashMap<String, String> = HashMap::default();
         for module in modules {
             for stmt in &module.body {
                 if let Stmt::Import(import) = &stmt.node {
@@ -605,7 +605,7 @@ impl<'p> Checker<'p> {
     }
 
     fn reachable(&self, start: &str, forward: bool) -> HashSet<String> {
-        let mut seen: HashSet<String> = HashSet::new();
+        let mut seen: HashSet<String> = HashSet::default();
         let mut todo = vec![start.to_string()];
         while let Some(node) = todo.pop() {
             for (a, b) in &self.import_edges {

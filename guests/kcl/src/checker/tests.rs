@@ -10,7 +10,7 @@ fn check_source(src: &str) -> Vec<KclError> {
     assert_eq!(parsed.errors, vec![], "the test program parses");
     // Modules held by value, as `run` passes them; the loader's `Rc`s are
     // checked in `the_deepest_nesting…`.
-    let mut pkgs = IndexMap::new();
+    let mut pkgs = indexmap::IndexMap::new();
     pkgs.insert(MAIN_PKG.to_string(), vec![parsed.module]);
     let errors = check_packages_all(&pkgs);
     assert_eq!(check_packages(&pkgs).err(), errors.first().cloned());
@@ -397,7 +397,7 @@ fn the_deepest_nesting_the_parser_allows_fits_in_a_small_stack() {
         let run = std::thread::Builder::new()
             .stack_size(1 << 20)
             .spawn(move || {
-                let mut pkgs = IndexMap::new();
+                let mut pkgs = indexmap::IndexMap::new();
                 pkgs.insert(MAIN_PKG.to_string(), vec![Rc::new(parsed.module)]);
                 check_packages_all(&pkgs).len()
             })

@@ -2,7 +2,7 @@
 //! runs, printed as KCL prints them in its messages (`int(1)`,
 //! `[str | int]`, `{str(a):int(1)}`).
 
-use indexmap::IndexMap;
+use crate::collections::IndexMap;
 use std::fmt;
 use std::rc::Rc;
 
@@ -107,7 +107,7 @@ impl Ty {
         Ty::Dict(Rc::new(DictTy {
             key,
             val,
-            attrs: IndexMap::new(),
+            attrs: IndexMap::default(),
         }))
     }
 

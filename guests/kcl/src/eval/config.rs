@@ -26,9 +26,9 @@ impl Evaluator {
             match item.node.key.as_ref() {
                 Some(k) => {
                     if let Some(key) = simple_key(&k.node)
-                        && let Some(v) = result.as_dict().and_then(|d| d.get(&key))
+                        && let Some(v) = result.as_dict().and_then(|d| d.get(key))
                     {
-                        scope.set(&key, v.clone());
+                        scope.set(key, v.clone());
                     }
                 }
                 // Keys an `if` entry set; a spread's keys are not names.
@@ -91,17 +91,16 @@ impl Evaluator {
             return Ok(target);
         };
         self.note_config_position(&value, span);
-        // `a.b.c: v` is `a: {b: {c: v}}`, the operator applying to `c`.
-        let mut nested = Dict::new();
-        nested.entries.insert(last.clone(), value);
-        nested.ops.insert(last.clone(), entry.operation);
-        if let Some(i) = index {
-            nested.insert_indexes.insert(last.clone(), i);
-        }
         let (value, op, index) = if outer.is_empty() {
-            let v = nested.entries.swap_remove(last).unwrap_or(Value::Undefined);
-            (v, entry.operation, index)
+            (value, entry.operation, index)
         } else {
+            // `a.b.c: v` is `a: {b: {c: v}}`, the operator applying to `c`.
+            let mut nested = Dict::new();
+            nested.entries.insert(last.clone(), value);
+            nested.set_op(last, entry.operation);
+            if let Some(i) = index {
+                nested.insert_indexes.insert(last.clone(), i);
+            }
             let mut inner = Value::dict(nested);
             for k in outer.iter().skip(1).rev() {
                 let mut d = Dict::new();
@@ -231,10 +230,10 @@ impl Evaluator {
 
 /// The name a key sets at the top of its config (`a` for `a: …` and
 /// `a.b: …`).
-fn simple_key(key: &Expr) -> Option<String> {
+fn simple_key(key: &Expr) -> Option<&str> {
     match key {
-        Expr::Identifier(id) => id.names.first().map(|n| n.node.clone()),
-        Expr::StringLit(s) => Some(s.value.clone()),
+        Expr::Identifier(id) => id.names.first().map(|n| n.node.as_str()),
+        Expr::StringLit(s) => Some(s.value.as_str()),
         _ => None,
     }
 }

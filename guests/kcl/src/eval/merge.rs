@@ -6,7 +6,7 @@
 
 use std::rc::Rc;
 
-use indexmap::IndexMap;
+use crate::collections::IndexMap;
 
 use crate::ast::{ConfigEntry, ConfigEntryOperation, Expr, Module, Node, Stmt};
 
@@ -36,7 +36,7 @@ fn config_items(stmt: &mut Stmt) -> Option<&mut Vec<Node<ConfigEntry>>> {
 /// Groups entries by key, an `=` entry dropping the ones before it with
 /// the same key, keyless entries together (KCL's order).
 fn unify_entries(entries: Vec<Node<ConfigEntry>>) -> Vec<Node<ConfigEntry>> {
-    let mut buckets: IndexMap<Option<String>, Vec<Node<ConfigEntry>>> = IndexMap::new();
+    let mut buckets: IndexMap<Option<String>, Vec<Node<ConfigEntry>>> = IndexMap::default();
     for entry in entries {
         let name = entry.node.key.as_ref().and_then(|k| match &k.node {
             Expr::Identifier(id) => Some(id.name()),
@@ -69,7 +69,7 @@ fn unify_entries(entries: Vec<Node<ConfigEntry>>) -> Vec<Node<ConfigEntry>> {
 /// Merges the main package's same-name top-level configs.
 pub(crate) fn merge_configs(modules: &mut [Rc<Module>]) {
     // name -> (module, statement, kind) in source order
-    let mut declarations: IndexMap<String, Vec<(usize, usize, Kind)>> = IndexMap::new();
+    let mut declarations: IndexMap<String, Vec<(usize, usize, Kind)>> = IndexMap::default();
     for (m, module) in modules.iter().enumerate() {
         for (i, stmt) in module.body.iter().enumerate() {
             match &stmt.node {

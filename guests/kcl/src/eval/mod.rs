@@ -20,11 +20,11 @@ mod stmt;
 mod tests;
 pub(crate) mod types;
 
-use std::collections::HashMap;
+use crate::collections::HashMap;
 use std::path::PathBuf;
 use std::rc::Rc;
 
-use indexmap::IndexMap;
+use crate::collections::IndexMap;
 
 use crate::ast;
 use crate::error::{ErrorKind, KclError, Result};
@@ -51,6 +51,9 @@ pub struct SchemaType {
     pub(crate) mixins: Vec<Rc<SchemaType>>,
     /// The package frame the schema was declared in.
     pub(crate) frame: Rc<Frame>,
+    /// The attributes its instances declare, found once on the first
+    /// instance (`schema::DeclaredAttrs`).
+    pub(crate) declared: std::cell::OnceCell<Rc<schema::DeclaredAttrs>>,
 }
 
 #[derive(Debug)]
@@ -79,7 +82,7 @@ pub const MAIN_PKG: &str = "__main__";
 /// the files run).
 #[derive(Debug, Default, Clone)]
 pub struct Program {
-    pub packages: IndexMap<String, Vec<Rc<ast::Module>>>,
+    pub packages: indexmap::IndexMap<String, Vec<Rc<ast::Module>>>,
 }
 
 /// What evaluation needs besides the program.
@@ -201,19 +204,19 @@ impl Evaluator {
     pub fn new(program: Program, options: EvalOptions) -> Evaluator {
         Evaluator {
             program,
-            packages: HashMap::new(),
-            imports: HashMap::new(),
-            aliases: HashMap::new(),
+            packages: HashMap::default(),
+            imports: HashMap::default(),
+            aliases: HashMap::default(),
             options: options.options.into_iter().collect(),
             logs: String::new(),
             file_root: options.file_root,
-            instances: IndexMap::new(),
+            instances: IndexMap::default(),
             creating_pkg: Rc::from(MAIN_PKG),
             code_pkg: Rc::from(MAIN_PKG),
             last_stmt: Span::default(),
             last_node: Span::default(),
-            instance_spans: HashMap::new(),
-            config_spans: HashMap::new(),
+            instance_spans: HashMap::default(),
+            config_spans: HashMap::default(),
             schema_stack: Vec::new(),
             scalars: Vec::new(),
             schema_scalar: None,
@@ -222,7 +225,7 @@ impl Evaluator {
             stack_budget: options.stack_budget.unwrap_or(DEFAULT_STACK_BUDGET),
             steps: 0,
             step_limit: options.step_limit,
-            lambdas: HashMap::new(),
+            lambdas: HashMap::default(),
             program_paths: options.program_paths,
             output_stream: None,
             scratch: crate::modules::file::Scratch::default(),

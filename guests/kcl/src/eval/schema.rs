@@ -4,7 +4,7 @@
 //! other keys (relaxed schemas, index signatures), checks required
 //! attributes and runs the check blocks.
 
-use std::collections::HashMap;
+use crate::collections::HashMap;
 use std::rc::Rc;
 
 use crate::ast::{self, AugOp, ConfigEntryOperation, Stmt};
@@ -23,13 +23,47 @@ pub(crate) struct SchemaCtx {
     /// Where the instance is made: errors about its config point there.
     span: Span,
     config: Rc<Dict>,
-    attrs: HashMap<String, AttrInfo>,
+    attrs: Rc<DeclaredAttrs>,
 }
 
+/// The attributes a schema's instances declare over its chain of schemas
+/// (see [`chain`]): their names in the order the bodies declare them, and
+/// each one's type from the last schema that declares it.
+#[derive(Debug)]
+pub(crate) struct DeclaredAttrs {
+    names: Vec<String>,
+    types: HashMap<String, AttrInfo>,
+}
+
+#[derive(Debug)]
 struct AttrInfo {
     ty: ast::Type,
     /// The frame the type is resolved in (the declaring schema's package).
     frame: Rc<Frame>,
+}
+
+impl DeclaredAttrs {
+    fn of(schemas: &[Rc<SchemaType>]) -> DeclaredAttrs {
+        let mut names = Vec::new();
+        let mut types = HashMap::default();
+        for s in schemas {
+            if let SchemaDef::Schema(def) = &s.def {
+                let mut declared = Vec::new();
+                declared_attrs(&def.body, &mut declared);
+                for (name, ty) in declared {
+                    names.push(name.clone());
+                    types.insert(
+                        name.clone(),
+                        AttrInfo {
+                            ty: ty.clone(),
+                            frame: s.frame.clone(),
+                        },
+                    );
+                }
+            }
+        }
+        DeclaredAttrs { names, types }
+    }
 }
 
 /// The schemas whose bodies make an instance, in the order they run:
@@ -161,23 +195,15 @@ impl Evaluator {
             }
         }
         let body = Frame::lazy_child(&params, stmts);
-        let mut attrs = HashMap::new();
-        for s in &schemas {
-            if let SchemaDef::Schema(def) = &s.def {
-                let mut declared = Vec::new();
-                declared_attrs(&def.body, &mut declared);
-                for (name, ty) in declared {
-                    body.vars
-                        .borrow_mut()
-                        .entry(name.clone())
-                        .or_insert(Value::Undefined);
-                    attrs.insert(
-                        name.clone(),
-                        AttrInfo {
-                            ty: ty.clone(),
-                            frame: s.frame.clone(),
-                        },
-                    );
+        let attrs = ty
+            .declared
+            .get_or_init(|| Rc::new(DeclaredAttrs::of(&schemas)))
+            .clone();
+        {
+            let mut vars = body.vars.borrow_mut();
+            for name in &attrs.names {
+                if !vars.contains_key(name) {
+                    vars.insert(name.clone(), Value::Undefined);
                 }
             }
         }
@@ -366,7 +392,7 @@ impl Evaluator {
     fn check_required(
         &self,
         ty: &Rc<SchemaType>,
-        attrs: &indexmap::IndexMap<String, Value>,
+        attrs: &crate::collections::IndexMap<String, Value>,
         span: Span,
     ) -> Result<()> {
         let mut schemas = Vec::new();
@@ -574,7 +600,7 @@ impl Evaluator {
     ) -> Result<()> {
         let mut delta = Dict::new();
         delta.entries.insert(name.to_string(), value);
-        delta.ops.insert(name.to_string(), config.op(name));
+        delta.set_op(name, config.op(name));
         if let Some(i) = config.insert_indexes.get(name) {
             delta.insert_indexes.insert(name.to_string(), *i);
         }
@@ -677,11 +703,11 @@ impl Evaluator {
         let Some(ctx) = self.schema_stack.last() else {
             return Ok(value);
         };
-        let Some(info) = ctx.attrs.get(name) else {
+        let attrs = ctx.attrs.clone();
+        let Some(info) = attrs.types.get(name) else {
             return Ok(value);
         };
-        let (ty, frame) = (info.ty.clone(), info.frame.clone());
-        self.convert_to_type(&frame, value, &ty)
+        self.convert_to_type(&info.frame, value, &info.ty)
     }
 
     /// Whether a dict's keys all belong to a schema (a dict converts to a

@@ -6,11 +6,11 @@
 //! name whose setters have not all run yet runs them first, so a name
 //! always reads its final value, whatever the order it was written in.
 
+use crate::collections::HashMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 
-use indexmap::IndexMap;
+use crate::collections::IndexMap;
 
 use crate::ast::{self, Node, Stmt};
 use crate::error::{ErrorKind, KclError, Result};
@@ -107,7 +107,7 @@ pub(crate) fn assigned_names(stmt: &Stmt, out: &mut Vec<String>) {
 
 impl Lazy {
     pub fn new(stmts: Vec<StmtRef>) -> Lazy {
-        let mut setters: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut setters: HashMap<String, Vec<usize>> = HashMap::default();
         for (i, s) in stmts.iter().enumerate() {
             let mut names = Vec::new();
             if let Some(stmt) = s.get() {
@@ -125,7 +125,7 @@ impl Lazy {
             stmts,
             setters,
             running: Vec::new(),
-            assigned_by: HashMap::new(),
+            assigned_by: HashMap::default(),
         }
     }
 
@@ -179,7 +179,7 @@ impl Frame {
             })
             .collect();
         Rc::new(Frame {
-            vars: RefCell::new(IndexMap::new()),
+            vars: RefCell::new(IndexMap::default()),
             parent: None,
             lazy: Some(RefCell::new(Lazy::new(stmts))),
             pkgpath: Rc::from(pkgpath),
@@ -190,7 +190,7 @@ impl Frame {
 
     pub fn child(parent: &Rc<Frame>) -> Rc<Frame> {
         Rc::new(Frame {
-            vars: RefCell::new(IndexMap::new()),
+            vars: RefCell::new(IndexMap::default()),
             parent: Some(parent.clone()),
             lazy: None,
             pkgpath: parent.pkgpath.clone(),
@@ -203,7 +203,7 @@ impl Frame {
     /// entries after them.
     pub fn config_child(parent: &Rc<Frame>) -> Rc<Frame> {
         Rc::new(Frame {
-            vars: RefCell::new(IndexMap::new()),
+            vars: RefCell::new(IndexMap::default()),
             parent: Some(parent.clone()),
             lazy: None,
             pkgpath: parent.pkgpath.clone(),
@@ -214,7 +214,7 @@ impl Frame {
 
     pub fn loop_child(parent: &Rc<Frame>) -> Rc<Frame> {
         Rc::new(Frame {
-            vars: RefCell::new(IndexMap::new()),
+            vars: RefCell::new(IndexMap::default()),
             parent: Some(parent.clone()),
             lazy: None,
             pkgpath: parent.pkgpath.clone(),
@@ -243,7 +243,7 @@ impl Frame {
 
     pub fn lazy_child(parent: &Rc<Frame>, stmts: Vec<StmtRef>) -> Rc<Frame> {
         Rc::new(Frame {
-            vars: RefCell::new(IndexMap::new()),
+            vars: RefCell::new(IndexMap::default()),
             parent: Some(parent.clone()),
             lazy: Some(RefCell::new(Lazy::new(stmts))),
             pkgpath: parent.pkgpath.clone(),
@@ -253,7 +253,13 @@ impl Frame {
     }
 
     pub fn set(&self, name: &str, value: Value) {
-        self.vars.borrow_mut().insert(name.to_string(), value);
+        let mut vars = self.vars.borrow_mut();
+        match vars.get_mut(name) {
+            Some(slot) => *slot = value,
+            None => {
+                vars.insert(name.to_string(), value);
+            }
+        }
     }
 
     pub fn get_local(&self, name: &str) -> Option<Value> {

@@ -126,6 +126,7 @@ impl Evaluator {
                     parent,
                     mixins,
                     frame: frame.root(),
+                    declared: std::cell::OnceCell::new(),
                 };
                 let value = schema_type_value(ty);
                 self.assign_name(frame, &s.name.node, value, s.name.span)
@@ -142,6 +143,7 @@ impl Evaluator {
                     parent: None,
                     mixins,
                     frame: frame.root(),
+                    declared: std::cell::OnceCell::new(),
                 };
                 let value = schema_type_value(ty);
                 self.assign_name(frame, &r.name.node, value, r.name.span)

@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use crate::ast::{self, BasicType, LiteralType, Type};
 use crate::error::{ErrorKind, KclError, Result};
-use crate::value::{FunctionKind, Value};
+use crate::value::{Dict, FunctionKind, Value};
 
 use super::{Evaluator, Frame, SchemaType};
 
@@ -321,14 +321,22 @@ impl Evaluator {
             (Type::Dict { key: _, value }, Value::Dict(d)) => match value {
                 None => Some(v.clone()),
                 Some(t) => {
-                    let mut out = d.as_ref().clone();
-                    for (_, item) in out.entries.iter_mut() {
-                        match self.try_convert(frame, item, &t.node)? {
-                            Some(c) => *item = c,
-                            None => return Ok(None),
+                    // Values nearly always fit as they are: the dict is
+                    // copied only when a conversion changes one.
+                    let mut out: Option<Dict> = None;
+                    for (i, item) in d.entries.values().enumerate() {
+                        let Some(c) = self.try_convert(frame, item, &t.node)? else {
+                            return Ok(None);
+                        };
+                        if out.is_none() && c.is_same(item) {
+                            continue;
+                        }
+                        let out = out.get_or_insert_with(|| d.as_ref().clone());
+                        if let Some((_, slot)) = out.entries.get_index_mut(i) {
+                            *slot = c;
                         }
                     }
-                    Some(Value::dict(out))
+                    Some(out.map_or_else(|| v.clone(), Value::dict))
                 }
             },
             (Type::Dict { .. }, Value::Schema(_)) => Some(v.clone()),

@@ -67,7 +67,7 @@ pub fn parse_file(file: FileId, filename: &str, pkg: &str, src: &str) -> ParseRe
 
 /// KCL keeps each diagnostic once.
 fn dedup(errors: &mut Vec<KclError>) {
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = crate::collections::HashSet::default();
     errors.retain(|e| seen.insert((e.kind, e.message.clone(), e.span())));
 }
 

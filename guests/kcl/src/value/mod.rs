@@ -17,7 +17,7 @@ pub mod yaml;
 use std::cmp::Ordering;
 use std::rc::Rc;
 
-use indexmap::IndexMap;
+use crate::collections::IndexMap;
 
 use crate::ast::{ConfigEntryOperation, NumberBinarySuffix};
 
@@ -50,9 +50,10 @@ pub struct UnitValue {
 }
 
 /// A dict or config value. `ops` and `insert_indexes` hold, per key, the
-/// operator a config literal wrote it with (`:` when absent) and the index of
-/// `key[i] += …`, which unification applies when this value is merged into
-/// another.
+/// operator a config literal wrote it with and the index of `key[i] += …`,
+/// which unification applies when this value is merged into another. Only
+/// `=` and `+=` are held: a key absent from `ops` was written with `:`, as
+/// nearly every key is, so most dicts never allocate `ops` at all.
 #[derive(Debug, Clone, Default)]
 pub struct Dict {
     pub entries: IndexMap<String, Value>,
@@ -91,6 +92,15 @@ impl Dict {
             .get(key)
             .copied()
             .unwrap_or(ConfigEntryOperation::Union)
+    }
+
+    /// Records that `key` was written with `op`.
+    pub fn set_op(&mut self, key: &str, op: ConfigEntryOperation) {
+        if op == ConfigEntryOperation::Union {
+            self.ops.swap_remove(key);
+        } else {
+            self.ops.insert(key.to_string(), op);
+        }
     }
 }
 

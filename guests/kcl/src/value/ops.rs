@@ -340,7 +340,7 @@ impl Value {
 
     /// `is`: identity for containers, equality for scalars of the same
     /// type (as KCL compares them).
-    fn is_same(&self, other: &Value) -> bool {
+    pub(crate) fn is_same(&self, other: &Value) -> bool {
         match (self, other) {
             (Value::List(a), Value::List(b)) => Rc::ptr_eq(a, b) || (a.is_empty() && b.is_empty()),
             (Value::Dict(a), Value::Dict(b)) => Rc::ptr_eq(a, b),

@@ -186,6 +186,14 @@ impl Unifier<'_> {
     }
 
     fn union_dicts(&mut self, obj: &mut Dict, delta: &Dict) -> Result<()> {
+        // Each of delta's keys takes delta's operator, `:` included.
+        if !obj.ops.is_empty() {
+            for k in delta.entries.keys() {
+                if !delta.ops.contains_key(k) {
+                    obj.ops.swap_remove(k);
+                }
+            }
+        }
         for (k, op) in &delta.ops {
             obj.ops.insert(k.clone(), *op);
         }
@@ -401,9 +409,21 @@ pub fn merge_entry(
     insert_index: Option<i64>,
     idempotent_check: bool,
 ) -> Result<Value> {
+    let mut target = target;
+    // The common case, a key the dict does not hold yet, is what
+    // `union_dicts` would do, without building a one-key delta to merge.
+    if let Value::Dict(dict) = &mut target
+        && insert_index.is_none()
+        && !dict.entries.contains_key(key)
+    {
+        let dict = Rc::make_mut(dict);
+        dict.set_op(key, op);
+        dict.entries.insert(key.to_string(), value);
+        return Ok(target);
+    }
     let mut delta = Dict::new();
     delta.entries.insert(key.to_string(), value);
-    delta.ops.insert(key.to_string(), op);
+    delta.set_op(key, op);
     if let Some(i) = insert_index {
         delta.insert_indexes.insert(key.to_string(), i);
     }
