@@ -6,6 +6,7 @@ const BUILTINS: &[&str] = &[
     "plait-patch-and-transform",
     "plait-auto-ready",
     "plait-environment-configs",
+    "plait-function-kcl",
 ];
 
 /// Built-ins written in Go: (directory, component name).

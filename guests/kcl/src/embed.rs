@@ -36,11 +36,14 @@ pub struct Embedded {
 }
 
 /// What a successful run produced.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct EmbeddedOutput {
     /// The documents `kcl run` would print, in order: one for a program's
     /// top-level names, one per config when its output is a list.
     pub documents: Vec<serde_json::Value>,
+    /// The same documents as KCL values, in KCL's key order (JSON objects
+    /// here keep theirs sorted), for a host whose output depends on it.
+    pub values: Vec<Value>,
     /// What `print()` wrote.
     pub logs: String,
 }
@@ -53,16 +56,72 @@ pub fn run(program: &Embedded) -> Result<EmbeddedOutput, Box<RunError>> {
         sources: vec![(program.name.clone(), program.source.clone())],
         ..RunOptions::default()
     };
+    evaluate(
+        &options,
+        &loader::MemoryFs::new(),
+        Path::new(""),
+        program,
+        ProgramPaths::for_main_file(Path::new(&program.name)),
+        None,
+    )
+}
+
+/// Loads, checks and evaluates the KCL package in `directory`, as
+/// `kcl run <directory>` does: every `.k` file in it is the main package,
+/// its `kcl.mod` (found there or above) names the path dependencies its
+/// imports reach, and everything is read through `fs`. `program.name` and
+/// `program.source` are not read; its options and limits are. The `file`
+/// module may read below `directory`.
+pub fn run_directory(
+    directory: &Path,
+    fs: &dyn loader::FileSystem,
+    program: &Embedded,
+) -> Result<EmbeddedOutput, Box<RunError>> {
+    let options = RunOptions {
+        inputs: vec![directory.to_path_buf()],
+        work_dir: Some(directory.to_path_buf()),
+        ..RunOptions::default()
+    };
+    let main_file = first_k_file(fs, directory).unwrap_or_else(|| directory.join("main.k"));
+    evaluate(
+        &options,
+        fs,
+        directory,
+        program,
+        ProgramPaths::for_main_file(&main_file),
+        Some(directory.to_path_buf()),
+    )
+}
+
+/// The first `.k` file of a directory in name order, the one `kcl run`
+/// treats as the program's main file.
+fn first_k_file(fs: &dyn loader::FileSystem, directory: &Path) -> Option<std::path::PathBuf> {
+    let mut files: Vec<_> = fs
+        .read_dir(directory)
+        .ok()?
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "k") && fs.is_file(p))
+        .collect();
+    files.sort();
+    files.into_iter().next()
+}
+
+/// The stages every embedded run shares: loading through `fs`, static
+/// checks, evaluation with the program's options and limits, and the
+/// output read as documents.
+fn evaluate(
+    options: &RunOptions,
+    fs: &dyn loader::FileSystem,
+    current_dir: &Path,
+    program: &Embedded,
+    program_paths: ProgramPaths,
+    file_root: Option<std::path::PathBuf>,
+) -> Result<EmbeddedOutput, Box<RunError>> {
     let mut sources = source::SourceMap::default();
     let fail = |error, sources: &source::SourceMap, logs| {
         Box::new(RunError::new(error, sources.clone(), logs))
     };
-    let loaded = loader::load_run_options(
-        &options,
-        &loader::MemoryFs::new(),
-        Path::new(""),
-        &mut sources,
-    );
+    let loaded = loader::load_run_options(options, fs, current_dir, &mut sources);
     let errors = crate::static_errors(loaded.errors, &loaded.program.packages);
     if let Some(failed) = crate::failure(errors, &sources, String::new()) {
         return Err(failed);
@@ -75,7 +134,8 @@ pub fn run(program: &Embedded) -> Result<EmbeddedOutput, Box<RunError>> {
             .collect(),
         step_limit: program.step_limit,
         stack_budget: program.stack_budget,
-        program_paths: ProgramPaths::for_main_file(Path::new(&program.name)),
+        program_paths,
+        file_root,
         ..EvalOptions::default()
     };
     let program = eval::Program {
@@ -83,17 +143,18 @@ pub fn run(program: &Embedded) -> Result<EmbeddedOutput, Box<RunError>> {
     };
     let evaluated = eval::evaluate(program, eval_options)
         .map_err(|(e, logs)| fail(crate::runtime_positions(e), &sources, logs))?;
-    let documents = match &evaluated.output_stream {
+    let values = match &evaluated.output_stream {
         // `manifests.yaml_stream` replaces the output.
-        Some((stream, _)) => documents(&crate::decode_output_stream(
+        Some((stream, _)) => document_values(&crate::decode_output_stream(
             stream,
             &sources,
             &evaluated.logs,
         )?),
-        None => documents(&evaluated.output),
+        None => document_values(&evaluated.output),
     };
     Ok(EmbeddedOutput {
-        documents,
+        documents: values.iter().map(to_json).collect(),
+        values,
         logs: evaluated.logs,
     })
 }
@@ -124,19 +185,24 @@ pub fn from_json(value: &serde_json::Value) -> Value {
 /// Hidden (`_`) names, `Undefined` and functions are left out at every
 /// depth.
 pub fn documents(output: &Value) -> Vec<serde_json::Value> {
+    document_values(output).iter().map(to_json).collect()
+}
+
+/// [`documents`], as KCL values.
+fn document_values(output: &Value) -> Vec<Value> {
     let mut out = Vec::new();
     match output {
         Value::List(_) => collect_documents(output, &mut out),
-        other => out.push(to_json(other)),
+        other => out.push(other.clone()),
     }
     out
 }
 
-fn collect_documents(value: &Value, out: &mut Vec<serde_json::Value>) {
+fn collect_documents(value: &Value, out: &mut Vec<Value>) {
     match value {
         Value::List(items) => items.iter().for_each(|item| collect_documents(item, out)),
         Value::Undefined | Value::Function(_) => {}
-        document => out.push(to_json(document)),
+        document => out.push(document.clone()),
     }
 }
 
@@ -220,6 +286,37 @@ mod tests {
             output.documents,
             vec![json!({"p": params, "name": "x", "n": 2})]
         );
+    }
+
+    #[test]
+    fn a_package_directory_runs_with_its_imports_and_path_dependencies() {
+        let mut fs = loader::MemoryFs::new();
+        fs.insert(
+            "/src/kcl.mod",
+            "[package]\nname = \"app\"\n\n[dependencies]\nlib = { path = \"../lib\" }\n",
+        );
+        fs.insert(
+            "/src/main.k",
+            "import lib\nimport helpers\n\nitems = [helpers.make(lib.prefix, option(\"params\").n)]\n",
+        );
+        fs.insert(
+            "/src/helpers/helpers.k",
+            "make = lambda p: str, n: int {\n    {name = p + str(n)}\n}\n",
+        );
+        fs.insert("/lib/kcl.mod", "[package]\nname = \"lib\"\n");
+        fs.insert("/lib/lib.k", "prefix = \"res-\"\n");
+        let program = Embedded {
+            options: vec![("params".into(), json!({"n": 3}))],
+            ..Embedded::default()
+        };
+        let output = run_directory(Path::new("/src"), &fs, &program).unwrap();
+        assert_eq!(
+            output.documents,
+            vec![json!({"items": [{"name": "res-3"}]})]
+        );
+
+        let missing = run_directory(Path::new("/empty"), &fs, &program).unwrap_err();
+        assert!(!missing.render().is_empty());
     }
 
     #[test]

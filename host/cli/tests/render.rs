@@ -694,3 +694,80 @@ fn a_function_reads_the_directories_its_filesystem_annotation_grants() {
         }
     }
 }
+
+/// A Composition whose step is upstream's function-kcl renders with the
+/// built-in, which stderr names: the program's items are composed
+/// resources named by their annotation, its XR item gives the XR's status
+/// and its `print()` reaches the log.
+#[test]
+fn a_kcl_composition_renders_with_the_built_in_function_kcl() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_string_lossy().into_owned()
+    };
+    let xr = write(
+        "xr.yaml",
+        "apiVersion: example.org/v1\nkind: XBuckets\nmetadata:\n  name: b\nspec:\n  count: 2\n",
+    );
+    let composition = write(
+        "composition.yaml",
+        r#"apiVersion: apiextensions.crossplane.io/v1
+kind: Composition
+metadata:
+  name: buckets
+spec:
+  compositeTypeRef:
+    apiVersion: example.org/v1
+    kind: XBuckets
+  mode: Pipeline
+  pipeline:
+    - step: kcl
+      functionRef:
+        name: function-kcl
+      input:
+        apiVersion: krm.kcl.dev/v1alpha1
+        kind: KCLInput
+        spec:
+          source: |
+            oxr = option("params").oxr
+            print("composing", oxr.spec.count)
+            items = [{
+                apiVersion = "s3.example.org/v1"
+                kind = "Bucket"
+                metadata.name = "${oxr.metadata.name}-${i}"
+                metadata.annotations = {"krm.kcl.dev/composition-resource-name": "bucket-${i}"}
+            } for i in range(oxr.spec.count)] + [{
+                apiVersion = oxr.apiVersion
+                kind = oxr.kind
+                status.buckets = oxr.spec.count
+            }]
+"#,
+    );
+    let functions = write(
+        "functions.yaml",
+        "apiVersion: pkg.crossplane.io/v1\nkind: Function\nmetadata:\n  name: function-kcl\nspec:\n  package: xpkg.crossplane.io/crossplane-contrib/function-kcl:v0.12.2\n",
+    );
+    let out = plait(&["render", &xr, &composition, &functions]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("built-in function-kcl (matches upstream v0.12.2)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("composing 2"), "{stderr}");
+    let docs = rendered(&out);
+    assert_eq!(docs[0]["status"]["buckets"], 2, "{docs:?}");
+    let names: Vec<_> = docs[1..]
+        .iter()
+        .map(|d| {
+            (
+                d["metadata"]["name"].as_str().unwrap_or_default(),
+                d["metadata"]["annotations"]["crossplane.io/composition-resource-name"]
+                    .as_str()
+                    .unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(names, [("b-0", "bucket-0"), ("b-1", "bucket-1")]);
+}

@@ -12,6 +12,7 @@ pub enum Builtin {
     AutoReady,
     EnvironmentConfigs,
     GoTemplating,
+    Kcl,
 }
 
 static PATCH_AND_TRANSFORM_WASM: &[u8] =
@@ -21,16 +22,18 @@ static ENVIRONMENT_CONFIGS_WASM: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/plait_environment_configs.wasm"));
 static GO_TEMPLATING_WASM: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/plait_go_templating.wasm"));
+static KCL_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/plait_function_kcl.wasm"));
 
-static BUILTIN_DIGESTS: LazyLock<[String; 4]> =
+static BUILTIN_DIGESTS: LazyLock<[String; 5]> =
     LazyLock::new(|| Builtin::ALL.map(|b| digest(b.wasm())));
 
 impl Builtin {
-    pub const ALL: [Builtin; 4] = [
+    pub const ALL: [Builtin; 5] = [
         Builtin::PatchAndTransform,
         Builtin::AutoReady,
         Builtin::EnvironmentConfigs,
         Builtin::GoTemplating,
+        Builtin::Kcl,
     ];
 
     /// The function name a Composition step refers to.
@@ -40,6 +43,7 @@ impl Builtin {
             Builtin::AutoReady => "function-auto-ready",
             Builtin::EnvironmentConfigs => "function-environment-configs",
             Builtin::GoTemplating => "function-go-templating",
+            Builtin::Kcl => "function-kcl",
         }
     }
 
@@ -75,14 +79,17 @@ impl Builtin {
             Builtin::AutoReady => "v0.7.0",
             Builtin::EnvironmentConfigs => "v0.7.1",
             Builtin::GoTemplating => "v0.12.2",
+            Builtin::Kcl => "v0.12.2",
         }
     }
 
     /// Whether the built-in's response depends on its request alone. Go
     /// templates may read the clock and randomness (`now`, `randomChoice`,
-    /// `uuidv4`, `randAlphaNum`), so function-go-templating's does not.
+    /// `uuidv4`, `randAlphaNum`), so function-go-templating's does not;
+    /// neither does function-kcl's (KCL reads the clock, and a project
+    /// function's package at `/src`).
     pub fn reads_only_its_request(self) -> bool {
-        !matches!(self, Builtin::GoTemplating)
+        !matches!(self, Builtin::GoTemplating | Builtin::Kcl)
     }
 
     /// The embedded component.
@@ -92,6 +99,7 @@ impl Builtin {
             Builtin::AutoReady => AUTO_READY_WASM,
             Builtin::EnvironmentConfigs => ENVIRONMENT_CONFIGS_WASM,
             Builtin::GoTemplating => GO_TEMPLATING_WASM,
+            Builtin::Kcl => KCL_WASM,
         }
     }
 
@@ -168,8 +176,17 @@ mod tests {
             ),
             (
                 "xpkg.crossplane.io/crossplane-contrib/function-kcl:v0.11.0",
-                None,
+                Some(Builtin::Kcl),
             ),
+            (
+                "xpkg.upbound.io/crossplane-contrib/function-kcl@sha256:abcd",
+                Some(Builtin::Kcl),
+            ),
+            (
+                "xpkg.upbound.io/upbound/function-kcl:v0.12.2",
+                Some(Builtin::Kcl),
+            ),
+            ("xpkg.crossplane.io/kcl-lang/function-kcl:v0.12.2", None),
         ];
         for (package, want) in cases {
             assert_eq!(Builtin::from_package(package), want, "{package}");
@@ -177,12 +194,13 @@ mod tests {
     }
 
     #[test]
-    fn only_go_templating_may_read_more_than_its_request() {
+    fn only_go_templating_and_kcl_may_read_more_than_their_request() {
         let cases = [
             (Builtin::PatchAndTransform, true),
             (Builtin::AutoReady, true),
             (Builtin::EnvironmentConfigs, true),
             (Builtin::GoTemplating, false),
+            (Builtin::Kcl, false),
         ];
         for (builtin, want) in cases {
             assert_eq!(builtin.reads_only_its_request(), want, "{builtin:?}");
@@ -197,7 +215,8 @@ mod tests {
             assert!(builtin.digest().starts_with("sha256:"));
             assert!(!builtin.wasm().is_empty());
         }
-        assert_eq!(Builtin::from_name("function-kcl"), None);
+        assert_eq!(Builtin::from_name("function-kcl"), Some(Builtin::Kcl));
+        assert_eq!(Builtin::from_name("function-cue"), None);
         assert_eq!(Builtin::from_digest("sha256:0000"), None);
         assert_eq!(
             Builtin::from_name("function-patch-and-transform"),

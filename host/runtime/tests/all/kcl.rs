@@ -1,18 +1,19 @@
-//! KCL in the sandbox (the kcl-eval test guest, which runs plait-kcl as
-//! the KCL function will): a program's items become composed resources, a
-//! KCL error is a fatal result with KCL's message and never a trap, and a
-//! program that loops, recurses without end or builds a huge value stops
-//! with an error: at the call's deadline or memory limit (the runtime's
-//! error, which the pipeline reports under the step's name), or KCL's own
-//! recursion limit.
+//! KCL in the sandbox (the built-in function-kcl): a program's items
+//! become composed resources, a project function's package is read from
+//! the directory granted at `/src`, a KCL error is a fatal result with
+//! KCL's message and never a trap, and a program that loops, recurses
+//! without end or builds a huge value stops with an error: at the call's
+//! deadline or memory limit (the runtime's error, which the pipeline
+//! reports under the step's name), or KCL's own recursion limit.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use plait_runtime::{CallError, CallLimits, CallOutput, Module, Runtime, RuntimeConfig};
+use plait_runtime::{
+    Builtin, CallError, CallLimits, CallOutput, Module, ReadOnlyDir, Runtime, RuntimeConfig,
+};
 use plait_sdk::{Request, Resource, Severity, State};
 use serde_json::json;
 
@@ -27,19 +28,21 @@ fn runtime() -> &'static Runtime {
     })
 }
 
-fn kcl_eval() -> Arc<Module> {
-    static WASM: OnceLock<Vec<u8>> = OnceLock::new();
-    let wasm = WASM.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-guests");
-        let path = plait_guest_build::build_guest("plait-test-guest-kcl-eval", &root, &out)
-            .unwrap_or_else(|e| panic!("{e}"));
-        std::fs::read(path).unwrap()
-    });
-    runtime().load(wasm).unwrap()
+fn function_kcl() -> Arc<Module> {
+    runtime().builtin(Builtin::Kcl).unwrap()
 }
 
 fn request(source: &str) -> Request {
+    let mut request = request_without_input();
+    request.input = Some(json!({
+        "apiVersion": "krm.kcl.dev/v1alpha1",
+        "kind": "KCLInput",
+        "spec": {"source": source},
+    }));
+    request
+}
+
+fn request_without_input() -> Request {
     Request {
         tag: "t1".into(),
         observed: State {
@@ -51,13 +54,12 @@ fn request(source: &str) -> Request {
             }))),
             ..State::default()
         },
-        input: Some(json!({"source": source})),
         ..Request::default()
     }
 }
 
 fn call(source: &str, limits: &CallLimits) -> Result<CallOutput, CallError> {
-    runtime().call(&kcl_eval(), &request(source), limits)
+    runtime().call(&function_kcl(), &request(source), limits)
 }
 
 /// The one fatal result of a call that must have failed in KCL.
@@ -102,6 +104,73 @@ fn a_programs_items_become_composed_resources_named_by_metadata_name() {
 }
 
 #[test]
+fn a_step_without_input_runs_the_package_granted_at_src() {
+    let scratch = tempfile::tempdir().unwrap();
+    let src = scratch.path().join("function");
+    let lib = scratch.path().join("lib");
+    std::fs::create_dir_all(src.join("buckets")).unwrap();
+    std::fs::create_dir_all(&lib).unwrap();
+    std::fs::write(
+        src.join("kcl.mod"),
+        "[package]\nname = \"function\"\n\n[dependencies]\nlib = { path = \"/lib\" }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("main.k"),
+        "import buckets\n\nitems = buckets.items\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("buckets/buckets.k"),
+        format!("import lib\n{}", BUCKETS.replace("\"Bucket\"", "lib.kind")),
+    )
+    .unwrap();
+    std::fs::write(lib.join("kcl.mod"), "[package]\nname = \"lib\"\n").unwrap();
+    std::fs::write(lib.join("lib.k"), "kind = \"Bucket\"\n").unwrap();
+    let limits = CallLimits {
+        read_only_dirs: vec![
+            ReadOnlyDir {
+                host: src,
+                guest: "/src".into(),
+            },
+            ReadOnlyDir {
+                host: lib,
+                guest: "/lib".into(),
+            },
+        ],
+        ..CallLimits::default()
+    };
+    let output = runtime()
+        .call(&function_kcl(), &request_without_input(), &limits)
+        .unwrap();
+    assert!(
+        output.response.results.is_empty(),
+        "{:?}",
+        output.response.results
+    );
+    let desired = &output.response.desired.resources;
+    assert_eq!(desired.keys().collect::<Vec<_>>(), ["b-0", "b-1", "b-2"]);
+    assert_eq!(desired["b-2"].resource["kind"], "Bucket");
+
+    // Without the grant there is no default source: upstream's refusal.
+    let message = runtime()
+        .call(
+            &function_kcl(),
+            &request_without_input(),
+            &CallLimits::default(),
+        )
+        .unwrap()
+        .response
+        .results[0]
+        .message
+        .clone();
+    assert_eq!(
+        message,
+        "invalid function input: spec.source: Required value: kcl source cannot be empty"
+    );
+}
+
+#[test]
 fn a_kcl_error_is_a_fatal_result_with_kcls_message() {
     let cases = [
         ("assert False, \"no region given\"\n", "no region given"),
@@ -110,7 +179,11 @@ fn a_kcl_error_is_a_fatal_result_with_kcls_message() {
     ];
     for (source, expected) in cases {
         let message = fatal_message(source);
-        assert!(message.contains(expected), "{source}: {message}");
+        assert!(
+            message.starts_with("failed to run kcl function pipelines: ")
+                && message.contains(expected),
+            "{source}: {message}"
+        );
     }
 }
 
