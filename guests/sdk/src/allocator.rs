@@ -1,5 +1,5 @@
 //! The memory allocator [`export_function!`](crate::export_function) installs
-//! in a guest.
+//! in a guest, for Rust and for C.
 //!
 //! plait instantiates a function afresh for every call and throws the
 //! instance away afterwards, so a guest's allocator never lives long enough
@@ -10,17 +10,28 @@
 //! dlmalloc) splits, coalesces and searches bins, which made allocation a
 //! sixth of a patch-and-transform call.
 //!
+//! Memory is cut into 16 KiB chunks: the blocks of a class up to 8 KiB share
+//! chunks that hold that class alone, and a larger block is a run of whole
+//! chunks. A map of one byte per chunk keeps each chunk's class, so a block
+//! can be freed by its address alone, as C's `free` does. That is what makes
+//! it safe to be C's allocator too, and it has to be: the component's
+//! `cabi_realloc` (Rust's standard library's, over the global allocator)
+//! allocates what WASI calls return to wasi-libc, such as directory entry
+//! names and the bytes a file read gets, and wasi-libc frees them with
+//! `free`. The macro therefore also defines `malloc`, `free` and the rest of
+//! wasi-libc's allocation functions, and wasi-libc's dlmalloc is not linked.
+//!
 //! Freed blocks are reused, so a call needs at most about twice the memory it
-//! holds at its peak (the rounding to a power of two), never the total it
-//! allocated over its life.
+//! holds at its peak (the rounding to a power of two) plus a chunk per class
+//! in use, never the total it allocated over its life.
 //!
 //! The first memory it hands out is a 2 MiB arena in the module's own
 //! zero-initialised data, part of the initial linear memory, so a typical
 //! call never grows memory: each `memory.grow` costs the host an `mprotect`
 //! now and another when the slot is reset for the next instance, which was a
-//! tenth of a 10-resource patch-and-transform call. Pages of the arena a
-//! call does not touch cost nothing; the ones it does are reset like any
-//! other.
+//! tenth of a 10-resource patch-and-transform call. Pages of the arena (and
+//! of the chunk map) a call does not touch cost nothing; the ones it does
+//! are reset like any other.
 
 // An allocator is raw memory management by nature; every block says why it
 // is sound.
