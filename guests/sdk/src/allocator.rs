@@ -259,7 +259,7 @@ impl<H: Heap> SizeClasses<H> {
         let size = 1usize << class;
         let index = (class - MIN_CLASS) as usize;
         let next = self.fresh[index];
-        if next % CHUNK != 0 {
+        if !next.is_multiple_of(CHUNK) {
             self.fresh[index] = next + size;
             return next as *mut u8;
         }
@@ -444,7 +444,7 @@ mod wasm {
         /// # Safety
         /// Called as C calls `posix_memalign`: `out` is writable.
         pub unsafe fn posix_memalign(&self, out: *mut *mut u8, align: usize, size: usize) -> i32 {
-            if !align.is_power_of_two() || align % size_of::<usize>() != 0 {
+            if !align.is_power_of_two() || !align.is_multiple_of(size_of::<usize>()) {
                 return EINVAL;
             }
             // SAFETY: the heap is this allocator's alone.
@@ -793,7 +793,11 @@ mod tests {
         // Memory of the region that was never handed out, what a
         // zero-length list points at, and null.
         let never_handed_out = (classes.heap.base as usize + REGION - CHUNK) as *mut u8;
-        for foreign in [never_handed_out, 1 as *mut u8, std::ptr::null_mut()] {
+        for foreign in [
+            never_handed_out,
+            std::ptr::dangling_mut(),
+            std::ptr::null_mut(),
+        ] {
             assert_eq!(classes.c_usable_size(foreign), 0, "{foreign:?}");
             // SAFETY: foreign memory is left alone, which is what is tested.
             unsafe { classes.c_free(foreign) };
