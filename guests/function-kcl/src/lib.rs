@@ -415,25 +415,7 @@ fn json_kind(value: &Value) -> &'static str {
     }
 }
 
-// The component's export, as `plait_sdk::export_function!` makes it but
-// without the SDK's call allocator: a package at `/src` is listed with
-// wasi-libc's `readdir`, which frees each entry name it receives with
-// libc's `free`, while the component's `cabi_realloc` allocated it with
-// Rust's global allocator. The two must be the same allocator, so this
-// guest keeps the standard one (libc's).
-#[cfg(target_arch = "wasm32")]
-const _: () = {
-    struct Export;
-    impl plait_sdk::guest::bindings::Guest for Export {
-        fn run_function(
-            request: plait_sdk::guest::bindings::Request,
-        ) -> Result<plait_sdk::guest::bindings::Response, plait_sdk::guest::bindings::Error>
-        {
-            plait_sdk::guest::run::<FunctionKcl>(request)
-        }
-    }
-    plait_sdk::guest::bindings::export!(Export with_types_in plait_sdk::guest::bindings);
-};
+plait_sdk::export_function!(FunctionKcl);
 
 #[cfg(test)]
 mod tests;

@@ -1,5 +1,5 @@
 //! The memory allocator [`export_function!`](crate::export_function) installs
-//! in a guest.
+//! in a guest, for Rust and for C.
 //!
 //! plait instantiates a function afresh for every call and throws the
 //! instance away afterwards, so a guest's allocator never lives long enough
@@ -10,17 +10,28 @@
 //! dlmalloc) splits, coalesces and searches bins, which made allocation a
 //! sixth of a patch-and-transform call.
 //!
+//! Memory is cut into 16 KiB chunks: the blocks of a class up to 8 KiB share
+//! chunks that hold that class alone, and a larger block is a run of whole
+//! chunks. A map of one byte per chunk keeps each chunk's class, so a block
+//! can be freed by its address alone, as C's `free` does. That is what makes
+//! it safe to be C's allocator too, and it has to be: the component's
+//! `cabi_realloc` (Rust's standard library's, over the global allocator)
+//! allocates what WASI calls return to wasi-libc, such as directory entry
+//! names and the bytes a file read gets, and wasi-libc frees them with
+//! `free`. The macro therefore also defines `malloc`, `free` and the rest of
+//! wasi-libc's allocation functions, and wasi-libc's dlmalloc is not linked.
+//!
 //! Freed blocks are reused, so a call needs at most about twice the memory it
-//! holds at its peak (the rounding to a power of two), never the total it
-//! allocated over its life.
+//! holds at its peak (the rounding to a power of two) plus a chunk per class
+//! in use, never the total it allocated over its life.
 //!
 //! The first memory it hands out is a 2 MiB arena in the module's own
 //! zero-initialised data, part of the initial linear memory, so a typical
 //! call never grows memory: each `memory.grow` costs the host an `mprotect`
 //! now and another when the slot is reset for the next instance, which was a
-//! tenth of a 10-resource patch-and-transform call. Pages of the arena a
-//! call does not touch cost nothing; the ones it does are reset like any
-//! other.
+//! tenth of a 10-resource patch-and-transform call. Pages of the arena (and
+//! of the chunk map) a call does not touch cost nothing; the ones it does
+//! are reset like any other.
 
 // An allocator is raw memory management by nature; every block says why it
 // is sound.
@@ -33,14 +44,25 @@ const MIN_CLASS: u32 = 3;
 /// The largest class, 2 GiB, bounds what a 32-bit memory can hold.
 const MAX_CLASS: u32 = 31;
 const CLASSES: usize = (MAX_CLASS - MIN_CLASS + 1) as usize;
-/// Blocks are aligned to their size up to a page; larger blocks only to a
-/// page, so a big block never wastes a big gap.
-const MAX_NATURAL_ALIGN: usize = 4096;
+/// Memory is handed out in chunks of 16 KiB, a quarter of a WebAssembly
+/// page, so that growing memory always adds whole chunks.
+const CHUNK_BITS: u32 = 14;
+const CHUNK: usize = 1 << CHUNK_BITS;
+/// The largest class whose blocks share a chunk; a larger block is a run of
+/// whole chunks.
+const MAX_SMALL_CLASS: u32 = CHUNK_BITS - 1;
+const SMALL_CLASSES: usize = (MAX_SMALL_CLASS - MIN_CLASS + 1) as usize;
+/// How many chunks a 32-bit address space holds: the chunk map's length.
+const CHUNKS: usize = 1 << (32 - CHUNK_BITS);
+/// What C's `malloc` promises to align to: wasi-libc's own malloc gives 16
+/// (for SIMD), and C code may count on it.
+const C_ALIGN: usize = 16;
 
 /// Where fresh memory comes from.
 pub(crate) trait Heap {
     /// Adds at least `bytes` of zeroed memory; returns where it starts and
-    /// how long it is, or `None` when no more can be had.
+    /// how long it is, both multiples of `CHUNK`, or `None` when no more can
+    /// be had.
     fn grow(&mut self, bytes: usize) -> Option<(usize, usize)>;
 }
 
@@ -51,14 +73,34 @@ fn class_of(layout: Layout) -> Option<u32> {
     (class <= MAX_CLASS).then_some(class)
 }
 
+/// The layout C's allocation functions ask for `size` bytes with.
+fn c_layout(size: usize, align: usize) -> Option<Layout> {
+    Layout::from_size_align(size, align.max(C_ALIGN)).ok()
+}
+
+/// The entry of the chunk holding `address` in the chunk map. On wasm32
+/// every address has its own; natively (in tests) addresses 4 GiB apart
+/// share one, so a test heap stays within 4 GiB.
+fn chunk_of(address: usize) -> usize {
+    (address >> CHUNK_BITS) & (CHUNKS - 1)
+}
+
 /// The allocator's state over one heap.
 pub(crate) struct SizeClasses<H> {
     /// The first free block of each class, or 0; each free block starts with
     /// the address of the next.
     free: [usize; CLASSES],
-    /// The untouched span fresh blocks are cut from.
+    /// For each small class, where its next untouched block starts in the
+    /// chunk it is filling: a chunk boundary (0 at first) when it has none
+    /// left.
+    fresh: [usize; SMALL_CLASSES],
+    /// The untouched chunks fresh chunks and runs are cut from.
     next: usize,
     end: usize,
+    /// The class of the blocks in each chunk, or of the run starting there;
+    /// 0 for a chunk that holds no block's start. This is what lets a block
+    /// be freed by its address alone, as C's `free` does.
+    chunk_class: [u8; CHUNKS],
     heap: H,
 }
 
@@ -66,8 +108,10 @@ impl<H: Heap> SizeClasses<H> {
     pub(crate) const fn new(heap: H) -> Self {
         SizeClasses {
             free: [0; CLASSES],
+            fresh: [0; SMALL_CLASSES],
             next: 0,
             end: 0,
+            chunk_class: [0; CHUNKS],
             heap,
         }
     }
@@ -78,18 +122,21 @@ impl<H: Heap> SizeClasses<H> {
         let Some(class) = class_of(layout) else {
             return std::ptr::null_mut();
         };
-        let size = 1usize << class;
-        let align = size.min(MAX_NATURAL_ALIGN).max(layout.align());
-        if layout.align() <= MAX_NATURAL_ALIGN {
-            let head = self.free[(class - MIN_CLASS) as usize];
-            if head != 0 {
-                // SAFETY: a free block starts with the link `push` wrote.
-                self.free[(class - MIN_CLASS) as usize] = unsafe { *(head as *const usize) };
-                return head as *mut u8;
+        // Blocks are aligned to their size up to a chunk, so any block of
+        // the class will do unless the layout asks for more.
+        if layout.align() <= CHUNK {
+            // SAFETY: forwarded from the caller.
+            unsafe {
+                if let Some(block) = self.pop(class) {
+                    return block;
+                }
+                if class <= MAX_SMALL_CLASS {
+                    return self.fresh_small(class);
+                }
             }
         }
         // SAFETY: forwarded from the caller.
-        unsafe { self.cut(size, align) }
+        unsafe { self.fresh_run(class, layout.align().max(CHUNK)) }
     }
 
     /// # Safety
@@ -126,7 +173,123 @@ impl<H: Heap> SizeClasses<H> {
         }
     }
 
-    /// A fresh block of `size` bytes at a multiple of `align`.
+    /// The class of the block starting at `ptr`, if it came from here.
+    fn class_at(&self, ptr: *mut u8) -> Option<u32> {
+        let class = self.chunk_class[chunk_of(ptr as usize)];
+        (class != 0).then_some(u32::from(class))
+    }
+
+    /// C's `malloc`, `aligned_alloc` and `calloc`: a block of `size` bytes
+    /// aligned to `align` (a power of two), zeroed when asked.
+    ///
+    /// # Safety
+    /// As `alloc`.
+    pub(crate) unsafe fn c_alloc(&mut self, size: usize, align: usize, zeroed: bool) -> *mut u8 {
+        let Some(layout) = c_layout(size, align) else {
+            return std::ptr::null_mut();
+        };
+        // SAFETY: forwarded from the caller; a fresh block of `size` bytes.
+        unsafe {
+            let block = self.alloc(layout);
+            if zeroed && !block.is_null() {
+                std::ptr::write_bytes(block, 0, size);
+            }
+            block
+        }
+    }
+
+    /// C's `free`: the block's class comes from its chunk. Pointers that
+    /// did not come from here (null, or what a zero-length list points
+    /// at) are left alone.
+    ///
+    /// # Safety
+    /// `ptr` is not used afterwards.
+    pub(crate) unsafe fn c_free(&mut self, ptr: *mut u8) {
+        if let Some(class) = self.class_at(ptr) {
+            // SAFETY: a block of this class, given up by the caller.
+            unsafe { self.push(ptr as usize, class) };
+        }
+    }
+
+    /// C's `realloc`.
+    ///
+    /// # Safety
+    /// `ptr` is null or a live block, not used afterwards unless returned.
+    pub(crate) unsafe fn c_realloc(&mut self, ptr: *mut u8, new_size: usize) -> *mut u8 {
+        if ptr.is_null() {
+            // SAFETY: forwarded from the caller.
+            return unsafe { self.c_alloc(new_size, C_ALIGN, false) };
+        }
+        let Some(class) = self.class_at(ptr) else {
+            return std::ptr::null_mut();
+        };
+        if c_layout(new_size, C_ALIGN).and_then(class_of) == Some(class) {
+            return ptr;
+        }
+        // SAFETY: the old block is `2^class` bytes and distinct from the new.
+        unsafe {
+            let moved = self.c_alloc(new_size, C_ALIGN, false);
+            if !moved.is_null() {
+                std::ptr::copy_nonoverlapping(ptr, moved, (1usize << class).min(new_size));
+                self.push(ptr as usize, class);
+            }
+            moved
+        }
+    }
+
+    /// C's `malloc_usable_size`: the block's whole class.
+    pub(crate) fn c_usable_size(&self, ptr: *mut u8) -> usize {
+        self.class_at(ptr).map_or(0, |class| 1 << class)
+    }
+
+    unsafe fn pop(&mut self, class: u32) -> Option<*mut u8> {
+        let list = &mut self.free[(class - MIN_CLASS) as usize];
+        let head = *list;
+        if head == 0 {
+            return None;
+        }
+        // SAFETY: a free block starts with the link `push` wrote.
+        *list = unsafe { *(head as *const usize) };
+        Some(head as *mut u8)
+    }
+
+    /// An untouched block of a small class: the next one in the chunk the
+    /// class is filling, or the first of a new chunk.
+    unsafe fn fresh_small(&mut self, class: u32) -> *mut u8 {
+        let size = 1usize << class;
+        let index = (class - MIN_CLASS) as usize;
+        let next = self.fresh[index];
+        if !next.is_multiple_of(CHUNK) {
+            self.fresh[index] = next + size;
+            return next as *mut u8;
+        }
+        // SAFETY: forwarded from the caller.
+        let chunk = unsafe {
+            match self.pop(CHUNK_BITS) {
+                Some(chunk) => chunk,
+                None => self.cut(CHUNK, CHUNK),
+            }
+        };
+        if !chunk.is_null() {
+            self.chunk_class[chunk_of(chunk as usize)] = class as u8;
+            self.fresh[index] = chunk as usize + size;
+        }
+        chunk
+    }
+
+    /// A block of a class of a chunk or more: a run of untouched chunks
+    /// aligned to `align`.
+    unsafe fn fresh_run(&mut self, class: u32, align: usize) -> *mut u8 {
+        // SAFETY: forwarded from the caller.
+        let run = unsafe { self.cut(1 << class, align) };
+        if !run.is_null() {
+            self.chunk_class[chunk_of(run as usize)] = class as u8;
+        }
+        run
+    }
+
+    /// `size` bytes of untouched chunks at a multiple of `align`; both are
+    /// powers of two of at least a chunk.
     unsafe fn cut(&mut self, size: usize, align: usize) -> *mut u8 {
         let fits = |next: usize, end: usize| {
             let start = next.checked_next_multiple_of(align)?;
@@ -136,14 +299,16 @@ impl<H: Heap> SizeClasses<H> {
             // Exactly what is missing: a runtime may trap a grow past the
             // call's memory limit instead of failing it, so growing ahead
             // could stop a call that would have fitted.
-            let wanted = size + align;
+            let Some(wanted) = size.checked_add(align - CHUNK) else {
+                return std::ptr::null_mut();
+            };
             let Some((start, len)) = self.heap.grow(wanted) else {
                 return std::ptr::null_mut();
             };
             if start != self.end {
                 // The new span does not continue the old one (the arena ran
                 // out, or someone else grew the memory in between): the old
-                // span is kept as free blocks and the new one starts afresh.
+                // span is kept as free runs and the new one starts afresh.
                 // SAFETY: the span is ours and unused.
                 unsafe { self.recycle(self.next, self.end) };
                 self.next = start;
@@ -153,24 +318,17 @@ impl<H: Heap> SizeClasses<H> {
         let Some(start) = fits(self.next, self.end) else {
             return std::ptr::null_mut();
         };
-        // SAFETY: the span skipped for alignment is ours and unused.
+        // SAFETY: the chunks skipped for alignment are ours and unused.
         unsafe { self.recycle(self.next, start) };
         self.next = start + size;
         start as *mut u8
     }
 
-    /// Files the unused span `from..to` as free blocks, largest first, each
-    /// aligned to its size.
+    /// Files the unused chunks `from..to` as free runs, largest first.
     unsafe fn recycle(&mut self, mut from: usize, to: usize) {
-        from = from.next_multiple_of(1 << MIN_CLASS);
         while from < to {
-            let mut class = from.trailing_zeros().min(MAX_CLASS);
-            while class > MIN_CLASS && from + (1 << class) > to {
-                class -= 1;
-            }
-            if from + (1 << class) > to {
-                break;
-            }
+            let class = (to - from).ilog2().min(MAX_CLASS);
+            self.chunk_class[chunk_of(from)] = class as u8;
             // SAFETY: forwarded from the caller.
             unsafe { self.push(from, class) };
             from += 1 << class;
@@ -190,14 +348,19 @@ mod wasm {
     use std::alloc::{GlobalAlloc, Layout};
     use std::cell::UnsafeCell;
 
-    use super::{Heap, SizeClasses};
+    use super::{C_ALIGN, CHUNK, Heap, SizeClasses};
 
     const PAGE: usize = 65536;
     const ARENA_BYTES: usize = 2 << 20;
+    /// wasi-libc's error numbers.
+    const EINVAL: i32 = 28;
+    const ENOMEM: i32 = 48;
 
-    /// Page-aligned so the arena's blocks get their natural alignment.
-    #[repr(C, align(4096))]
+    /// Chunk-aligned, so that it is whole chunks.
+    #[repr(C, align(16384))]
     struct Arena(UnsafeCell<[u8; ARENA_BYTES]>);
+
+    const _: () = assert!(std::mem::align_of::<Arena>() == CHUNK);
 
     // SAFETY: one thread (see `CallAllocator`); only `LinearMemory` takes
     // its address, once.
@@ -223,7 +386,8 @@ mod wasm {
         }
     }
 
-    /// The guest's global allocator; see the module documentation.
+    /// The guest's allocator, for Rust and for C; see the module
+    /// documentation.
     pub struct CallAllocator(UnsafeCell<SizeClasses<LinearMemory>>);
 
     impl CallAllocator {
@@ -233,6 +397,88 @@ mod wasm {
                 arena_used: false,
             })))
         }
+
+        #[allow(clippy::mut_from_ref)]
+        fn state(&self) -> &mut SizeClasses<LinearMemory> {
+            // SAFETY: one thread, and no allocation re-enters the allocator
+            // (it calls nothing that allocates), so the state is never
+            // borrowed twice.
+            unsafe { &mut *self.0.get() }
+        }
+
+        /// C's `malloc`.
+        ///
+        /// # Safety
+        /// Called as C calls `malloc`.
+        pub unsafe fn malloc(&self, size: usize) -> *mut u8 {
+            // SAFETY: the heap is this allocator's alone.
+            unsafe { self.state().c_alloc(size, C_ALIGN, false) }
+        }
+
+        /// C's `calloc`.
+        ///
+        /// # Safety
+        /// Called as C calls `calloc`.
+        pub unsafe fn calloc(&self, count: usize, size: usize) -> *mut u8 {
+            let Some(bytes) = count.checked_mul(size) else {
+                return std::ptr::null_mut();
+            };
+            // SAFETY: the heap is this allocator's alone.
+            unsafe { self.state().c_alloc(bytes, C_ALIGN, true) }
+        }
+
+        /// C's `aligned_alloc`: null when `align` is not a power of two.
+        ///
+        /// # Safety
+        /// Called as C calls `aligned_alloc`.
+        pub unsafe fn aligned_alloc(&self, align: usize, size: usize) -> *mut u8 {
+            if !align.is_power_of_two() {
+                return std::ptr::null_mut();
+            }
+            // SAFETY: the heap is this allocator's alone.
+            unsafe { self.state().c_alloc(size, align, false) }
+        }
+
+        /// C's `posix_memalign`.
+        ///
+        /// # Safety
+        /// Called as C calls `posix_memalign`: `out` is writable.
+        pub unsafe fn posix_memalign(&self, out: *mut *mut u8, align: usize, size: usize) -> i32 {
+            if !align.is_power_of_two() || !align.is_multiple_of(size_of::<usize>()) {
+                return EINVAL;
+            }
+            // SAFETY: the heap is this allocator's alone.
+            let block = unsafe { self.state().c_alloc(size, align, false) };
+            if block.is_null() {
+                return ENOMEM;
+            }
+            // SAFETY: forwarded from the caller.
+            unsafe { *out = block };
+            0
+        }
+
+        /// C's `realloc`.
+        ///
+        /// # Safety
+        /// Called as C calls `realloc`.
+        pub unsafe fn realloc(&self, ptr: *mut u8, size: usize) -> *mut u8 {
+            // SAFETY: forwarded from the caller.
+            unsafe { self.state().c_realloc(ptr, size) }
+        }
+
+        /// C's `free`.
+        ///
+        /// # Safety
+        /// Called as C calls `free`.
+        pub unsafe fn free(&self, ptr: *mut u8) {
+            // SAFETY: forwarded from the caller.
+            unsafe { self.state().c_free(ptr) }
+        }
+
+        /// C's `malloc_usable_size`.
+        pub fn usable_size(&self, ptr: *mut u8) -> usize {
+            self.state().c_usable_size(ptr)
+        }
     }
 
     // SAFETY: components built for wasm32-wasip2 run one thread; with the
@@ -240,25 +486,81 @@ mod wasm {
     #[cfg(not(target_feature = "atomics"))]
     unsafe impl Sync for CallAllocator {}
 
-    // SAFETY: one thread, and no allocation re-enters the allocator, so the
-    // state is never borrowed twice.
+    // SAFETY: see `state`.
     unsafe impl GlobalAlloc for CallAllocator {
         unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-            unsafe { (*self.0.get()).alloc(layout) }
+            unsafe { self.state().alloc(layout) }
         }
 
         unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-            unsafe { (*self.0.get()).dealloc(ptr, layout) }
+            unsafe { self.state().dealloc(ptr, layout) }
         }
 
         unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-            unsafe { (*self.0.get()).realloc(ptr, layout, new_size) }
+            unsafe { self.state().realloc(ptr, layout, new_size) }
         }
     }
 }
 
 #[cfg(target_arch = "wasm32")]
 pub use wasm::CallAllocator;
+
+/// Installs `CallAllocator` as Rust's global allocator and as C's `malloc`
+/// and friends; see [`export_function!`](crate::export_function), which
+/// invokes it.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __install_call_allocator {
+    () => {
+        #[global_allocator]
+        static PLAIT_ALLOCATOR: $crate::allocator::CallAllocator =
+            $crate::allocator::CallAllocator::new();
+
+        // wasi-libc's own malloc is not linked when all of its symbols are
+        // defined here; one left out would bring it back, and the link
+        // would fail on the others, defined twice.
+        #[unsafe(no_mangle)]
+        unsafe extern "C" fn malloc(size: usize) -> *mut u8 {
+            unsafe { PLAIT_ALLOCATOR.malloc(size) }
+        }
+        #[unsafe(no_mangle)]
+        unsafe extern "C" fn __libc_malloc(size: usize) -> *mut u8 {
+            unsafe { PLAIT_ALLOCATOR.malloc(size) }
+        }
+        #[unsafe(no_mangle)]
+        unsafe extern "C" fn calloc(count: usize, size: usize) -> *mut u8 {
+            unsafe { PLAIT_ALLOCATOR.calloc(count, size) }
+        }
+        #[unsafe(no_mangle)]
+        unsafe extern "C" fn __libc_calloc(count: usize, size: usize) -> *mut u8 {
+            unsafe { PLAIT_ALLOCATOR.calloc(count, size) }
+        }
+        #[unsafe(no_mangle)]
+        unsafe extern "C" fn aligned_alloc(align: usize, size: usize) -> *mut u8 {
+            unsafe { PLAIT_ALLOCATOR.aligned_alloc(align, size) }
+        }
+        #[unsafe(no_mangle)]
+        unsafe extern "C" fn posix_memalign(out: *mut *mut u8, align: usize, size: usize) -> i32 {
+            unsafe { PLAIT_ALLOCATOR.posix_memalign(out, align, size) }
+        }
+        #[unsafe(no_mangle)]
+        unsafe extern "C" fn realloc(ptr: *mut u8, size: usize) -> *mut u8 {
+            unsafe { PLAIT_ALLOCATOR.realloc(ptr, size) }
+        }
+        #[unsafe(no_mangle)]
+        unsafe extern "C" fn free(ptr: *mut u8) {
+            unsafe { PLAIT_ALLOCATOR.free(ptr) }
+        }
+        #[unsafe(no_mangle)]
+        unsafe extern "C" fn __libc_free(ptr: *mut u8) {
+            unsafe { PLAIT_ALLOCATOR.free(ptr) }
+        }
+        #[unsafe(no_mangle)]
+        unsafe extern "C" fn malloc_usable_size(ptr: *mut u8) -> usize {
+            PLAIT_ALLOCATOR.usable_size(ptr)
+        }
+    };
+}
 
 #[cfg(test)]
 mod tests {
@@ -322,27 +624,35 @@ mod tests {
         }
     }
 
+    /// A block the test holds: `size` bytes filled with `fill`, freed the
+    /// way it was allocated.
     struct Live {
         ptr: usize,
-        layout: Layout,
+        size: usize,
+        /// What Rust's allocator was given, or `None` for a block from C's.
+        layout: Option<Layout>,
         fill: u8,
     }
 
-    fn check_disjoint_and_intact(live: &[Live]) {
-        let mut spans: Vec<(usize, usize)> = live
-            .iter()
-            .map(|l| (l.ptr, l.ptr + l.layout.size()))
-            .collect();
+    fn check_disjoint_and_intact<H: Heap>(classes: &SizeClasses<H>, live: &[Live]) {
+        let mut spans: Vec<(usize, usize)> = live.iter().map(|l| (l.ptr, l.ptr + l.size)).collect();
         spans.sort();
         for pair in spans.windows(2) {
             assert!(pair[0].1 <= pair[1].0, "blocks overlap: {pair:?}");
         }
         for l in live {
             // SAFETY: a live block of this size.
-            let bytes = unsafe { std::slice::from_raw_parts(l.ptr as *const u8, l.layout.size()) };
+            let bytes = unsafe { std::slice::from_raw_parts(l.ptr as *const u8, l.size) };
             assert!(
                 bytes.iter().all(|b| *b == l.fill),
                 "a live block was overwritten"
+            );
+            // What lets C free any block by its address alone.
+            let usable = classes.c_usable_size(l.ptr as *mut u8);
+            assert!(
+                usable >= l.size,
+                "{usable} usable bytes in a block of {}",
+                l.size
             );
         }
     }
@@ -369,7 +679,7 @@ mod tests {
     }
 
     #[test]
-    fn random_workloads_keep_blocks_aligned_disjoint_and_intact() {
+    fn random_workloads_of_rust_and_c_calls_keep_blocks_aligned_disjoint_and_intact() {
         for (seed, foreign) in [(1, 0), (2, 0), (3, 1), (4, 3)] {
             let mut rng = Lcg(seed);
             let mut heap = TestHeap::new();
@@ -377,58 +687,131 @@ mod tests {
             let mut classes = SizeClasses::new(heap);
             let mut live: Vec<Live> = Vec::new();
             for step in 0..20_000 {
+                let fill = (step % 251) as u8;
                 match rng.next(10) {
                     0..=4 => {
                         let size = match rng.next(20) {
                             0 => rng.next(50_000),
                             _ => rng.next(300),
                         };
-                        let align_bits = if rng.next(50) == 0 { 14 } else { 5 };
+                        let align_bits = if rng.next(50) == 0 { 18 } else { 5 };
                         let align = 1 << rng.next(align_bits);
-                        let layout = Layout::from_size_align(size, align).unwrap();
-                        // SAFETY: the test heap is ours alone.
-                        let ptr = unsafe { classes.alloc(layout) };
+                        // Rust's allocator, or C's malloc, aligned_alloc or calloc.
+                        let (ptr, layout, want_align) = match rng.next(6) {
+                            0 => {
+                                // SAFETY: the test heap is ours alone.
+                                let ptr = unsafe { classes.c_alloc(size, align, false) };
+                                (ptr, None, align.max(C_ALIGN))
+                            }
+                            1 => {
+                                // SAFETY: as above.
+                                let ptr = unsafe { classes.c_alloc(size, C_ALIGN, true) };
+                                // SAFETY: a fresh block of this size.
+                                let bytes = unsafe { std::slice::from_raw_parts(ptr, size) };
+                                assert!(bytes.iter().all(|b| *b == 0), "calloc did not zero");
+                                (ptr, None, C_ALIGN)
+                            }
+                            _ => {
+                                let layout = Layout::from_size_align(size, align).unwrap();
+                                // SAFETY: as above.
+                                (unsafe { classes.alloc(layout) }, Some(layout), align)
+                            }
+                        };
                         assert!(!ptr.is_null(), "seed {seed} step {step}: out of memory");
-                        assert_eq!(ptr as usize % align, 0, "misaligned for {layout:?}");
-                        let fill = (step % 251) as u8;
+                        assert_eq!(ptr as usize % want_align, 0, "misaligned: {size} bytes");
                         // SAFETY: a fresh block of this size.
                         unsafe { std::ptr::write_bytes(ptr, fill, size) };
                         live.push(Live {
                             ptr: ptr as usize,
+                            size,
                             layout,
                             fill,
                         });
                     }
                     5..=7 if !live.is_empty() => {
                         let l = live.swap_remove(rng.next(live.len()));
-                        // SAFETY: allocated above with this layout.
-                        unsafe { classes.dealloc(l.ptr as *mut u8, l.layout) };
+                        // A block from Rust's allocator freed by C's `free`
+                        // is what wasi-libc does with WASI's results.
+                        match l.layout {
+                            // SAFETY: allocated above with this layout.
+                            Some(layout) if rng.next(2) == 0 => unsafe {
+                                classes.dealloc(l.ptr as *mut u8, layout)
+                            },
+                            // SAFETY: allocated above.
+                            _ => unsafe { classes.c_free(l.ptr as *mut u8) },
+                        }
                     }
                     _ if !live.is_empty() => {
                         let i = rng.next(live.len());
-                        let new_size = rng.next(2 * live[i].layout.size() + 64);
+                        let new_size = rng.next(2 * live[i].size + 64);
                         let l = &mut live[i];
-                        // SAFETY: allocated above with this layout.
-                        let ptr = unsafe { classes.realloc(l.ptr as *mut u8, l.layout, new_size) };
-                        assert!(!ptr.is_null());
-                        assert_eq!(ptr as usize % l.layout.align(), 0);
-                        // SAFETY: the kept prefix is intact; the rest is ours.
-                        let kept = unsafe {
-                            std::slice::from_raw_parts(ptr, l.layout.size().min(new_size))
+                        let (ptr, layout) = match l.layout {
+                            Some(layout) if rng.next(2) == 0 => {
+                                // SAFETY: allocated above with this layout.
+                                let ptr =
+                                    unsafe { classes.realloc(l.ptr as *mut u8, layout, new_size) };
+                                let layout =
+                                    Layout::from_size_align(new_size, layout.align()).unwrap();
+                                (ptr, Some(layout))
+                            }
+                            // SAFETY: allocated above.
+                            _ => (
+                                unsafe { classes.c_realloc(l.ptr as *mut u8, new_size) },
+                                None,
+                            ),
                         };
+                        assert!(!ptr.is_null());
+                        let want_align = layout.map_or(C_ALIGN, |layout| layout.align());
+                        assert_eq!(ptr as usize % want_align, 0);
+                        // SAFETY: the kept prefix is intact; the rest is ours.
+                        let kept = unsafe { std::slice::from_raw_parts(ptr, l.size.min(new_size)) };
                         assert!(kept.iter().all(|b| *b == l.fill), "realloc lost data");
                         unsafe { std::ptr::write_bytes(ptr, l.fill, new_size) };
-                        l.ptr = ptr as usize;
-                        l.layout = Layout::from_size_align(new_size, l.layout.align()).unwrap();
+                        *l = Live {
+                            ptr: ptr as usize,
+                            size: new_size,
+                            layout,
+                            fill: l.fill,
+                        };
                     }
                     _ => {}
                 }
                 if step % 1000 == 0 {
-                    check_disjoint_and_intact(&live);
+                    check_disjoint_and_intact(&classes, &live);
                 }
             }
-            check_disjoint_and_intact(&live);
+            check_disjoint_and_intact(&classes, &live);
         }
+    }
+
+    #[test]
+    fn c_calls_leave_memory_that_did_not_come_from_the_allocator_alone() {
+        let mut classes = SizeClasses::new(TestHeap::new());
+        let layout = Layout::from_size_align(100, 8).unwrap();
+        // SAFETY: the test heap is ours alone.
+        let ours = unsafe { classes.alloc(layout) };
+        // Memory of the region that was never handed out, what a
+        // zero-length list points at, and null.
+        let never_handed_out = (classes.heap.base as usize + REGION - CHUNK) as *mut u8;
+        for foreign in [
+            never_handed_out,
+            std::ptr::dangling_mut(),
+            std::ptr::null_mut(),
+        ] {
+            assert_eq!(classes.c_usable_size(foreign), 0, "{foreign:?}");
+            // SAFETY: foreign memory is left alone, which is what is tested.
+            unsafe { classes.c_free(foreign) };
+            if !foreign.is_null() {
+                // SAFETY: as above.
+                assert!(unsafe { classes.c_realloc(foreign, 10) }.is_null());
+            }
+        }
+        // SAFETY: the test heap is ours alone.
+        let next = unsafe { classes.alloc(layout) };
+        assert_ne!(next, ours, "a live block was handed out again");
+        // SAFETY: the region is ours; nothing was written to it.
+        let untouched = unsafe { std::slice::from_raw_parts(never_handed_out, CHUNK) };
+        assert!(untouched.iter().all(|b| *b == 0));
     }
 
     #[test]
@@ -472,7 +855,7 @@ mod tests {
     #[test]
     fn an_exhausted_heap_fails_the_allocation_instead_of_overlapping() {
         let mut classes = SizeClasses::new(TestHeap::new());
-        let big = Layout::from_size_align(REGION / 2 + 1, 8).unwrap();
+        let big = Layout::from_size_align(REGION + 1, 8).unwrap();
         // SAFETY: the test heap is ours alone.
         unsafe {
             assert!(

@@ -389,7 +389,8 @@ pub fn log(level: LogLevel, message: &str) {
 
 /// Exports a [`Function`] as the component's `run-function`, and installs
 /// the allocator made for instances that live for one call
-/// (`allocator::CallAllocator`) as the global allocator.
+/// (`allocator::CallAllocator`) as the global allocator and as C's `malloc`
+/// and friends, for wasi-libc.
 /// Outside a WebAssembly build it expands to nothing, so a function crate
 /// can also be compiled and tested natively.
 #[macro_export]
@@ -397,9 +398,7 @@ macro_rules! export_function {
     ($function:ty) => {
         #[cfg(target_arch = "wasm32")]
         const _: () = {
-            #[global_allocator]
-            static PLAIT_ALLOCATOR: $crate::allocator::CallAllocator =
-                $crate::allocator::CallAllocator::new();
+            $crate::__install_call_allocator!();
 
             struct PlaitExport;
             impl $crate::guest::bindings::Guest for PlaitExport {

@@ -277,3 +277,57 @@ fn go_templating_reads_its_templates_from_a_granted_directory_only() {
         }
     }
 }
+
+/// A tree of `dirs` directories of `files_per_dir` files each, with names
+/// from a few bytes to 200 and contents from empty to 8 KiB: what the files
+/// guest's `tree` gets from it.
+fn many_files(root: &Path, dirs: usize, files_per_dir: usize) -> String {
+    let mut lines = Vec::new();
+    for d in 0..dirs {
+        let dir_name = format!("dir-{d}-{}", "d".repeat(d * 37 % 120));
+        std::fs::create_dir_all(root.join(&dir_name)).unwrap();
+        for f in 0..files_per_dir {
+            let name = format!("{f:03}-{}.k", "n".repeat((f * 53 + d) % 190));
+            let content = match f % 10 {
+                0 => String::new(),
+                9 => format!("{name}\n").repeat(8192 / name.len()),
+                k => format!("{name}\n").repeat(k * 3),
+            };
+            std::fs::write(root.join(&dir_name).join(&name), &content).unwrap();
+            lines.push(format!("{dir_name}/{name}={content}"));
+        }
+    }
+    lines.sort();
+    lines.join("\n")
+}
+
+#[test]
+fn listing_and_reading_many_files_returns_every_name_and_content_intact() {
+    // The directory entries' names and the bytes read come from WASI
+    // through the guest's memory allocator and go back to wasi-libc, so a
+    // guest whose C and Rust allocations disagree corrupts its memory here.
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    // (directories, files in each)
+    let cases = [(1, 3), (4, 150)];
+    for (dirs, files_per_dir) in cases {
+        if data.exists() {
+            std::fs::remove_dir_all(&data).unwrap();
+        }
+        let want = many_files(&data, dirs, files_per_dir);
+        let limits = granting(data_as(dir.path(), "/data"));
+        for outcome in outcomes(&limits, &[("tree", "/data"), ("tree", "/data")]) {
+            let got =
+                ok(&outcome).unwrap_or_else(|| panic!("{dirs}x{files_per_dir}: {outcome:.300}"));
+            if let Some(at) = got.bytes().zip(want.bytes()).position(|(g, w)| g != w) {
+                let from = at.saturating_sub(100);
+                panic!(
+                    "{dirs}x{files_per_dir}: differs at byte {at}: got {:?}, want {:?}",
+                    &got[from..(at + 100).min(got.len())],
+                    &want[from..(at + 100).min(want.len())]
+                );
+            }
+            assert_eq!(got.len(), want.len(), "{dirs}x{files_per_dir}");
+        }
+    }
+}

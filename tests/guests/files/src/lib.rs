@@ -1,10 +1,12 @@
 //! Tries what its input lists on the filesystem it was given and reports
 //! each outcome, in order, as the context's `outcomes`: `ok: <what it got>`
 //! or `error: <why>`. Input: `{"try": [["read", "/data/a.txt"], ...]}`,
-//! each an operation (`read`, `list`, `write`, `append`, `mkdir`, `remove`)
-//! and a path.
+//! each an operation (`read`, `list`, `tree`, `write`, `append`, `mkdir`,
+//! `remove`) and a path. `tree` reads every file under a directory and
+//! gets one `<relative path>=<content>` line per file, in path order.
 
 use std::io::Write;
+use std::path::Path;
 
 use plait_sdk::{Function, FunctionError, Request, Response};
 use serde_json::{Value, json};
@@ -24,6 +26,12 @@ fn attempt(operation: &str, path: &str) -> Result<String, String> {
             names.sort();
             Ok(names.join(","))
         }
+        "tree" => {
+            let mut lines = Vec::new();
+            read_tree(Path::new(path), Path::new(""), &mut lines).map_err(io)?;
+            lines.sort();
+            Ok(lines.join("\n"))
+        }
         "write" => std::fs::write(path, "written")
             .map(|()| String::new())
             .map_err(io),
@@ -41,6 +49,22 @@ fn attempt(operation: &str, path: &str) -> Result<String, String> {
             .map_err(io),
         other => Err(format!("unknown operation {other:?}")),
     }
+}
+
+/// Adds a `<path relative to the top>=<content>` line for each file under
+/// `dir`, which is `relative` below the top.
+fn read_tree(dir: &Path, relative: &Path, lines: &mut Vec<String>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = relative.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            read_tree(&entry.path(), &path, lines)?;
+        } else {
+            let content = std::fs::read_to_string(entry.path())?;
+            lines.push(format!("{}={content}", path.display()));
+        }
+    }
+    Ok(())
 }
 
 impl Function for Files {
