@@ -102,6 +102,10 @@ impl CallObserver for Unobserved {
 struct Resolved {
     module: Arc<Module>,
     policy: FunctionPolicy,
+    /// What the response cache keys this function's calls by: the module's
+    /// digest, with the directories its calls read (one built-in runs many
+    /// project builds, each with its own source).
+    identity: String,
 }
 
 /// The functions one pipeline names, each resolved once to its loaded
@@ -142,7 +146,7 @@ impl ResolvedFunctions {
                         source,
                     })?;
             let object = objects.function(&step.function)?;
-            let module = resolver.module(&step.function, object.as_ref(), objects, pin)?;
+            let served = resolver.module(&step.function, object.as_ref(), objects, pin)?;
             let mut policy =
                 FunctionPolicy::of(object.as_ref(), resolver.maximum()).map_err(|source| {
                     ResolveError::Policy {
@@ -150,8 +154,24 @@ impl ResolvedFunctions {
                         source,
                     }
                 })?;
-            policy.limits.read_only_dirs = resolver.read_only_dirs(&step.function).to_vec();
-            functions.insert(step.function.clone(), Resolved { module, policy });
+            let granted = resolver.read_only_dirs(&step.function);
+            policy.limits.read_only_dirs = if granted.is_empty() {
+                served.read_only_dirs
+            } else {
+                granted.to_vec()
+            };
+            let mut identity = served.module.digest.clone();
+            for dir in &policy.limits.read_only_dirs {
+                identity.push_str(&format!(" {}={}", dir.host.display(), dir.guest));
+            }
+            functions.insert(
+                step.function.clone(),
+                Resolved {
+                    module: served.module,
+                    policy,
+                    identity,
+                },
+            );
         }
         Ok(ResolvedFunctions {
             runtime: resolver.runtime().clone(),
@@ -374,7 +394,7 @@ impl FunctionRunner for PipelineFunctions {
         let call = Call {
             step,
             function,
-            module: &resolved.module.digest,
+            module: &resolved.identity,
             tag: &request.tag,
             deterministic: Builtin::from_digest(&resolved.module.digest)
                 .is_some_and(Builtin::reads_only_its_request),
