@@ -480,14 +480,14 @@ impl Client {
             };
             std::fs::create_dir_all(&root).map_err(|e| cache_error(&root, e))?;
             let staging = tempfile::tempdir_in(&root).map_err(|e| cache_error(&root, e))?;
-            let extracted = extract(&bytes, &relative, staging.path())
+            let staged = staging.path().join(&relative);
+            let extracted = extract(&bytes, &relative, &staged)
                 .map_err(|message| unsupported(format!("layer {}: {message}", layer.digest)))?;
             if !extracted {
                 continue;
             }
             // Every staged source is complete before it takes its name, so a
             // directory under that name is always a whole one.
-            let staged = staging.path().join(&relative);
             std::fs::create_dir_all(&staged).map_err(|e| cache_error(&staged, e))?;
             if let Some(parent) = dir.parent() {
                 std::fs::create_dir_all(parent).map_err(|e| cache_error(parent, e))?;

@@ -2,7 +2,7 @@
 //! pipelines are served from them.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use plait_functions::{PackageSource, Pin, PinnedSource, Pins, ResolveError, Served, package_of};
