@@ -43,7 +43,7 @@ pub const MAX_SOURCE_ENTRIES: usize = 10_000;
 /// or a project build's KCL source.
 #[derive(Debug, Clone)]
 pub enum FunctionPackage {
-    Wasm(Resolved),
+    Wasm(Box<Resolved>),
     Source(SourcePackage),
 }
 
@@ -393,7 +393,7 @@ impl Client {
             return self
                 .resolved_wasm(&session, reference, digest, &manifest)
                 .await
-                .map(FunctionPackage::Wasm);
+                .map(|resolved| FunctionPackage::Wasm(Box::new(resolved)));
         }
         self.source(&session, reference, digest, &manifest)
             .await
