@@ -43,6 +43,18 @@ pub struct Manifest {
     pub layers: Vec<Descriptor>,
 }
 
+impl Descriptor {
+    /// The descriptor of the blob `bytes`, without annotations.
+    pub fn of(media_type: &str, bytes: &[u8]) -> Descriptor {
+        Descriptor {
+            media_type: media_type.to_string(),
+            digest: digest(bytes),
+            size: bytes.len() as u64,
+            annotations: BTreeMap::new(),
+        }
+    }
+}
+
 /// Which of the two accepted layouts an artifact uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layout {

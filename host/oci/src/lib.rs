@@ -305,7 +305,8 @@ impl Client {
 
     /// Pushes an image of `layers` (media type, bytes, annotations) with
     /// `config` (media type, bytes) to `reference` (a tag): how a project
-    /// build, function-kcl's runtime with a KCL source, is published.
+    /// build, function-kcl's runtime with a KCL source, is published. The
+    /// result's `component_digest` is the last layer's digest.
     pub async fn push_image(
         &self,
         reference: &str,

@@ -17,8 +17,8 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::layout::{self, Manifest};
-use crate::{Client, Error, Resolved, Session, digest, pinned};
+use crate::layout::Manifest;
+use crate::{Client, Error, Resolved, Session, pinned};
 
 /// The variable function-kcl reads its default source from.
 pub const DEFAULT_SOURCE_ENV: &str = "FUNCTION_KCL_DEFAULT_SOURCE";
@@ -508,18 +508,6 @@ impl Client {
         Err(unsupported(format!(
             "no layer of the image holds {image_dir} ({DEFAULT_SOURCE_ENV})"
         )))
-    }
-}
-
-impl layout::Descriptor {
-    /// A layer descriptor of `bytes`.
-    pub fn of(media_type: &str, bytes: &[u8]) -> layout::Descriptor {
-        layout::Descriptor {
-            media_type: media_type.to_string(),
-            digest: digest(bytes),
-            size: bytes.len() as u64,
-            annotations: Default::default(),
-        }
     }
 }
 
