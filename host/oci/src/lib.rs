@@ -12,7 +12,7 @@
 //! cosign's key-based layout ([`signature`]): [`Client::sign`] writes one,
 //! [`Client::verify_signature`] checks a digest against trusted keys.
 //!
-//! Over 600 lines because [`Client`]'s push, inspect and pull share one
+//! Over 600 lines because [`Client`]'s pushes (a component, an image), inspect and pull share one
 //! private session, retry and verification path that reads best in one place.
 
 mod cache;
