@@ -661,17 +661,21 @@ fn find_cycle(graph: &IndexMap<String, Vec<String>>) -> Option<Vec<String>> {
 }
 
 /// `path` without `.` and with `..` applied, lexically (symlinks are
-/// kept, as the paths KCL prints are the ones given).
+/// kept, as the paths KCL prints are the ones given). As on POSIX, `..`
+/// at the root stays at the root; a relative path keeps the `..` it
+/// cannot apply.
 pub fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {
             Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
+            Component::ParentDir => match out.components().next_back() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
                 }
-            }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                Some(Component::ParentDir | Component::CurDir) | None => out.push(".."),
+            },
             other => out.push(other.as_os_str()),
         }
     }
@@ -685,6 +689,26 @@ fn path_string(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_normalize_as_posix_resolves_dot_dot() {
+        // (path, normalized)
+        let cases = [
+            ("/src/../../x", "/x"),
+            ("/src/./a/../b", "/src/b"),
+            ("/..", "/"),
+            ("/src/..", "/"),
+            ("a/../b", "b"),
+            ("a/..", ""),
+            ("../x", "../x"),
+            ("../../x", "../../x"),
+            ("a/../../x", "../x"),
+            ("./a/./b/", "a/b"),
+        ];
+        for (path, want) in cases {
+            assert_eq!(normalize(Path::new(path)), PathBuf::from(want), "{path}");
+        }
+    }
 
     fn fs(files: &[(&str, &str)]) -> MemoryFs {
         let mut fs = MemoryFs::new();

@@ -10,11 +10,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use anyhow::{Context, Result, bail};
 use base64::Engine;
 use plait_functions::{
-    GivenFunctions, PackageSource, Pin, PinnedSource, ResolveError, Resolver, package_of,
+    GivenFunctions, PackageSource, Pin, PinnedSource, ResolveError, Resolver, Served, package_of,
 };
 use plait_kube::image_config::{self, SecretData};
 use plait_model::{Function, ImageConfig, ImagePolicy, Manifest};
-use plait_runtime::{Module, ReadOnlyDir, Runtime};
+use plait_runtime::{ReadOnlyDir, Runtime};
 use serde_json::Value;
 
 use crate::files;
@@ -197,8 +197,9 @@ impl PulledPackages {
     }
 
     /// Pulls `package` for `function` under the ImageConfigs given, checks
-    /// its signature where one asks for it, and loads it.
-    fn pull(&self, function: &str, package: &str) -> Result<Arc<Module>, ResolveError> {
+    /// its signature where one asks for it, and loads it: a Wasm component,
+    /// or a project build run by the built-in function-kcl with its source.
+    fn pull(&self, function: &str, package: &str) -> Result<Served, ResolveError> {
         let failed = |message: &str| {
             let function = function.to_string();
             let message = message.to_string();
@@ -229,13 +230,17 @@ impl PulledPackages {
         // An ImageConfig's pull secret wins over the Docker config for its registry.
         let keychain = registry.keychain.clone().merge(applied.keychain.clone());
         let resolved = registry
-            .block_on(registry.client.resolve(&applied.reference, &keychain))
+            .block_on(
+                registry
+                    .client
+                    .resolve_function(&applied.reference, &keychain),
+            )
             .map_err(|e| failed("cannot pull its package")(Box::new(e)))?;
         if let Some(verification) = &applied.verification {
             registry
                 .block_on(registry.client.verify_signature(
-                    &resolved.pinned,
-                    &resolved.digest,
+                    resolved.pinned(),
+                    resolved.digest(),
                     &verification.authorities,
                     &keychain,
                 ))
@@ -247,32 +252,35 @@ impl PulledPackages {
                     failed(&message)(Box::new(e))
                 })?;
         }
-        let module = plait_oci::load(&self.runtime, &resolved)
+        let loaded = plait_oci::load_function(&self.runtime, &resolved)
             .map_err(|e| failed("cannot load its package")(Box::new(e)))?;
         self.pulled
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(function.to_string(), resolved.pinned);
-        Ok(module)
+            .insert(function.to_string(), resolved.pinned().to_string());
+        Ok(Served {
+            module: loaded.module,
+            read_only_dirs: loaded.read_only_dirs,
+        })
     }
 }
 
 impl PackageSource for PulledPackages {
-    fn module(&self, function: &str, object: &Value) -> Result<Arc<Module>, ResolveError> {
+    fn module(&self, function: &str, object: &Value) -> Result<Served, ResolveError> {
         self.pull(function, package_of(object))
     }
 
-    fn pinned(&self, function: &str, pin: &Pin) -> Result<Arc<Module>, ResolveError> {
+    fn pinned(&self, function: &str, pin: &Pin) -> Result<Served, ResolveError> {
         match &pin.source {
             PinnedSource::Package { pinned } => self.pull(function, pinned),
-            PinnedSource::Builtin(builtin) => {
-                self.runtime
-                    .builtin(*builtin)
-                    .map_err(|source| ResolveError::Runtime {
-                        function: function.into(),
-                        source,
-                    })
-            }
+            PinnedSource::Builtin(builtin) => self
+                .runtime
+                .builtin(*builtin)
+                .map(Served::from)
+                .map_err(|source| ResolveError::Runtime {
+                    function: function.into(),
+                    source,
+                }),
         }
     }
 }

@@ -308,3 +308,220 @@ fn render_runs_a_function_pulled_from_a_registry_like_the_builtin() {
         "{stderr}"
     );
 }
+
+/// A tar layer (gzipped) of `files` (path in the image, text).
+fn tar_layer(files: &[(&str, &str)]) -> Vec<u8> {
+    let mut archive = tar::Builder::new(flate2::write::GzEncoder::new(
+        Vec::new(),
+        flate2::Compression::fast(),
+    ));
+    for (path, text) in files {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(text.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        archive
+            .append_data(&mut header, path, text.as_bytes())
+            .unwrap();
+    }
+    archive.into_inner().unwrap().finish().unwrap()
+}
+
+/// The KCL function of the project build, as `functions/compose/`.
+const PROJECT_KCL_MOD: &str =
+    "[package]\nname = \"compose\"\nedition = \"v0.11.2\"\nversion = \"0.0.1\"\n";
+const PROJECT_LIB: &str = "suffix = \"-settings\"\n";
+const PROJECT_MAIN: &str = r#"import lib
+
+oxr = option("params").oxr
+items = [{
+    apiVersion = "v1"
+    kind = "ConfigMap"
+    metadata = {
+        name = oxr.metadata.name + lib.suffix
+        annotations = {"krm.kcl.dev/composition-resource-name" = "settings"}
+    }
+    data = {size = str(oxr.spec.size)}
+}]
+"#;
+
+/// Pushes an image laid out as a project build (function-kcl's runtime
+/// layer, the function's directory at `/src`, Crossplane's package layer)
+/// with `env` in its config, as `up project build` pushes one.
+fn push_project_build(reference: &str, env: &[&str]) -> String {
+    let client = plait_oci::Client::new(plait_oci::ClientConfig {
+        insecure_registries: vec![plait_oci::registry_host(reference).unwrap()],
+        ..Default::default()
+    })
+    .unwrap();
+    let config = serde_json::json!({
+        "architecture": "amd64", "os": "linux",
+        "config": {"Env": env, "Entrypoint": ["/function"]},
+        "rootfs": {"type": "layers", "diff_ids": []},
+    })
+    .to_string();
+    let package = std::collections::BTreeMap::from([(
+        plait_oci::PACKAGE_LAYER_ANNOTATION.to_string(),
+        "base".to_string(),
+    )]);
+    let layer = "application/vnd.oci.image.layer.v1.tar+gzip";
+    let layers = [
+        (
+            layer,
+            tar_layer(&[("function", "#!/bin/false\n")]),
+            Default::default(),
+        ),
+        (
+            layer,
+            tar_layer(&[
+                ("src/kcl.mod", PROJECT_KCL_MOD),
+                ("src/lib/lib.k", PROJECT_LIB),
+                ("src/main.k", PROJECT_MAIN),
+            ]),
+            Default::default(),
+        ),
+        (
+            layer,
+            tar_layer(&[(
+                "package.yaml",
+                "apiVersion: meta.pkg.crossplane.io/v1\nkind: Function\nmetadata: {name: compose}\n",
+            )]),
+            package,
+        ),
+    ];
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let pushed = runtime
+        .block_on(client.push_image(
+            reference,
+            (
+                "application/vnd.oci.image.config.v1+json",
+                config.as_bytes(),
+            ),
+            &layers,
+            &plait_oci::Keychain::anonymous(),
+        ))
+        .unwrap();
+    pushed.digest
+}
+
+/// A project build pulled from a registry runs with the built-in
+/// function-kcl on its `/src`, as the same function does from its project
+/// directory; an image that is no project build is refused, saying why.
+#[test]
+fn render_runs_a_project_build_pulled_from_a_registry_as_from_its_project() {
+    let registry = Registry::shared();
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path();
+    let write = |path: &str, text: &str| {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path.to_string_lossy().into_owned()
+    };
+    let reference = registry.reference("acme/p_compose", "v1");
+    let digest = push_project_build(
+        &reference,
+        &[
+            "PATH=/usr/bin",
+            "FUNCTION_KCL_DEFAULT_SOURCE=/src",
+            "KCL_PKG_PATH=/src",
+        ],
+    );
+    let not_a_build = registry.reference("acme/p_other", "v1");
+    push_project_build(&not_a_build, &["PATH=/usr/bin"]);
+
+    // The same function in its project, as `up` lays it out.
+    write(
+        "project/upbound.yaml",
+        "apiVersion: meta.dev.upbound.io/v1alpha1\nkind: Project\nmetadata: {name: p}\n\
+         spec: {repository: xpkg.upbound.io/acme/p}\n",
+    );
+    write("project/functions/compose/kcl.mod", PROJECT_KCL_MOD);
+    write("project/functions/compose/lib/lib.k", PROJECT_LIB);
+    write("project/functions/compose/main.k", PROJECT_MAIN);
+    let composition = write(
+        "composition.yaml",
+        "apiVersion: apiextensions.crossplane.io/v1\nkind: Composition\nmetadata: {name: c}\n\
+         spec:\n  compositeTypeRef: {apiVersion: example.org/v1, kind: XR}\n  mode: Pipeline\n\
+         \x20 pipeline:\n  - {step: compose, functionRef: {name: acme-pcompose}}\n",
+    );
+    let xr = write(
+        "xr.yaml",
+        "apiVersion: example.org/v1\nkind: XR\nmetadata: {name: app}\nspec: {size: 3}\n",
+    );
+    let function = |package: &str| {
+        write(
+            "functions.yaml",
+            &format!(
+                "apiVersion: pkg.crossplane.io/v1\nkind: Function\nmetadata: {{name: acme-pcompose}}\nspec: {{package: {package}}}\n"
+            ),
+        )
+    };
+
+    let functions = function(&reference);
+    let started = std::time::Instant::now();
+    let output = plait(
+        root,
+        &["render", &xr, &composition, &functions, "--insecure"],
+    );
+    let pulled = stdout(&output);
+    eprintln!("render of a pulled project build: {:?}", started.elapsed());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "ran function \"acme-pcompose\": component {}, pulled as {reference}@{digest}",
+            Builtin::Kcl.digest()
+        )),
+        "{stderr}"
+    );
+    let documents: Vec<serde_json::Value> = serde_yaml_ng::Deserializer::from_str(&pulled)
+        .map(|d| serde::Deserialize::deserialize(d).unwrap())
+        .collect();
+    let config_map = documents
+        .iter()
+        .find(|d| d["kind"] == "ConfigMap")
+        .unwrap_or_else(|| panic!("no ConfigMap in {pulled}"));
+    assert_eq!(config_map["metadata"]["name"], "app-settings", "{pulled}");
+    assert_eq!(config_map["data"]["size"], "3", "{pulled}");
+    // Only the source was extracted, into the cache by its layer's digest.
+    let sources = root.join("cache/sources");
+    let extracted: Vec<_> = std::fs::read_dir(&sources)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("src/main.k"))
+        .collect();
+    assert!(
+        extracted.len() == 1 && std::fs::read_to_string(&extracted[0]).unwrap() == PROJECT_MAIN,
+        "{extracted:?}"
+    );
+
+    let from_project = stdout(&plait(
+        root,
+        &[
+            "render",
+            "--project",
+            &root.join("project").to_string_lossy(),
+            &xr,
+            &composition,
+        ],
+    ));
+    assert_eq!(
+        pulled, from_project,
+        "the pulled build renders as its project"
+    );
+
+    let functions = function(&not_a_build);
+    let output = plait(
+        root,
+        &["render", &xr, &composition, &functions, "--insecure"],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("Function \"acme-pcompose\": cannot pull its package")
+            && stderr.contains("an image whose config sets no FUNCTION_KCL_DEFAULT_SOURCE"),
+        "{stderr}"
+    );
+}

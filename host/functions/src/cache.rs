@@ -56,8 +56,9 @@ pub struct CacheScope {
 }
 
 /// One call: the step, the function it names, the digest of the module
-/// that function ran (a Function moved to another package never gets the
-/// old package's responses), and the request's tag.
+/// that function ran with the directories its calls read (a Function moved
+/// to another package, or to another project build run by the same
+/// built-in, never gets the old package's responses), and the request's tag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Call<'a> {
     pub step: &'a str,

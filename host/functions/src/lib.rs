@@ -26,6 +26,6 @@ pub use policy::{
 };
 pub use resolve::{
     ClusterFunctions, FUNCTION_API_VERSION, FUNCTION_KIND, FunctionObjects, GivenFunctions,
-    PackageSource, ResolveError, Resolver,
+    PackageSource, ResolveError, Resolver, Served,
 };
 pub use runner::{CallObserver, PipelineFunctions, ResolvedFunctions};

@@ -118,14 +118,32 @@ impl FunctionObjects for GivenFunctions {
     }
 }
 
+/// The module a function runs, and the directories its calls may read: a
+/// project build runs the built-in function-kcl with its KCL source
+/// granted at `/src`; every other module reads none.
+#[derive(Clone)]
+pub struct Served {
+    pub module: Arc<Module>,
+    pub read_only_dirs: Vec<ReadOnlyDir>,
+}
+
+impl From<Arc<Module>> for Served {
+    fn from(module: Arc<Module>) -> Served {
+        Served {
+            module,
+            read_only_dirs: Vec::new(),
+        }
+    }
+}
+
 /// Serves the Functions whose packages are not built into plait.
 pub trait PackageSource: Send + Sync {
     /// The module for `object`, the Function named `function`.
-    fn module(&self, function: &str, object: &Value) -> Result<Arc<Module>, ResolveError>;
+    fn module(&self, function: &str, object: &Value) -> Result<Served, ResolveError>;
 
     /// The module of the package `pin` records for `function`, whatever
     /// its Function resolves to now.
-    fn pinned(&self, function: &str, pin: &Pin) -> Result<Arc<Module>, ResolveError>;
+    fn pinned(&self, function: &str, pin: &Pin) -> Result<Served, ResolveError>;
 }
 
 /// Maps function names to compiled modules, by one rule for render and the
@@ -133,8 +151,9 @@ pub trait PackageSource: Send + Sync {
 /// `render.plait.dev/module`), else the Function object's package (a
 /// built-in when it is upstream's package of one, else from the
 /// [`PackageSource`]), else, with no Function object, the built-in of that name.
-/// Its calls read no directory but those the host granted a function by name
-/// (render's `render.plait.dev/filesystem`; the controller grants none).
+/// Its calls read the directories the host granted a function by name
+/// (render's `render.plait.dev/filesystem` and project functions), else
+/// those its package comes with (a project build's source), else none.
 pub struct Resolver {
     runtime: Runtime,
     local: BTreeMap<String, Arc<Module>>,
@@ -190,7 +209,7 @@ impl Resolver {
         self
     }
 
-    /// The directories the calls of `function` may read.
+    /// The directories the host granted the calls of `function` by name.
     pub fn read_only_dirs(&self, function: &str) -> &[ReadOnlyDir] {
         self.read_only_dirs
             .get(function)
@@ -208,7 +227,7 @@ impl Resolver {
         &self,
         function: &str,
         objects: &dyn FunctionObjects,
-    ) -> Result<Arc<Module>, ResolveError> {
+    ) -> Result<Served, ResolveError> {
         let object = objects.function(function)?;
         self.module(function, object.as_ref(), objects, None)
     }
@@ -223,9 +242,9 @@ impl Resolver {
         object: Option<&Value>,
         objects: &dyn FunctionObjects,
         pin: Option<&Pin>,
-    ) -> Result<Arc<Module>, ResolveError> {
+    ) -> Result<Served, ResolveError> {
         if let Some(module) = self.local.get(function) {
-            return Ok(module.clone());
+            return Ok(module.clone().into());
         }
         if let (Some(pin), Some(object)) = (pin, object) {
             return match &pin.source {
@@ -259,9 +278,10 @@ impl Resolver {
         }
     }
 
-    fn builtin(&self, function: &str, builtin: Builtin) -> Result<Arc<Module>, ResolveError> {
+    fn builtin(&self, function: &str, builtin: Builtin) -> Result<Served, ResolveError> {
         self.runtime
             .builtin(builtin)
+            .map(Served::from)
             .map_err(|source| ResolveError::Runtime {
                 function: function.into(),
                 source,
@@ -287,17 +307,21 @@ mod tests {
     }
 
     impl PackageSource for Recording {
-        fn module(&self, function: &str, _: &Value) -> Result<Arc<Module>, ResolveError> {
+        fn module(&self, function: &str, _: &Value) -> Result<Served, ResolveError> {
             self.asked.lock().unwrap().push(function.into());
-            Ok(self.runtime.builtin(Builtin::AutoReady).unwrap())
+            Ok(self.runtime.builtin(Builtin::AutoReady).unwrap().into())
         }
 
-        fn pinned(&self, function: &str, pin: &Pin) -> Result<Arc<Module>, ResolveError> {
+        fn pinned(&self, function: &str, pin: &Pin) -> Result<Served, ResolveError> {
             self.asked
                 .lock()
                 .unwrap()
                 .push(format!("{function}@{}", pin.digest));
-            Ok(self.runtime.builtin(Builtin::PatchAndTransform).unwrap())
+            Ok(self
+                .runtime
+                .builtin(Builtin::PatchAndTransform)
+                .unwrap()
+                .into())
         }
     }
 
@@ -354,7 +378,7 @@ mod tests {
             }
             let got = resolver.resolve(name, &objects);
             match want {
-                Ok(module) => assert!(Arc::ptr_eq(&got.unwrap(), module), "{name}"),
+                Ok(module) => assert!(Arc::ptr_eq(&got.unwrap().module, module), "{name}"),
                 Err(start) => {
                     let message = got.err().map(|e| e.to_string()).unwrap_or_default();
                     assert!(message.starts_with(start), "{name}: {message}");
@@ -395,11 +419,13 @@ mod tests {
         let object = objects.function("custom").unwrap();
         let got = resolver
             .module("custom", object.as_ref(), &objects, Some(&package_pin))
-            .unwrap();
+            .unwrap()
+            .module;
         assert!(Arc::ptr_eq(&got, &pt), "the pinned package, not today's");
         let got = resolver
             .module("custom", object.as_ref(), &objects, Some(&builtin_pin))
-            .unwrap();
+            .unwrap()
+            .module;
         assert!(Arc::ptr_eq(&got, &ready), "a pinned built-in");
         assert_eq!(
             source.asked.lock().unwrap().clone(),
@@ -429,7 +455,8 @@ mod tests {
             Resolver::builtins(runtime).with_local("function-patch-and-transform", ready.clone());
         let got = resolver
             .resolve("function-patch-and-transform", &objects)
-            .unwrap();
+            .unwrap()
+            .module;
         assert!(Arc::ptr_eq(&got, &ready));
     }
 }

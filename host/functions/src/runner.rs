@@ -102,6 +102,10 @@ impl CallObserver for Unobserved {
 struct Resolved {
     module: Arc<Module>,
     policy: FunctionPolicy,
+    /// What the response cache keys this function's calls by: the module's
+    /// digest, with the directories its calls read (one built-in runs many
+    /// project builds, each with its own source).
+    identity: String,
 }
 
 /// The functions one pipeline names, each resolved once to its loaded
@@ -142,7 +146,7 @@ impl ResolvedFunctions {
                         source,
                     })?;
             let object = objects.function(&step.function)?;
-            let module = resolver.module(&step.function, object.as_ref(), objects, pin)?;
+            let served = resolver.module(&step.function, object.as_ref(), objects, pin)?;
             let mut policy =
                 FunctionPolicy::of(object.as_ref(), resolver.maximum()).map_err(|source| {
                     ResolveError::Policy {
@@ -150,8 +154,24 @@ impl ResolvedFunctions {
                         source,
                     }
                 })?;
-            policy.limits.read_only_dirs = resolver.read_only_dirs(&step.function).to_vec();
-            functions.insert(step.function.clone(), Resolved { module, policy });
+            let granted = resolver.read_only_dirs(&step.function);
+            policy.limits.read_only_dirs = if granted.is_empty() {
+                served.read_only_dirs
+            } else {
+                granted.to_vec()
+            };
+            let mut identity = served.module.digest.clone();
+            for dir in &policy.limits.read_only_dirs {
+                identity.push_str(&format!(" {}={}", dir.host.display(), dir.guest));
+            }
+            functions.insert(
+                step.function.clone(),
+                Resolved {
+                    module: served.module,
+                    policy,
+                    identity,
+                },
+            );
         }
         Ok(ResolvedFunctions {
             runtime: resolver.runtime().clone(),
@@ -374,7 +394,7 @@ impl FunctionRunner for PipelineFunctions {
         let call = Call {
             step,
             function,
-            module: &resolved.module.digest,
+            module: &resolved.identity,
             tag: &request.tag,
             deterministic: Builtin::from_digest(&resolved.module.digest)
                 .is_some_and(Builtin::reads_only_its_request),
@@ -404,6 +424,77 @@ mod tests {
 
     use super::*;
     use crate::{FUNCTION_API_VERSION, FUNCTION_KIND, GivenFunctions};
+
+    /// Serves the built-in auto-ready with the directories it is given,
+    /// as a project build is served with its source.
+    struct WithDirs {
+        runtime: Runtime,
+        dirs: Vec<ReadOnlyDir>,
+    }
+
+    impl crate::PackageSource for WithDirs {
+        fn module(&self, _: &str, _: &serde_json::Value) -> Result<crate::Served, ResolveError> {
+            Ok(crate::Served {
+                module: self.runtime.builtin(Builtin::AutoReady).unwrap(),
+                read_only_dirs: self.dirs.clone(),
+            })
+        }
+
+        fn pinned(&self, function: &str, _: &crate::Pin) -> Result<crate::Served, ResolveError> {
+            self.module(function, &json!({}))
+        }
+    }
+
+    #[test]
+    fn a_packages_directories_are_granted_unless_the_host_grants_the_function_its_own() {
+        let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
+        let dir = |host: &str| ReadOnlyDir {
+            host: host.into(),
+            guest: "/src".into(),
+        };
+        let objects = GivenFunctions(BTreeMap::from([(
+            "built".to_string(),
+            json!({"apiVersion": FUNCTION_API_VERSION, "kind": FUNCTION_KIND,
+                   "metadata": {"name": "built"}, "spec": {"package": "r.io/acme/built:v1"}}),
+        )]));
+        let steps = [Step {
+            name: "compose".into(),
+            function: "built".into(),
+            ..Step::default()
+        }];
+        let served = |host: &str| {
+            Resolver::builtins(runtime.clone()).with_packages(Arc::new(WithDirs {
+                runtime: runtime.clone(),
+                dirs: vec![dir(host)],
+            }))
+        };
+        // (resolver, the directories the calls get)
+        let cases = [
+            (
+                served("/cache/sources/a/src"),
+                vec![dir("/cache/sources/a/src")],
+            ),
+            (
+                served("/cache/sources/b/src"),
+                vec![dir("/cache/sources/b/src")],
+            ),
+            (
+                served("/cache/sources/a/src").with_read_only_dirs("built", vec![dir("/staged")]),
+                vec![dir("/staged")],
+            ),
+        ];
+        let mut identities = Vec::new();
+        for (i, (resolver, dirs)) in cases.into_iter().enumerate() {
+            let resolved = ResolvedFunctions::resolve(&resolver, &objects, &steps).unwrap();
+            let built = &resolved.functions["built"];
+            assert_eq!(built.policy.limits.read_only_dirs, dirs, "case {i}");
+            identities.push(built.identity.clone());
+        }
+        // One module, three sources: no response is shared between them.
+        identities.sort();
+        identities.dedup();
+        assert_eq!(identities.len(), 3, "{identities:?}");
+    }
 
     #[test]
     fn each_function_is_read_once_for_its_module_limits_and_grants() {

@@ -3,6 +3,8 @@
 //! written byte-for-byte reproducibly, and read alongside the older
 //! wasm-to-oci layout.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::component::ComponentWorld;
@@ -26,6 +28,9 @@ pub struct Descriptor {
     pub media_type: String,
     pub digest: String,
     pub size: u64,
+    /// Crossplane marks its package's own layers here (`io.crossplane.xpkg`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,6 +41,18 @@ pub struct Manifest {
     pub media_type: Option<String>,
     pub config: Descriptor,
     pub layers: Vec<Descriptor>,
+}
+
+impl Descriptor {
+    /// The descriptor of the blob `bytes`, without annotations.
+    pub fn of(media_type: &str, bytes: &[u8]) -> Descriptor {
+        Descriptor {
+            media_type: media_type.to_string(),
+            digest: digest(bytes),
+            size: bytes.len() as u64,
+            annotations: BTreeMap::new(),
+        }
+    }
 }
 
 /// Which of the two accepted layouts an artifact uses.
@@ -151,11 +168,13 @@ pub fn build(wasm: &[u8], world: &ComponentWorld, author: Option<&str>) -> Artif
             media_type: CONFIG_MEDIA_TYPE.to_string(),
             digest: config_digest.clone(),
             size: config.len() as u64,
+            annotations: BTreeMap::new(),
         },
         layers: vec![Descriptor {
             media_type: LAYER_MEDIA_TYPE.to_string(),
             digest: layer_digest.clone(),
             size: wasm.len() as u64,
+            annotations: BTreeMap::new(),
         }],
     };
     let manifest = to_json(&manifest);
@@ -184,6 +203,7 @@ mod tests {
             media_type: media_type.into(),
             digest: "sha256:00".into(),
             size: 1,
+            annotations: BTreeMap::new(),
         }
     }
 

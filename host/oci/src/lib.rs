@@ -12,7 +12,7 @@
 //! cosign's key-based layout ([`signature`]): [`Client::sign`] writes one,
 //! [`Client::verify_signature`] checks a digest against trusted keys.
 //!
-//! Over 600 lines because [`Client`]'s push, inspect and pull share one
+//! Over 600 lines because [`Client`]'s pushes (a component, an image), inspect and pull share one
 //! private session, retry and verification path that reads best in one place.
 
 mod cache;
@@ -23,6 +23,7 @@ pub mod layout;
 mod package;
 pub mod signature;
 mod signed;
+mod source;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -34,7 +35,7 @@ use futures_util::StreamExt;
 use oci_client::client::{Certificate, CertificateEncoding, ClientProtocol};
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Reference, RegistryOperation};
-use plait_runtime::{Module, Runtime, RuntimeError};
+use plait_runtime::{Builtin, Module, ReadOnlyDir, Runtime, RuntimeError};
 
 pub use cache::{BlobCache, cache_root, compile_cache_dir};
 pub use component::{ComponentError, ComponentWorld};
@@ -45,6 +46,10 @@ pub use package::{MAX_PACKAGE_LAYER_BYTES, PackageImage};
 pub use plait_runtime::digest;
 pub use signature::{Authority, HashAlgorithm, KeyError, PublicKey, Refusal, SigningKey};
 pub use signed::{Signed, Verified, signature_reference};
+pub use source::{
+    DEFAULT_SOURCE_ENV, FunctionPackage, MAX_SOURCE_BYTES, MAX_SOURCE_ENTRIES,
+    MAX_SOURCE_LAYER_BYTES, PACKAGE_LAYER_ANNOTATION, SOURCE_GUEST_PATH, SourcePackage,
+};
 
 /// How a [`Client`] reaches registries and what it accepts from them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,7 +68,9 @@ pub struct ClientConfig {
     pub initial_backoff: Duration,
     /// The largest component accepted.
     pub max_component_bytes: u64,
-    /// Where verified blobs are kept; `None` keeps nothing on disk.
+    /// Where verified blobs are kept, and project builds' KCL sources
+    /// extracted (`sources/`); `None` keeps no blob on disk and extracts
+    /// sources to a temporary directory the client removes when dropped.
     pub cache_root: Option<PathBuf>,
 }
 
@@ -136,6 +143,8 @@ pub struct Client {
     /// Signature verdicts: the authority that verified each digest, by
     /// digest and the keys it was checked against.
     verdicts: Mutex<HashMap<String, String>>,
+    /// Where sources are extracted without a cache root; made on first use.
+    scratch: Mutex<Option<tempfile::TempDir>>,
 }
 
 /// A registry connection with one set of credentials. The registry client
@@ -167,6 +176,7 @@ impl Client {
             certificates,
             tags: Mutex::new(HashMap::new()),
             verdicts: Mutex::new(HashMap::new()),
+            scratch: Mutex::new(None),
         };
         // Builds a registry client once so bad certificates fail here.
         client.registry_client()?;
@@ -293,6 +303,88 @@ impl Client {
         })
     }
 
+    /// Pushes an image of `layers` (media type, bytes, annotations) with
+    /// `config` (media type, bytes) to `reference` (a tag): how a project
+    /// build, function-kcl's runtime with a KCL source, is published. The
+    /// result's `component_digest` is the last layer's digest.
+    pub async fn push_image(
+        &self,
+        reference: &str,
+        config: (&str, &[u8]),
+        layers: &[(&str, Vec<u8>, std::collections::BTreeMap<String, String>)],
+        keychain: &Keychain,
+    ) -> Result<Pushed, Error> {
+        let session = self.session(reference, keychain)?;
+        if session.reference.digest().is_some() {
+            return Err(Error::InvalidReference {
+                reference: reference.to_string(),
+                message: "push to a tag (repo:tag); the digest is computed from the image".into(),
+            });
+        }
+        let config_descriptor = layout::Descriptor::of(config.0, config.1);
+        let mut blobs = vec![(config.1.to_vec(), config_descriptor.digest.clone())];
+        let mut descriptors = Vec::new();
+        for (media_type, bytes, annotations) in layers {
+            let mut descriptor = layout::Descriptor::of(media_type, bytes);
+            descriptor.annotations = annotations.clone();
+            blobs.push((bytes.clone(), descriptor.digest.clone()));
+            descriptors.push(descriptor);
+        }
+        let manifest = layout::Manifest {
+            schema_version: 2,
+            media_type: Some(layout::MANIFEST_MEDIA_TYPE.to_string()),
+            config: config_descriptor,
+            layers: descriptors,
+        };
+        let manifest = serde_json::to_vec(&manifest).map_err(|e| Error::UnsupportedArtifact {
+            reference: reference.to_string(),
+            message: format!("cannot write the manifest: {e}"),
+        })?;
+        let manifest_digest = digest(&manifest);
+        let Session {
+            client,
+            auth,
+            reference: image,
+            name,
+        } = &session;
+        let registry_error = |e| Error::from_registry(name, e);
+        self.retry("authenticating", || async {
+            client
+                .auth(image, auth, RegistryOperation::Push)
+                .await
+                .map(drop)
+                .map_err(registry_error)
+        })
+        .await?;
+        for (bytes, blob_digest) in &blobs {
+            let data = bytes::Bytes::copy_from_slice(bytes);
+            self.retry("pushing a blob", || async {
+                client
+                    .push_blob(image, data.clone(), blob_digest)
+                    .await
+                    .map_err(registry_error)
+            })
+            .await?;
+        }
+        let manifest = bytes::Bytes::from(manifest);
+        self.retry("pushing the manifest", || async {
+            client
+                .push_manifest_raw(
+                    image,
+                    manifest.clone(),
+                    http::HeaderValue::from_static(layout::MANIFEST_MEDIA_TYPE),
+                )
+                .await
+                .map_err(registry_error)
+        })
+        .await?;
+        Ok(Pushed {
+            pinned: format!("{reference}@{manifest_digest}"),
+            digest: manifest_digest,
+            component_digest: blobs.last().map(|(_, d)| d.clone()).unwrap_or_default(),
+        })
+    }
+
     /// Reads an artifact's manifest and config (not the component).
     pub async fn inspect(&self, reference: &str, keychain: &Keychain) -> Result<Inspection, Error> {
         let session = self.session(reference, keychain)?;
@@ -316,7 +408,19 @@ impl Client {
     pub async fn resolve(&self, reference: &str, keychain: &Keychain) -> Result<Resolved, Error> {
         let session = self.session(reference, keychain)?;
         let (digest, manifest) = self.manifest(&session).await?;
-        let (layout, layer) = wasm_layer(&session.name, &manifest)?;
+        self.resolved_wasm(&session, reference, digest, &manifest)
+            .await
+    }
+
+    /// The verified component of the Wasm artifact `manifest` describes.
+    async fn resolved_wasm(
+        &self,
+        session: &Session,
+        reference: &str,
+        digest: String,
+        manifest: &layout::Manifest,
+    ) -> Result<Resolved, Error> {
+        let (layout, layer) = wasm_layer(&session.name, manifest)?;
         let layer = layer.clone();
         if layer.size > self.config.max_component_bytes {
             return Err(Error::TooLarge {
@@ -326,7 +430,7 @@ impl Client {
                 limit: self.config.max_component_bytes,
             });
         }
-        let config = self.config(&session, layout, &manifest.config).await?;
+        let config = self.config(session, layout, &manifest.config).await?;
         // The config lists the imports: refuse before downloading the component.
         if let Some(section) = &config.component {
             let unsupported: Vec<String> = section
@@ -346,7 +450,7 @@ impl Client {
             }
         }
         let wasm = self
-            .blob(&session, &layer, self.config.max_component_bytes)
+            .blob(session, &layer, self.config.max_component_bytes)
             .await?;
         let world = component::check(&wasm).map_err(|source| Error::Component {
             reference: session.name.clone(),
@@ -372,12 +476,40 @@ impl Client {
         reference: &str,
         keychain: &Keychain,
     ) -> Result<Resolved, Error> {
+        self.forget_tag(reference)?;
+        self.resolve(reference, keychain).await
+    }
+
+    /// Forgets the digest this client resolved `reference`'s tag to.
+    fn forget_tag(&self, reference: &str) -> Result<(), Error> {
         let parsed = parse_reference(reference)?;
         self.tags
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&parsed.whole());
-        self.resolve(reference, keychain).await
+        Ok(())
+    }
+
+    /// Where project builds' sources are extracted: `<cache>/sources`, or
+    /// a temporary directory of this client's.
+    fn sources_root(&self) -> Result<PathBuf, Error> {
+        if let Some(root) = &self.config.cache_root {
+            return Ok(root.join("sources"));
+        }
+        let mut scratch = self.scratch.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(dir) = &*scratch {
+            return Ok(dir.path().to_path_buf());
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("plait-sources-")
+            .tempdir()
+            .map_err(|e| Error::Cache {
+                path: std::env::temp_dir(),
+                message: format!("cannot make a directory for KCL sources: {e}"),
+            })?;
+        let path = dir.path().to_path_buf();
+        *scratch = Some(dir);
+        Ok(path)
     }
 
     /// The manifest digest and manifest: from the reference's digest or
@@ -607,6 +739,43 @@ pub fn load(runtime: &Runtime, resolved: &Resolved) -> Result<Arc<Module>, Error
                 message: other.to_string(),
             },
         })
+}
+
+/// A function package loaded: its module, and the directories its calls
+/// read (a project build's source at `/src`).
+#[derive(Clone)]
+pub struct LoadedFunction {
+    pub module: Arc<Module>,
+    pub read_only_dirs: Vec<ReadOnlyDir>,
+}
+
+/// Loads a resolved function package: a Wasm component as [`load`] does;
+/// a project build as the built-in function-kcl with its extracted source
+/// granted read-only at [`SOURCE_GUEST_PATH`], where the built-in runs the
+/// package a step without source names.
+pub fn load_function(
+    runtime: &Runtime,
+    package: &FunctionPackage,
+) -> Result<LoadedFunction, Error> {
+    match package {
+        FunctionPackage::Wasm(resolved) => Ok(LoadedFunction {
+            module: load(runtime, resolved)?,
+            read_only_dirs: Vec::new(),
+        }),
+        FunctionPackage::Source(source) => {
+            let module = runtime.builtin(Builtin::Kcl).map_err(|e| Error::Compile {
+                reference: source.pinned.clone(),
+                message: e.to_string(),
+            })?;
+            Ok(LoadedFunction {
+                module,
+                read_only_dirs: vec![ReadOnlyDir {
+                    host: source.dir.clone(),
+                    guest: SOURCE_GUEST_PATH.to_string(),
+                }],
+            })
+        }
+    }
 }
 
 fn wasm_layer<'m>(

@@ -45,6 +45,7 @@ impl SignatureDescriptor {
             media_type: self.media_type.clone(),
             digest: self.digest.clone(),
             size: self.size,
+            annotations: BTreeMap::new(),
         }
     }
 }
@@ -187,6 +188,7 @@ impl Client {
                 media_type: CONFIG_MEDIA_TYPE.into(),
                 digest: config_digest,
                 size: config.len() as u64,
+                annotations: BTreeMap::new(),
             },
             layers,
         };

@@ -231,6 +231,11 @@ struct App {
 
 impl App {
     async fn new(id: &str, function: &str) -> App {
+        App::composed_by(id, |group| composition(id, group, function)).await
+    }
+
+    /// A test's own XRD and the Composition `composition` makes for its group.
+    async fn composed_by(id: &str, composition: impl FnOnce(&str) -> Value) -> App {
         let env = env();
         let client = env.cluster.client().await;
         let namespace = env.cluster.namespace(id).await;
@@ -244,7 +249,7 @@ impl App {
         xrd["metadata"]["name"] = json!(format!("apps.{group}"));
         xrd["spec"]["group"] = json!(group);
         create(&client, &xrd).await;
-        create(&client, &composition(id, &group, function)).await;
+        create(&client, &composition(&group)).await;
         let xr = resource(&format!("{group}/v1alpha1"), "App", "apps");
         App {
             client,
@@ -999,5 +1004,120 @@ async fn a_digest_a_revision_records_is_loaded_again_though_its_function_resolve
     assert_eq!(
         function["status"]["resolvedDigest"],
         artifacts().await.patch_and_transform.digest
+    );
+}
+
+/// A gzipped tar layer of `files` (path in the image, text).
+fn tar_layer(files: &[(&str, &str)]) -> Vec<u8> {
+    let mut archive = tar::Builder::new(flate2::write::GzEncoder::new(
+        Vec::new(),
+        flate2::Compression::fast(),
+    ));
+    for (path, text) in files {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(text.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        archive
+            .append_data(&mut header, path, text.as_bytes())
+            .unwrap();
+    }
+    archive.into_inner().unwrap().finish().unwrap()
+}
+
+/// A project's KCL function: a ConfigMap named as the P&T step names its
+/// own, with the XR's image.
+const PROJECT_MAIN: &str = r#"oxr = option("params").oxr
+items = [{
+    apiVersion = "v1"
+    kind = "ConfigMap"
+    metadata.annotations = {"krm.kcl.dev/composition-resource-name" = "config"}
+    data = {image = oxr.spec.image, source = "project build"}
+}]
+"#;
+
+/// A Function whose package is a project build (function-kcl's runtime
+/// with the function at `/src`, `FUNCTION_KCL_DEFAULT_SOURCE=/src`) is
+/// installed as the built-in function-kcl pinned by the image's digest, and
+/// its XRs run the KCL source.
+#[tokio::test]
+async fn a_project_build_from_a_registry_runs_its_kcl_source_with_the_built_in() {
+    let env = env();
+    let reference = env.open.reference("acme/p_compose", "v1");
+    let client = plait_oci::Client::new(ClientConfig {
+        insecure_registries: vec![env.open.addr.clone()],
+        ..ClientConfig::default()
+    })
+    .unwrap();
+    let config = json!({
+        "architecture": "amd64", "os": "linux",
+        "config": {"Env": ["FUNCTION_KCL_DEFAULT_SOURCE=/src", "KCL_PKG_PATH=/src"]},
+        "rootfs": {"type": "layers", "diff_ids": []},
+    })
+    .to_string();
+    let layer = "application/vnd.oci.image.layer.v1.tar+gzip";
+    let package = std::collections::BTreeMap::from([(
+        plait_oci::PACKAGE_LAYER_ANNOTATION.to_string(),
+        "base".to_string(),
+    )]);
+    let layers = [
+        (
+            layer,
+            tar_layer(&[("function", "#!/bin/false\n")]),
+            Default::default(),
+        ),
+        (
+            layer,
+            tar_layer(&[
+                ("src/kcl.mod", "[package]\nname = \"compose\"\n"),
+                ("src/main.k", PROJECT_MAIN),
+            ]),
+            Default::default(),
+        ),
+        (
+            layer,
+            tar_layer(&[("package.yaml", "kind: Function\n")]),
+            package,
+        ),
+    ];
+    let pushed = client
+        .push_image(
+            &reference,
+            (
+                "application/vnd.oci.image.config.v1+json",
+                config.as_bytes(),
+            ),
+            &layers,
+            &Keychain::anonymous(),
+        )
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let app = App::composed_by("project-build", |group| {
+        json!({
+            "apiVersion": "apiextensions.crossplane.io/v1", "kind": "Composition",
+            "metadata": {"name": "app-project-build"},
+            "spec": {
+                "compositeTypeRef": {"apiVersion": format!("{group}/v1alpha1"), "kind": "App"},
+                "mode": "Pipeline",
+                "pipeline": [{"step": "compose", "functionRef": {"name": "acme-pcompose"}}],
+            },
+        })
+    })
+    .await;
+    create_function(&app.client, "acme-pcompose", &reference, None).await;
+    let function = function_health(&app.client, "acme-pcompose", "True").await;
+    assert_eq!(function["status"]["resolvedDigest"], pushed.digest);
+    app.create_xr("a").await;
+    let xr = app.synced("a", "True").await;
+    let config_map = eventually("the project build's ConfigMap", || app.config_map(&xr)).await;
+    assert_eq!(config_map["data"]["image"], "nginx", "{config_map}");
+    assert_eq!(
+        config_map["data"]["source"], "project build",
+        "{config_map}"
+    );
+    println!(
+        "timing: a project build installed and its XR composed in {:?}",
+        started.elapsed()
     );
 }

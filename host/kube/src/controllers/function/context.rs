@@ -351,9 +351,9 @@ impl FunctionContext {
         let client = &self.packages.client;
         let reference = applied.reference.as_str();
         let resolved = if always {
-            client.resolve_latest(reference, &keychain).await
+            client.resolve_function_latest(reference, &keychain).await
         } else {
-            client.resolve(reference, &keychain).await
+            client.resolve_function(reference, &keychain).await
         };
         let resolved = match resolved {
             Ok(resolved) => resolved,
@@ -362,11 +362,11 @@ impl FunctionContext {
         let pulled = started.elapsed();
         let started = Instant::now();
         if let Some(verification) = &applied.verification {
-            let (pinned, digest) = (&resolved.pinned, &resolved.digest);
+            let (pinned, digest) = (resolved.pinned(), resolved.digest());
             let checked = self.verify(name, pinned, digest, verification, &keychain);
             if let Err(error) = checked.await {
                 let previous = match previous {
-                    Some(Installed::Package { digest, .. }) if digest != resolved.digest => {
+                    Some(Installed::Package { digest, .. }) if digest != resolved.digest() => {
                         Some(digest)
                     }
                     _ => None,
@@ -387,26 +387,34 @@ impl FunctionContext {
             Ok(module) => module,
             Err(error) => {
                 let outcome = Outcome::Unhealthy {
-                    pinned: resolved.pinned,
-                    digest: resolved.digest,
+                    pinned: resolved.pinned().to_string(),
+                    digest: resolved.digest().to_string(),
                     error,
                 };
                 return Ok((outcome, Some(applied)));
             }
         };
-        self.packages.keep(&resolved.digest, module);
+        self.packages.keep(resolved.digest(), module);
+        let what = match &resolved {
+            plait_oci::FunctionPackage::Wasm(wasm) => megabytes(wasm.wasm.len()),
+            plait_oci::FunctionPackage::Source(source) => format!(
+                "a project build run by the built-in function-kcl with {} at {}",
+                source.dir.display(),
+                plait_oci::SOURCE_GUEST_PATH
+            ),
+        };
         tracing::info!(
             function = name,
-            package = resolved.pinned,
-            bytes = resolved.wasm.len(),
+            package = resolved.pinned(),
+            what,
             ?pulled,
             ?verified,
             ?compiled,
             "installed function package"
         );
         let outcome = Outcome::Healthy {
-            pinned: resolved.pinned,
-            digest: resolved.digest,
+            pinned: resolved.pinned().to_string(),
+            digest: resolved.digest().to_string(),
         };
         Ok((outcome, Some(applied)))
     }
@@ -527,13 +535,13 @@ impl FunctionContext {
             Err(error) => return Ok(Err(error)),
         };
         let client = &self.packages.client;
-        let resolved = match client.resolve(&applied.reference, &keychain).await {
-            Ok(resolved) if resolved.digest == digest => resolved,
+        let resolved = match client.resolve_function(&applied.reference, &keychain).await {
+            Ok(resolved) if resolved.digest() == digest => resolved,
             Ok(resolved) => {
                 return Ok(Err(plait_oci::Error::DigestMismatch {
                     reference: pinned.to_string(),
                     expected: digest.to_string(),
-                    actual: resolved.digest,
+                    actual: resolved.digest().to_string(),
                 }));
             }
             Err(error) => return Ok(Err(error)),
@@ -541,8 +549,8 @@ impl FunctionContext {
         if let Some(verification) = &applied.verification
             && let Err(error) = client
                 .verify_signature(
-                    &resolved.pinned,
-                    &resolved.digest,
+                    resolved.pinned(),
+                    resolved.digest(),
                     &verification.authorities,
                     &keychain,
                 )
@@ -555,31 +563,37 @@ impl FunctionContext {
             Ok(module) => module,
             Err(error) => return Ok(Err(error)),
         };
-        self.packages.keep(&resolved.digest, module);
+        self.packages.keep(resolved.digest(), module);
         tracing::info!(
             function = name,
-            package = resolved.pinned,
+            package = resolved.pinned(),
             "loaded a package a CompositionRevision records"
         );
         Ok(Ok(()))
     }
 
-    /// Compiles (or finds compiled) the component `resolved` names, on a
-    /// blocking thread; `function` names the Function for a join error.
+    /// Compiles (or finds compiled) the component `resolved` names, or the
+    /// built-in function-kcl for a project build, on a blocking thread;
+    /// `function` names the Function for a join error.
     async fn load(
         &self,
         function: &str,
-        resolved: plait_oci::Resolved,
+        resolved: plait_oci::FunctionPackage,
     ) -> Result<
         (
-            plait_oci::Resolved,
-            Result<Arc<plait_runtime::Module>, plait_oci::Error>,
+            plait_oci::FunctionPackage,
+            Result<plait_functions::Served, plait_oci::Error>,
         ),
         FunctionError,
     > {
         let runtime = self.packages.runtime().clone();
         tokio::task::spawn_blocking(move || {
-            let loaded = plait_oci::load(&runtime, &resolved);
+            let loaded = plait_oci::load_function(&runtime, &resolved).map(|loaded| {
+                plait_functions::Served {
+                    module: loaded.module,
+                    read_only_dirs: loaded.read_only_dirs,
+                }
+            });
             (resolved, loaded)
         })
         .await

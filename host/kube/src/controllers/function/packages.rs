@@ -2,12 +2,12 @@
 //! pipelines are served from them.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use plait_functions::{PackageSource, Pin, PinnedSource, Pins, ResolveError, package_of};
+use plait_functions::{PackageSource, Pin, PinnedSource, Pins, ResolveError, Served, package_of};
 use plait_oci::Keychain;
-use plait_runtime::{Builtin, Module, Runtime};
+use plait_runtime::{Builtin, Runtime};
 use serde_json::Value;
 
 use crate::vocabulary::object::{condition, text};
@@ -31,7 +31,8 @@ pub(super) enum Installed {
 }
 
 /// The Function packages installed so far: a registry client, the runtime
-/// that compiles them, and the modules by manifest digest. The Function
+/// that compiles them, and the modules by manifest digest (each with the
+/// directories its calls read: a project build's source). The Function
 /// controller fills it; as a [`PackageSource`] it serves XR pipelines.
 pub struct InstalledPackages {
     pub(super) client: plait_oci::Client,
@@ -39,7 +40,7 @@ pub struct InstalledPackages {
     namespace: String,
     /// Credentials for every Function, under those of its pull secrets.
     pub(super) keychain: Keychain,
-    modules: Mutex<HashMap<String, Arc<Module>>>,
+    modules: Mutex<HashMap<String, Served>>,
     installed: Mutex<HashMap<String, Installed>>,
     /// Functions every digest of which the revisions record is loaded.
     recorded_loaded: Mutex<HashSet<String>>,
@@ -81,16 +82,17 @@ impl InstalledPackages {
         &self.runtime
     }
 
-    /// Keeps `module`, compiled from the artifact with manifest digest `digest`.
-    pub(super) fn keep(&self, digest: &str, module: Arc<Module>) {
+    /// Keeps `served`, loaded from the package with manifest digest `digest`.
+    pub(super) fn keep(&self, digest: &str, served: Served) {
         self.modules
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(digest.to_string(), module);
+            .insert(digest.to_string(), served);
     }
 
-    /// The compiled module of the artifact with manifest digest `digest`.
-    pub fn module(&self, digest: &str) -> Option<Arc<Module>> {
+    /// The loaded module (and the directories its calls read) of the
+    /// package with manifest digest `digest`.
+    pub fn module(&self, digest: &str) -> Option<Served> {
         self.modules
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -192,7 +194,7 @@ impl InstalledPackages {
 impl PackageSource for InstalledPackages {
     /// The module at a Healthy Function's resolved digest; a Function that
     /// is not Healthy is refused by name with its reason.
-    fn module(&self, function: &str, object: &Value) -> Result<Arc<Module>, ResolveError> {
+    fn module(&self, function: &str, object: &Value) -> Result<Served, ResolveError> {
         let package = package_of(object);
         let not_installed = || ResolveError::NotInstalled {
             function: function.into(),
@@ -215,7 +217,7 @@ impl PackageSource for InstalledPackages {
     /// The module at the digest a revision recorded: kept since the
     /// Function was installed at it, or loaded again by the Function
     /// controller after a restart.
-    fn pinned(&self, function: &str, pin: &Pin) -> Result<Arc<Module>, ResolveError> {
+    fn pinned(&self, function: &str, pin: &Pin) -> Result<Served, ResolveError> {
         self.module(&pin.digest)
             .ok_or_else(|| ResolveError::PinNotLoaded {
                 function: function.into(),
@@ -264,7 +266,11 @@ mod tests {
         );
         packages.keep(
             &digest('a'),
-            packages.runtime().builtin(Builtin::AutoReady).unwrap(),
+            packages
+                .runtime()
+                .builtin(Builtin::AutoReady)
+                .unwrap()
+                .into(),
         );
         assert_eq!(packages.recorded_missing("fn", &revisions), want(&['c']));
         assert!(!packages.recorded_loaded("fn"));
