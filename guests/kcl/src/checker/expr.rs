@@ -464,7 +464,7 @@ impl Checker<'_> {
             return None;
         }
         self.global_lambdas
-            .get(&self.pkg)
+            .get(&*self.pkg)
             .and_then(|m| m.get(name))
             .cloned()
             .flatten()
