@@ -261,6 +261,7 @@ pub fn tokenize(src: &str, base: usize) -> (Vec<Token>, Vec<LexError>) {
         spaces: 0,
         new_line_beginning: false,
         indents: vec![IndentLevel::default()],
+        names: crate::collections::HashMap::default(),
     };
     lexer.run();
     (lexer.tokens, lexer.errors)
@@ -277,6 +278,8 @@ struct Lexer<'a> {
     spaces: usize,
     new_line_beginning: bool,
     indents: Vec<IndentLevel>,
+    /// Each distinct name once: a name written again shares its text.
+    names: crate::collections::HashMap<&'a str, Rc<str>>,
 }
 
 fn is_id_start(c: char) -> bool {
@@ -347,6 +350,19 @@ impl<'a> Lexer<'a> {
     fn run(&mut self) {
         while self.pos < self.src.len() {
             let start = self.pos;
+            // A run of spaces is one step: counted as indentation at the
+            // start of a line, skipped anywhere else.
+            let spaces = self.src.as_bytes()[start..]
+                .iter()
+                .take_while(|&&b| b == b' ')
+                .count();
+            if spaces > 0 {
+                if self.new_line_beginning {
+                    self.spaces += spaces;
+                }
+                self.pos += spaces;
+                continue;
+            }
             let raw = self.scan();
             // The scan always advances; this guards the loop should it not.
             if self.pos <= start {
@@ -514,12 +530,9 @@ impl<'a> Lexer<'a> {
         let tok = |k| Raw::Token(k);
         match c {
             '#' => {
-                while let Some(c) = self.peek_at(0) {
-                    if c == '\n' {
-                        break;
-                    }
-                    self.bump();
-                }
+                self.pos = self.src[self.pos..]
+                    .find('\n')
+                    .map_or(self.src.len(), |i| self.pos + i);
                 Raw::Comment
             }
             c if is_other_whitespace(c) => Raw::Skip,
@@ -528,14 +541,8 @@ impl<'a> Lexer<'a> {
                 tok(self.string(start, quote, true))
             }
             '"' | '\'' => tok(self.string(start, c, false)),
-            '$' if self.peek_at(0).is_some_and(is_id_start) => {
-                self.eat_while(is_id_continue);
-                tok(TokenKind::Ident(Rc::from(&self.src[start..self.pos])))
-            }
-            c if is_id_start(c) => {
-                self.eat_while(is_id_continue);
-                tok(TokenKind::Ident(Rc::from(&self.src[start..self.pos])))
-            }
+            '$' if self.peek_at(0).is_some_and(is_id_start) => tok(self.name(start)),
+            c if is_id_start(c) => tok(self.name(start)),
             '0'..='9' => tok(self.number(start, c)),
             '\t' => Raw::Tab,
             ' ' => Raw::Space,
@@ -638,6 +645,34 @@ impl<'a> Lexer<'a> {
                 Raw::Skip
             }
         }
+    }
+
+    /// The rest of a name whose first character is consumed: ASCII bytes
+    /// directly, anything else by characters.
+    fn name(&mut self, start: usize) -> TokenKind {
+        let ascii = self.src.as_bytes()[self.pos..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+            .count();
+        self.pos += ascii;
+        if self
+            .src
+            .as_bytes()
+            .get(self.pos)
+            .is_some_and(|b| !b.is_ascii())
+        {
+            self.eat_while(is_id_continue);
+        }
+        let text = &self.src[start..self.pos];
+        let name = match self.names.get(text) {
+            Some(name) => name.clone(),
+            None => {
+                let name: Rc<str> = Rc::from(text);
+                self.names.insert(text, name.clone());
+                name
+            }
+        };
+        TokenKind::Ident(name)
     }
 
     fn aug_or(&mut self, aug: AugKind, plain: TokenKind) -> TokenKind {

@@ -79,7 +79,7 @@ impl Checker<'_> {
                     let mut tys = Vec::new();
                     for (i, key) in keys.iter().enumerate() {
                         if let Ty::StrLit(s) = key
-                            && !def.attrs.contains_key(s)
+                            && !def.attrs.contains_key(&**s)
                             && let Some(v) = vals.get(i)
                         {
                             tys.push(v.clone());
@@ -100,7 +100,7 @@ impl Checker<'_> {
                     );
                 }
             } else {
-                for (name, (attr_ty, attr_span)) in &d.attrs {
+                for (name, (attr_ty, attr_span)) in d.attrs.iter() {
                     match def.attrs.get(name) {
                         Some(a) if sig.any_other => {
                             self.must_assignable_to(attr_ty, &a.ty, span, Some(a.span))
@@ -112,8 +112,8 @@ impl Checker<'_> {
             true
         } else {
             if let Ty::StrLit(key) = &d.key
-                && let Some(a) = def.attrs.get(key)
-                && let Some((attr_ty, _)) = d.attrs.get(key)
+                && let Some(a) = def.attrs.get(&**key)
+                && let Some((attr_ty, _)) = d.attrs.get(&**key)
             {
                 self.must_assignable_to(attr_ty, &a.ty, span, Some(a.span));
             }

@@ -178,14 +178,14 @@ impl Checker<'_> {
             && !sig.any_other
         {
             match &sig.key {
-                Ty::StrLit(name) if name != attr => {
-                    errors.push(suggestions(attr, [name.as_str()]));
+                Ty::StrLit(name) if &**name != attr => {
+                    errors.push(suggestions(attr, [&**name]));
                 }
                 Ty::Union(types) => {
                     let keys: Vec<&str> = types
                         .iter()
                         .filter_map(|t| match t {
-                            Ty::StrLit(s) => Some(s.as_str()),
+                            Ty::StrLit(s) => Some(&**s),
                             _ => None,
                         })
                         .collect();
@@ -435,7 +435,7 @@ impl Checker<'_> {
                                 self.config_ctx.pop();
                                 t
                             } else {
-                                Ty::StrLit(name.clone())
+                                Ty::StrLit(Rc::from(name.as_str()))
                             };
                             self.check_attr_ty(&key_ty, key.span);
                             let ty = match attrs.get(&name) {
@@ -497,7 +497,7 @@ impl Checker<'_> {
                         Ty::Dict(d) => {
                             key_types.push(d.key.clone());
                             val_types.push(d.val.clone());
-                            for (k, v) in &d.attrs {
+                            for (k, v) in d.attrs.iter() {
                                 attrs.insert(k.clone(), v.clone());
                             }
                         }
@@ -554,7 +554,11 @@ impl Checker<'_> {
         self.leave_scope();
         let key = self.sup(&key_types);
         let val = self.sup(&val_types);
-        Ty::Dict(Rc::new(DictTy { key, val, attrs }))
+        Ty::Dict(Rc::new(DictTy {
+            key,
+            val,
+            attrs: Rc::new(attrs),
+        }))
     }
 }
 

@@ -45,7 +45,7 @@ impl Checker<'_> {
             Expr::Subscript(s) => self.walk_subscript(s),
             Expr::Compare(c) => self.walk_compare(c),
             Expr::NumberLit(n) => self.walk_number(n, e.span),
-            Expr::StringLit(s) => Ty::StrLit(s.value.clone()),
+            Expr::StringLit(s) => Ty::StrLit(Rc::from(s.value.as_str())),
             Expr::NameConstantLit(c) => match c.value {
                 ast::NameConstant::True => Ty::BoolLit(true),
                 ast::NameConstant::False => Ty::BoolLit(false),
@@ -464,7 +464,7 @@ impl Checker<'_> {
             return None;
         }
         self.global_lambdas
-            .get(&self.pkg)
+            .get(&*self.pkg)
             .and_then(|m| m.get(name))
             .cloned()
             .flatten()
@@ -871,13 +871,20 @@ impl Checker<'_> {
                 } else if t1.is_list() && t2.is_list() {
                     (true, Ty::list(self.sup(&[t1.list_item(), t2.list_item()])))
                 } else if let (Ty::Dict(d1), Ty::Dict(d2)) = (&t1, &t2) {
-                    let mut attrs = d1.attrs.clone();
-                    for (k, v) in &d2.attrs {
+                    let mut attrs = (*d1.attrs).clone();
+                    for (k, v) in d2.attrs.iter() {
                         attrs.insert(k.clone(), v.clone());
                     }
                     let key = self.sup(&[d1.key.clone(), d2.key.clone()]);
                     let val = self.sup(&[d1.val.clone(), d2.val.clone()]);
-                    (true, Ty::Dict(Rc::new(DictTy { key, val, attrs })))
+                    (
+                        true,
+                        Ty::Dict(Rc::new(DictTy {
+                            key,
+                            val,
+                            attrs: Rc::new(attrs),
+                        })),
+                    )
                 } else if t1.is_schema() && (t2.is_schema() || t2.is_dict()) {
                     (true, t1.clone())
                 } else {

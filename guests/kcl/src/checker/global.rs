@@ -699,7 +699,7 @@ impl Checker<'_> {
                 ast::LiteralType::Int(v, None) => Ty::IntLit(*v),
                 ast::LiteralType::Int(v, Some(suffix)) => Ty::NumberMultiplier(Some((*v, *suffix))),
                 ast::LiteralType::Float(v) => Ty::FloatLit(*v),
-                ast::LiteralType::Str(s) => Ty::StrLit(s.clone()),
+                ast::LiteralType::Str(s) => Ty::StrLit(Rc::from(s.as_str())),
                 // KCL reads `None` in a type as a name, and no name is `None`.
                 ast::LiteralType::None => {
                     self.compile_error(t.span, "name 'None' is not defined".to_string());

@@ -162,10 +162,10 @@ struct Checker<'p> {
     pkgs: &'p IndexMap<String, Vec<&'p ast::Module>>,
     defs: Vec<SchemaDef>,
     /// Package scopes, by package path.
-    pkg_scopes: HashMap<String, Scope>,
+    pkg_scopes: HashMap<Rc<str>, Scope>,
     /// Top-level names already assigned, by package (for immutability and
     /// unique keys).
-    global_names: HashMap<String, IndexMap<String, Span>>,
+    global_names: HashMap<Rc<str>, IndexMap<String, Span>>,
     checked: HashSet<String>,
     /// Packages importing packages: each with the position of its last
     /// import, in the order KCL first met them.
@@ -173,8 +173,9 @@ struct Checker<'p> {
     import_edges: Vec<(String, String)>,
     errors: Vec<KclError>,
     reported: HashSet<ErrorKey>,
-    // The position of the walk.
-    pkg: String,
+    // The position of the walk. Shared: the package's maps are looked up
+    // by it for nearly every name.
+    pkg: Rc<str>,
     /// The current file's imports, with where they were written.
     imports: HashMap<String, (Ty, Span)>,
     /// Every file's imports, by package.
@@ -332,7 +333,7 @@ impl<'p> Checker<'p> {
             import_edges: Vec::new(),
             errors: Vec::new(),
             reported: HashSet::default(),
-            pkg: MAIN_PKG.to_string(),
+            pkg: Rc::from(MAIN_PKG),
             imports: HashMap::default(),
             pkg_imports: HashMap::default(),
             scopes: Vec::new(),
@@ -498,7 +499,7 @@ impl<'p> Checker<'p> {
     fn import_of(&self, name: &str) -> Option<(Ty, Span)> {
         self.imports
             .get(name)
-            .or_else(|| self.pkg_imports.get(&self.pkg).and_then(|m| m.get(name)))
+            .or_else(|| self.pkg_imports.get(&*self.pkg).and_then(|m| m.get(name)))
             .cloned()
     }
 
@@ -580,7 +581,7 @@ impl<'p> Checker<'p> {
                 }
             }
         }
-        let saved_pkg = std::mem::replace(&mut self.pkg, pkgpath.to_string());
+        let saved_pkg = std::mem::replace(&mut self.pkg, Rc::from(pkgpath));
         let saved_imports = std::mem::take(&mut self.imports);
         self.init_global_types(pkgpath, modules);
         for module in modules {

@@ -514,7 +514,7 @@ impl Checker<'_> {
             Ty::Module(m) => match m.kind {
                 ModuleKind::User => self
                     .pkg_scopes
-                    .get(&m.pkgpath)
+                    .get(m.pkgpath.as_str())
                     .map_or(Some(Ty::Any), |scope| {
                         scope.names.get(attr).map(|(t, _)| t.clone())
                     }),

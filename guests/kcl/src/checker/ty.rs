@@ -23,7 +23,7 @@ pub enum Ty {
     Float,
     FloatLit(f64),
     Str,
-    StrLit(String),
+    StrLit(Rc<str>),
     List(Rc<Ty>),
     Dict(Rc<DictTy>),
     Union(Vec<Ty>),
@@ -40,7 +40,8 @@ pub enum Ty {
 pub struct DictTy {
     pub key: Ty,
     pub val: Ty,
-    pub attrs: IndexMap<String, (Ty, Span)>,
+    /// Shared: widening or copying a dict type keeps its keys as they are.
+    pub attrs: Rc<IndexMap<String, (Ty, Span)>>,
 }
 
 /// A schema type: the definition (`instance == false`, as in
@@ -107,7 +108,7 @@ impl Ty {
         Ty::Dict(Rc::new(DictTy {
             key,
             val,
-            attrs: IndexMap::default(),
+            attrs: Rc::default(),
         }))
     }
 
@@ -383,6 +384,11 @@ pub fn sup_with(bases: &dyn SchemaBases, types: &[Ty]) -> Ty {
         }
     }
     types.iter().for_each(|t| add(&mut set, t));
+    // One type (the common case: a literal's items all of one type) is its
+    // own upper bound.
+    if set.len() <= 1 {
+        return set.pop().unwrap_or(Ty::Any);
+    }
     // Removing subtypes compares every pair: a list of thousands of
     // distinct literals would take seconds. Past a bound the type is left
     // unknown, which can only let a program through to the evaluator.

@@ -159,9 +159,27 @@ fn eof_token(at: usize) -> Token {
     }
 }
 
+/// The token at `index`, moved out: the parser reads tokens once, in order,
+/// and looks ahead only past the current one. What stays behind is an end
+/// of input at the same place (the last token is one already).
+fn take_token(tokens: &mut [Token], index: usize) -> Option<Token> {
+    let slot = tokens.get_mut(index)?;
+    let end = Token {
+        kind: TokenKind::Eof,
+        lo: slot.lo,
+        hi: slot.hi,
+    };
+    Some(std::mem::replace(slot, end))
+}
+
 impl<'a> Parser<'a> {
-    fn new(file: FileId, src: &'a str, lines: &'a LineIndex<'a>, tokens: Vec<Token>) -> Parser<'a> {
-        let first = tokens.first().cloned().unwrap_or_else(|| eof_token(0));
+    fn new(
+        file: FileId,
+        src: &'a str,
+        lines: &'a LineIndex<'a>,
+        mut tokens: Vec<Token>,
+    ) -> Parser<'a> {
+        let first = take_token(&mut tokens, 0).unwrap_or_else(|| eof_token(0));
         Parser {
             file,
             src,
@@ -232,11 +250,8 @@ impl<'a> Parser<'a> {
         if self.index + 1 < self.tokens.len() {
             self.index += 1;
         }
-        let next = self
-            .tokens
-            .get(self.index)
-            .cloned()
-            .unwrap_or_else(|| eof_token(self.token.hi));
+        let next =
+            take_token(&mut self.tokens, self.index).unwrap_or_else(|| eof_token(self.token.hi));
         self.prev_token = std::mem::replace(&mut self.token, next);
     }
 

@@ -8,32 +8,40 @@
 use super::{Parser, dedup};
 use crate::ast::*;
 use crate::lexer::{self, TokenKind};
+use std::rc::Rc;
 
 impl Parser<'_> {
     pub(super) fn parse_string_expr(&mut self) -> NodeRef<Expr> {
-        let lo = self.token.clone();
-        let TokenKind::Str(lit) = &self.token.kind else {
-            self.token_error(&["string"]);
-            return self.missing_expr();
+        let lo = self.token.lo;
+        // The literal's text moves from its token into the tree: the
+        // parser never reads a token it has passed.
+        let lit = match std::mem::replace(&mut self.token.kind, TokenKind::Eof) {
+            TokenKind::Str(lit) => lit,
+            other => {
+                self.token.kind = other;
+                self.token_error(&["string"]);
+                return self.missing_expr();
+            }
         };
-        let lit = lit.clone();
         self.bump();
-        let span = self.span_from(&lo);
+        let span = self.span(lo, self.prev_token.hi.max(lo));
+        let lit = Rc::try_unwrap(lit).unwrap_or_else(|shared| (*shared).clone());
+        let plain = lit.is_raw || !lit.value.contains("${");
         let string = StringLit {
             is_long_string: lit.is_long,
-            raw_value: lit.raw.clone(),
-            value: lit.value.clone(),
+            raw_value: lit.raw,
+            value: lit.value,
         };
-        if lit.is_raw || !lit.value.contains("${") {
+        if plain {
             return Box::new(Node::new(Expr::StringLit(string), span));
         }
-        let joined = self.parse_joined_string(&string, lo.lo, span);
+        let joined = self.parse_joined_string(string, lo, span);
         Box::new(Node::new(Expr::JoinedString(joined), span))
     }
 
     fn parse_joined_string(
         &mut self,
-        s: &StringLit,
+        s: StringLit,
         start: usize,
         span: crate::source::Span,
     ) -> JoinedString {
@@ -96,7 +104,7 @@ impl Parser<'_> {
         JoinedString {
             is_long_string: s.is_long_string,
             values,
-            raw_value: s.raw_value.clone(),
+            raw_value: s.raw_value,
         }
     }
 
