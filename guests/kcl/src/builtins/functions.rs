@@ -620,7 +620,7 @@ fn merge_entry(dict: Dict, key: String, value: Value) -> Result<Dict> {
     let merged = unify::merge_entry(
         &mut AttrsOnly,
         Value::dict(dict),
-        &key,
+        key,
         value,
         ConfigEntryOperation::Union,
         None,

@@ -109,7 +109,10 @@ impl Evaluator {
             }
             (inner, ConfigEntryOperation::Union, None)
         };
-        let first = outer.first().unwrap_or(last);
+        // The path's first name moves into the dict.
+        let Some(first) = path.into_iter().next() else {
+            return Ok(target);
+        };
         unify::merge_entry(self, target, first, value, op, index, true).map_err(|e| e.or_at(span))
     }
 

@@ -9,6 +9,7 @@ use crate::source::Span;
 use crate::value::unify::{self, UnionOptions};
 use crate::value::{Dict, Function, FunctionKind, UnitValue, Value};
 
+use super::lambda::local_name;
 use super::{Closure, Evaluator, Frame, Import};
 
 fn eval_error(span: Span, message: impl Into<String>) -> KclError {
@@ -378,7 +379,7 @@ impl Evaluator {
             return Ok(Value::Function(Rc::new(Function {
                 name: name.to_string(),
                 kind: FunctionKind::Method {
-                    receiver: Box::new(value.clone()),
+                    receiver: value.clone(),
                     method: instances_outside_evaluator,
                 },
             })));
@@ -387,7 +388,7 @@ impl Evaluator {
             return Ok(Value::Function(Rc::new(Function {
                 name: name.to_string(),
                 kind: FunctionKind::Method {
-                    receiver: Box::new(value.clone()),
+                    receiver: value.clone(),
                     method,
                 },
             })));
@@ -548,10 +549,10 @@ impl Evaluator {
         span: Span,
     ) -> Result<()> {
         match targets {
-            [one] => scope.set(&one.node.name(), if is_map { key } else { value }),
+            [one] => scope.set(&local_name(&one.node), if is_map { key } else { value }),
             [a, b] => {
-                scope.set(&a.node.name(), key);
-                scope.set(&b.node.name(), value);
+                scope.set(&local_name(&a.node), key);
+                scope.set(&local_name(&b.node), value);
             }
             _ => {
                 return Err(eval_error(

@@ -1,6 +1,7 @@
 //! Calls: builtins, methods, lambdas (a new frame whose parent is the
 //! frame the lambda was written in) and schemas called as functions.
 
+use std::borrow::Cow;
 use std::rc::Rc;
 
 use crate::ast::{self, Node, Stmt};
@@ -96,13 +97,13 @@ impl Evaluator {
             FunctionKind::Builtin(b) => b(self, &args, &kwargs),
             FunctionKind::Method { receiver, .. }
                 if f.name == "instances"
-                    && matches!(receiver.as_ref(), Value::Function(r) if matches!(r.kind, FunctionKind::Schema(_))) =>
+                    && matches!(receiver, Value::Function(r) if matches!(r.kind, FunctionKind::Schema(_))) =>
             {
                 let full_pkg = args
                     .first()
                     .or_else(|| kwargs.iter().find(|(k, _)| k == "full_pkg").map(|(_, v)| v))
                     .is_some_and(Value::is_truthy);
-                let name = match receiver.as_ref() {
+                let name = match receiver {
                     Value::Function(r) => match &r.kind {
                         FunctionKind::Schema(ty) => ty.full_name(),
                         _ => String::new(),
@@ -113,7 +114,7 @@ impl Evaluator {
             }
             FunctionKind::Method { receiver, method } => {
                 let mut all = Vec::with_capacity(args.len() + 1);
-                all.push(receiver.as_ref().clone());
+                all.push(receiver.clone());
                 all.extend(args);
                 method(self, &all, &kwargs)
             }
@@ -222,7 +223,7 @@ impl Evaluator {
             ty_list: Vec::new(),
         };
         let params = params.map_or(&empty, |p| &p.node);
-        let names: Vec<String> = params.args.iter().map(|a| a.node.name()).collect();
+        let names: Vec<Cow<'_, str>> = params.args.iter().map(|a| local_name(&a.node)).collect();
         if args.len() > names.len() {
             return Err(KclError::at(
                 ErrorKind::TypeError,
@@ -277,5 +278,15 @@ impl Evaluator {
             scope.set(name, value);
         }
         Ok(())
+    }
+}
+
+/// A parameter's or loop variable's name, borrowed from the code when it
+/// is one segment (as nearly every one is): binding it copies it at most
+/// once, into the frame.
+pub(crate) fn local_name(id: &ast::Identifier) -> Cow<'_, str> {
+    match id.names.as_slice() {
+        [only] => Cow::Borrowed(only.node.as_str()),
+        _ => Cow::Owned(id.name()),
     }
 }

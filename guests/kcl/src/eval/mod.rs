@@ -54,6 +54,8 @@ pub struct SchemaType {
     /// The attributes its instances declare, found once on the first
     /// instance (`schema::DeclaredAttrs`).
     pub(crate) declared: std::cell::OnceCell<Rc<schema::DeclaredAttrs>>,
+    /// Its instances' lazy body, found once on the first instance.
+    pub(crate) body: std::cell::OnceCell<Rc<scope::LazyBody>>,
 }
 
 #[derive(Debug)]

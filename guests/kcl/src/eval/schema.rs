@@ -13,7 +13,7 @@ use crate::source::Span;
 use crate::value::unify::{self, UnionOptions};
 use crate::value::{Dict, FunctionKind, SchemaValue, Value};
 
-use super::scope::{Body, StmtRef};
+use super::scope::{Body, LazyBody, StmtRef};
 use super::{Evaluator, Frame, SchemaDef, SchemaType};
 
 /// The schema being made: its body frame, its config and its attributes'
@@ -68,6 +68,22 @@ impl DeclaredAttrs {
 
 /// The schemas whose bodies make an instance, in the order they run:
 /// parents first, then the schema, then its mixins.
+/// The statements of a schema's body and of its parents' and mixins'
+/// (`chain` order), as one lazy body.
+fn body_stmts(schemas: &[Rc<SchemaType>]) -> Vec<StmtRef> {
+    let mut stmts = Vec::new();
+    for s in schemas {
+        if let SchemaDef::Schema(def) = &s.def {
+            stmts.extend((0..def.body.len()).map(|index| StmtRef {
+                body: Body::Schema(def.clone()),
+                index,
+                pkg: s.frame.pkgpath.clone(),
+            }));
+        }
+    }
+    stmts
+}
+
 fn chain(ty: &Rc<SchemaType>, out: &mut Vec<Rc<SchemaType>>) {
     if out.len() > 64 {
         return;
@@ -152,7 +168,6 @@ impl Evaluator {
         let mut schemas = Vec::new();
         chain(ty, &mut schemas);
         let params = Frame::child(&ty.frame);
-        let mut stmts = Vec::new();
         for s in &schemas {
             match &s.def {
                 SchemaDef::Schema(def) => {
@@ -170,11 +185,6 @@ impl Evaluator {
                             span,
                         )?;
                     }
-                    stmts.extend((0..def.body.len()).map(|index| StmtRef {
-                        body: Body::Schema(def.clone()),
-                        index,
-                        pkg: s.frame.pkgpath.clone(),
-                    }));
                 }
                 SchemaDef::Rule(def) => {
                     if let Some(p) = &def.args {
@@ -194,7 +204,11 @@ impl Evaluator {
                 }
             }
         }
-        let body = Frame::lazy_child(&params, stmts);
+        let lazy_body = ty
+            .body
+            .get_or_init(|| Rc::new(LazyBody::new(body_stmts(&schemas))))
+            .clone();
+        let body = Frame::lazy_child(&params, lazy_body);
         let attrs = ty
             .declared
             .get_or_init(|| Rc::new(DeclaredAttrs::of(&schemas)))

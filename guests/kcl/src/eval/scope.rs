@@ -51,10 +51,19 @@ enum State {
     Done,
 }
 
+/// A lazy body's statements and, per name, the statements that set it.
+/// It depends only on the code, so a schema type finds it once and shares
+/// it with every instance (`SchemaType::body`).
 #[derive(Debug, Default)]
-pub(crate) struct Lazy {
+pub(crate) struct LazyBody {
     stmts: Vec<StmtRef>,
     setters: HashMap<String, Vec<usize>>,
+}
+
+/// A lazy body as one frame runs it: which statements have run.
+#[derive(Debug, Default)]
+pub(crate) struct Lazy {
+    body: Rc<LazyBody>,
     state: Vec<State>,
     /// The statements running, innermost last (an assignment belongs to
     /// the last).
@@ -105,8 +114,8 @@ pub(crate) fn assigned_names(stmt: &Stmt, out: &mut Vec<String>) {
     }
 }
 
-impl Lazy {
-    pub fn new(stmts: Vec<StmtRef>) -> Lazy {
+impl LazyBody {
+    pub fn new(stmts: Vec<StmtRef>) -> LazyBody {
         let mut setters: HashMap<String, Vec<usize>> = HashMap::default();
         for (i, s) in stmts.iter().enumerate() {
             let mut names = Vec::new();
@@ -120,17 +129,23 @@ impl Lazy {
                 }
             }
         }
+        LazyBody { stmts, setters }
+    }
+}
+
+impl Lazy {
+    pub fn new(body: Rc<LazyBody>) -> Lazy {
         Lazy {
-            state: vec![State::Pending; stmts.len()],
-            stmts,
-            setters,
+            state: vec![State::Pending; body.stmts.len()],
+            body,
             running: Vec::new(),
             assigned_by: HashMap::default(),
         }
     }
 
     fn pending_setters(&self, name: &str) -> Vec<usize> {
-        self.setters
+        self.body
+            .setters
             .get(name)
             .map(|list| {
                 list.iter()
@@ -142,13 +157,13 @@ impl Lazy {
     }
 
     pub fn has_setter(&self, name: &str) -> bool {
-        self.setters.contains_key(name)
+        self.body.setters.contains_key(name)
     }
 
     /// Whether the statement running now sets `name` (it reads the value
     /// so far, as `x += 1` and `x = {**x, …}` do).
     fn running_sets(&self, name: &str) -> bool {
-        match (self.running.last(), self.setters.get(name)) {
+        match (self.running.last(), self.body.setters.get(name)) {
             (Some(i), Some(list)) => list.contains(i),
             _ => false,
         }
@@ -157,6 +172,7 @@ impl Lazy {
     /// Names in the order of their first setter (KCL's output order).
     fn names_in_order(&self) -> Vec<String> {
         let mut names: Vec<(usize, &String)> = self
+            .body
             .setters
             .iter()
             .filter_map(|(n, l)| l.first().map(|i| (*i, n)))
@@ -181,7 +197,7 @@ impl Frame {
         Rc::new(Frame {
             vars: RefCell::new(IndexMap::default()),
             parent: None,
-            lazy: Some(RefCell::new(Lazy::new(stmts))),
+            lazy: Some(RefCell::new(Lazy::new(Rc::new(LazyBody::new(stmts))))),
             pkgpath: Rc::from(pkgpath),
             is_package: true,
             is_loop: false,
@@ -241,11 +257,11 @@ impl Frame {
         None
     }
 
-    pub fn lazy_child(parent: &Rc<Frame>, stmts: Vec<StmtRef>) -> Rc<Frame> {
+    pub fn lazy_child(parent: &Rc<Frame>, body: Rc<LazyBody>) -> Rc<Frame> {
         Rc::new(Frame {
             vars: RefCell::new(IndexMap::default()),
             parent: Some(parent.clone()),
-            lazy: Some(RefCell::new(Lazy::new(stmts))),
+            lazy: Some(RefCell::new(Lazy::new(body))),
             pkgpath: parent.pkgpath.clone(),
             is_package: false,
             is_loop: false,
@@ -296,7 +312,7 @@ impl Evaluator {
         let len = frame
             .lazy
             .as_ref()
-            .map(|l| l.borrow().stmts.len())
+            .map(|l| l.borrow().body.stmts.len())
             .unwrap_or(0);
         for i in 0..len {
             self.run_lazy_stmt(frame, i)?;
@@ -317,7 +333,7 @@ impl Evaluator {
                 *s = State::Running;
             }
             l.running.push(i);
-            l.stmts.get(i).cloned()
+            l.body.stmts.get(i).cloned()
         };
         let code_pkg = stmt
             .as_ref()

@@ -127,6 +127,7 @@ impl Evaluator {
                     mixins,
                     frame: frame.root(),
                     declared: std::cell::OnceCell::new(),
+                    body: std::cell::OnceCell::new(),
                 };
                 let value = schema_type_value(ty);
                 self.assign_name(frame, &s.name.node, value, s.name.span)
@@ -144,6 +145,7 @@ impl Evaluator {
                     mixins,
                     frame: frame.root(),
                     declared: std::cell::OnceCell::new(),
+                    body: std::cell::OnceCell::new(),
                 };
                 let value = schema_type_value(ty);
                 self.assign_name(frame, &r.name.node, value, r.name.span)

@@ -158,7 +158,7 @@ pub enum FunctionKind {
     Builtin(crate::builtins::BuiltinFn),
     /// A method of a value (`"a".upper`), the receiver bound.
     Method {
-        receiver: Box<Value>,
+        receiver: Value,
         method: crate::builtins::BuiltinFn,
     },
     /// A lambda with the scope it closed over.

@@ -403,30 +403,32 @@ pub fn union(
 pub fn merge_entry(
     resolver: &mut dyn SchemaResolver,
     target: Value,
-    key: &str,
+    key: impl Into<String>,
     value: Value,
     op: ConfigEntryOperation,
     insert_index: Option<i64>,
     idempotent_check: bool,
 ) -> Result<Value> {
+    // Taken as owned: a config entry's key moves into the dict, not copied.
+    let key: String = key.into();
     let mut target = target;
     // The common case, a key the dict does not hold yet, is what
     // `union_dicts` would do, without building a one-key delta to merge.
     if let Value::Dict(dict) = &mut target
         && insert_index.is_none()
-        && !dict.entries.contains_key(key)
+        && !dict.entries.contains_key(&key)
     {
         let dict = Rc::make_mut(dict);
-        dict.set_op(key, op);
-        dict.entries.insert(key.to_string(), value);
+        dict.set_op(&key, op);
+        dict.entries.insert(key, value);
         return Ok(target);
     }
     let mut delta = Dict::new();
-    delta.entries.insert(key.to_string(), value);
-    delta.set_op(key, op);
+    delta.set_op(&key, op);
     if let Some(i) = insert_index {
-        delta.insert_indexes.insert(key.to_string(), i);
+        delta.insert_indexes.insert(key.clone(), i);
     }
+    delta.entries.insert(key, value);
     union(
         resolver,
         target,
