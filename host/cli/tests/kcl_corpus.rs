@@ -34,10 +34,6 @@ struct KnownDifference {
     why: &'static str,
 }
 
-const EMPTY_NAME_REFUSED: &[&str] = &[r#"metadata.name: Invalid value: \"\": must not be empty"#];
-const EMPTY_NAME: &str = "plait's output checks (host/pipeline/src/check.rs) refuse an explicit \
-     `metadata.name: \"\"`; upstream, like the API server, takes an empty name as none and \
-     generates one";
 const EMPTY_RESOURCE_NAME_REFUSED: &[&str] = &["its name in the Composition must be non-empty"];
 const EMPTY_RESOURCE_NAME: &str = "plait's output checks refuse a composed resource whose name in \
      the Composition is empty (an item with neither krm.kcl.dev/composition-resource-name nor \
@@ -49,23 +45,8 @@ const NO_TYPE: &str = "plait's output checks refuse a composed resource without 
 const KNOWN_DIFFERENCES: &[KnownDifference] = &[
     KnownDifference {
         case: "function-kcl__default-connection-details",
-        shows: EMPTY_NAME_REFUSED,
-        why: EMPTY_NAME,
-    },
-    KnownDifference {
-        case: "function-kcl__default-debug-print",
-        shows: EMPTY_NAME_REFUSED,
-        why: EMPTY_NAME,
-    },
-    KnownDifference {
-        case: "function-kcl__default-resources",
-        shows: EMPTY_NAME_REFUSED,
-        why: EMPTY_NAME,
-    },
-    KnownDifference {
-        case: "function-kcl__default-resources-without-xr",
-        shows: EMPTY_NAME_REFUSED,
-        why: EMPTY_NAME,
+        shows: &["apiVersion: Required value: must be a non-empty string"],
+        why: NO_TYPE,
     },
     KnownDifference {
         case: "function-kcl__default-function-ctx",
