@@ -2,7 +2,7 @@
 //! as text, `option()` values given as JSON values, and the program's
 //! documents handed back as JSON values, with no YAML or JSON text in
 //! between. This is how a composition function (plait's built-in KCL
-//! function, the kcl-eval test guest) runs a program in its sandbox.
+//! function, function-kcl) runs a program in its sandbox.
 //!
 //! The program runs as `kcl run` would run it (the same stages as
 //! [`crate::run`]: loading, static checks, evaluation, output planning);

@@ -12,6 +12,12 @@
 //! once every XR is Ready, without measuring idle (for repeated runs).
 //! `PLAIT_BENCH_REPLICAS=2` runs that many replicas with `--shards` twice
 //! as many; their counts are summed and each one's peak memory printed.
+//! `PLAIT_BENCH_COMPOSITION=kcl` composes the same three ConfigMaps with a
+//! KCL program run by the built-in function-kcl
+//! (tests/fixtures/scale/composition-kcl.yaml) instead of the default,
+//! `pt`, patch-and-transform. Each replica's CPU time (user + system) from
+//! its start until all are Ready is printed, and each function's calls per
+//! XR with the mean time of a call.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -23,8 +29,8 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use kube_support::{
-    Controller, ScaleApis, apply, by_label, by_labels, largest_first, peak_rss_mib, resource,
-    run_bench, scale_fixture, scrape, spawn_all_ready, total,
+    Controller, ScaleApis, apply, by_label, by_labels, cpu_seconds, largest_first, peak_rss_mib,
+    resource, run_bench, scale_fixture, scrape, spawn_all_ready, total,
 };
 use plait_testcluster::TestCluster;
 use serde_json::json;
@@ -43,6 +49,28 @@ fn reconciles(metrics: &str) -> f64 {
 
 fn function_calls(metrics: &str) -> f64 {
     total(metrics, "plait_function_call_duration_seconds_count", "")
+}
+
+/// Each function's calls and the mean time of one, in milliseconds.
+fn calls_by_function(metrics: &str) -> Vec<(String, f64, f64)> {
+    let count = by_labels(
+        metrics,
+        "plait_function_call_duration_seconds_count",
+        &["function"],
+    );
+    let seconds = by_labels(
+        metrics,
+        "plait_function_call_duration_seconds_sum",
+        &["function"],
+    );
+    count
+        .into_iter()
+        .map(|(function, calls)| {
+            let sum = seconds.get(&function).copied().unwrap_or(0.0);
+            let mean_ms = if calls > 0.0 { sum / calls * 1e3 } else { 0.0 };
+            (function.trim_end().to_string(), calls, mean_ms)
+        })
+        .collect()
 }
 
 fn api_requests(metrics: &str, labels: &str) -> f64 {
@@ -96,6 +124,13 @@ impl Replicas {
             .join("\n")
     }
 
+    fn cpu_seconds(&self) -> Vec<f64> {
+        self.running
+            .iter()
+            .map(|replica| cpu_seconds(replica.pid()).unwrap())
+            .collect()
+    }
+
     fn peak_rss_mib(&self) -> Vec<f64> {
         self.running
             .iter()
@@ -128,7 +163,15 @@ async fn bench() {
         .unwrap_or(1);
     let mut replicas = Replicas::start(cluster, cache.path(), replica_count, &namespace).await;
     let xrd = scale_fixture("xrd.yaml");
-    let composition = scale_fixture("composition.yaml");
+    let composition = match std::env::var("PLAIT_BENCH_COMPOSITION").as_deref() {
+        Ok("pt") | Err(_) => scale_fixture("composition.yaml"),
+        Ok("kcl") => scale_fixture("composition-kcl.yaml"),
+        Ok(other) => panic!("PLAIT_BENCH_COMPOSITION is pt or kcl, not {other:?}"),
+    };
+    let composed_by = composition["spec"]["pipeline"][0]["functionRef"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let xrds = resource(
         "apiextensions.crossplane.io/v2",
         "CompositeResourceDefinition",
@@ -179,6 +222,7 @@ async fn bench() {
     };
     let (ready_after, longest_stall) = ready.await.unwrap();
     let rollout = replicas.metrics();
+    let rollout_cpu = replicas.cpu_seconds();
     let measure_idle = std::env::var("PLAIT_BENCH_IDLE").as_deref() != Ok("skip");
 
     // Idle means every XR has had its first poll since its last write: that
@@ -210,7 +254,7 @@ async fn bench() {
             2 * replica_count
         )
     };
-    println!("controller/{xr_count} XRs x 3 composed resources, {mode}{shards}:");
+    println!("controller/{xr_count} XRs x 3 composed resources by {composed_by}, {mode}{shards}:");
     println!(
         "  created (API calls)      {:>8.2} s",
         submitted.as_secs_f64()
@@ -269,6 +313,17 @@ async fn bench() {
     println!(
         "  function calls per XR    {:>8.2}",
         per_xr(function_calls(&rollout))
+    );
+    for (function, calls, mean_ms) in calls_by_function(&rollout) {
+        println!(
+            "    {function:<40} {:>8.2} per XR, {mean_ms:.3} ms per call",
+            per_xr(calls)
+        );
+    }
+    let cpu: Vec<String> = rollout_cpu.iter().map(|s| format!("{s:.1}")).collect();
+    println!(
+        "  controller CPU           {:>8} s (user + system, start to all Ready)",
+        cpu.join(", ")
     );
     if measure_idle {
         println!(

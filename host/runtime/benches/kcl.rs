@@ -1,7 +1,7 @@
 //! KCL's speed and size: a typical Composition program
 //! (guests/kcl/benches/composition.k, with composition.params.json as
-//! `option("params")`) run by plait-kcl in the sandbox (the kcl-eval test
-//! guest, built with the `guest` profile as the built-ins are), by
+//! `option("params")`) run by plait-kcl in the sandbox (the built-in
+//! function-kcl, `Builtin::Kcl`, with the program as its input), by
 //! plait-kcl natively, and by the real KCL natively (PyPI kcl-lib, timed
 //! in-process; skipped with a notice when its venv is absent). Figures: the
 //! component's size, its first compile, the median call on a fresh
@@ -21,8 +21,8 @@ mod kcl_lib;
 mod measure;
 
 use measure::{median, peak_memory_mb, reset_peak_memory};
-use plait_runtime::{CallLimits, Module, Runtime, RuntimeConfig};
-use plait_sdk::{Request, Resource, State};
+use plait_runtime::{Builtin, CallLimits, Module, Runtime, RuntimeConfig};
+use plait_sdk::{Ready, Request, Resource, State};
 use serde_json::{Value, json};
 
 // The native figures allocate as the plait binary does (jemalloc): with
@@ -38,7 +38,7 @@ const PARAMS: &str = include_str!("../../../guests/kcl/benches/composition.param
 const MIB: usize = 1 << 20;
 
 /// The request function-kcl's params come from: the observed XR and
-/// composed resources of `params`.
+/// composed resources of `params`, the program as its `KCLInput`.
 fn request(params: &Value) -> Request {
     let resources = params["ocds"]
         .as_object()
@@ -52,18 +52,14 @@ fn request(params: &Value) -> Request {
             composite: Some(Resource::new(params["oxr"].clone())),
             resources,
         },
-        input: Some(json!({"source": PROGRAM})),
+        input: Some(json!({
+            "apiVersion": "krm.kcl.dev/v1alpha1",
+            "kind": "KCLInput",
+            "spec": {"source": PROGRAM},
+        })),
         context: params["ctx"].clone(),
         ..Request::default()
     }
-}
-
-fn component() -> Vec<u8> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let out = tempfile::tempdir().unwrap();
-    let path =
-        plait_guest_build::build_guest("plait-test-guest-kcl-eval", &root, out.path()).unwrap();
-    std::fs::read(path).unwrap()
 }
 
 /// The least memory limit, to 64 KiB, the call succeeds within: the peak
@@ -108,31 +104,48 @@ fn main() {
     let quick = !std::env::args().any(|arg| arg == "--bench");
     let params: Value = serde_json::from_str(PARAMS).unwrap();
     let request = request(&params);
-    let wasm = component();
+    let wasm = Builtin::Kcl.wasm();
     let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
     let limits = CallLimits::default();
 
     reset_peak_memory();
     let start = Instant::now();
-    let module = runtime.load(&wasm).unwrap();
+    let module = runtime.load(wasm).unwrap();
     let compile = start.elapsed();
     let output = runtime.call(&module, &request, &limits).unwrap();
     let host_peak = peak_memory_mb();
     let response = &output.response;
     assert!(response.results.is_empty(), "{:?}", response.results);
 
-    // The same documents natively: the program's items, named as the
-    // guest names them.
+    // The same documents natively: the program's items as function-kcl
+    // composes them, each named and made ready by its annotations (which it
+    // removes), the XR's item giving the desired XR its status.
     let expected = native(&params);
     let items = expected.documents[0]["items"].as_array().unwrap();
-    assert_eq!(response.desired.resources.len(), items.len());
+    let mut composed = 0;
     for item in items {
-        let name = item["metadata"]["annotations"]["krm.kcl.dev/composition-resource-name"]
-            .as_str()
-            .or_else(|| item["metadata"]["name"].as_str())
+        if item["kind"] == params["oxr"]["kind"] {
+            let composite = &response.desired.composite.as_ref().unwrap().resource;
+            assert_eq!(composite["status"], item["status"]);
+            continue;
+        }
+        composed += 1;
+        let mut item = item.clone();
+        let annotations = item["metadata"]["annotations"].as_object_mut().unwrap();
+        let ready = annotations.remove("krm.kcl.dev/ready");
+        let name = annotations
+            .remove("krm.kcl.dev/composition-resource-name")
             .unwrap();
-        assert_eq!(&response.desired.resources[name].resource, item, "{name}");
+        let name = name.as_str().unwrap();
+        let desired = &response.desired.resources[name];
+        assert_eq!(desired.resource, item, "{name}");
+        let ready = match ready.as_ref().and_then(Value::as_str) {
+            Some("True") => Ready::True,
+            _ => Ready::Unspecified,
+        };
+        assert_eq!(desired.ready, ready, "{name}");
     }
+    assert_eq!(response.desired.resources.len(), composed);
 
     println!(
         "a typical Composition program: {} lines of KCL, {} resources composed",
