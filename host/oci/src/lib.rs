@@ -256,45 +256,14 @@ impl Client {
             source,
         })?;
         let artifact = layout::build(wasm, &world, author);
-        let Session {
-            client,
-            auth,
-            reference: image,
-            name,
-        } = &session;
-        let registry_error = |e| Error::from_registry(name, e);
-        self.retry("authenticating", || async {
-            client
-                .auth(image, auth, RegistryOperation::Push)
-                .await
-                .map(drop)
-                .map_err(registry_error)
-        })
-        .await?;
-        for (bytes, blob_digest) in [
-            (wasm, &artifact.layer_digest),
-            (&artifact.config[..], &artifact.config_digest),
-        ] {
-            let data = bytes::Bytes::copy_from_slice(bytes);
-            self.retry("pushing a blob", || async {
-                client
-                    .push_blob(image, data.clone(), blob_digest)
-                    .await
-                    .map_err(registry_error)
-            })
-            .await?;
-        }
-        let manifest = bytes::Bytes::from(artifact.manifest.clone());
-        self.retry("pushing the manifest", || async {
-            client
-                .push_manifest_raw(
-                    image,
-                    manifest.clone(),
-                    http::HeaderValue::from_static(layout::MANIFEST_MEDIA_TYPE),
-                )
-                .await
-                .map_err(registry_error)
-        })
+        self.upload(
+            &session,
+            &[
+                (wasm, &artifact.layer_digest),
+                (&artifact.config[..], &artifact.config_digest),
+            ],
+            artifact.manifest.clone(),
+        )
         .await?;
         Ok(Pushed {
             pinned: format!("{reference}@{}", artifact.manifest_digest),
@@ -341,12 +310,30 @@ impl Client {
             message: format!("cannot write the manifest: {e}"),
         })?;
         let manifest_digest = digest(&manifest);
+        let blob_refs: Vec<(&[u8], &String)> =
+            blobs.iter().map(|(bytes, d)| (&bytes[..], d)).collect();
+        self.upload(&session, &blob_refs, manifest).await?;
+        Ok(Pushed {
+            pinned: format!("{reference}@{manifest_digest}"),
+            digest: manifest_digest,
+            component_digest: blobs.last().map(|(_, d)| d.clone()).unwrap_or_default(),
+        })
+    }
+
+    /// Uploads an artifact's blobs (bytes, digest), then its manifest, to
+    /// the session's reference, each step retried as `retry` does.
+    async fn upload(
+        &self,
+        session: &Session,
+        blobs: &[(&[u8], &String)],
+        manifest: Vec<u8>,
+    ) -> Result<(), Error> {
         let Session {
             client,
             auth,
             reference: image,
             name,
-        } = &session;
+        } = session;
         let registry_error = |e| Error::from_registry(name, e);
         self.retry("authenticating", || async {
             client
@@ -356,7 +343,7 @@ impl Client {
                 .map_err(registry_error)
         })
         .await?;
-        for (bytes, blob_digest) in &blobs {
+        for (bytes, blob_digest) in blobs {
             let data = bytes::Bytes::copy_from_slice(bytes);
             self.retry("pushing a blob", || async {
                 client
@@ -377,12 +364,8 @@ impl Client {
                 .await
                 .map_err(registry_error)
         })
-        .await?;
-        Ok(Pushed {
-            pinned: format!("{reference}@{manifest_digest}"),
-            digest: manifest_digest,
-            component_digest: blobs.last().map(|(_, d)| d.clone()).unwrap_or_default(),
-        })
+        .await
+        .map(drop)
     }
 
     /// Reads an artifact's manifest and config (not the component).
