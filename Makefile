@@ -1,12 +1,14 @@
 # plait: two commands on a fresh machine.
-#   make demo   builds plait, renders examples/getting-started and validates the result
+#   make demo   builds plait, runs it on a local control plane (plait dev) until
+#               examples/getting-started's XR is Ready, then renders it offline
 #   make test   installs what the tests need and runs every test
 
 CARGO ?= cargo
-PLAIT := target/release/plait
+TARGET_DIR ?= $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
+PLAIT := $(TARGET_DIR)/release/plait
 
-.PHONY: demo test setup build-deps test-deps test-prereqs build lint unit bench test-cluster-binaries test-cosign upstream-crossplane toolchains functions bench-functions
-.PHONY: test-helm test-kustomize kcl-oracle
+.PHONY: demo demo-deps test setup build-deps test-deps test-prereqs build lint unit bench test-cluster-binaries test-cosign upstream-crossplane toolchains functions bench-functions
+.PHONY: test-helm test-kustomize kcl-oracle image image-deps image-build
 
 # Installs Debian packages that are missing (as root, or through sudo).
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -74,11 +76,72 @@ test-deps:
 build: setup build-deps
 	$(CARGO) build --release -p plait
 
-demo: build
+# `plait dev`'s control plane: the test cluster's etcd, kube-apiserver and
+# kube-controller-manager, built from their Go modules once and cached under
+# ~/.cache/plait/ (`make -j2 demo` builds them beside plait). The demo
+# script reaches the API server with curl and reads JSON with python3.
+demo-deps:
+	@command -v curl >/dev/null || { $(SUDO) apt-get update && $(APT_INSTALL) curl ca-certificates; }
+	@command -v python3 >/dev/null || { $(SUDO) apt-get update && $(APT_INSTALL) python3; }
+	@command -v go >/dev/null || { $(SUDO) apt-get update && $(APT_INSTALL) golang-go ca-certificates; }
+	tests/cluster/build-binaries.sh >/dev/null
+
+demo: build demo-deps
+	PLAIT=$(PLAIT) examples/getting-started/demo.sh
+	@printf '\n== the same example rendered offline: plait render\n'
 	$(PLAIT) render examples/getting-started/xr.yaml examples/getting-started/composition.yaml \
 		--xrd examples/getting-started/xrd.yaml
 	$(PLAIT) render examples/getting-started/xr.yaml examples/getting-started/composition.yaml \
 		--xrd examples/getting-started/xrd.yaml -x | $(PLAIT) validate examples/getting-started/xrd.yaml -
+
+# The controller image (docs/operations.md, "The controller image"): plait
+# built statically for IMAGE_TARGET, stripped, packed by `plait image build`
+# as one layer on scratch (a non-root user, CA certificates, the OCI
+# labels) into the OCI image layout $(IMAGE_LAYOUT), and, when REGISTRY is
+# set, pushed to $(REGISTRY)/plait:$(TAG) by `plait image push`, signed with
+# the cosign key SIGN when set. PUSH_FLAGS reaches the registry (e.g.
+# --insecure for one without TLS, --docker-config, --ca-file). No container
+# engine is needed.
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+IMAGE_TARGET ?= x86_64-unknown-linux-musl
+REGISTRY ?=
+TAG ?= $(VERSION)
+SIGN ?=
+PUSH_FLAGS ?=
+IMAGE = $(REGISTRY)/plait:$(TAG)
+IMAGE_BINARY = $(TARGET_DIR)/$(IMAGE_TARGET)/release/plait
+IMAGE_LAYOUT = $(TARGET_DIR)/image/$(IMAGE_TARGET)
+
+# The static build compiles OpenSSL (the registry client's TLS), jemalloc
+# and ring's C with musl-gcc.
+image-deps:
+	@command -v musl-gcc >/dev/null || { $(SUDO) apt-get update && $(APT_INSTALL) musl-tools; }
+	@command -v perl >/dev/null || { $(SUDO) apt-get update && $(APT_INSTALL) perl; }
+	@test -f /etc/ssl/certs/ca-certificates.crt || { $(SUDO) apt-get update && $(APT_INSTALL) ca-certificates; }
+	@case "$(IMAGE_TARGET)" in x86_64-*-linux-musl) ;; *) \
+		echo "IMAGE_TARGET=$(IMAGE_TARGET): only x86_64-unknown-linux-musl builds here (the C parts need a musl cross compiler for other targets)"; exit 1;; esac
+	rustup target add $(IMAGE_TARGET)
+
+image: setup build-deps image-deps
+	$(MAKE) --no-print-directory image-build
+
+# `make image` once its prerequisites are in place (host/cli/tests/image.rs runs it).
+image-build:
+	$(CARGO) build --release -p plait --target $(IMAGE_TARGET)
+	mkdir -p $(TARGET_DIR)/image
+	strip -o $(TARGET_DIR)/image/plait-$(IMAGE_TARGET) $(IMAGE_BINARY)
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || echo 0) \
+		$(IMAGE_BINARY) image build --binary $(TARGET_DIR)/image/plait-$(IMAGE_TARGET) \
+		--output $(IMAGE_LAYOUT) --tag $(TAG) --version $(VERSION) \
+		$$(git rev-parse HEAD >/dev/null 2>&1 && echo --revision $$(git rev-parse HEAD))
+	@if [ -n "$(REGISTRY)" ]; then \
+		echo $(IMAGE_BINARY) image push $(IMAGE_LAYOUT) $(IMAGE) $(PUSH_FLAGS) $(if $(SIGN),--sign $(SIGN)); \
+		$(IMAGE_BINARY) image push $(IMAGE_LAYOUT) $(IMAGE) $(PUSH_FLAGS) $(if $(SIGN),--sign $(SIGN)) || exit 1; \
+		echo "install it: plait install --image $(IMAGE)"; \
+		echo "        or: helm install plait deploy/helm/plait -n plait-system --create-namespace --set image.repository=$(REGISTRY)/plait --set image.tag=$(TAG)"; \
+	else \
+		echo "$(IMAGE_LAYOUT) holds the image; push it with: make image REGISTRY=<registry/path> TAG=$(TAG)"; \
+	fi
 
 lint: setup build-deps
 	$(CARGO) fmt --all -- --check

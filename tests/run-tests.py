@@ -44,6 +44,7 @@ WAITING = {
     "plait test webhook_certificate",
     "plait test webhook",
     "plait test kustomize",
+    "plait test dev",
 }
 
 CARGO = os.environ.get("CARGO", shutil.which("cargo") or "cargo")

@@ -108,7 +108,7 @@ pub struct RegistryArgs {
 pub struct Registry {
     pub client: Client,
     pub keychain: Keychain,
-    executor: tokio::runtime::Runtime,
+    pub(crate) executor: tokio::runtime::Runtime,
 }
 
 impl RegistryArgs {
@@ -225,7 +225,7 @@ fn push(args: &PushArgs) -> Result<String> {
 
 /// A cosign private key file, decrypted with $COSIGN_PASSWORD (empty when unset, as cosign's
 /// non-interactive default).
-fn signing_key(path: &Path) -> Result<plait_oci::SigningKey> {
+pub(crate) fn signing_key(path: &Path) -> Result<plait_oci::SigningKey> {
     let pem = std::fs::read(path)
         .with_context(|| format!("cannot read the signing key {}", path.display()))?;
     let password = std::env::var_os(PASSWORD_VARIABLE).unwrap_or_default();

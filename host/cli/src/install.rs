@@ -48,6 +48,12 @@ pub fn run(args: &InstallArgs) -> Result<String> {
     if args.print {
         return files::to_yaml_stream(&objects);
     }
+    if args.image.is_none() {
+        bail!(
+            "--image is required: the controller image to run, as `make image REGISTRY=… TAG=…` \
+             pushed it (REGISTRY/plait:TAG)"
+        );
+    }
     let tokio = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -3,9 +3,11 @@
 mod componentize;
 mod controller;
 mod convert;
+mod dev;
 mod files;
 mod function;
 mod functions;
+mod image;
 mod install;
 mod kcl;
 mod packages;
@@ -53,8 +55,20 @@ enum Command {
     },
     /// Run the controllers: serve every XRD's API and keep each XR composed.
     Controller(Box<ControllerArgs>),
+    /// Run the controller on a local control plane of its own (etcd and
+    /// kube-apiserver on 127.0.0.1): up, down.
+    Dev {
+        #[command(subcommand)]
+        command: dev::DevCommand,
+    },
     /// Install plait in a cluster (the objects in deploy/), or print them.
     Install(InstallArgs),
+    /// Build plait's controller image from a static plait binary (an OCI
+    /// image layout) and push it to a registry: build, push.
+    Image {
+        #[command(subcommand)]
+        command: image::ImageCommand,
+    },
     /// Validate resources offline against the schemas of CRDs, XRDs and the
     /// built-in Kubernetes kinds, and Compositions against the kinds they compose.
     Validate(Box<validate::ValidateArgs>),
@@ -79,7 +93,9 @@ pub struct InstallArgs {
     /// The namespace plait runs in.
     #[arg(long, default_value = install::DEFAULT_NAMESPACE)]
     pub namespace: String,
-    /// The controller image; defaults to the one deploy/base/deployment.yaml names.
+    /// The controller image, as `make image REGISTRY=… TAG=…` pushed it
+    /// (REGISTRY/plait:TAG); required to apply. Without it `--print` leaves
+    /// deploy/'s placeholder `plait`.
     #[arg(long)]
     pub image: Option<String>,
     /// Controller replicas; one is active at a time.
@@ -384,7 +400,7 @@ fn main() -> ExitCode {
     // (seconds, for a large one), as crossplane render shows its
     // functions' output.
     let default_level = match cli.command {
-        Command::Controller(_) => "info",
+        Command::Controller(_) | Command::Dev { .. } => "info",
         Command::Render(_) => "warn,plait_runtime=info,plait_functions=info",
         _ => "warn",
     };
@@ -402,6 +418,8 @@ fn main() -> ExitCode {
         Command::Function { command } => function::run(&command),
         Command::Controller(args) => controller::run(&args),
         Command::Install(args) => install::run(&args),
+        Command::Dev { command } => dev::run(command),
+        Command::Image { command } => image::run(&command),
         Command::Validate(args) => return validate::main(&args),
         Command::Trace(args) => trace::run(&args),
         Command::Kcl { command } => return kcl::main(&command),

@@ -378,6 +378,13 @@ fn install_options_rewrite_namespace_image_and_replicas() {
     let zero = plait(&["install", "--print", "--replicas", "0"]);
     assert!(!zero.status.success());
     assert!(String::from_utf8_lossy(&zero.stderr).contains("--replicas"));
+    // Applying needs an image that exists: deploy/'s placeholder is none.
+    let no_image = plait(&["install", "--kubeconfig", "/nonexistent"]);
+    assert!(!no_image.status.success());
+    assert!(
+        String::from_utf8_lossy(&no_image.stderr).contains("--image is required"),
+        "{no_image:?}"
+    );
 }
 
 #[test]
@@ -522,6 +529,8 @@ async fn install_applies_the_bundle_to_a_cluster_and_can_run_again() {
             "--namespace",
             "plait-installed",
             "--no-webhook",
+            "--image",
+            "registry.example.com/plait:test",
         ]);
         assert!(output.status.success(), "{output:?}");
         assert!(String::from_utf8_lossy(&output.stdout).contains("plait-installed"));

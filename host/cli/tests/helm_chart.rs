@@ -96,6 +96,31 @@ fn documents(yaml: &str) -> Vec<Value> {
         .collect()
 }
 
+/// The controller image every render names: the chart requires one, and
+/// `plait install` is given the same (`--image`).
+const IMAGE: &str = "registry.example.com/plait:test";
+
+/// A values file naming [`IMAGE`], given before any other so theirs win.
+fn image_values() -> &'static str {
+    static FILE: OnceLock<tempfile::TempDir> = OnceLock::new();
+    let dir = FILE.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let (repository, tag) = IMAGE.rsplit_once(':').unwrap();
+        std::fs::write(
+            dir.path().join("image.yaml"),
+            format!("image: {{repository: {repository}, tag: {tag}}}\n"),
+        )
+        .unwrap();
+        dir
+    });
+    dir.path()
+        .join("image.yaml")
+        .to_str()
+        .unwrap()
+        .to_string()
+        .leak()
+}
+
 /// A values file holding `values` (YAML), for `-f`.
 fn values_file(dir: &Path, name: &str, values: &str) -> PathBuf {
     let path = dir.join(format!("{name}.yaml"));
@@ -112,6 +137,8 @@ fn template(values: &[&Path]) -> Result<Vec<Value>, String> {
         chart.to_str().unwrap(),
         "-n",
         NAMESPACE,
+        "-f",
+        image_values(),
     ];
     for file in values {
         args.extend(["-f", file.to_str().unwrap()]);
@@ -132,7 +159,14 @@ fn template_with(values: &str) -> Vec<Value> {
 
 /// `plait install --print` (deploy/'s objects, as the kustomization lists them).
 fn deploy_objects(extra: &[&str]) -> Vec<Value> {
-    let mut args = vec!["install", "--print", "--namespace", NAMESPACE];
+    let mut args = vec![
+        "install",
+        "--print",
+        "--namespace",
+        NAMESPACE,
+        "--image",
+        IMAGE,
+    ];
     args.extend(extra);
     let out = Command::new(env!("CARGO_BIN_EXE_plait"))
         .args(&args)
@@ -240,6 +274,8 @@ fn the_chart_passes_helm_lint_with_default_and_other_values() {
             "lint",
             "--strict",
             chart.to_str().unwrap(),
+            "-f",
+            image_values(),
             "-f",
             file.to_str().unwrap(),
         ]);
@@ -474,6 +510,7 @@ fn values_the_controller_cannot_run_with_are_refused_naming_the_value() {
             "webhook: {enabled: true, certManager: {enabled: false}, certificate: {secretName: tls}}",
             "webhook.certificate.caBundle is required",
         ),
+        ("image: {repository: ''}", "image.repository is required"),
     ];
     for (i, (values, want)) in cases.into_iter().enumerate() {
         let file = values_file(dir.path(), &format!("case-{i}"), values);
@@ -535,7 +572,10 @@ async fn helm_installs_upgrades_and_uninstalls_the_chart_on_an_api_server() {
         helm(&all)
     };
 
-    succeeded("helm install", &run(&["install", "plait", chart]));
+    succeeded(
+        "helm install",
+        &run(&["install", "plait", chart, "-f", image_values()]),
+    );
     let deployment = object(
         &client,
         "apps/v1",
@@ -802,6 +842,8 @@ fn the_packaged_chart_holds_the_crds_its_link_to_deploy_base_crds_points_at() {
         package.to_str().unwrap(),
         "-n",
         NAMESPACE,
+        "-f",
+        image_values(),
     ]);
     let packaged = documents(&succeeded("helm template of the package", &out));
     let crds = packaged

@@ -19,6 +19,7 @@ mod cache;
 pub mod component;
 mod credentials;
 mod error;
+mod image;
 pub mod layout;
 mod package;
 pub mod signature;

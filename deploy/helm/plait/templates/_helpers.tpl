@@ -30,11 +30,12 @@ annotations:
 {{- end }}
 
 {{- define "plait.image" -}}
+{{- $repository := required "image.repository is required: the controller image, built and pushed with `make image REGISTRY=… TAG=…` (REGISTRY/plait)" .Values.image.repository }}
 {{- $tag := .Values.image.tag | default .Chart.AppVersion }}
 {{- if .Values.image.digest }}
-{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- printf "%s@%s" $repository .Values.image.digest }}
 {{- else }}
-{{- printf "%s:%s" .Values.image.repository $tag }}
+{{- printf "%s:%s" $repository $tag }}
 {{- end }}
 {{- end }}
 
