@@ -11,6 +11,7 @@ PLAIT=${PLAIT:-target/release/plait}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 state=$(mktemp -d)
 log=$state/dev.log
+: >"$log"
 
 stop() {
     "$PLAIT" dev down --state-dir "$state" >/dev/null || true
@@ -58,7 +59,9 @@ apply() {
     api PATCH "$1?fieldManager=plait-demo&force=true" \
         -H 'Content-Type: application/apply-patch+yaml' --data-binary @- >/dev/null
 }
-json() { python3 -c "import json, sys; d = json.load(sys.stdin); $1"; }
+json() { python3 -c "import json, sys
+d = json.load(sys.stdin)
+$1"; }
 
 step "applying examples/getting-started: the XRD, the Composition, the XR"
 eventually "the controller to install plait's CRDs" 300 \
@@ -95,20 +98,22 @@ step "plait trace app hello"
 step "the composed objects, as the API server stored them"
 for path in "$deployments/$deployment" \
     "/api/v1/namespaces/default/services?labelSelector=crossplane.io/composite%3Dhello"; do
+    # Without managedFields, which only say who wrote which field.
     api GET "$path" | json '
 for o in d.get("items", [d]):
-    m = o["metadata"]
-    print(f"{o.get(\"kind\", \"Service\")} {m[\"name\"]}: labels {m.get(\"labels\")}, annotations {m.get(\"annotations\")}")
-    print("  spec:", json.dumps(o["spec"], sort_keys=True)[:400])'
+    o["metadata"].pop("managedFields", None)
+    print(json.dumps(o, indent=2))'
 done
 
 step "drift: someone edits the Deployment's image; the controller puts it back"
 image() { api GET "$deployments/$deployment" | json 'print(d["spec"]["template"]["spec"]["containers"][0]["image"])'; }
 echo "before: $(image)"
-api PATCH "$deployments/$deployment" -H 'Content-Type: application/strategic-merge-patch+json' \
-    --data '{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"ghcr.io/example/edited:0.0.1"}]}}}}' \
-    >/dev/null
-echo "edited: $(image)"
+# The API server's answer to the edit is the object as stored with it; the
+# controller may put it back before another read would see it.
+edited=$(api PATCH "$deployments/$deployment" -H 'Content-Type: application/strategic-merge-patch+json' \
+    --data '{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"ghcr.io/example/edited:0.0.1"}]}}}}' |
+    json 'print(d["spec"]["template"]["spec"]["containers"][0]["image"])')
+echo "edited: $edited"
 started=$(date +%s)
 restored() { [ "$(image)" = "ghcr.io/example/hello:1.4.2" ]; }
 eventually "the controller to restore the image" 60 restored

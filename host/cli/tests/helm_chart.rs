@@ -666,7 +666,15 @@ webhook: {enabled: true, certManager: {enabled: false}, certificate: {secretName
     );
     succeeded(
         "helm upgrade",
-        &run(&["upgrade", "plait", chart, "-f", upgraded.to_str().unwrap()]),
+        &run(&[
+            "upgrade",
+            "plait",
+            chart,
+            "-f",
+            image_values(),
+            "-f",
+            upgraded.to_str().unwrap(),
+        ]),
     );
     let deployment = object(
         &client,
