@@ -167,11 +167,18 @@ fn down(args: &DownArgs) -> Result<String> {
 mod tests {
     use super::*;
 
+    /// (name, the pid file's contents if any, what `running` says)
+    type Case = (
+        &'static str,
+        Option<String>,
+        Result<Option<u32>, &'static str>,
+    );
+
     #[test]
     fn only_a_pid_file_naming_a_live_process_counts_as_up() {
         let dir = tempfile::tempdir().unwrap();
         let pid_file = dir.path().join(PID_FILE);
-        let cases: [(&str, Option<String>, Result<Option<u32>, &str>); 4] = [
+        let cases: [Case; 4] = [
             ("no file", None, Ok(None)),
             (
                 "this process",

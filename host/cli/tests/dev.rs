@@ -11,7 +11,6 @@ use std::process::Command;
 
 #[test]
 fn the_demo_composes_the_example_on_a_local_control_plane_and_stops_it() {
-    let home = tempfile::tempdir().unwrap();
     let out = Command::new("bash")
         .arg(common::repo().join("examples/getting-started/demo.sh"))
         .env("PLAIT", env!("CARGO_BIN_EXE_plait"))
