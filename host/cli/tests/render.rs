@@ -617,17 +617,14 @@ spec:
 /// Function and the annotation.
 #[test]
 fn a_function_reads_the_directories_its_filesystem_annotation_grants() {
-    use plait_differential::deliberate::{self, CaseInputs};
-    use plait_differential::{Rendered, compare, parse_stream};
+    use plait_differential::{Rendered, corpus};
 
     let case = repo().join(FILESYSTEM_CASE);
     let scratch = tempfile::tempdir().unwrap();
     // The templates beside the functions file, as the annotation's
     // relative path finds them.
     std::os::unix::fs::symlink(case.join("templates"), scratch.path().join("templates")).unwrap();
-    let expected = Rendered::Output(
-        parse_stream(&std::fs::read_to_string(case.join("expected.yaml")).unwrap()).unwrap(),
-    );
+    let expected = corpus::recorded(&case).unwrap();
     let composition = std::fs::read_to_string(case.join("composition.yaml")).unwrap();
     let not_read = "cannot read tmpl from the folder {/templates}: open /templates: ";
     let annotation = "Function \"function-go-templating\": render.plait.dev/filesystem: ";
@@ -671,16 +668,12 @@ fn a_function_reads_the_directories_its_filesystem_annotation_grants() {
         match want {
             None => {
                 assert!(out.status.success(), "{annotations:?}: {stderr}");
-                let rendered =
-                    Rendered::Output(parse_stream(&String::from_utf8_lossy(&out.stdout)).unwrap());
-                let inputs = CaseInputs {
-                    composition: &composition,
-                };
-                let differences: Vec<String> = compare(&rendered, &expected)
-                    .into_iter()
-                    .filter(|d| deliberate::explain(&inputs, d).is_none())
-                    .map(|d| d.to_string())
-                    .collect();
+                let rendered = Rendered::Output(
+                    plait_differential::parse_stream(&String::from_utf8_lossy(&out.stdout))
+                        .unwrap(),
+                );
+                let differences =
+                    corpus::unexplained_differences(&composition, &rendered, &expected);
                 assert!(
                     differences.is_empty(),
                     "{annotations:?}: plait's render differs from upstream's:\n{}",
