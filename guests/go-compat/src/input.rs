@@ -103,6 +103,16 @@ pub fn protojson_quote(s: &str) -> String {
     out
 }
 
+/// Reads a Go struct or slice field: `null` is the zero value, as Go's
+/// decoding leaves it.
+pub fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Default + serde::Deserialize<'de>,
+{
+    Ok(<Option<T> as serde::Deserialize>::deserialize(deserializer)?.unwrap_or_default())
+}
+
 /// Reads a Go `string` or `*string` field: a JSON string, or `null` for
 /// none; another kind of value is refused as go-json-experiment refuses it.
 pub fn go_string<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
