@@ -7,6 +7,9 @@ const BUILTINS: &[&str] = &[
     "plait-auto-ready",
     "plait-environment-configs",
     "plait-function-kcl",
+    "plait-sequencer",
+    "plait-cidr",
+    "plait-extra-resources",
 ];
 
 /// Built-ins written in Go: (directory, component name).

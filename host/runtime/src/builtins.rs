@@ -13,6 +13,9 @@ pub enum Builtin {
     EnvironmentConfigs,
     GoTemplating,
     Kcl,
+    Sequencer,
+    Cidr,
+    ExtraResources,
 }
 
 static PATCH_AND_TRANSFORM_WASM: &[u8] =
@@ -23,17 +26,24 @@ static ENVIRONMENT_CONFIGS_WASM: &[u8] =
 static GO_TEMPLATING_WASM: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/plait_go_templating.wasm"));
 static KCL_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/plait_function_kcl.wasm"));
+static SEQUENCER_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/plait_sequencer.wasm"));
+static CIDR_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/plait_cidr.wasm"));
+static EXTRA_RESOURCES_WASM: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/plait_extra_resources.wasm"));
 
-static BUILTIN_DIGESTS: LazyLock<[String; 5]> =
+static BUILTIN_DIGESTS: LazyLock<[String; 8]> =
     LazyLock::new(|| Builtin::ALL.map(|b| digest(b.wasm())));
 
 impl Builtin {
-    pub const ALL: [Builtin; 5] = [
+    pub const ALL: [Builtin; 8] = [
         Builtin::PatchAndTransform,
         Builtin::AutoReady,
         Builtin::EnvironmentConfigs,
         Builtin::GoTemplating,
         Builtin::Kcl,
+        Builtin::Sequencer,
+        Builtin::Cidr,
+        Builtin::ExtraResources,
     ];
 
     /// The function name a Composition step refers to.
@@ -44,6 +54,9 @@ impl Builtin {
             Builtin::EnvironmentConfigs => "function-environment-configs",
             Builtin::GoTemplating => "function-go-templating",
             Builtin::Kcl => "function-kcl",
+            Builtin::Sequencer => "function-sequencer",
+            Builtin::Cidr => "function-cidr",
+            Builtin::ExtraResources => "function-extra-resources",
         }
     }
 
@@ -80,6 +93,9 @@ impl Builtin {
             Builtin::EnvironmentConfigs => "v0.7.1",
             Builtin::GoTemplating => "v0.12.2",
             Builtin::Kcl => "v0.12.2",
+            Builtin::Sequencer => "v0.6.0",
+            Builtin::Cidr => "v0.7.0",
+            Builtin::ExtraResources => "v0.3.0",
         }
     }
 
@@ -100,6 +116,9 @@ impl Builtin {
             Builtin::EnvironmentConfigs => ENVIRONMENT_CONFIGS_WASM,
             Builtin::GoTemplating => GO_TEMPLATING_WASM,
             Builtin::Kcl => KCL_WASM,
+            Builtin::Sequencer => SEQUENCER_WASM,
+            Builtin::Cidr => CIDR_WASM,
+            Builtin::ExtraResources => EXTRA_RESOURCES_WASM,
         }
     }
 
@@ -187,6 +206,26 @@ mod tests {
                 Some(Builtin::Kcl),
             ),
             ("xpkg.crossplane.io/kcl-lang/function-kcl:v0.12.2", None),
+            (
+                "xpkg.crossplane.io/crossplane-contrib/function-sequencer:v0.6.0",
+                Some(Builtin::Sequencer),
+            ),
+            (
+                "xpkg.upbound.io/crossplane-contrib/function-sequencer@sha256:abcd",
+                Some(Builtin::Sequencer),
+            ),
+            (
+                "xpkg.upbound.io/upbound/function-cidr:v0.7.0",
+                Some(Builtin::Cidr),
+            ),
+            (
+                "xpkg.crossplane.io/crossplane-contrib/function-cidr:v0.7.0",
+                Some(Builtin::Cidr),
+            ),
+            (
+                "xpkg.crossplane.io/crossplane-contrib/function-extra-resources:v0.3.0",
+                Some(Builtin::ExtraResources),
+            ),
         ];
         for (package, want) in cases {
             assert_eq!(Builtin::from_package(package), want, "{package}");
@@ -201,6 +240,9 @@ mod tests {
             (Builtin::EnvironmentConfigs, true),
             (Builtin::GoTemplating, false),
             (Builtin::Kcl, false),
+            (Builtin::Sequencer, true),
+            (Builtin::Cidr, true),
+            (Builtin::ExtraResources, true),
         ];
         for (builtin, want) in cases {
             assert_eq!(builtin.reads_only_its_request(), want, "{builtin:?}");
