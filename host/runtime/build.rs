@@ -10,6 +10,7 @@ const BUILTINS: &[&str] = &[
     "plait-sequencer",
     "plait-cidr",
     "plait-extra-resources",
+    "plait-status-transformer",
 ];
 
 /// Built-ins written in Go: (directory, component name).

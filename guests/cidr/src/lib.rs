@@ -12,11 +12,10 @@ mod input;
 mod net;
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use plait_go_compat::field::{Error as FieldError, Path};
 use plait_go_compat::fieldpath::{self, FieldPathError};
-use plait_go_compat::input::{from_sorted_value, get_input_error};
+use plait_go_compat::input::get_input;
 use plait_go_compat::json::unmarshal_type_error;
 use plait_go_compat::printf::format_v;
 use plait_sdk::{Function, FunctionError, Request, Response};
@@ -25,8 +24,7 @@ use serde_json::{Map, Value};
 use input::{MultiPrefix, Parameters, text};
 pub use net::{CidrError, Network};
 
-/// The TTL upstream functions give their responses.
-pub const DEFAULT_TTL: Duration = Duration::from_secs(60);
+pub use plait_go_compat::response::DEFAULT_TTL;
 
 /// Where the result goes when `outputField` is empty.
 pub const DEFAULT_OUTPUT_FIELD: &str = "status.atFunction.cidr";
@@ -312,11 +310,8 @@ fn gjson_get<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {
 }
 
 fn compute(request: &Request) -> Result<Value, Error> {
-    let input: Parameters = match &request.input {
-        None => Parameters::default(),
-        Some(value) => from_sorted_value(value.clone())
-            .map_err(|e| Error::Input(get_input_error("v1beta1.Parameters", e)))?,
-    };
+    let input: Parameters =
+        get_input(request.input.as_ref(), "v1beta1.Parameters").map_err(Error::Input)?;
     let empty = Value::Object(Map::new());
     let observed = request
         .observed

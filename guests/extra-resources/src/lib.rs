@@ -13,10 +13,9 @@
 mod input;
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use plait_go_compat::fieldpath::{self, FieldPathError};
-use plait_go_compat::input::{from_sorted_value, get_input_error};
+use plait_go_compat::input::get_input;
 use plait_go_compat::sort::{Naming, Numbers, sort_by_field_path};
 use plait_sdk::{Function, FunctionError, Request, ResourceMatch, ResourceSelector, Response};
 use serde_json::{Map, Value};
@@ -26,8 +25,7 @@ use input::{Input, InputSpec, ResourceSource, Selector, SourceType};
 /// The context key the selected objects go to.
 pub const CONTEXT_KEY_EXTRA_RESOURCES: &str = "apiextensions.crossplane.io/extra-resources";
 
-/// The TTL upstream functions give their responses.
-pub const DEFAULT_TTL: Duration = Duration::from_secs(60);
+pub use plait_go_compat::response::DEFAULT_TTL;
 
 /// The `function-extra-resources` built-in.
 pub struct ExtraResources;
@@ -96,11 +94,7 @@ impl Function for ExtraResources {
 }
 
 fn compose(request: &Request, response: &mut Response) -> Result<(), Error> {
-    let input: Input = match &request.input {
-        None => Input::default(),
-        Some(value) => from_sorted_value(value.clone())
-            .map_err(|e| Error::Input(get_input_error("v1beta1.Input", e)))?,
-    };
+    let input: Input = get_input(request.input.as_ref(), "v1beta1.Input").map_err(Error::Input)?;
     let empty = Value::Object(Map::new());
     let composite = request
         .observed

@@ -13,6 +13,7 @@ pub mod json;
 pub mod printf;
 #[cfg(feature = "regexp")]
 pub mod regexp;
+pub mod response;
 pub mod sort;
 pub mod strconv;
 pub mod value;

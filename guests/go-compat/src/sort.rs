@@ -181,7 +181,13 @@ mod tests {
         use Naming::{Kind, Type};
         use Numbers::{Int64ApartFromFloat64 as Apart, Together};
         // (objects, path, numbers, naming, sorted or error)
-        type Case<'a> = (Vec<Value>, &'a str, Numbers, Naming, Result<Vec<Value>, &'a str>);
+        type Case<'a> = (
+            Vec<Value>,
+            &'a str,
+            Numbers,
+            Naming,
+            Result<Vec<Value>, &'a str>,
+        );
         let cases: Vec<Case> = vec![
             (
                 vec![

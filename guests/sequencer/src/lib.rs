@@ -15,10 +15,9 @@ mod input;
 mod usage;
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use plait_go_compat::duration::parse_go_duration;
-use plait_go_compat::input::{from_sorted_value, get_input_error};
+use plait_go_compat::input::get_input;
 use plait_go_compat::regexp::compile_regexp;
 use plait_go_compat::strconv::quote;
 use plait_sdk::{Function, FunctionError, Ready, Request, Resource, Response};
@@ -27,8 +26,7 @@ use regex::Regex;
 pub use condition::ConditionError;
 use input::{Input, UsageVersion};
 
-/// The TTL upstream functions give their responses.
-pub const DEFAULT_TTL: Duration = Duration::from_secs(60);
+pub use plait_go_compat::response::DEFAULT_TTL;
 
 /// The `function-sequencer` built-in.
 pub struct Sequencer;
@@ -71,11 +69,7 @@ impl Function for Sequencer {
 }
 
 fn sequence(request: &Request, response: &mut Response) -> Result<(), Error> {
-    let input: Input = match &request.input {
-        None => Input::default(),
-        Some(value) => from_sorted_value(value.clone())
-            .map_err(|e| Error::Input(get_input_error("v1beta1.Input", e)))?,
-    };
+    let input: Input = get_input(request.input.as_ref(), "v1beta1.Input").map_err(Error::Input)?;
     if let Some(ttl) = input.cache_ttl.as_deref().filter(|ttl| !ttl.is_empty()) {
         response.ttl = Some(parse_go_duration(ttl).map_err(|e| Error::CacheTtl(e.to_string()))?);
     }

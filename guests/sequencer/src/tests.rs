@@ -6,6 +6,7 @@
 use super::*;
 use plait_sdk::{Severity, State};
 use serde_json::{Value, json};
+use std::time::Duration;
 
 fn xr() -> Value {
     json!({"apiVersion": "example.org/v1", "kind": "XR", "metadata": {"name": "cool-xr"}, "spec": {"count": 2, "parameters": {"multiAZ": true}}})

@@ -15,9 +15,8 @@ mod input;
 mod template;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
 
-use plait_go_compat::input::{from_sorted_value, get_input_error};
+use plait_go_compat::input::get_input;
 use plait_go_compat::regexp::compile_regexp;
 use plait_sdk::{
     Condition, ConditionStatus, Function, FunctionError, FunctionResult, Request, Response,
@@ -28,8 +27,7 @@ use serde_json::{Map, Value};
 use input::{ConditionMatcher, CreateEvent, Matcher, SetCondition, StatusTransformation};
 pub use template::TemplateError;
 
-/// The TTL upstream functions give their responses.
-pub const DEFAULT_TTL: Duration = Duration::from_secs(60);
+pub use plait_go_compat::response::DEFAULT_TTL;
 
 /// The condition the step reports its own outcome in.
 pub const SUCCESS_CONDITION: &str = "StatusTransformationSuccess";
@@ -102,23 +100,18 @@ fn failure(response: &mut Response, reason: &str, message: String) {
 }
 
 fn transform(request: &Request, response: &mut Response) {
-    let input: StatusTransformation = match &request.input {
-        None => StatusTransformation::default(),
-        Some(value) => match from_sorted_value(value.clone()) {
+    let input: StatusTransformation =
+        match get_input(request.input.as_ref(), "v1beta1.StatusTransformation") {
             Ok(input) => input,
             Err(e) => {
                 failure(
                     response,
                     "InputFailure",
-                    format!(
-                        "cannot get Function input from *v1.RunFunctionRequest: {}",
-                        get_input_error("v1beta1.StatusTransformation", e)
-                    ),
+                    format!("cannot get Function input from *v1.RunFunctionRequest: {e}"),
                 );
                 return;
             }
-        },
-    };
+        };
     let empty = Value::Object(Map::new());
     let composite = request
         .observed

@@ -16,6 +16,7 @@ pub enum Builtin {
     Sequencer,
     Cidr,
     ExtraResources,
+    StatusTransformer,
 }
 
 static PATCH_AND_TRANSFORM_WASM: &[u8] =
@@ -30,12 +31,14 @@ static SEQUENCER_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/plait_s
 static CIDR_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/plait_cidr.wasm"));
 static EXTRA_RESOURCES_WASM: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/plait_extra_resources.wasm"));
+static STATUS_TRANSFORMER_WASM: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/plait_status_transformer.wasm"));
 
-static BUILTIN_DIGESTS: LazyLock<[String; 8]> =
+static BUILTIN_DIGESTS: LazyLock<[String; 9]> =
     LazyLock::new(|| Builtin::ALL.map(|b| digest(b.wasm())));
 
 impl Builtin {
-    pub const ALL: [Builtin; 8] = [
+    pub const ALL: [Builtin; 9] = [
         Builtin::PatchAndTransform,
         Builtin::AutoReady,
         Builtin::EnvironmentConfigs,
@@ -44,6 +47,7 @@ impl Builtin {
         Builtin::Sequencer,
         Builtin::Cidr,
         Builtin::ExtraResources,
+        Builtin::StatusTransformer,
     ];
 
     /// The function name a Composition step refers to.
@@ -57,6 +61,7 @@ impl Builtin {
             Builtin::Sequencer => "function-sequencer",
             Builtin::Cidr => "function-cidr",
             Builtin::ExtraResources => "function-extra-resources",
+            Builtin::StatusTransformer => "function-status-transformer",
         }
     }
 
@@ -96,6 +101,7 @@ impl Builtin {
             Builtin::Sequencer => "v0.6.0",
             Builtin::Cidr => "v0.7.0",
             Builtin::ExtraResources => "v0.3.0",
+            Builtin::StatusTransformer => "v0.5.1",
         }
     }
 
@@ -119,6 +125,7 @@ impl Builtin {
             Builtin::Sequencer => SEQUENCER_WASM,
             Builtin::Cidr => CIDR_WASM,
             Builtin::ExtraResources => EXTRA_RESOURCES_WASM,
+            Builtin::StatusTransformer => STATUS_TRANSFORMER_WASM,
         }
     }
 
@@ -226,6 +233,10 @@ mod tests {
                 "xpkg.crossplane.io/crossplane-contrib/function-extra-resources:v0.3.0",
                 Some(Builtin::ExtraResources),
             ),
+            (
+                "xpkg.upbound.io/crossplane-contrib/function-status-transformer:v0.5.1",
+                Some(Builtin::StatusTransformer),
+            ),
         ];
         for (package, want) in cases {
             assert_eq!(Builtin::from_package(package), want, "{package}");
@@ -243,6 +254,7 @@ mod tests {
             (Builtin::Sequencer, true),
             (Builtin::Cidr, true),
             (Builtin::ExtraResources, true),
+            (Builtin::StatusTransformer, true),
         ];
         for (builtin, want) in cases {
             assert_eq!(builtin.reads_only_its_request(), want, "{builtin:?}");
