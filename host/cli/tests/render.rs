@@ -893,3 +893,145 @@ fn a_project_function_without_a_kcl_mod_is_refused_by_name() {
         "{stderr}"
     );
 }
+
+/// A pipeline of the ecosystem built-ins, named by upstream's packages,
+/// renders without a registry: function-extra-resources reads a ConfigMap
+/// given with `-e`, function-cidr splits the CIDR it holds into the XR's
+/// status, function-sequencer holds the subnet back until the VPC is
+/// ready, and function-status-transformer sets a condition on the XR.
+#[test]
+fn the_ecosystem_builtins_render_a_pipeline_without_a_registry() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let xr = write(
+        "xr.yaml",
+        "apiVersion: example.org/v1\nkind: XNetwork\nmetadata:\n  name: net\nspec: {}\n",
+    );
+    let composition = write(
+        "composition.yaml",
+        r#"apiVersion: apiextensions.crossplane.io/v1
+kind: Composition
+metadata:
+  name: network
+spec:
+  compositeTypeRef: {apiVersion: example.org/v1, kind: XNetwork}
+  mode: Pipeline
+  pipeline:
+  - step: settings
+    functionRef: {name: function-extra-resources}
+    input:
+      apiVersion: extra-resources.fn.crossplane.io/v1beta1
+      kind: Input
+      spec:
+        extraResources:
+        - {apiVersion: v1, kind: ConfigMap, namespace: platform, into: settings, ref: {name: network}}
+  - step: subnets
+    functionRef: {name: upbound-function-cidr}
+    input:
+      apiVersion: cidr.fn.crossplane.io/v1beta1
+      kind: Parameters
+      cidrFunc: cidrsubnets
+      prefixField: context.apiextensions\.crossplane\.io/extra-resources.settings.0.data.cidr
+      newBits: [8, 8]
+      outputField: status.subnets
+  - step: compose
+    functionRef: {name: function-patch-and-transform}
+    input:
+      apiVersion: pt.fn.crossplane.io/v1beta1
+      kind: Resources
+      resources:
+      - name: vpc
+        base: {apiVersion: ec2.aws.upbound.io/v1beta1, kind: VPC, spec: {forProvider: {region: eu-west-1}}}
+      - name: subnet-a
+        base: {apiVersion: ec2.aws.upbound.io/v1beta1, kind: Subnet, spec: {forProvider: {region: eu-west-1}}}
+  - step: order
+    functionRef: {name: function-sequencer}
+    input:
+      apiVersion: sequencer.fn.crossplane.io/v1beta1
+      kind: Input
+      rules:
+      - sequence: [vpc, subnet-.*]
+  - step: conditions
+    functionRef: {name: function-status-transformer}
+    input:
+      apiVersion: function-status-transformer.fn.crossplane.io/v1beta1
+      kind: StatusTransformation
+      statusConditionHooks:
+      - matchers:
+        - includeCompositeAsResource: true
+          conditions: [{type: NetworkPlanned}]
+        setConditions:
+        - condition: {type: NetworkPlanned, status: "True", reason: SubnetsComputed}
+"#,
+    );
+    let functions = write(
+        "functions.yaml",
+        "apiVersion: pkg.crossplane.io/v1
+kind: Function
+metadata: {name: function-extra-resources}
+spec: {package: xpkg.crossplane.io/crossplane-contrib/function-extra-resources:v0.3.0}
+---
+apiVersion: pkg.crossplane.io/v1
+kind: Function
+metadata: {name: upbound-function-cidr}
+spec: {package: xpkg.upbound.io/upbound/function-cidr:v0.7.0}
+---
+apiVersion: pkg.crossplane.io/v1
+kind: Function
+metadata: {name: function-patch-and-transform}
+spec: {package: xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform:v0.10.7}
+---
+apiVersion: pkg.crossplane.io/v1
+kind: Function
+metadata: {name: function-sequencer}
+spec: {package: xpkg.crossplane.io/crossplane-contrib/function-sequencer:v0.6.0}
+---
+apiVersion: pkg.crossplane.io/v1
+kind: Function
+metadata: {name: function-status-transformer}
+spec: {package: xpkg.upbound.io/crossplane-contrib/function-status-transformer:v0.5.1}
+",
+    );
+    let settings = write(
+        "settings.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: network, namespace: platform}\ndata: {cidr: 10.1.0.0/16}\n",
+    );
+    let out = plait(&["render", &xr, &composition, &functions, "-e", &settings]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    for (builtin, release) in [
+        ("function-extra-resources", "v0.3.0"),
+        ("function-cidr", "v0.7.0"),
+        ("function-sequencer", "v0.6.0"),
+        ("function-status-transformer", "v0.5.1"),
+    ] {
+        let said = format!("built-in {builtin} (matches upstream {release})");
+        assert!(stderr.contains(&said), "{said}: {stderr}");
+    }
+    let docs = rendered(&out);
+    let xr = &docs[0];
+    assert_eq!(
+        xr["status"]["subnets"],
+        serde_json::json!(["10.1.0.0/24", "10.1.1.0/24"]),
+        "{xr}"
+    );
+    let planned = xr["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == "NetworkPlanned");
+    assert_eq!(
+        planned.map(|c| (&c["status"], &c["reason"])),
+        Some((&"True".into(), &"SubnetsComputed".into())),
+        "{xr}"
+    );
+    let composed: Vec<&serde_json::Value> = docs[1..]
+        .iter()
+        .map(|d| &d["metadata"]["annotations"]["crossplane.io/composition-resource-name"])
+        .collect();
+    assert_eq!(composed, [&serde_json::json!("vpc")], "the subnet waits for the VPC");
+}
