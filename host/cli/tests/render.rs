@@ -49,6 +49,57 @@ fn getting_started_renders_its_golden_output() {
     }
 }
 
+/// A namespaced XR given without `metadata.namespace`, with its XRD or
+/// without: as `crossplane render`, its resource references name the
+/// namespace `default` and the resources observed there are seen (their
+/// status reaches the XR, which is Ready).
+#[test]
+fn a_namespaced_xr_without_a_namespace_renders_as_upstream_renders_it() {
+    let scratch = tempfile::tempdir().unwrap();
+    let given = std::fs::read_to_string(repo().join("examples/getting-started/xr.yaml")).unwrap();
+    let xr = scratch.path().join("xr.yaml");
+    std::fs::write(&xr, given.replace("  namespace: default\n", "")).unwrap();
+    let xr = xr.to_str().unwrap();
+    let base = [
+        "render",
+        xr,
+        "examples/getting-started/composition.yaml",
+        "-o",
+        "examples/getting-started/observed.yaml",
+    ];
+    for extra in [vec![], vec!["--xrd", "examples/getting-started/xrd.yaml"]] {
+        let args: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
+        let out = plait(&args);
+        assert!(
+            out.status.success(),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let rendered: serde_json::Value =
+            serde_yaml_ng::from_str(stdout.split("---\n").nth(1).unwrap()).unwrap();
+        assert_eq!(rendered["metadata"].get("namespace"), None, "{extra:?}");
+        let namespaces: Vec<&str> = rendered["spec"]["crossplane"]["resourceRefs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["namespace"].as_str().unwrap_or_default())
+            .collect();
+        assert_eq!(namespaces, ["default", "default"], "{extra:?}: {rendered}");
+        assert_eq!(
+            rendered["status"]["availableReplicas"], 2,
+            "{extra:?}: {rendered}"
+        );
+        let ready = rendered["status"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["type"] == "Ready")
+            .unwrap();
+        assert_eq!(ready["status"], "True", "{extra:?}: {ready}");
+    }
+}
+
 /// Placeholders the corpus sources leave for their own templating to fill;
 /// Kubernetes would reject them as names.
 const PLACEHOLDERS: &[(&str, &str)] = &[("$CLAIM_NAME", "claim-name")];
