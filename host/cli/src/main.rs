@@ -139,6 +139,10 @@ pub struct ControllerArgs {
     /// Reconcile every composite resource at least this often, e.g. 60s, 5m.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub poll_interval: Duration,
+    /// The shortest poll interval an XR's crossplane.io/poll-interval
+    /// annotation may ask for; a shorter one is raised to it.
+    #[arg(long = "min-poll-interval", default_value = "1s", value_parser = parse_duration)]
+    pub min_poll_interval: Duration,
     /// XR and claim reconciles working at once, over every kind; the others
     /// wait their turn in a queue fair between tenants. A reconcile waiting
     /// for a function-call slot does not count. Bounds the load a backlog
