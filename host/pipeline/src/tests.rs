@@ -627,52 +627,72 @@ fn a_tenants_reads_stay_in_its_namespace_unless_granted() {
 }
 
 #[test]
-fn a_tenants_credentials_come_from_its_namespace_unless_granted() {
+fn credentials_the_composition_names_are_read_in_any_namespace_for_any_tenant() {
     let mut files = Files::default();
-    for ns in ["team-a", "team-b"] {
+    for ns in ["team-a", "crossplane-system"] {
         files.secrets.insert(
             (ns.into(), "db".into()),
-            BTreeMap::from([("k".to_string(), b"v".to_vec())]),
+            BTreeMap::from([("k".to_string(), ns.as_bytes().to_vec())]),
         );
     }
-    let with_secret = |ns: &str| Step {
+    let with_secret = |ns: &str, name: &str| Step {
         credentials: vec![StepCredential {
             name: "db".into(),
             secret: Some(SecretRef {
                 namespace: ns.into(),
-                name: "db".into(),
+                name: name.into(),
             }),
         }],
         ..step("a")
     };
-    let cases = [
-        (Some("team-a"), "team-a", true),
-        (Some("team-a"), "team-b", false),
-        (None, "team-b", true),
+    // (tenant, the Secret's namespace and name, what the step receives or
+    // how the pipeline fails)
+    let cases: [(Option<&str>, &str, &str, Result<&[u8], &str>); 5] = [
+        (Some("team-a"), "team-a", "db", Ok(b"team-a")),
+        // The platform named the Secret in its Composition: its grant.
+        (
+            Some("team-a"),
+            "crossplane-system",
+            "db",
+            Ok(b"crossplane-system"),
+        ),
+        (None, "crossplane-system", "db", Ok(b"crossplane-system")),
+        (
+            Some("team-a"),
+            "crossplane-system",
+            "missing",
+            Err(
+                "pipeline step \"a\": cannot get credentials \"db\": Secret crossplane-system/missing not found",
+            ),
+        ),
+        (
+            None,
+            "team-b",
+            "db",
+            Err("pipeline step \"a\": cannot get credentials \"db\": Secret team-b/db not found"),
+        ),
     ];
-    for (tenant, namespace, allowed) in cases {
-        let (result, requests) = run_for(tenant, &[with_secret(namespace)], &files, |_, req| {
-            Ok(Response::from_request(req))
-        });
-        assert_eq!(
-            result.is_ok(),
-            allowed,
-            "{tenant:?} {namespace}: {result:?}"
-        );
-        assert_eq!(
-            requests.len(),
-            usize::from(allowed),
-            "{tenant:?} {namespace}"
-        );
-        if !allowed {
-            let message = result
-                .err()
-                .map(|f| f.error.to_string())
-                .unwrap_or_default();
-            assert!(
-                message.starts_with("pipeline step \"a\": required credentials \"db\" refused: function \"fn-a\" may not read v1 Secret in namespace team-b"),
-                "{message}"
-            );
+    for (tenant, namespace, name, want) in cases {
+        let (result, requests) =
+            run_for(tenant, &[with_secret(namespace, name)], &files, |_, req| {
+                Ok(Response::from_request(req))
+            });
+        match want {
+            Ok(data) => {
+                assert!(result.is_ok(), "{tenant:?} {namespace}: {result:?}");
+                assert_eq!(
+                    requests[0].credentials["db"]["k"], data,
+                    "{tenant:?} {namespace}"
+                );
+            }
+            Err(message) => {
+                let got = result
+                    .err()
+                    .map(|f| f.error.to_string())
+                    .unwrap_or_default();
+                assert_eq!(got, message, "{tenant:?} {namespace}");
+                assert!(requests.is_empty(), "{tenant:?} {namespace}");
+            }
         }
     }
 }

@@ -82,7 +82,12 @@ async fn reconcile_admitted(
     let reconciled = kit::counted(ctx.as_ref(), &target, admitted).await;
     let next = match &reconciled {
         Ok(action) if *action == Action::await_change() => None,
-        Ok(action) if *action == Action::requeue(ctx.shared.timing.poll_interval) => {
+        Ok(action)
+            if *action
+                == Action::requeue(ctx.shared.timing.poll_interval_of(
+                    &serde_json::json!({"metadata": {"annotations": target.metadata.annotations}}),
+                )) =>
+        {
             Some(Trigger::Poll)
         }
         // An error backs off through the error policy.
@@ -513,7 +518,8 @@ async fn after_run(
     ctx.policy.backoff.succeeded(reference);
     tracing::debug!(composite = %reference, composed = outcome.composed.len(), "reconciled");
     let created = !outcome.created.is_empty();
-    let next = match next_look(created, outcome.ttl, ctx.shared.timing.poll_interval) {
+    let poll_interval = ctx.shared.timing.poll_interval_of(&outcome.xr);
+    let next = match next_look(created, outcome.ttl, poll_interval) {
         NextLook::Soon => ctx.creating.failed(reference),
         NextLook::After(after) => {
             ctx.creating.succeeded(reference);
