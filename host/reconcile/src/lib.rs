@@ -181,6 +181,10 @@ pub struct Outcome {
     pub ttl: Option<Duration>,
     /// A read the tenancy rules refused, which stopped the pipeline.
     pub refused: Option<ReadRefused>,
+    /// What the pipeline read as required resources, as confined to what
+    /// the XR's tenant may read ([`plait_pipeline::PipelineOutput::required`]),
+    /// also when it failed.
+    pub required: Vec<ResourceSelector>,
     /// Why the reconcile did not finish, if it did not. Nothing was applied or
     /// deleted when the pipeline failed.
     pub error: Option<String>,
@@ -345,6 +349,7 @@ impl<'a> Reconcile<'a> {
             context: output.context.clone(),
             ttl: output.ttl,
             refused: None,
+            required: output.required.clone(),
             error: None,
         };
         if let Some(error) = failure {

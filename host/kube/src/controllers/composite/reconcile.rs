@@ -53,8 +53,11 @@ pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<XrContext>) -> Resul
         .shared
         .fair_queue
         .run(&tenant, limit, |permit| async move {
+            let reference = shared.policy.reference(&object);
             let Some(object) = shared.current(object) else {
-                // Gone while it waited: nothing to do.
+                // Gone while it waited: nothing to do, and nothing it read
+                // wakes it any more.
+                shared.shared.required.forget(&reference);
                 return Ok(Action::await_change());
             };
             reconcile_admitted(object, shared, &permit).await
@@ -193,8 +196,8 @@ async fn compose(
         }
     }
     runs::record(reference, &pipeline, &recorder, &outcome);
-    // 5. What follows a run: watches on the composed kinds, connection
-    // details, and when to look again.
+    // 5. What follows a run: watches on the composed kinds and on what its
+    // functions required, connection details, and when to look again.
     after_run(outcome, reference, xrd, scope, &pipeline, ctx).await
 }
 
@@ -479,6 +482,11 @@ async fn after_run(
     ctx.shared
         .watches
         .track(&ctx.shared.cluster, reference, kinds)
+        .await;
+    fair_queue::stage("watching what its functions required");
+    ctx.shared
+        .required
+        .track(&ctx.shared.cluster, reference, &outcome.required)
         .await;
     if let Some(refused) = &outcome.refused {
         metrics().read_refused(&refused.tenant, &refused.function, &refused.target.kind);
