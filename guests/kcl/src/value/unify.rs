@@ -212,7 +212,7 @@ impl Unifier<'_> {
     fn union_entry(
         &mut self,
         obj: &mut Dict,
-        key: &String,
+        key: &str,
         v: &Value,
         op: ConfigEntryOperation,
         index: Option<i64>,
@@ -233,11 +233,11 @@ impl Unifier<'_> {
                     }
                 }
                 None => {
-                    obj.entries.insert(key.clone(), v.clone());
+                    obj.entries.insert(key.to_string(), v.clone());
                 }
             },
             ConfigEntryOperation::Insert => {
-                let slot = obj.entries.entry(key.clone()).or_insert(Value::None);
+                let slot = obj.entries.entry(key.to_string()).or_insert(Value::None);
                 if slot.is_none_or_undefined() {
                     *slot = Value::list(Vec::new());
                 }
