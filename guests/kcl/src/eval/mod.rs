@@ -424,10 +424,7 @@ impl crate::value::unify::SchemaResolver for Evaluator {
         let mut config = Dict::new();
         for key in &keys {
             if let Some(v) = attrs.get(key) {
-                config.insert(key.clone(), v.clone());
-                config
-                    .ops
-                    .insert(key.clone(), ast::ConfigEntryOperation::Override);
+                config.insert_with_op(key.clone(), v.clone(), ast::ConfigEntryOperation::Override);
             }
         }
         // Errors point where the instance was made, else at the
