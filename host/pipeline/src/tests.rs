@@ -755,9 +755,10 @@ fn credentials_the_composition_names_are_read_in_any_namespace_for_any_tenant() 
         }],
         ..step("a")
     };
-    // (tenant, the Secret's namespace and name, what the step receives or
-    // how the pipeline fails)
-    let cases: [(Option<&str>, &str, &str, Result<&[u8], &str>); 5] = [
+    /// What the step receives, or how the pipeline fails.
+    type Received<'a> = Result<&'a [u8], &'a str>;
+    // (tenant, the Secret's namespace and name, what the step receives)
+    let cases: [(Option<&str>, &str, &str, Received); 5] = [
         (Some("team-a"), "team-a", "db", Ok(b"team-a")),
         // The platform named the Secret in its Composition: its grant.
         (
