@@ -18,8 +18,9 @@ anew in Python, what function-kcl v0.12.2 does around it:
   (which loses the final line break of a `|` block that ends any document but
   the last), and every target and meta kind of ProcessResources.
 
-Only inline sources are served; oci://, git and path sources and
-`spec.dependencies` are refused, since the corpus does not record them.
+Inline sources and local directories (krm-kcl's route, the one a project
+build's FUNCTION_KCL_DEFAULT_SOURCE takes) are served; oci://, git and URL
+sources and `spec.dependencies` are refused, since no recording uses them.
 
 Run: python function_kcl_standin.py --address 127.0.0.1:9443
 """
@@ -278,10 +279,20 @@ def function_config_json(raw_input: dict, spec: dict, params: dict) -> str:
     ))
 
 
+def user_arguments(config: dict) -> list:
+    """spec.config.arguments as kcl-go's WithOptions splits them: at the
+    first `=`, with a name before it; anything else left out."""
+    out = []
+    for text in config.get("arguments") or []:
+        name, sep, value = text.partition("=")
+        if sep and name:
+            out.append(kcl_api.Argument(name=name, value=value))
+    return out
+
+
 def run_kcl(spec: dict, params_text: str, function_config: str) -> str:
     config = spec.get("config") or {}
-    if config.get("vendor"):
-        raise FunctionError("stand-in: spec.config.vendor is not served")
+    path_source = not is_inline_source(spec["source"])
     resource_list = (
         '{"apiVersion":"config.kubernetes.io/v1","kind":"ResourceList","items":[],"functionConfig":'
         + function_config + "}"
@@ -294,9 +305,20 @@ def run_kcl(spec: dict, params_text: str, function_config: str) -> str:
         kcl_api.Argument(name="PATH", value=os.environ.get("PATH", "")),
         kcl_api.Argument(name="env", value=env),
     ]
+    # render.go: an inline source goes to KCL's API with the five options
+    # alone (arguments dropped), or with `vendor` through kcl-lang/cli,
+    # which adds the arguments after them; krm-kcl's route for a path
+    # source puts the arguments first.
+    if path_source:
+        arguments = user_arguments(config) + arguments
+    elif config.get("vendor"):
+        arguments = arguments + user_arguments(config)
+    if path_source:
+        program = dict(k_filename_list=[spec["source"]], work_dir=spec["source"])
+    else:
+        program = dict(k_filename_list=["prog.k"], k_code_list=[spec["source"]])
     args = kcl_api.ExecProgramArgs(
-        k_filename_list=["prog.k"],
-        k_code_list=[spec["source"]],
+        **program,
         args=arguments,
         overrides=config.get("overrides") or [],
         path_selector=config.get("pathSelectors") or [],
@@ -774,8 +796,8 @@ class FunctionKcl(grpcv1.FunctionRunnerServiceServicer):
         if not spec.get("target"):
             spec["target"] = "Default"
         validate(spec)
-        if not is_inline_source(spec["source"]):
-            raise FunctionError("stand-in: only inline KCL sources are served")
+        if not is_inline_source(spec["source"]) and not os.path.isdir(spec["source"]):
+            raise FunctionError("stand-in: only inline KCL sources and local directories are served")
         if spec.get("dependencies"):
             raise FunctionError("stand-in: spec.dependencies are not served")
 

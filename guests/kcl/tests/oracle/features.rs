@@ -991,6 +991,29 @@ g = option("q")
         .collect(),
         ..Program::new("flag_top_level_arguments", options)
     });
+    let selected = r##"app = {metadata.name = "app", spec = {replicas = 2}}
+other = {metadata.name = "other"}
+items = [app, other]
+"##;
+    for (name, selectors) in [
+        ("flag_path_selector_of_a_config", &["app"][..]),
+        (
+            "flag_path_selector_of_a_nested_value",
+            &["app.spec.replicas"],
+        ),
+        ("flag_path_selector_of_a_list_of_configs", &["items"]),
+        ("flag_path_selectors_of_two_configs", &["app", "other"]),
+        (
+            "flag_path_selectors_of_a_list_and_a_config",
+            &["items", "app"],
+        ),
+        ("flag_path_selector_of_nothing", &["missing"]),
+    ] {
+        cases.push(Program {
+            path_selectors: selectors.iter().map(|s| s.to_string()).collect(),
+            ..Program::new(name, selected)
+        });
+    }
     cases.push(Program {
         args: vec![("i".to_string(), "x".to_string())],
         ..Program::new(

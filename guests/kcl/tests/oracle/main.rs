@@ -39,6 +39,8 @@ pub struct Program {
     pub sort_keys: bool,
     pub disable_none: bool,
     pub show_hidden: bool,
+    /// `-S path`
+    pub path_selectors: Vec<String>,
 }
 
 impl Program {
@@ -124,6 +126,7 @@ fn run_oracle(files: &[PathBuf], programs: &[Program]) -> Vec<Outcome> {
                 "sort_keys": program.sort_keys,
                 "disable_none": program.disable_none,
                 "show_hidden": program.show_hidden,
+                "path_selectors": program.path_selectors,
             })
         })
         .collect();
@@ -184,6 +187,7 @@ fn run_plait(file: &Path, program: &Program) -> Outcome {
         sort_keys: program.sort_keys,
         disable_none: program.disable_none,
         show_hidden: program.show_hidden,
+        path_selectors: program.path_selectors.clone(),
         ..RunOptions::default()
     };
     match run(&options) {
