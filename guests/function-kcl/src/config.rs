@@ -58,6 +58,7 @@ pub fn compile(config: &ConfigSpec, route: Route) -> Compile {
             path_selectors: config.path_selectors.clone(),
             disable_none: config.disable_none,
             show_hidden: config.show_hidden,
+            strict_range_check: config.strict_range_check,
         },
         sort_keys: config.sort_keys,
         dropped_arguments: route == Route::Inline && !config.arguments.is_empty(),

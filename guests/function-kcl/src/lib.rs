@@ -354,7 +354,6 @@ fn refuse_unsupported(input: &KclInput) -> Result<(), Error> {
     let unsupported = [
         ("settings", !config.settings.is_empty()),
         ("overrides", !config.overrides.is_empty()),
-        ("strictRangeCheck", config.strict_range_check),
     ];
     if let Some((name, _)) = unsupported.iter().find(|(_, set)| *set) {
         return Err(Error::Unsupported {

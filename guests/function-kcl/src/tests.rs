@@ -801,8 +801,8 @@ fn errors_and_unsupported_inputs_are_fatal_with_what_to_do() {
         ),
         (
             "an unsupported compile option is refused",
-            json!({"spec": {"source": "a = 1", "config": {"strictRangeCheck": true}}}),
-            "spec.config.strictRangeCheck: plait's built-in function-kcl does not support this option yet",
+            json!({"spec": {"source": "a = 1", "config": {"overrides": ["a=2"]}}}),
+            "spec.config.overrides: plait's built-in function-kcl does not support this option yet",
         ),
         (
             "items that are not a list are refused as kyaml refuses them",

@@ -51,6 +51,8 @@ pub struct RunConfig {
     pub disable_none: bool,
     /// `--show-hidden`: keep hidden (`_name`) names and keys.
     pub show_hidden: bool,
+    /// `-r`: numbers must stay within 32 bits.
+    pub strict_range_check: bool,
 }
 
 /// What a successful run produced.
@@ -175,6 +177,7 @@ fn evaluate(
             )
             .collect(),
         show_hidden: config.show_hidden,
+        strict_range_check: config.strict_range_check,
         step_limit: program.step_limit,
         stack_budget: program.stack_budget,
         program_paths,

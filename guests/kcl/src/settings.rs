@@ -68,6 +68,9 @@ pub(crate) fn apply(options: &RunOptions, base: &Path) -> Result<Settings, KclEr
             if let Some(b) = flag(configs, "show_hidden") {
                 merged.show_hidden = b;
             }
+            if let Some(b) = flag(configs, "strict_range_check") {
+                merged.strict_range_check = b;
+            }
             if let Some(selectors) = configs.get("path_selector").and_then(Value::as_list) {
                 merged.path_selectors.extend(
                     selectors

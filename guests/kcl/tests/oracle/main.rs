@@ -41,6 +41,8 @@ pub struct Program {
     pub show_hidden: bool,
     /// `-S path`
     pub path_selectors: Vec<String>,
+    /// `-r`
+    pub strict_range_check: bool,
 }
 
 impl Program {
@@ -127,6 +129,7 @@ fn run_oracle(files: &[PathBuf], programs: &[Program]) -> Vec<Outcome> {
                 "disable_none": program.disable_none,
                 "show_hidden": program.show_hidden,
                 "path_selectors": program.path_selectors,
+                "strict_range_check": program.strict_range_check,
             })
         })
         .collect();
@@ -188,6 +191,7 @@ fn run_plait(file: &Path, program: &Program) -> Outcome {
         disable_none: program.disable_none,
         show_hidden: program.show_hidden,
         path_selectors: program.path_selectors.clone(),
+        strict_range_check: program.strict_range_check,
         ..RunOptions::default()
     };
     match run(&options) {
