@@ -26,7 +26,7 @@ use plait_kcl::loader::FileSystem;
 use plait_sdk::{Function, FunctionError, LogLevel, Ready, Request, Resource, Response};
 use serde_json::{Map, Value};
 
-use config::Route;
+use config::{ConfigError, Route};
 use input::KclInput;
 use output::OutputError;
 use process::{Outcome, ProcessError, Target};
@@ -109,7 +109,13 @@ fn compose(request: &Request, fs: &dyn FileSystem, response: &mut Response) -> R
         Source::Inline => Route::Inline,
         Source::Local(_) | Source::Remote(_) => Route::Path,
     };
-    let compile = config::compile(&input.spec.config, route);
+    let compile = config::compile(&input.spec.config, route, fs).map_err(|e| match e {
+        ConfigError::Settings(message) => Error::Pipeline(message),
+        ConfigError::Unsupported(reason) => Error::Unsupported {
+            field: "spec.config.settings".into(),
+            reason,
+        },
+    })?;
     if compile.dropped_arguments {
         plait_sdk::log(
             LogLevel::Info,
@@ -351,10 +357,7 @@ fn refuse_unsupported(input: &KclInput) -> Result<(), Error> {
         });
     }
     let config = &spec.config;
-    let unsupported = [
-        ("settings", !config.settings.is_empty()),
-        ("overrides", !config.overrides.is_empty()),
-    ];
+    let unsupported = [("overrides", !config.overrides.is_empty())];
     if let Some((name, _)) = unsupported.iter().find(|(_, set)| *set) {
         return Err(Error::Unsupported {
             field: format!("spec.config.{name}"),

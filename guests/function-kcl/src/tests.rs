@@ -805,6 +805,16 @@ fn errors_and_unsupported_inputs_are_fatal_with_what_to_do() {
             "spec.config.overrides: plait's built-in function-kcl does not support this option yet",
         ),
         (
+            "a settings file that is not there fails as kcl-go's WithSettings fails",
+            json!({"spec": {"source": "a = 1", "config": {"settings": ["kcl.yaml"]}}}),
+            "failed to run kcl function pipelines: kcl.WithSettings(\"kcl.yaml\"): open /kcl.yaml: no such file or directory",
+        ),
+        (
+            "with vendor a settings file that is not there fails as KCL's command line fails",
+            json!({"spec": {"source": "a = 1", "config": {"vendor": true, "settings": ["kcl.yaml"]}}}),
+            "failed to run kcl function pipelines: failed to load 'kcl.yaml', no such file or directory",
+        ),
+        (
             "items that are not a list are refused as kyaml refuses them",
             json!({"spec": {"source": "items = {a = 1}"}}),
             "failed to run kcl function pipelines: wrong node kind: expected SequenceNode but got MappingNode",
@@ -919,6 +929,42 @@ fn config_options_change_the_output_as_upstream_on_kcl_lib() {
             numbers_as_floats(&got["resources"]),
             numbers_as_floats(&want["resources"]),
             "{name}: resources"
+        );
+    }
+}
+
+#[test]
+fn settings_files_asking_for_what_the_builtin_does_not_do_are_refused() {
+    let cases = [
+        (
+            "kcl_cli_configs:\n  files: [main.k]\n",
+            "kcl_cli_configs.files",
+        ),
+        (
+            "kcl_cli_configs:\n  overrides: [a=1]\n",
+            "kcl_cli_configs.overrides",
+        ),
+        (
+            "kcl_cli_configs:\n  package_maps: {k8s: /vendor/k8s}\n",
+            "kcl_cli_configs.package_maps",
+        ),
+    ];
+    for (settings, what) in cases {
+        let given = Given {
+            input: Some(
+                json!({"spec": {"source": "a = 1", "config": {"settings": ["src/kcl.yaml"]}}}),
+            ),
+            observed: Some(bare_xr()),
+            src: vec![("kcl.yaml", settings)],
+            ..Given::default()
+        };
+        let want = format!(
+            "spec.config.settings: src/kcl.yaml sets {what}, which plait's built-in function-kcl does not support"
+        );
+        let fatal = summary(&given.respond())["fatal"].clone();
+        assert!(
+            fatal.as_str().is_some_and(|m| m.starts_with(&want)),
+            "{what}: {fatal}"
         );
     }
 }

@@ -25,7 +25,7 @@ pub mod parser;
 pub mod source;
 pub mod value;
 
-mod settings;
+pub mod settings;
 
 pub use error::{ErrorKind, KclError};
 
