@@ -22,6 +22,7 @@ use crate::collections::IndexMap;
 use crate::ast::{ConfigEntryOperation, NumberBinarySuffix};
 
 pub mod ops;
+pub(crate) mod range;
 pub mod unify;
 
 #[derive(Debug, Clone)]
