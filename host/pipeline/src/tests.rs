@@ -647,7 +647,8 @@ fn credentials_the_composition_names_are_read_in_any_namespace_for_any_tenant() 
     };
     // (tenant, the Secret's namespace and name, what the step receives or
     // how the pipeline fails)
-    let cases: [(Option<&str>, &str, &str, Result<&[u8], &str>); 5] = [
+    type Case<'a> = (Option<&'a str>, &'a str, &'a str, Result<&'a [u8], &'a str>);
+    let cases: [Case; 5] = [
         (Some("team-a"), "team-a", "db", Ok(b"team-a")),
         // The platform named the Secret in its Composition: its grant.
         (
