@@ -755,10 +755,10 @@ fn credentials_the_composition_names_are_read_in_any_namespace_for_any_tenant() 
         }],
         ..step("a")
     };
-    /// What the step receives, or how the pipeline fails.
-    type Received<'a> = Result<&'a [u8], &'a str>;
-    // (tenant, the Secret's namespace and name, what the step receives)
-    let cases: [(Option<&str>, &str, &str, Received); 5] = [
+    // (tenant, the Secret's namespace and name, what the step receives or
+    // how the pipeline fails)
+    type Case<'a> = (Option<&'a str>, &'a str, &'a str, Result<&'a [u8], &'a str>);
+    let cases: [Case; 5] = [
         (Some("team-a"), "team-a", "db", Ok(b"team-a")),
         // The platform named the Secret in its Composition: its grant.
         (
