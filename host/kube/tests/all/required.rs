@@ -294,7 +294,11 @@ async fn a_changed_required_resource_reconciles_exactly_the_xrs_that_read_it() {
     // kind a required resource queued. The XRs poll once a minute, so what
     // arrives sooner was queued by the change; the last change of each
     // step queues someone, so once its result shows, every earlier
-    // change of the step (seen before it, in order) has been told too.
+    // change of the step (seen before it, in order) has been told too. A
+    // reader whose reconcile was under way when a change came is queued
+    // twice (by the index, and again once its reads are recorded), so
+    // readers are counted at least once each; those that did not read
+    // the change, exactly none.
 
     // By name: the config both Readers read.
     let (readers_before, bystanders_before) = (woken("Reader"), woken("Bystander"));
@@ -308,7 +312,7 @@ async fn a_changed_required_resource_reconciles_exactly_the_xrs_that_read_it() {
         json!({"region": "us", "tier": "gold"}),
     )
     .await;
-    assert_eq!(woken("Reader") - readers_before, 2.0, "both Readers, once");
+    assert!(woken("Reader") - readers_before >= 2.0, "both Readers");
     assert_eq!(woken("Bystander"), bystanders_before, "no Bystander");
 
     // By labels: a config that stops matching and one that starts to.
@@ -332,9 +336,8 @@ async fn a_changed_required_resource_reconciles_exactly_the_xrs_that_read_it() {
         json!({"region": "us", "tier": "bronze"}),
     )
     .await;
-    assert_eq!(
-        woken("Reader") - readers_before,
-        4.0,
+    assert!(
+        woken("Reader") - readers_before >= 4.0,
         "both Readers, for each config"
     );
     assert_eq!(woken("Bystander"), bystanders_before, "no Bystander");
@@ -353,10 +356,9 @@ async fn a_changed_required_resource_reconciles_exactly_the_xrs_that_read_it() {
     )
     .await;
     assert_eq!(woken("Reader"), readers_before, "no Reader");
-    assert_eq!(
-        woken("Bystander") - bystanders_before,
-        1.0,
-        "the Bystander, once"
+    assert!(
+        woken("Bystander") - bystanders_before >= 1.0,
+        "the Bystander"
     );
 
     // Another kind, by labels, confined to the tenant's namespace: a peer in
@@ -386,9 +388,8 @@ async fn a_changed_required_resource_reconciles_exactly_the_xrs_that_read_it() {
         json!({"peers": format!("{ns}/peer-b")}),
     )
     .await;
-    assert_eq!(
-        woken("Reader") - readers_before,
-        4.0,
+    assert!(
+        woken("Reader") - readers_before >= 4.0,
         "both Readers, for each peer of theirs"
     );
     assert_eq!(woken("Bystander"), bystanders_before, "no Bystander");

@@ -175,6 +175,7 @@ async fn compose(
     let secret_ref = default_connection_secret_ref(xr, scope, &pipeline);
     let unwritten = unwritten(xr, scope, selection.machinery, secret_ref);
     // 4. The pipeline, through the reconcile core `plait render` runs too.
+    let changes_before = ctx.shared.required.mark();
     let (outcome, recorder) = match pipeline_run(
         xr,
         reference,
@@ -198,7 +199,16 @@ async fn compose(
     runs::record(reference, &pipeline, &recorder, &outcome);
     // 5. What follows a run: watches on the composed kinds and on what its
     // functions required, connection details, and when to look again.
-    after_run(outcome, reference, xrd, scope, &pipeline, ctx).await
+    after_run(
+        outcome,
+        reference,
+        xrd,
+        scope,
+        &pipeline,
+        changes_before,
+        ctx,
+    )
+    .await
 }
 
 /// What the lifecycle phase leaves to the reconcile.
@@ -474,6 +484,7 @@ async fn after_run(
     xrd: &CompositeResourceDefinition,
     scope: CompositeScope,
     pipeline: &CompiledPipeline,
+    changes_before: u64,
     ctx: &XrContext,
 ) -> Result<(Action, ReconcileResult), XrError> {
     let mut kinds = referenced_kinds(&outcome.xr, scope);
@@ -486,7 +497,12 @@ async fn after_run(
     fair_queue::stage("watching what its functions required");
     ctx.shared
         .required
-        .track(&ctx.shared.cluster, reference, &outcome.required)
+        .track(
+            &ctx.shared.cluster,
+            reference,
+            &outcome.required,
+            changes_before,
+        )
         .await;
     if let Some(refused) = &outcome.refused {
         metrics().read_refused(&refused.tenant, &refused.function, &refused.target.kind);

@@ -54,6 +54,21 @@ impl Required {
         }
     }
 
+    /// Whether the object of `kind` that `change` tells of is what this
+    /// selects: by its name, or by labels it matched before or matches after.
+    pub fn matches(&self, kind: &GroupKind, change: &Change) -> bool {
+        if self.kind != *kind {
+            return false;
+        }
+        match &self.matching {
+            Matching::Name(name) => *name == change.name && self.namespace == change.namespace,
+            Matching::Labels(_) => [&change.before, &change.after]
+                .into_iter()
+                .flatten()
+                .any(|labels| self.selects(change.namespace.as_deref(), labels)),
+        }
+    }
+
     /// Whether an object in `namespace` with `labels` is what this selects
     /// by labels.
     fn selects(&self, namespace: Option<&str>, labels: &Labels) -> bool {
@@ -459,14 +474,23 @@ mod tests {
         ];
         for (i, (reads, kind, change, want)) in cases.into_iter().enumerate() {
             let mut index = RequiredIndex::default();
+            let mut last: BTreeMap<&str, &Vec<Required>> = BTreeMap::new();
             for (name, required) in &reads {
                 index.track(&xr(name), required);
+                last.insert(name, required);
             }
             assert_eq!(
                 readers(&index, &kind, &change),
                 want,
                 "case {i}: {change:?}"
             );
+            // One XR's requirements, matched alone, say the same.
+            let matched: Vec<&str> = last
+                .iter()
+                .filter(|(_, required)| required.iter().any(|r| r.matches(&kind, &change)))
+                .map(|(name, _)| *name)
+                .collect();
+            assert_eq!(matched, want, "case {i}, matched alone: {change:?}");
         }
     }
 

@@ -15,7 +15,7 @@
 
 mod index;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 
 use futures::StreamExt;
@@ -49,7 +49,21 @@ struct Inner {
     routes: Arc<ComposedWatches>,
     /// The task that takes in the EnvironmentConfig store's changes.
     environment: Mutex<Option<JoinHandle<()>>>,
+    recent: Mutex<Recent>,
 }
+
+/// The changes told lately, numbered: a reconcile that read while one
+/// arrived, before its reads were recorded, is queued for it when they are.
+#[derive(Default)]
+struct Recent {
+    next: u64,
+    changes: VecDeque<(u64, GroupKind, Change)>,
+}
+
+/// How many changes [`Recent`] keeps (a few hundred bytes each): more
+/// than any reconcile sees told while it runs, but under a storm of
+/// changes, where the poll remains the backstop.
+const RECENT_CHANGES: usize = 8192;
 
 fn environment_kind() -> GroupKind {
     (APIEXTENSIONS_GROUP.into(), ENVIRONMENT_CONFIG_KIND.into())
@@ -65,6 +79,7 @@ impl RequiredWatches {
             watches: Mutex::default(),
             routes,
             environment: Mutex::default(),
+            recent: Mutex::default(),
         });
         let weak = Arc::downgrade(&inner);
         let mut changes = environment.changes();
@@ -79,12 +94,27 @@ impl RequiredWatches {
         RequiredWatches { inner }
     }
 
+    /// Where the changes stand now: a reconcile takes this before its
+    /// pipeline reads anything, and hands it to [`RequiredWatches::track`].
+    pub fn mark(&self) -> u64 {
+        lock(&self.inner.recent).next
+    }
+
     /// Records that `xr`'s last reconcile read exactly `read` (nothing, once
     /// it is gone), starting the watches of kinds no XR required before and
-    /// stopping those of kinds no XR requires any more.
-    pub async fn track(&self, cluster: &KubeCluster, xr: &ObjectRef, read: &[ResourceSelector]) {
+    /// stopping those of kinds no XR requires any more. A change to what it
+    /// read told since `since` (the reconcile's [`RequiredWatches::mark`]),
+    /// while its reads were not recorded yet, queues it again.
+    pub async fn track(
+        &self,
+        cluster: &KubeCluster,
+        xr: &ObjectRef,
+        read: &[ResourceSelector],
+        since: u64,
+    ) {
         let required: Vec<Required> = read.iter().map(Required::of).collect();
         let changed = self.record(xr, &required);
+        self.inner.missed(xr, &required, since);
         let versions: BTreeMap<GroupKind, &str> = read
             .iter()
             .zip(&required)
@@ -192,18 +222,50 @@ impl Inner {
         }
     }
 
-    /// Queues every XR that read the object `change` tells of.
+    /// Queues every XR that read the object `change` tells of. The change
+    /// is numbered before the index is asked, and a reconcile records its
+    /// reads before it looks at the changes since its mark: whichever comes
+    /// second sees the other.
     fn wake(&self, kind: &GroupKind, change: &Change) {
+        {
+            let mut recent = lock(&self.recent);
+            let number = recent.next;
+            recent.next += 1;
+            recent
+                .changes
+                .push_back((number, kind.clone(), change.clone()));
+            if recent.changes.len() > RECENT_CHANGES {
+                recent.changes.pop_front();
+            }
+        }
         let readers = self
             .index
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .readers_of(kind, change);
-        if readers.is_empty() {
+        self.queue(&kind.1, &change.name, readers.iter().map(Arc::as_ref));
+    }
+
+    /// Queues `xr` if something it `required` changed since `since`, before
+    /// its reads were recorded.
+    fn missed(&self, xr: &ObjectRef, required: &[Required], since: u64) {
+        if required.is_empty() {
             return;
         }
+        let missed = lock(&self.recent)
+            .changes
+            .iter()
+            .filter(|(number, ..)| *number >= since)
+            .any(|(_, kind, change)| required.iter().any(|r| r.matches(kind, change)));
+        if missed {
+            self.queue("(changed while it read)", &xr.name, [xr]);
+        }
+    }
+
+    /// Queues `xrs` through their controllers' routes and watch circuits.
+    fn queue<'a>(&self, required: &str, name: &str, xrs: impl IntoIterator<Item = &'a ObjectRef>) {
         let mut by_kind: BTreeMap<(&str, &str), Vec<&ObjectRef>> = BTreeMap::new();
-        for xr in &readers {
+        for xr in xrs {
             by_kind
                 .entry((group_of(&xr.api_version), xr.kind.as_str()))
                 .or_default()
@@ -232,8 +294,8 @@ impl Inner {
                 }
             }
             tracing::debug!(
-                required = kind.1,
-                name = change.name,
+                required,
+                name,
                 kind = xr_kind,
                 woken,
                 "a required resource changed"
