@@ -1,7 +1,7 @@
 //! The built-in function-sequencer, function-cidr, function-extra-resources
 //! and function-status-transformer, each on a request shaped like
 //! upstream's examples: the time of the first call (compiling the
-//! component), then per-call medians of instantiating alone and of a whole
+//! component) and the process's peak memory while it ran, then per-call medians of instantiating alone and of a whole
 //! call, each on a fresh instance as in the controller.
 //!
 //! `cargo bench -p plait-runtime --bench ecosystem -- --bench`
@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 #[path = "support/measure.rs"]
 mod measure;
 
-use measure::median;
+use measure::{median, peak_memory_mb, reset_peak_memory};
 use plait_runtime::{Builtin, CallLimits, Runtime, RuntimeConfig};
 use plait_sdk::{Ready, Request, Resource, State};
 use serde_json::{Value, json};
@@ -118,15 +118,17 @@ fn main() {
     let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
     let limits = CallLimits::default();
     println!(
-        "{:<30} {:>10} {:>12} {:>12} {:>12}",
-        "built-in", "size", "first call", "instantiate", "per call"
+        "{:<30} {:>10} {:>12} {:>10} {:>12} {:>12}",
+        "built-in", "size", "first call", "peak", "instantiate", "per call"
     );
     for (name, builtin, request) in requests() {
         let wasm = builtin.wasm();
+        reset_peak_memory();
         let start = Instant::now();
         let module = runtime.load(wasm).unwrap();
         let output = runtime.call(&module, &request, &limits).unwrap();
         let first = start.elapsed();
+        let peak = peak_memory_mb();
         assert!(
             !output.response.is_fatal(),
             "{name}: {:?}",
@@ -145,10 +147,11 @@ fn main() {
             )
         };
         println!(
-            "{:<30} {:>7} KB {:>12.1?} {:>12.2?} {:>12.2?}",
+            "{:<30} {:>7} KB {:>12.1?} {:>7} MB {:>12.2?} {:>12.2?}",
             name,
             wasm.len() / 1024,
             first,
+            peak,
             instantiate,
             per_call
         );
