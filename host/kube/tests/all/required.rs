@@ -10,7 +10,9 @@
 use kube::api::{DeleteParams, Patch, PatchParams};
 use serde_json::{Value, json};
 
-use crate::support::{COPY_REQUIRED, api, cluster, create, eventually, metric_sum, resource, yaml};
+use crate::support::{
+    COPY_REQUIRED, api, cluster, create, environment_config, eventually, metric_sum, resource, yaml,
+};
 
 const GROUP: &str = "required.example.org";
 /// A label only this test's ConfigMaps carry.
@@ -64,14 +66,6 @@ fn composition(kind: &str, selectors: Value, fields: &[&str], extra: Vec<Value>)
             "mode": "Pipeline",
             "pipeline": pipeline,
         },
-    })
-}
-
-fn environment_config(name: &str, labels: Value, data: Value) -> Value {
-    json!({
-        "apiVersion": "apiextensions.crossplane.io/v1beta1", "kind": "EnvironmentConfig",
-        "metadata": {"name": name, "labels": labels},
-        "data": data,
     })
 }
 
