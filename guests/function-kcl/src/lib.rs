@@ -11,6 +11,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+mod config;
 mod input;
 mod output;
 mod params;
@@ -25,6 +26,7 @@ use plait_kcl::loader::FileSystem;
 use plait_sdk::{Function, FunctionError, LogLevel, Ready, Request, Resource, Response};
 use serde_json::{Map, Value};
 
+use config::{ConfigError, Route};
 use input::KclInput;
 use output::OutputError;
 use process::{Outcome, ProcessError, Target};
@@ -102,11 +104,32 @@ fn compose(request: &Request, fs: &dyn FileSystem, response: &mut Response) -> R
         step_limit: None,
         stack_budget: Some(STACK_BUDGET),
     };
+    let route = match source {
+        Source::Inline if input.spec.config.vendor => Route::InlineVendor,
+        Source::Inline => Route::Inline,
+        Source::Local(_) | Source::Remote(_) => Route::Path,
+    };
+    let compile = config::compile(&input.spec.config, route, fs).map_err(|e| match e {
+        ConfigError::Settings(message) => Error::Pipeline(message),
+        ConfigError::Unsupported(reason) => Error::Unsupported {
+            field: "spec.config.settings".into(),
+            reason,
+        },
+    })?;
+    if compile.dropped_arguments {
+        plait_sdk::log(
+            LogLevel::Info,
+            "spec.config.arguments are not given to an inline program unless spec.config.vendor is true, as function-kcl v0.12.2 does not give them",
+        );
+    }
     let ran = match source {
-        Source::Inline => embed::run(&Embedded {
-            source: input.spec.source.clone(),
-            ..program
-        }),
+        Source::Inline => embed::run_with(
+            &Embedded {
+                source: input.spec.source.clone(),
+                ..program
+            },
+            &compile.run,
+        ),
         Source::Local(dir) => {
             if !fs.is_dir(Path::new(dir)) {
                 return Err(Error::Unsupported {
@@ -116,7 +139,7 @@ fn compose(request: &Request, fs: &dyn FileSystem, response: &mut Response) -> R
                     ),
                 });
             }
-            embed::run_directory(Path::new(dir), fs, &program)
+            embed::run_directory_with(Path::new(dir), fs, &program, &compile.run)
         }
         Source::Remote(location) => return Err(remote_refusal(location)),
     };
@@ -128,11 +151,9 @@ fn compose(request: &Request, fs: &dyn FileSystem, response: &mut Response) -> R
 
     let documents = output.documents;
     let items =
-        output::resources(documents, &output.values, input.spec.config.sort_keys).map_err(|e| {
-            match e {
-                OutputError::ItemNotAnObject { .. } => Error::DataResources(e.to_string()),
-                other => Error::Pipeline(other.to_string()),
-            }
+        output::resources(documents, &output.values, compile.sort_keys).map_err(|e| match e {
+            OutputError::ItemNotAnObject { .. } => Error::DataResources(e.to_string()),
+            other => Error::Pipeline(other.to_string()),
         })?;
     let mut bases = Vec::new();
     for r in &input.spec.resources {
@@ -336,20 +357,12 @@ fn refuse_unsupported(input: &KclInput) -> Result<(), Error> {
         });
     }
     let config = &spec.config;
-    let unsupported = [
-        ("arguments", !config.arguments.is_empty()),
-        ("settings", !config.settings.is_empty()),
-        ("overrides", !config.overrides.is_empty()),
-        ("pathSelectors", !config.path_selectors.is_empty()),
-        ("vendor", config.vendor),
-        ("showHidden", config.show_hidden),
-        ("disableNone", config.disable_none),
-        ("strictRangeCheck", config.strict_range_check),
-    ];
+    let unsupported = [("overrides", !config.overrides.is_empty())];
     if let Some((name, _)) = unsupported.iter().find(|(_, set)| *set) {
         return Err(Error::Unsupported {
             field: format!("spec.config.{name}"),
-            reason: "plait's built-in function-kcl does not support this option yet; remove it (spec.config.sortKeys and debug are supported)".into(),
+            reason: "plait's built-in function-kcl does not support this option yet; remove it"
+                .into(),
         });
     }
     Ok(())

@@ -25,7 +25,7 @@ pub mod parser;
 pub mod source;
 pub mod value;
 
-mod settings;
+pub mod settings;
 
 pub use error::{ErrorKind, KclError};
 
@@ -55,6 +55,9 @@ pub struct RunOptions {
     pub disable_none: bool,
     /// `--show-hidden`: also print `_hidden` names.
     pub show_hidden: bool,
+    /// `-r`, `--strict-range-check`: `+`, `-`, `*`, `**` and `<<` must keep
+    /// numbers within 32 bits.
+    pub strict_range_check: bool,
     /// The directory the `file` module may read below; nothing when `None`.
     pub file_root: Option<PathBuf>,
     /// Bytes of stack the evaluation may use before a deep recursion ends
@@ -170,6 +173,7 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
         file_root: options.file_root.clone(),
         step_limit: None,
         show_hidden: options.show_hidden,
+        strict_range_check: options.strict_range_check,
         stack_budget: options.stack_budget,
         program_paths: sources
             .files()
