@@ -84,7 +84,7 @@ demo-deps:
 	@command -v curl >/dev/null || { $(SUDO) apt-get update && $(APT_INSTALL) curl ca-certificates; }
 	@command -v python3 >/dev/null || { $(SUDO) apt-get update && $(APT_INSTALL) python3; }
 	@command -v go >/dev/null || { $(SUDO) apt-get update && $(APT_INSTALL) golang-go ca-certificates; }
-	tests/cluster/build-binaries.sh >/dev/null
+	host/controlplane/build-binaries.sh >/dev/null
 
 demo: build demo-deps
 	PLAIT=$(PLAIT) examples/getting-started/demo.sh
@@ -150,7 +150,7 @@ lint: setup build-deps
 # etcd, kube-apiserver and kube-controller-manager for the controller tests, built from Go
 # modules once and cached under ~/.cache/plait/ (see docs/testing.md).
 test-cluster-binaries: test-prereqs
-	tests/cluster/build-binaries.sh
+	host/controlplane/build-binaries.sh
 
 # cosign, for the signature tests, built from its Go module once and cached
 # under ~/.cache/plait/ (see docs/testing.md).

@@ -30,9 +30,9 @@ import time
 # one of each lane.
 WAITING = {
     "plait-kube test all",
-    "plait-testcluster test cleanup",
-    "plait-testcluster test cluster",
-    "plait-testcluster test crds",
+    "plait-controlplane test cleanup",
+    "plait-controlplane test cluster",
+    "plait-controlplane test crds",
     "plait-validate test all",
     "plait test takeover_upstream",
     "plait test trace",

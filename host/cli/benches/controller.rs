@@ -39,7 +39,7 @@ use kube_support::{
     Controller, ScaleApis, apply, by_label, by_labels, cpu_seconds, largest_first, peak_rss_mib,
     resource, run_bench, scale_fixture, scrape, spawn_all_ready, total,
 };
-use plait_testcluster::TestCluster;
+use plait_controlplane::ControlPlane;
 use serde_json::json;
 
 const DEFAULT_XRS: usize = 100;
@@ -95,7 +95,12 @@ struct Replicas {
 }
 
 impl Replicas {
-    async fn start(cluster: &TestCluster, cache: &Path, count: usize, namespace: &str) -> Replicas {
+    async fn start(
+        cluster: &ControlPlane,
+        cache: &Path,
+        count: usize,
+        namespace: &str,
+    ) -> Replicas {
         let mut running: Vec<Controller> = (0..count)
             .map(|i| {
                 let extra = if count == 1 {
@@ -160,7 +165,7 @@ async fn bench() {
         Ok("running") | Err(_) => false,
         Ok(other) => panic!("PLAIT_BENCH_MODE is running or existing, not {other:?}"),
     };
-    let cluster = TestCluster::shared().unwrap();
+    let cluster = ControlPlane::shared().unwrap();
     let client = cluster.client().await;
     let namespace = cluster.namespace("bench").await;
     let cache = tempfile::tempdir().unwrap();

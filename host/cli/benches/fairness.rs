@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use kube::Client;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, PostParams};
 use kube_support::{Controller, apply, is_ready, peak_rss_mib, resource, run_bench};
-use plait_testcluster::TestCluster;
+use plait_controlplane::ControlPlane;
 use plait_testregistry::Registry;
 use serde_json::{Value, json};
 
@@ -350,7 +350,7 @@ async fn bench() {
         .map(str::to_string)
         .collect();
 
-    let cluster = TestCluster::shared().unwrap();
+    let cluster = ControlPlane::shared().unwrap();
     let client = cluster.client().await;
     let registry = Registry::start();
     let home = tempfile::tempdir().unwrap();

@@ -37,7 +37,7 @@ use kube_support::{
     composition_problems, is_ready, largest_first, peak_rss_mib, resource, run_bench,
     scale_fixture, scrape, total,
 };
-use plait_testcluster::TestCluster;
+use plait_controlplane::ControlPlane;
 use serde_json::{Value, json};
 
 const DEFAULT_XRS: usize = 10_000;
@@ -384,7 +384,7 @@ async fn bench() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(DEFAULT_XRS);
-    let cluster = TestCluster::dedicated().unwrap();
+    let cluster = ControlPlane::dedicated().unwrap();
     let client = cluster.client().await;
     let namespace = cluster.namespace("faults").await;
     let scratch = tempfile::tempdir().unwrap();

@@ -29,7 +29,7 @@ use kube_support::{
     Controller, LogsOnFailure, ScaleApis, apiserver_metrics, apply, apply_scale_fixture, by_labels,
     cpu_seconds, largest_first, peak_rss_mib, run_bench, scrape, spawn_all_ready, total,
 };
-use plait_testcluster::{TestCluster, UpstreamCrossplane};
+use plait_controlplane::{ControlPlane, UpstreamCrossplane};
 use serde_json::json;
 
 const DEFAULT_XRS: usize = 1000;
@@ -78,7 +78,11 @@ enum Running {
 }
 
 impl Running {
-    async fn start(contender: Contender, cluster: &TestCluster, scratch: &std::path::Path) -> Self {
+    async fn start(
+        contender: Contender,
+        cluster: &ControlPlane,
+        scratch: &std::path::Path,
+    ) -> Self {
         match contender {
             Contender::Upstream => {
                 let mut upstream = UpstreamCrossplane::install(cluster).await.unwrap();
@@ -143,7 +147,7 @@ struct Snapshot {
 }
 
 impl Snapshot {
-    async fn take(client: &kube::Client, cluster: &TestCluster, running: &Running) -> Self {
+    async fn take(client: &kube::Client, cluster: &ControlPlane, running: &Running) -> Self {
         Snapshot {
             at: Instant::now(),
             controller_metrics: running.metrics(),
@@ -271,7 +275,7 @@ struct Measured {
 }
 
 async fn measure(contender: Contender, xr_count: usize, measure_idle: bool) -> Measured {
-    let cluster = TestCluster::dedicated().unwrap();
+    let cluster = ControlPlane::dedicated().unwrap();
     let client = cluster.client().await;
     let scratch = tempfile::tempdir().unwrap();
     let running = Running::start(contender, &cluster, scratch.path()).await;

@@ -100,7 +100,7 @@ fn up(mut args: UpArgs) -> Result<String> {
         "plait dev: starting etcd, kube-apiserver and kube-controller-manager on 127.0.0.1 \
          (the first run builds them from their Go modules: 10 to 30 minutes on 2 cores)"
     );
-    let cluster = plait_testcluster::TestCluster::dedicated()
+    let cluster = plait_controlplane::ControlPlane::dedicated()
         .context("cannot start the local control plane")?;
     let kubeconfig = dir.join(KUBECONFIG_FILE);
     std::fs::copy(cluster.kubeconfig(), &kubeconfig)

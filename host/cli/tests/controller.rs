@@ -17,7 +17,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
-use plait_testcluster::TestCluster;
+use plait_controlplane::ControlPlane;
 use serde_json::{Value, json};
 
 const TIMEOUT: Duration = Duration::from_secs(90);
@@ -70,7 +70,7 @@ struct Controller {
 }
 
 impl Controller {
-    fn start(cluster: &TestCluster, lease_namespace: &str, identity: &str, logs: &Path) -> Self {
+    fn start(cluster: &ControlPlane, lease_namespace: &str, identity: &str, logs: &Path) -> Self {
         let probes = TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -163,7 +163,7 @@ fn read_yaml(path: &str) -> Value {
 
 #[tokio::test]
 async fn two_replicas_elect_one_leader_which_composes_and_hands_over_on_shutdown() {
-    let cluster = TestCluster::shared().unwrap();
+    let cluster = ControlPlane::shared().unwrap();
     let client = cluster.client().await;
     let lease_namespace = cluster.namespace("plait-ha").await;
     let logs = tempfile::tempdir().unwrap();
@@ -517,7 +517,7 @@ fn install_serves_the_webhook_by_default_with_a_certificate_plait_makes_or_cert_
 
 #[tokio::test]
 async fn install_applies_the_bundle_to_a_cluster_and_can_run_again() {
-    let cluster = TestCluster::shared().unwrap();
+    let cluster = ControlPlane::shared().unwrap();
     let kubeconfig = cluster.kubeconfig().display().to_string();
     for _ in 0..2 {
         // No webhook: nothing would serve it, and this cluster's other

@@ -14,7 +14,7 @@ use common::kube_support::{
 };
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams};
-use plait_testcluster::TestCluster;
+use plait_controlplane::ControlPlane;
 use serde_json::{Value, json};
 
 const XRS: usize = 300;
@@ -45,7 +45,7 @@ async fn list(api: &Api<DynamicObject>, params: &ListParams) -> Option<Vec<Value
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_controller_killed_mid_rollout_leaves_no_orphan_or_duplicate_after_restart() {
-    let cluster = TestCluster::shared().unwrap();
+    let cluster = ControlPlane::shared().unwrap();
     let client = cluster.client().await;
     let namespace = cluster.namespace("crash").await;
     let dir = tempfile::tempdir().unwrap();

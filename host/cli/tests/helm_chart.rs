@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 mod common;
 use common::repo;
-use plait_testcluster::{TestCluster, resource};
+use plait_controlplane::{ControlPlane, resource};
 
 const NAMESPACE: &str = "plait-system";
 
@@ -559,7 +559,7 @@ async fn gone(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn helm_installs_upgrades_and_uninstalls_the_chart_on_an_api_server() {
-    let cluster = TestCluster::shared().expect("test cluster");
+    let cluster = ControlPlane::shared().expect("test cluster");
     let client = cluster.client().await;
     let namespace = cluster.namespace("plait-helm").await;
     let kubeconfig = cluster.kubeconfig().to_str().unwrap().to_string();

@@ -22,7 +22,7 @@ use kube::api::{Api, DynamicObject};
 use kube::runtime::wait::await_condition;
 use oci_client::client::{ClientConfig, ClientProtocol};
 use oci_client::secrets::RegistryAuth;
-use plait_testcluster::TestCluster;
+use plait_controlplane::ControlPlane;
 use plait_testregistry::Registry;
 use serde_json::{Value, json};
 
@@ -129,7 +129,7 @@ async fn the_pushed_image_runs_the_controller_from_its_own_root_until_an_xr_is_r
         .unwrap();
     std::fs::write(
         root.path().join("tmp/kubeconfig"),
-        self_contained_kubeconfig(TestCluster::shared().unwrap().kubeconfig()),
+        self_contained_kubeconfig(ControlPlane::shared().unwrap().kubeconfig()),
     )
     .unwrap();
     let log = root.path().join("tmp/controller.log");
@@ -181,7 +181,7 @@ async fn the_pushed_image_runs_the_controller_from_its_own_root_until_an_xr_is_r
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 
-    let cluster = TestCluster::shared().unwrap();
+    let cluster = ControlPlane::shared().unwrap();
     let kube = cluster.client().await;
     apply_scale_fixture(&kube, FIELD_MANAGER).await;
     let namespace = cluster.namespace("image").await;

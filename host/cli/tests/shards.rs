@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use common::kube_support::{Controller, LogsOnFailure, ScaleApis, apply, apply_scale_fixture};
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
-use plait_testcluster::TestCluster;
+use plait_controlplane::ControlPlane;
 use serde_json::{Value, json};
 
 const REPLICAS: usize = 3;
@@ -65,7 +65,7 @@ fn values(list: kube::core::ObjectList<DynamicObject>) -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replicas_share_the_shards_and_a_killed_ones_xrs_keep_converging() {
-    let cluster = TestCluster::shared().unwrap();
+    let cluster = ControlPlane::shared().unwrap();
     let client = cluster.client().await;
     let namespace = cluster.namespace("shards").await;
     let dir = tempfile::tempdir().unwrap();

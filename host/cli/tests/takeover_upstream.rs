@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use common::kube_support::{Controller, LogsOnFailure, apply, is_ready, resource};
 use futures::StreamExt;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams, WatchEvent, WatchParams};
-use plait_testcluster::{TestCluster, UpstreamCrossplane};
+use plait_controlplane::{ControlPlane, UpstreamCrossplane};
 use serde_json::{Value, json};
 
 /// XRs of each kind: claimed legacy XRs, and namespaced XRs.
@@ -426,7 +426,7 @@ async fn served(api: &Api<DynamicObject>, what: &str) {
     }
 }
 
-fn start_plait(cluster: &TestCluster, scratch: &Path) -> Controller {
+fn start_plait(cluster: &ControlPlane, scratch: &Path) -> Controller {
     Controller::start(
         cluster.kubeconfig(),
         &scratch.join("cache"),
@@ -437,7 +437,7 @@ fn start_plait(cluster: &TestCluster, scratch: &Path) -> Controller {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plait_takes_over_from_upstream_crossplane_and_hands_back_without_churn() {
-    let cluster = TestCluster::shared().unwrap();
+    let cluster = ControlPlane::shared().unwrap();
     let client = cluster.client().await;
     let scratch = tempfile::tempdir().unwrap();
     let mut upstream = UpstreamCrossplane::install(cluster).await.unwrap();

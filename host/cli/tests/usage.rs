@@ -11,7 +11,7 @@
 use std::time::{Duration, Instant};
 
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, PostParams};
-use plait_testcluster::TestCluster;
+use plait_controlplane::ControlPlane;
 use serde_json::{Value, json};
 
 mod common;
@@ -73,7 +73,7 @@ struct Setup {
 async fn start_controller(client: &kube::Client) -> WebhookController {
     // A deleted composed Usage looks this often whether its user is gone.
     WebhookController::start(
-        TestCluster::shared().unwrap(),
+        ControlPlane::shared().unwrap(),
         client,
         "plait-usage-test",
         &["--poll-interval=3s".to_string()],
@@ -82,7 +82,7 @@ async fn start_controller(client: &kube::Client) -> WebhookController {
 }
 
 async fn setup() -> Setup {
-    let cluster = TestCluster::shared().unwrap();
+    let cluster = ControlPlane::shared().unwrap();
     let client = cluster.client().await;
     let controller = start_controller(&client).await;
     let namespaces = resource("v1", "Namespace", "namespaces");

@@ -10,7 +10,7 @@
 use std::time::{Duration, Instant};
 
 use kube::api::{Api, DeleteParams, DynamicObject, PostParams};
-use plait_testcluster::TestCluster;
+use plait_controlplane::ControlPlane;
 use serde_json::{Value, json};
 
 mod common;
@@ -37,7 +37,7 @@ fn composition(name: &str, from: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_webhook_refuses_a_composition_whose_patch_its_xr_kind_does_not_allow() {
-    let cluster = TestCluster::shared().unwrap();
+    let cluster = ControlPlane::shared().unwrap();
     let client = cluster.client().await;
     // The controller serving the webhook, and the shipped configuration,
     // its client config pointed at this controller on loopback.

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 use kube::api::{Api, DeleteParams, DynamicObject, PostParams};
-use plait_testcluster::TestCluster;
+use plait_controlplane::ControlPlane;
 use serde_json::{Value, json};
 
 mod common;
@@ -51,7 +51,7 @@ async fn secret_data(secrets: &Api<DynamicObject>, name: &str, key: &str) -> Opt
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_controller_serves_the_webhook_with_a_certificate_it_makes_and_the_api_server_trusts() {
-    let cluster = TestCluster::shared().unwrap();
+    let cluster = ControlPlane::shared().unwrap();
     let client = cluster.client().await;
     let namespace = cluster.namespace("plait-certificates").await;
     let configuration_name = format!("{namespace}-webhook");

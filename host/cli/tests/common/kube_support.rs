@@ -23,7 +23,7 @@ use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::Value;
 
-pub use plait_testcluster::{apply, resource};
+pub use plait_controlplane::{apply, resource};
 
 /// The scale fixture's `name` (`tests/fixtures/scale/`): an XRD and a
 /// Composition of three ConfigMaps, patch-and-transform then auto-ready.
@@ -255,7 +255,7 @@ impl WebhookController {
     /// Starts it against `cluster` with `extra` arguments; `client` applies
     /// the configuration (by field manager `name`).
     pub async fn start(
-        cluster: &plait_testcluster::TestCluster,
+        cluster: &plait_controlplane::ControlPlane,
         client: &kube::Client,
         name: &str,
         extra: &[String],

@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 use crate::support::{self, api, condition, create, resource};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use plait_controlplane::ControlPlane;
 use plait_kube::Functions;
 use plait_model::{CompositeResourceDefinition, Manifest};
 use plait_runtime::{Runtime, RuntimeConfig};
-use plait_testcluster::TestCluster;
 use serde_json::{Value, json};
 
 /// XRs created before the controller starts.
@@ -54,7 +54,7 @@ async fn serve_xr_kind(client: &kube::Client, xrd: &Value) {
 
 #[tokio::test]
 async fn a_controller_started_over_existing_xrs_makes_them_all_ready() {
-    let cluster = TestCluster::dedicated().unwrap();
+    let cluster = ControlPlane::dedicated().unwrap();
     let client = cluster.client().await;
     let namespace = cluster.namespace("backlog").await;
     plait_kube::install_crds(&client, support::TIMEOUT)

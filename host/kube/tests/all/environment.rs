@@ -13,7 +13,7 @@ use crate::support::{
     self, api, create, environment_config, eventually, metric_sum, resource, yaml,
 };
 use kube::api::{Patch, PatchParams};
-use plait_testcluster::TestCluster;
+use plait_controlplane::ControlPlane;
 use serde_json::{Value, json};
 
 const XRS: usize = 3;
@@ -109,7 +109,7 @@ async fn environment_configs_are_read_from_the_watch_store_and_their_changes_rea
     ) {
         return;
     }
-    let cluster = TestCluster::shared().unwrap();
+    let cluster = ControlPlane::shared().unwrap();
     let client = cluster.client().await;
     let namespace = cluster.namespace("environment").await;
     let _controller = support::start_builtins_polling(cluster, POLL);

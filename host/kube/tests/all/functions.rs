@@ -19,11 +19,11 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::Secret;
 use kube::Client;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use plait_controlplane::ControlPlane;
 use plait_kube::{Functions, InstalledPackages};
 use plait_oci::{ClientConfig, Keychain};
 use plait_reconcile::compose::deterministic_name;
 use plait_runtime::{Builtin, Runtime, RuntimeConfig};
-use plait_testcluster::TestCluster;
 use plait_testregistry::Registry;
 use serde_json::{Value, json};
 
@@ -37,7 +37,7 @@ const PASSWORD: &str = "s3cret";
 /// What every test shares: the cluster with the controller running, the
 /// registries, and the namespace pull secrets are read from.
 struct Env {
-    cluster: &'static TestCluster,
+    cluster: &'static ControlPlane,
     open: &'static Registry,
     private: &'static Registry,
     secrets: String,
@@ -47,10 +47,10 @@ struct Env {
 }
 
 fn env() -> &'static Env {
-    static CLUSTER: OnceLock<TestCluster> = OnceLock::new();
+    static CLUSTER: OnceLock<ControlPlane> = OnceLock::new();
     static ENV: OnceLock<Env> = OnceLock::new();
     ENV.get_or_init(|| {
-        let cluster = CLUSTER.get_or_init(|| TestCluster::dedicated().expect("test cluster"));
+        let cluster = CLUSTER.get_or_init(|| ControlPlane::dedicated().expect("test cluster"));
         let open = Registry::shared();
         let private = Registry::shared_with_auth(USER, PASSWORD);
         let insecure = vec![open.addr.clone(), private.addr.clone()];

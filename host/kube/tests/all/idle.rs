@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::support::{self, api, condition, create, metric_sum, resource};
 use kube::api::{ListParams, PostParams};
-use plait_testcluster::TestCluster;
+use plait_controlplane::ControlPlane;
 use serde_json::{Value, json};
 
 const XRS: usize = 5;
@@ -79,7 +79,7 @@ async fn polls_of_xrs_in_sync_write_nothing_read_no_composed_resource_and_call_n
     ) {
         return;
     }
-    let cluster = TestCluster::shared().unwrap();
+    let cluster = ControlPlane::shared().unwrap();
     let client = cluster.client().await;
     let namespace = cluster.namespace("idle").await;
     let _controller = support::start_builtins_polling(cluster, POLL);

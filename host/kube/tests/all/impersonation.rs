@@ -9,9 +9,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support::{self, api, condition, create, eventually, resource, yaml};
+use plait_controlplane::ControlPlane;
 use plait_kube::{Functions, Impersonation, Options};
 use plait_runtime::{Runtime, RuntimeConfig};
-use plait_testcluster::TestCluster;
 use serde_json::{Value, json};
 
 const SERVICE_ACCOUNT: &str = "plait-tenant";
@@ -19,19 +19,19 @@ const SERVICE_ACCOUNT: &str = "plait-tenant";
 /// This module's cluster, with plait's controller acting as each tenant's
 /// `SERVICE_ACCOUNT`, started once for its tests. A cluster of its own: the
 /// shared cluster's controller acts as itself.
-fn impersonating_cluster() -> &'static TestCluster {
-    static STARTED: std::sync::OnceLock<(TestCluster, support::Controller)> =
+fn impersonating_cluster() -> &'static ControlPlane {
+    static STARTED: std::sync::OnceLock<(ControlPlane, support::Controller)> =
         std::sync::OnceLock::new();
     &STARTED
         .get_or_init(|| {
-            let cluster = TestCluster::dedicated().expect("test cluster");
+            let cluster = ControlPlane::dedicated().expect("test cluster");
             let controller = start_controller(&cluster);
             (cluster, controller)
         })
         .0
 }
 
-fn start_controller(cluster: &TestCluster) -> support::Controller {
+fn start_controller(cluster: &ControlPlane) -> support::Controller {
     let options = Options {
         impersonation: Some(Impersonation {
             config: cluster.config(),

@@ -8,7 +8,7 @@
 use crate::support;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, Patch, PatchParams};
-use plait_testcluster::TestCluster;
+use plait_controlplane::ControlPlane;
 use serde_json::Value;
 
 const NARROWED: &str = "compositions.apiextensions.crossplane.io";
@@ -16,7 +16,7 @@ const NARROWED: &str = "compositions.apiextensions.crossplane.io";
 #[tokio::test]
 async fn crds_another_manager_installed_stay_that_managers_whether_as_wide_or_narrower() {
     // Its own cluster: the shared one's CRDs are plait's, installed by its controller.
-    let cluster = TestCluster::dedicated().unwrap();
+    let cluster = ControlPlane::dedicated().unwrap();
     let client = cluster.client().await;
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     for mut crd in plait_kube::crds().unwrap() {

@@ -8,8 +8,8 @@ use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, ObjectMeta, PostParams};
+use plait_controlplane::ControlPlane;
 use plait_kube::LeaderElection;
-use plait_testcluster::TestCluster;
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -29,7 +29,7 @@ async fn holder(leases: &Api<Lease>) -> (Option<String>, i32) {
 
 #[tokio::test]
 async fn one_replica_leads_and_a_released_lease_passes_to_the_standby() {
-    let cluster = TestCluster::shared().unwrap();
+    let cluster = ControlPlane::shared().unwrap();
     let namespace = cluster.namespace("lease-handover").await;
     let client = cluster.client().await;
     let leases: Api<Lease> = Api::namespaced(client.clone(), &namespace);
@@ -68,7 +68,7 @@ async fn one_replica_leads_and_a_released_lease_passes_to_the_standby() {
 
 #[tokio::test]
 async fn a_lease_whose_holder_stopped_renewing_is_taken_over() {
-    let cluster = TestCluster::shared().unwrap();
+    let cluster = ControlPlane::shared().unwrap();
     let namespace = cluster.namespace("lease-expired").await;
     let client = cluster.client().await;
     let leases: Api<Lease> = Api::namespaced(client.clone(), &namespace);
@@ -101,7 +101,7 @@ async fn a_lease_whose_holder_stopped_renewing_is_taken_over() {
 
 #[tokio::test]
 async fn a_leader_whose_lease_is_taken_learns_it_lost() {
-    let cluster = TestCluster::shared().unwrap();
+    let cluster = ControlPlane::shared().unwrap();
     let namespace = cluster.namespace("lease-lost").await;
     let client = cluster.client().await;
     let leases: Api<Lease> = Api::namespaced(client.clone(), &namespace);
@@ -129,7 +129,7 @@ async fn a_leader_whose_lease_is_taken_learns_it_lost() {
 
 #[tokio::test]
 async fn shutting_down_while_waiting_for_the_lease_returns_nothing() {
-    let cluster = TestCluster::shared().unwrap();
+    let cluster = ControlPlane::shared().unwrap();
     let namespace = cluster.namespace("lease-shutdown").await;
     let client = cluster.client().await;
     let leader = election(&namespace, "replica-e", 15)

@@ -14,10 +14,10 @@ use std::time::Duration;
 
 use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject, PostParams};
+use plait_controlplane::ControlPlane;
 use plait_functions::Resolver;
 use plait_kube::{Functions, Options, Timing};
 use plait_runtime::{Runtime, RuntimeConfig};
-use plait_testcluster::TestCluster;
 use serde_json::Value;
 
 pub const TIMEOUT: Duration = Duration::from_secs(120);
@@ -39,11 +39,11 @@ fn copy_required_guest() -> Vec<u8> {
 /// and serving the built-in functions and [`COPY_REQUIRED`]. The tests on it
 /// make their own XRDs (groups of their own), Compositions and namespaces; a
 /// test that needs another controller runs it on a cluster of its own
-/// ([`TestCluster::dedicated`]), since two controllers would both reconcile
+/// ([`ControlPlane::dedicated`]), since two controllers would both reconcile
 /// every XR.
-pub fn cluster() -> &'static TestCluster {
+pub fn cluster() -> &'static ControlPlane {
     static STARTED: OnceLock<Controller> = OnceLock::new();
-    let cluster = TestCluster::shared().expect("test cluster");
+    let cluster = ControlPlane::shared().expect("test cluster");
     STARTED.get_or_init(|| {
         let (controller, ()) = start_controller(cluster, |_| async {
             let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
@@ -84,7 +84,7 @@ impl Drop for Controller {
 /// running controller and what `setup` returns. XRs are polled every
 /// minute, so a test that sees a change sooner saw a watch or a requeue, not
 /// a poll.
-pub fn start_controller<T, F, Fut>(cluster: &TestCluster, setup: F) -> (Controller, T)
+pub fn start_controller<T, F, Fut>(cluster: &ControlPlane, setup: F) -> (Controller, T)
 where
     T: Send + 'static,
     F: FnOnce(Client) -> Fut + Send + 'static,
@@ -107,7 +107,7 @@ fn show_logs() {
 
 /// [`start_controller`] with `options` (their timing replaced by the tests').
 pub fn start_controller_with<T, F, Fut>(
-    cluster: &TestCluster,
+    cluster: &ControlPlane,
     options: Options,
     setup: F,
 ) -> (Controller, T)
@@ -129,7 +129,7 @@ where
 
 /// [`start_controller`] with `options` as given, timing included.
 pub fn start_controller_as_given<T, F, Fut>(
-    cluster: &TestCluster,
+    cluster: &ControlPlane,
     options: Options,
     setup: F,
 ) -> (Controller, T)
@@ -172,7 +172,7 @@ where
 
 /// Runs plait's controller with the built-in functions, polling every XR
 /// every `poll`.
-pub fn start_builtins_polling(cluster: &TestCluster, poll: Duration) -> Controller {
+pub fn start_builtins_polling(cluster: &ControlPlane, poll: Duration) -> Controller {
     let (controller, ()) = start_controller_as_given(
         cluster,
         Options::from(Timing {
@@ -271,7 +271,7 @@ where
     }
 }
 
-pub use plait_testcluster::resource;
+pub use plait_controlplane::resource;
 
 pub fn api(client: &Client, ar: &ApiResource, namespace: Option<&str>) -> Api<DynamicObject> {
     match namespace {

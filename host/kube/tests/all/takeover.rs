@@ -12,7 +12,7 @@ use std::process::Command;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, Patch, PatchParams};
-use plait_testcluster::TestCluster;
+use plait_controlplane::ControlPlane;
 use serde_json::Value;
 
 const UPSTREAM_MODULE: &str = "github.com/crossplane/crossplane/v2@v2.3.4";
@@ -59,7 +59,7 @@ fn upstream_crds() -> Vec<Value> {
 #[tokio::test]
 async fn plait_starts_over_crossplanes_crds_and_crossplane_can_take_them_back_unforced() {
     // Its own cluster: the shared one's CRDs are plait's, installed by its controller.
-    let cluster = TestCluster::dedicated().unwrap();
+    let cluster = ControlPlane::dedicated().unwrap();
     let client = cluster.client().await;
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     let upstream = upstream_crds();

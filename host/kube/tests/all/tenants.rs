@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 
 use crate::support::{self, api, condition, create, resource};
 use kube::api::{ListParams, PostParams};
+use plait_controlplane::ControlPlane;
 use plait_functions::Resolver;
 use plait_kube::{Functions, Options};
 use plait_runtime::{Runtime, RuntimeConfig};
-use plait_testcluster::TestCluster;
 use serde_json::{Value, json};
 
 const LOOP_FUNCTION: &str = "fn-tenant-loop";
@@ -64,7 +64,7 @@ fn message(xr: &Value, type_: &str) -> String {
 #[tokio::test]
 async fn a_tenant_whose_function_loops_does_not_keep_another_tenants_xrs_of_the_same_kind_waiting()
 {
-    let cluster = TestCluster::dedicated().unwrap();
+    let cluster = ControlPlane::dedicated().unwrap();
     let (_controller, ()) =
         support::start_controller_with(&cluster, Options::default(), |_| async {
             let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
@@ -76,7 +76,7 @@ async fn a_tenant_whose_function_loops_does_not_keep_another_tenants_xrs_of_the_
         });
     let client = cluster.client().await;
     // The platform gives the looping function a 1 s deadline.
-    plait_testcluster::apply(
+    plait_controlplane::apply(
         &client,
         &resource("pkg.crossplane.io/v1", "Function", "functions"),
         &json!({

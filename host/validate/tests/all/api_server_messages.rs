@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::discovery::ApiResource;
-use plait_testcluster::TestCluster;
+use plait_controlplane::ControlPlane;
 use plait_validate::{Catalog, Validator};
 use serde_json::{Value, json};
 
@@ -53,7 +53,7 @@ fn crd() -> Value {
 
 #[tokio::test]
 async fn plaits_messages_are_the_api_servers() {
-    let cluster = TestCluster::shared().unwrap_or_else(|e| panic!("test cluster: {e}"));
+    let cluster = ControlPlane::shared().unwrap_or_else(|e| panic!("test cluster: {e}"));
     let client = cluster.client().await;
     let ns = cluster.namespace("messages").await;
     let crds: Api<DynamicObject> = Api::all_with(

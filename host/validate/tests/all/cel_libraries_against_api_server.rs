@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use kube::discovery::ApiResource;
-use plait_testcluster::TestCluster;
+use plait_controlplane::ControlPlane;
 use plait_validate::{Catalog, Validator};
 use serde_json::{Value, json};
 
@@ -813,7 +813,7 @@ fn to_dynamic(object: &Value) -> DynamicObject {
 
 #[tokio::test]
 async fn cel_libraries_answer_as_the_api_servers() {
-    let cluster = TestCluster::shared().unwrap_or_else(|e| panic!("test cluster: {e}"));
+    let cluster = ControlPlane::shared().unwrap_or_else(|e| panic!("test cluster: {e}"));
     let client = cluster.client().await;
     let ns = cluster.namespace("cel").await;
     let crds = api(

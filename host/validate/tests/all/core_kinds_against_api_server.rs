@@ -6,7 +6,7 @@
 //! with are compared with what `plait-validate` finds.
 
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
-use plait_testcluster::TestCluster;
+use plait_controlplane::ControlPlane;
 use plait_validate::{Catalog, Validator};
 use serde_json::{Value, json};
 
@@ -1398,13 +1398,13 @@ fn resource_of(api_version: &str, kind: &str) -> (kube::discovery::ApiResource, 
         other => {
             let lower = other.to_lowercase();
             return (
-                plait_testcluster::resource(api_version, kind, &format!("{lower}s")),
+                plait_controlplane::resource(api_version, kind, &format!("{lower}s")),
                 true,
             );
         }
     };
     (
-        plait_testcluster::resource(api_version, kind, plural),
+        plait_controlplane::resource(api_version, kind, plural),
         namespaced,
     )
 }
@@ -1456,7 +1456,7 @@ where
 
 #[tokio::test]
 async fn plait_answers_for_core_kinds_as_the_api_server_does() {
-    let cluster = TestCluster::shared().unwrap_or_else(|e| panic!("test cluster: {e}"));
+    let cluster = ControlPlane::shared().unwrap_or_else(|e| panic!("test cluster: {e}"));
     let client = cluster.client().await;
     let ns = cluster.namespace("core-kinds").await;
     // Pods need the namespace's default service account, which the
@@ -1470,9 +1470,9 @@ async fn plait_answers_for_core_kinds_as_the_api_server_does() {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     let crd = widget_crd();
-    plait_testcluster::apply(
+    plait_controlplane::apply(
         &client,
-        &plait_testcluster::resource(
+        &plait_controlplane::resource(
             "apiextensions.k8s.io/v1",
             "CustomResourceDefinition",
             "customresourcedefinitions",

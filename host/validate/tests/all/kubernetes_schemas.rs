@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use plait_testcluster::TestCluster;
+use plait_controlplane::ControlPlane;
 use serde_json::{Map, Value, json};
 
 const DOCUMENT: &str = concat!(
@@ -56,7 +56,7 @@ fn strip_descriptions(value: &mut Value) {
 
 #[tokio::test]
 async fn the_shipped_kubernetes_schemas_are_what_the_api_server_serves() {
-    let cluster = TestCluster::shared().unwrap_or_else(|e| panic!("test cluster: {e}"));
+    let cluster = ControlPlane::shared().unwrap_or_else(|e| panic!("test cluster: {e}"));
     let client = cluster.client().await;
     let index = get(&client, "/openapi/v3").await;
     let paths: Vec<String> = index

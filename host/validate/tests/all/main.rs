@@ -1,7 +1,7 @@
 //! plait-validate's integration tests, one module per subject, in one test
 //! binary: each binary links the crate and its dependencies again, so one
 //! costs a link where a file each cost six. The API server tests share one
-//! test cluster (`TestCluster::shared`); each makes its own CRD, of a group
+//! test cluster (`ControlPlane::shared`); each makes its own CRD, of a group
 //! of its own, and its own namespace. Run one module with
 //! `cargo test -p plait-validate --test all <module>::`.
 

@@ -8,7 +8,7 @@
 //! them as `crossplane beta validate` does.)
 
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
-use plait_testcluster::TestCluster;
+use plait_controlplane::ControlPlane;
 use plait_validate::{Catalog, Validator};
 use serde_json::{Value, json};
 
@@ -365,13 +365,13 @@ fn causes(answer: Result<DynamicObject, kube::Error>, spec: &Value) -> Vec<Strin
 
 #[tokio::test]
 async fn plait_answers_for_every_schema_keyword_and_format_as_the_api_server_does() {
-    let cluster = TestCluster::shared().unwrap_or_else(|e| panic!("test cluster: {e}"));
+    let cluster = ControlPlane::shared().unwrap_or_else(|e| panic!("test cluster: {e}"));
     let client = cluster.client().await;
     let ns = cluster.namespace("schema-keywords").await;
     let crd = crd();
-    plait_testcluster::apply(
+    plait_controlplane::apply(
         &client,
-        &plait_testcluster::resource(
+        &plait_controlplane::resource(
             "apiextensions.k8s.io/v1",
             "CustomResourceDefinition",
             "customresourcedefinitions",
@@ -383,7 +383,7 @@ async fn plait_answers_for_every_schema_keyword_and_format_as_the_api_server_doe
     let keywords: Api<DynamicObject> = Api::namespaced_with(
         client.clone(),
         &ns,
-        &plait_testcluster::resource("schemas.example.org/v1", "Keyword", "keywords"),
+        &plait_controlplane::resource("schemas.example.org/v1", "Keyword", "keywords"),
     );
     let mut catalog = Catalog::new();
     catalog

@@ -1,4 +1,4 @@
-//! Upstream Crossplane core, run out of cluster against a [`TestCluster`]:
+//! Upstream Crossplane core, run out of cluster against a [`ControlPlane`]:
 //! the same cluster a test hands to `plait controller`, so a test can let
 //! either of them own the XRs and switch between them.
 //!
@@ -30,7 +30,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ApiResource, DynamicObject, ObjectMeta, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
-use crate::{TestCluster, TestClusterError, alive, built, free_port};
+use crate::{ControlPlane, ControlPlaneError, alive, built, free_port};
 
 /// The script that builds (or finds) upstream's binaries; it prints their directory.
 const BUILD_SCRIPT: &str = concat!(
@@ -58,7 +58,7 @@ const FUNCTIONS: [(&str, &str, &str); 2] = [
 /// The namespace core runs in (its `POD_NAMESPACE`), as upstream's chart installs it.
 pub const UPSTREAM_NAMESPACE: &str = "crossplane-system";
 /// The field manager the harness writes Functions and FunctionRevisions with.
-const FIELD_MANAGER: &str = "plait-testcluster";
+const FIELD_MANAGER: &str = "plait-controlplane";
 const PAUSED: &str = "crossplane.io/paused";
 /// The label core's function runner finds a Function's revisions by.
 const PARENT_PACKAGE: &str = "pkg.crossplane.io/package";
@@ -92,7 +92,7 @@ wait "$pid"
 #[derive(Debug, thiserror::Error)]
 pub enum UpstreamError {
     #[error(transparent)]
-    Build(#[from] TestClusterError),
+    Build(#[from] ControlPlaneError),
     #[error("{what}: {message}")]
     Io { what: String, message: String },
     #[error("generating the {what}: {message}")]
@@ -249,7 +249,7 @@ impl Drop for Watched {
     }
 }
 
-/// Upstream Crossplane core and its functions against one [`TestCluster`];
+/// Upstream Crossplane core and its functions against one [`ControlPlane`];
 /// everything it started stops, and its directory (certificates, logs, the
 /// package cache) is removed, when it is dropped.
 pub struct UpstreamCrossplane {
@@ -275,7 +275,7 @@ impl UpstreamCrossplane {
     /// Builds upstream (or finds its cached build), runs `crossplane core
     /// init` against `cluster`, and serves the functions with their Function
     /// and FunctionRevision objects. Core itself starts with [`Self::start_core`].
-    pub async fn install(cluster: &TestCluster) -> Result<UpstreamCrossplane> {
+    pub async fn install(cluster: &ControlPlane) -> Result<UpstreamCrossplane> {
         let names: Vec<&str> = std::iter::once(CORE)
             .chain(FUNCTIONS.iter().map(|(_, binary, _)| *binary))
             .collect();

@@ -1,7 +1,9 @@
-//! A real Kubernetes control plane for integration tests: etcd, kube-apiserver and
-//! kube-controller-manager (garbage collector, namespace and service-account controllers),
-//! started once per test binary on free 127.0.0.1 ports (`TestCluster::shared`), or for
-//! one test alone (`TestCluster::dedicated`).
+//! A real Kubernetes control plane on this machine: etcd, kube-apiserver and
+//! kube-controller-manager (garbage collector, namespace and service-account controllers)
+//! on free 127.0.0.1 ports, for `plait dev` and the integration tests, which start it once
+//! per test binary (`ControlPlane::shared`) or for one test alone (`ControlPlane::dedicated`).
+//! With the `upstream` feature, upstream Crossplane's core runs on it too, for the tests and
+//! benches that compare plait with it.
 //!
 //! One file: the three processes share their certificates, ports and
 //! lifecycle, and no test needs them apart.
@@ -26,7 +28,9 @@ use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use kube::api::{Api, ApiResource, DynamicObject, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
+#[cfg(feature = "upstream")]
 mod upstream;
+#[cfg(feature = "upstream")]
 pub use upstream::{UpstreamCrossplane, UpstreamError};
 
 /// The script that builds (or finds) the server binaries; it prints their directory.
@@ -74,7 +78,7 @@ rm -rf "$dir"
 
 /// Why the test cluster could not start.
 #[derive(Debug, Clone, thiserror::Error)]
-pub enum TestClusterError {
+pub enum ControlPlaneError {
     #[error("building the test cluster binaries with {script} failed: {message}")]
     Build { script: String, message: String },
     #[error("{path}: {message}")]
@@ -101,27 +105,27 @@ pub enum TestClusterError {
     Panicked(String),
 }
 
-impl TestClusterError {
+impl ControlPlaneError {
     /// Whether a server exited because another process took the port it
     /// was given: a port is found free, then handed to the server, and on a
     /// busy machine something else can bind it in between.
     fn lost_its_port(&self) -> bool {
-        matches!(self, TestClusterError::Exited { tail, .. } if tail.contains("address already in use"))
+        matches!(self, ControlPlaneError::Exited { tail, .. } if tail.contains("address already in use"))
     }
 }
 
-type Result<T, E = TestClusterError> = std::result::Result<T, E>;
+type Result<T, E = ControlPlaneError> = std::result::Result<T, E>;
 
-fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> TestClusterError + '_ {
-    move |e| TestClusterError::Io {
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ControlPlaneError + '_ {
+    move |e| ControlPlaneError::Io {
         path: path.display().to_string(),
         message: e.to_string(),
     }
 }
 
 /// A running control plane: shared by every test in one test binary
-/// ([`TestCluster::shared`]), or one caller's own ([`TestCluster::dedicated`]).
-pub struct TestCluster {
+/// ([`ControlPlane::shared`]), or one caller's own ([`ControlPlane::dedicated`]).
+pub struct ControlPlane {
     dir: PathBuf,
     kubeconfig: PathBuf,
     server: String,
@@ -141,16 +145,16 @@ struct Servers {
     started: Vec<u32>,
 }
 
-impl std::fmt::Debug for TestCluster {
+impl std::fmt::Debug for ControlPlane {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TestCluster")
+        f.debug_struct("ControlPlane")
             .field("dir", &self.dir)
             .field("server", &self.server)
             .finish_non_exhaustive()
     }
 }
 
-static SHARED: OnceLock<Result<TestCluster>> = OnceLock::new();
+static SHARED: OnceLock<Result<ControlPlane>> = OnceLock::new();
 
 /// Server-side applies `object`, of the kind `resource` names, as
 /// `field_manager`, taking over any field another manager owns; panics,
@@ -189,13 +193,13 @@ pub fn resource(api_version: &str, kind: &str, plural: &str) -> ApiResource {
     }
 }
 
-impl TestCluster {
+impl ControlPlane {
     /// Starts etcd, kube-apiserver and kube-controller-manager once per test binary (first
     /// caller starts, the rest wait); they are stopped and their temp dir removed when the
     /// test process exits, also on panic.
-    pub fn shared() -> Result<&'static TestCluster, TestClusterError> {
+    pub fn shared() -> Result<&'static ControlPlane, ControlPlaneError> {
         SHARED
-            .get_or_init(TestCluster::dedicated)
+            .get_or_init(ControlPlane::dedicated)
             .as_ref()
             .map_err(Clone::clone)
     }
@@ -203,26 +207,26 @@ impl TestCluster {
     /// A control plane of the caller's own, for a test that must be alone
     /// on its API server (it installs CRDs of its own, or its controller
     /// must be the only one) or a benchmark that must not share an API
-    /// server's history. [`TestCluster::stop`] stops it and waits; dropping
+    /// server's history. [`ControlPlane::stop`] stops it and waits; dropping
     /// it stops the servers and removes its temp dir, as the end of the test
     /// process does too.
-    pub fn dedicated() -> Result<TestCluster, TestClusterError> {
+    pub fn dedicated() -> Result<ControlPlane, ControlPlaneError> {
         // Startup drives an async client; a thread of its own keeps that runtime apart
         // from whatever runtime the calling test runs on.
         std::thread::spawn(start_on_free_ports)
             .join()
-            .unwrap_or_else(|panic| Err(TestClusterError::Panicked(panic_text(&panic))))
+            .unwrap_or_else(|panic| Err(ControlPlaneError::Panicked(panic_text(&panic))))
     }
 
     /// Stops the servers and waits until they are gone.
-    pub fn stop(self) -> Result<(), TestClusterError> {
+    pub fn stop(self) -> Result<(), ControlPlaneError> {
         let pids = self.servers().started.clone();
         let dir = self.dir.display().to_string();
         drop(self);
         let started = Instant::now();
         while pids.iter().any(|pid| alive(*pid)) {
             if started.elapsed() > STOP_TIMEOUT {
-                return Err(TestClusterError::Io {
+                return Err(ControlPlaneError::Io {
                     path: dir,
                     message: format!(
                         "the servers were still running {}s after the stop",
@@ -251,7 +255,7 @@ impl TestCluster {
     /// upgrade of a control plane does,
     /// starts it again on the same port and etcd, and returns once it is ready. Clients
     /// see refused connections meanwhile and their watches end.
-    pub fn restart_apiserver(&self) -> Result<(), TestClusterError> {
+    pub fn restart_apiserver(&self) -> Result<(), ControlPlaneError> {
         let mut servers = self.servers();
         let old = servers.apiserver;
         signal(old, "TERM", &self.dir)?;
@@ -263,7 +267,7 @@ impl TestCluster {
                 signal(old, "KILL", &self.dir)?;
             }
             if started.elapsed() > STOP_TIMEOUT {
-                return Err(TestClusterError::Io {
+                return Err(ControlPlaneError::Io {
                     path: self.dir.display().to_string(),
                     message: format!(
                         "kube-apiserver ({old}) was still running {}s after SIGTERM",
@@ -287,7 +291,7 @@ impl TestCluster {
                         .map_err(io_err(&self.dir))?;
                     let client = runtime
                         .block_on(async { kube::Client::try_from(config) })
-                        .map_err(|e| TestClusterError::Kubeconfig {
+                        .map_err(|e| ControlPlaneError::Kubeconfig {
                             path: self.kubeconfig.display().to_string(),
                             message: e.to_string(),
                         })?;
@@ -296,13 +300,13 @@ impl TestCluster {
                     })
                 })
                 .join()
-                .unwrap_or_else(|panic| Err(TestClusterError::Panicked(panic_text(&panic))))
+                .unwrap_or_else(|panic| Err(ControlPlaneError::Panicked(panic_text(&panic))))
         })
     }
 
     /// Stops etcd with SIGSTOP for `pause`, then lets it go on with SIGCONT: the API
     /// server's reads and writes hang, then time out, as when etcd's disk stalls.
-    pub fn pause_etcd(&self, pause: Duration) -> Result<(), TestClusterError> {
+    pub fn pause_etcd(&self, pause: Duration) -> Result<(), ControlPlaneError> {
         let etcd = self.servers().etcd;
         signal(etcd, "STOP", &self.dir)?;
         std::thread::sleep(pause);
@@ -370,14 +374,14 @@ fn random_hex() -> String {
 
 fn free_port() -> Result<u16> {
     let listener =
-        TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|e| TestClusterError::Io {
+        TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|e| ControlPlaneError::Io {
             path: "127.0.0.1:0".to_string(),
             message: format!("finding a free port: {e}"),
         })?;
     listener
         .local_addr()
         .map(|a| a.port())
-        .map_err(|e| TestClusterError::Io {
+        .map_err(|e| ControlPlaneError::Io {
             path: "127.0.0.1:0".to_string(),
             message: format!("finding a free port: {e}"),
         })
@@ -391,7 +395,7 @@ fn binaries() -> Result<PathBuf> {
 /// The directory `script` builds `names` into, building them first if any is
 /// missing (a cold build takes `cold` on 2 cores).
 fn built(script: &str, names: &[&str], cold: &str) -> Result<PathBuf> {
-    let build_err = |message: String| TestClusterError::Build {
+    let build_err = |message: String| ControlPlaneError::Build {
         script: script.to_string(),
         message,
     };
@@ -407,7 +411,7 @@ fn built(script: &str, names: &[&str], cold: &str) -> Result<PathBuf> {
         return Ok(dir);
     }
     eprintln!(
-        "plait-testcluster: {} lacks {}; building them now with {script} (a cold build takes {cold} on 2 cores)",
+        "plait-controlplane: {} lacks {}; building them now with {script} (a cold build takes {cold} on 2 cores)",
         dir.display(),
         names.join(", ")
     );
@@ -460,13 +464,13 @@ fn pki() -> Result<Pki> {
         CertificateParams, DnType, ExtendedKeyUsagePurpose, KeyPair, KeyUsagePurpose, SanType,
     };
     let err = |what: &'static str| {
-        move |e: rcgen::Error| TestClusterError::Certificate {
+        move |e: rcgen::Error| ControlPlaneError::Certificate {
             what,
             message: e.to_string(),
         }
     };
 
-    let ca = certificate_authority("plait-testcluster-ca").map_err(err("CA"))?;
+    let ca = certificate_authority("plait-controlplane-ca").map_err(err("CA"))?;
 
     let mut serving = CertificateParams::new(vec![
         "localhost".to_string(),
@@ -542,18 +546,18 @@ struct Supervisor {
 impl Supervisor {
     fn spawn(dir: &Path) -> Result<Self> {
         let mut child = Command::new("bash")
-            .args(["-c", SUPERVISOR, "plait-testcluster-supervisor"])
+            .args(["-c", SUPERVISOR, "plait-controlplane-supervisor"])
             .arg(dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .map_err(|e| TestClusterError::Io {
+            .map_err(|e| ControlPlaneError::Io {
                 path: "bash".to_string(),
                 message: format!("starting the cluster supervisor: {e}"),
             })?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(TestClusterError::Io {
+            return Err(ControlPlaneError::Io {
                 path: "bash".to_string(),
                 message: "the cluster supervisor has no stdio pipes".to_string(),
             });
@@ -567,7 +571,7 @@ impl Supervisor {
 
     /// Starts `<dir>/<name>.args` and returns its pid.
     fn start(&mut self, name: &'static str) -> Result<u32> {
-        let broken = |message: String| TestClusterError::Io {
+        let broken = |message: String| ControlPlaneError::Io {
             path: self.dir.join("supervisor.log").display().to_string(),
             message: format!("starting {name} through the supervisor: {message}"),
         };
@@ -600,7 +604,7 @@ impl Supervisor {
             };
             if !alive(pid) {
                 let (log, tail) = log_tail(&self.dir, name);
-                return Err(TestClusterError::Exited {
+                return Err(ControlPlaneError::Exited {
                     component: name,
                     log,
                     tail,
@@ -608,7 +612,7 @@ impl Supervisor {
             }
             if started.elapsed() > limit {
                 let (log, tail) = log_tail(&self.dir, name);
-                return Err(TestClusterError::NotReady {
+                return Err(ControlPlaneError::NotReady {
                     component: name,
                     seconds: limit.as_secs(),
                     last,
@@ -647,7 +651,7 @@ const START_ATTEMPTS: usize = 3;
 
 /// [`start`], again on new ports while a server lost its port; a failed
 /// start's supervisor stops what it started and removes its directory.
-fn start_on_free_ports() -> Result<TestCluster> {
+fn start_on_free_ports() -> Result<ControlPlane> {
     let mut attempt = 1;
     loop {
         match start() {
@@ -657,12 +661,12 @@ fn start_on_free_ports() -> Result<TestCluster> {
     }
 }
 
-fn start() -> Result<TestCluster> {
+fn start() -> Result<ControlPlane> {
     let bin = binaries()?;
     let dir = tempfile::Builder::new()
-        .prefix("plait-testcluster-")
+        .prefix("plait-controlplane-")
         .tempdir()
-        .map_err(|e| TestClusterError::Io {
+        .map_err(|e| ControlPlaneError::Io {
             path: std::env::temp_dir().display().to_string(),
             message: format!("creating the cluster directory: {e}"),
         })?
@@ -765,20 +769,20 @@ current-context: plait-test
     )?;
     let apiserver_pid = supervisor.start("kube-apiserver")?;
     let config = runtime.block_on(async {
-        let kc = Kubeconfig::read_from(&kubeconfig).map_err(|e| TestClusterError::Kubeconfig {
+        let kc = Kubeconfig::read_from(&kubeconfig).map_err(|e| ControlPlaneError::Kubeconfig {
             path: kubeconfig.display().to_string(),
             message: e.to_string(),
         })?;
         kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
             .await
-            .map_err(|e| TestClusterError::Kubeconfig {
+            .map_err(|e| ControlPlaneError::Kubeconfig {
                 path: kubeconfig.display().to_string(),
                 message: e.to_string(),
             })
     })?;
     let client = runtime
         .block_on(async { kube::Client::try_from(config.clone()) })
-        .map_err(|e| TestClusterError::Kubeconfig {
+        .map_err(|e| ControlPlaneError::Kubeconfig {
             path: kubeconfig.display().to_string(),
             message: e.to_string(),
         })?;
@@ -822,7 +826,7 @@ current-context: plait-test
     )?;
     drop(client);
 
-    Ok(TestCluster {
+    Ok(ControlPlane {
         dir,
         kubeconfig,
         server,
@@ -858,7 +862,7 @@ fn signal(pid: u32, name: &str, dir: &Path) -> Result<()> {
     if status.success() {
         Ok(())
     } else {
-        Err(TestClusterError::Io {
+        Err(ControlPlaneError::Io {
             path: dir.display().to_string(),
             message: format!("kill -{name} {pid} exited with {status}"),
         })
@@ -871,7 +875,7 @@ mod tests {
 
     #[test]
     fn only_a_server_that_lost_its_port_is_started_again() {
-        let exited = |tail: &str| TestClusterError::Exited {
+        let exited = |tail: &str| ControlPlaneError::Exited {
             component: "kube-apiserver",
             log: "kube-apiserver.log".to_string(),
             tail: tail.to_string(),
@@ -892,7 +896,7 @@ mod tests {
                 false,
             ),
             (
-                TestClusterError::NotReady {
+                ControlPlaneError::NotReady {
                     component: "etcd",
                     seconds: 60,
                     last: "connection refused".to_string(),

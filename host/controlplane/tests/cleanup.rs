@@ -13,7 +13,7 @@ const PATIENCE: Duration = Duration::from_secs(60);
 
 /// Starts the cluster in a child process and returns it with the cluster directory.
 fn start_holder() -> (Child, PathBuf) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_plait-testcluster"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_plait-controlplane"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -88,7 +88,7 @@ fn servers_stop_and_directory_is_removed_when_the_holder_ends() {
 
 #[test]
 fn a_dedicated_cluster_stops_its_servers_when_stopped_and_names_its_api_server() {
-    let cluster = plait_testcluster::TestCluster::dedicated().unwrap();
+    let cluster = plait_controlplane::ControlPlane::dedicated().unwrap();
     let dir = cluster.kubeconfig().parent().unwrap().to_path_buf();
     let servers = servers_of(&dir);
     assert_eq!(

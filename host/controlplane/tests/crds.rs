@@ -11,7 +11,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{
     Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
 };
-use plait_testcluster::TestCluster;
+use plait_controlplane::ControlPlane;
 use serde_json::{Value, json};
 
 /// Bounds the wait for a CRD to become Established; a hang, not a timing assertion.
@@ -50,7 +50,7 @@ async fn install_crds(client: &kube::Client) {
         let name = crd["metadata"]["name"].as_str().unwrap().to_string();
         crds.patch(
             &name,
-            &PatchParams::apply("plait-testcluster").force(),
+            &PatchParams::apply("plait-controlplane").force(),
             &Patch::Apply(&crd),
         )
         .await
@@ -116,7 +116,7 @@ async fn dry_run_create(client: &kube::Client, object: &Value) -> Result<(), Str
 
 #[tokio::test]
 async fn every_corpus_manifest_is_accepted_unchanged() {
-    let cluster = TestCluster::shared().unwrap();
+    let cluster = ControlPlane::shared().unwrap();
     let client = cluster.client().await;
     install_crds(&client).await;
 
@@ -208,7 +208,7 @@ fn composition(spec_extra: Value) -> Value {
 
 #[tokio::test]
 async fn bad_objects_are_rejected_naming_the_field() {
-    let cluster = TestCluster::shared().unwrap();
+    let cluster = ControlPlane::shared().unwrap();
     let client = cluster.client().await;
     install_crds(&client).await;
 
@@ -396,7 +396,7 @@ async fn bad_objects_are_rejected_naming_the_field() {
 
 #[tokio::test]
 async fn xrd_identity_fields_are_immutable() {
-    let cluster = TestCluster::shared().unwrap();
+    let cluster = ControlPlane::shared().unwrap();
     let client = cluster.client().await;
     install_crds(&client).await;
 

@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{Api, DeleteParams, ObjectMeta, PostParams, PropagationPolicy};
-use plait_testcluster::TestCluster;
+use plait_controlplane::ControlPlane;
 
 /// Bounds a wait on a controller; a hang, not a timing assertion.
 const PATIENCE: Duration = Duration::from_secs(180);
@@ -51,7 +51,7 @@ fn config_map(name: &str, owner: Option<&ConfigMap>) -> ConfigMap {
 
 #[tokio::test]
 async fn cluster_serves_the_api_through_config_and_kubeconfig() {
-    let cluster = TestCluster::shared().unwrap();
+    let cluster = ControlPlane::shared().unwrap();
     assert!(
         cluster.server().starts_with("https://127.0.0.1:"),
         "{}",
@@ -78,7 +78,7 @@ async fn cluster_serves_the_api_through_config_and_kubeconfig() {
 
 #[tokio::test]
 async fn namespace_helper_creates_distinct_namespaces() {
-    let cluster = TestCluster::shared().unwrap();
+    let cluster = ControlPlane::shared().unwrap();
     let a = cluster.namespace("helper").await;
     let b = cluster.namespace("helper").await;
     assert_ne!(a, b);
@@ -91,7 +91,7 @@ async fn namespace_helper_creates_distinct_namespaces() {
 
 #[tokio::test]
 async fn custom_resource_definition_becomes_established() {
-    let cluster = TestCluster::shared().unwrap();
+    let cluster = ControlPlane::shared().unwrap();
     let crds = Api::<CustomResourceDefinition>::all(cluster.client().await);
     let crd: CustomResourceDefinition = serde_json::from_value(serde_json::json!({
         "apiVersion": "apiextensions.k8s.io/v1",
@@ -123,7 +123,7 @@ async fn custom_resource_definition_becomes_established() {
 
 #[tokio::test]
 async fn garbage_collector_deletes_dependents_of_a_deleted_owner() {
-    let cluster = TestCluster::shared().unwrap();
+    let cluster = ControlPlane::shared().unwrap();
     let ns = cluster.namespace("gc").await;
     let config_maps = Api::<ConfigMap>::namespaced(cluster.client().await, &ns);
 
@@ -157,7 +157,7 @@ async fn garbage_collector_deletes_dependents_of_a_deleted_owner() {
 
 #[tokio::test]
 async fn deleting_a_namespace_removes_its_objects() {
-    let cluster = TestCluster::shared().unwrap();
+    let cluster = ControlPlane::shared().unwrap();
     let client = cluster.client().await;
     let ns = cluster.namespace("nsdel").await;
     let config_maps = Api::<ConfigMap>::namespaced(client.clone(), &ns);

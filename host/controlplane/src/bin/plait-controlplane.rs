@@ -5,13 +5,13 @@
 use std::io::BufRead;
 use std::process::ExitCode;
 
-use plait_testcluster::TestCluster;
+use plait_controlplane::ControlPlane;
 
 fn main() -> ExitCode {
-    let cluster = match TestCluster::shared() {
+    let cluster = match ControlPlane::shared() {
         Ok(cluster) => cluster,
         Err(e) => {
-            eprintln!("plait-testcluster: {e}");
+            eprintln!("plait-controlplane: {e}");
             return ExitCode::FAILURE;
         }
     };
