@@ -21,7 +21,7 @@ BINARIES=(etcd kube-apiserver kube-controller-manager)
 PRINTED="$BIN_DIR"
 PRINT_FLAG=--bin-dir
 
-. "$(dirname "${BASH_SOURCE[0]}")/../go-build.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../../tests/go-build.sh"
 go_build_prepare "$@"
 echo "build-binaries.sh: building kube ${KUBE_VERSION} and etcd ${ETCD_VERSION} into $BIN_DIR (cold build takes a while)" >&2
 

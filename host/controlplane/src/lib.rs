@@ -76,10 +76,10 @@ done
 rm -rf "$dir"
 "#;
 
-/// Why the test cluster could not start.
+/// Why the control plane could not start.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ControlPlaneError {
-    #[error("building the test cluster binaries with {script} failed: {message}")]
+    #[error("building the control plane's binaries with {script} failed: {message}")]
     Build { script: String, message: String },
     #[error("{path}: {message}")]
     Io { path: String, message: String },
@@ -399,6 +399,15 @@ fn built(script: &str, names: &[&str], cold: &str) -> Result<PathBuf> {
         script: script.to_string(),
         message,
     };
+    if !Path::new(script).is_file() {
+        // The script's path is fixed when plait is compiled: a binary moved
+        // away from its source tree cannot build the servers.
+        return Err(build_err(
+            "not found: the servers are built from their Go modules by this script of the \
+             source tree plait was compiled from; run a plait built from a checkout of its source"
+                .to_string(),
+        ));
+    }
     let out = Command::new("bash")
         .args([script, "--bin-dir"])
         .output()

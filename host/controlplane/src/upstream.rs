@@ -35,7 +35,7 @@ use crate::{ControlPlane, ControlPlaneError, alive, built, free_port};
 /// The script that builds (or finds) upstream's binaries; it prints their directory.
 const BUILD_SCRIPT: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../differential/build-upstream.sh"
+    "/../../tests/differential/build-upstream.sh"
 );
 /// The core the script builds, whose CRDs `crossplane core init` installs.
 const CORE_MODULE: &str = "github.com/crossplane/crossplane/v2@v2.3.4";

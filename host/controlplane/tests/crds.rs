@@ -23,7 +23,7 @@ fn crd_dir() -> PathBuf {
 
 /// The real-world corpus, kept in the repository at `tests/corpus`.
 fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus")
 }
 
 fn documents(path: &Path) -> Vec<Value> {

@@ -1,4 +1,4 @@
-//! Runs the test cluster by hand: prints `KUBECONFIG=<path>` and keeps the cluster up until
+//! Runs the control plane by hand: prints `KUBECONFIG=<path>` and keeps the cluster up until
 //! stdin reaches end of file (Ctrl-D) or the process is interrupted. A line `panic` on stdin
 //! panics instead, which the cleanup tests use.
 
