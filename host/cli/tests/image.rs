@@ -147,7 +147,12 @@ async fn the_pushed_image_runs_the_controller_from_its_own_root_until_an_xr_is_r
     };
     let (user, group) = run["User"].as_str().unwrap().split_once(':').unwrap();
     let probes = free_address();
-    let mut controller = Command::new("unshare")
+    // Found on the test's PATH: the controller's environment is the image's alone.
+    let unshare = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|dir| dir.join("unshare"))
+        .find(|path| path.is_file())
+        .expect("unshare (util-linux) is on PATH");
+    let mut controller = Command::new(unshare)
         .arg(format!("--map-user={user}"))
         .arg(format!("--map-group={group}"))
         .arg(format!("--root={}", root.path().display()))
