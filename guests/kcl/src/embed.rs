@@ -8,7 +8,7 @@
 //! [`crate::run`]: loading, static checks, evaluation, output planning);
 //! only the edges differ.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::eval::{self, EvalOptions};
 use crate::modules::file::ProgramPaths;
@@ -52,17 +52,28 @@ pub struct EmbeddedOutput {
 /// [`crate::run`]'s. Nothing is read from a file system: a program that
 /// imports a package of its own fails to find it.
 pub fn run(program: &Embedded) -> Result<EmbeddedOutput, Box<RunError>> {
+    run_with_packages(program, &loader::MemoryFs::new(), &[])
+}
+
+/// [`run`], with external packages (name to directory, as `kcl run -E`)
+/// that the program's imports reach, read through `fs`.
+pub fn run_with_packages(
+    program: &Embedded,
+    fs: &dyn loader::FileSystem,
+    packages: &[(String, PathBuf)],
+) -> Result<EmbeddedOutput, Box<RunError>> {
     let options = RunOptions {
         sources: vec![(program.name.clone(), program.source.clone())],
         ..RunOptions::default()
     };
     evaluate(
         &options,
-        &loader::MemoryFs::new(),
+        fs,
         Path::new(""),
         program,
         ProgramPaths::for_main_file(Path::new(&program.name)),
         None,
+        packages,
     )
 }
 
@@ -77,6 +88,17 @@ pub fn run_directory(
     fs: &dyn loader::FileSystem,
     program: &Embedded,
 ) -> Result<EmbeddedOutput, Box<RunError>> {
+    run_directory_with_packages(directory, fs, program, &[])
+}
+
+/// [`run_directory`], with external packages (name to directory, as `kcl
+/// run -E`) besides the `kcl.mod`'s path dependencies.
+pub fn run_directory_with_packages(
+    directory: &Path,
+    fs: &dyn loader::FileSystem,
+    program: &Embedded,
+    packages: &[(String, PathBuf)],
+) -> Result<EmbeddedOutput, Box<RunError>> {
     let options = RunOptions {
         inputs: vec![directory.to_path_buf()],
         work_dir: Some(directory.to_path_buf()),
@@ -90,6 +112,7 @@ pub fn run_directory(
         program,
         ProgramPaths::for_main_file(&main_file),
         Some(directory.to_path_buf()),
+        packages,
     )
 }
 
@@ -115,13 +138,15 @@ fn evaluate(
     current_dir: &Path,
     program: &Embedded,
     program_paths: ProgramPaths,
-    file_root: Option<std::path::PathBuf>,
+    file_root: Option<PathBuf>,
+    packages: &[(String, PathBuf)],
 ) -> Result<EmbeddedOutput, Box<RunError>> {
     let mut sources = source::SourceMap::default();
     let fail = |error, sources: &source::SourceMap, logs| {
         Box::new(RunError::new(error, sources.clone(), logs))
     };
-    let loaded = loader::load_run_options(options, fs, current_dir, &mut sources);
+    let loaded =
+        loader::load_run_options_with_packages(options, fs, current_dir, &mut sources, packages);
     let errors = crate::static_errors(loaded.errors, &loaded.program.packages);
     if let Some(failed) = crate::failure(errors, &sources, String::new()) {
         return Err(failed);
@@ -317,6 +342,42 @@ mod tests {
 
         let missing = run_directory(Path::new("/empty"), &fs, &program).unwrap_err();
         assert!(!missing.render().is_empty());
+    }
+
+    #[test]
+    fn external_packages_the_host_maps_are_imported_from_inline_and_directory_programs() {
+        let mut fs = loader::MemoryFs::new();
+        fs.insert("/deps/cidrs/kcl.mod", "[package]\nname = \"cidrs\"\n");
+        fs.insert("/deps/cidrs/cidrs.k", "cidr = \"10.0.0.0/16\"\n");
+        fs.insert("/deps/cidrs/subnets/subnets.k", "count = 3\n");
+        fs.insert(
+            "/source/kcl.mod",
+            "[package]\nname = \"app\"\n[dependencies]\ncidrs = \"0.1.0\"\n",
+        );
+        fs.insert(
+            "/source/main.k",
+            "import cidrs\n\nitems = [{cidr = cidrs.cidr}]\n",
+        );
+        let packages = [("cidrs".to_string(), PathBuf::from("/deps/cidrs"))];
+        let inline = Embedded {
+            name: "prog.k".into(),
+            source: "import cidrs\nimport cidrs.subnets\n\nitems = [{cidr = cidrs.cidr, n = subnets.count}]\n".into(),
+            ..Embedded::default()
+        };
+        let output = run_with_packages(&inline, &fs, &packages).unwrap();
+        assert_eq!(
+            output.documents,
+            vec![json!({"items": [{"cidr": "10.0.0.0/16", "n": 3}]})]
+        );
+        let output =
+            run_directory_with_packages(Path::new("/source"), &fs, &Embedded::default(), &packages)
+                .unwrap();
+        assert_eq!(
+            output.documents,
+            vec![json!({"items": [{"cidr": "10.0.0.0/16"}]})]
+        );
+        let unmapped = run_with_packages(&inline, &fs, &[]).unwrap_err();
+        assert!(unmapped.render().contains("cidrs"), "{}", unmapped.render());
     }
 
     #[test]
