@@ -1007,24 +1007,6 @@ async fn a_digest_a_revision_records_is_loaded_again_though_its_function_resolve
     );
 }
 
-/// A gzipped tar layer of `files` (path in the image, text).
-fn tar_layer(files: &[(&str, &str)]) -> Vec<u8> {
-    let mut archive = tar::Builder::new(flate2::write::GzEncoder::new(
-        Vec::new(),
-        flate2::Compression::fast(),
-    ));
-    for (path, text) in files {
-        let mut header = tar::Header::new_gnu();
-        header.set_size(text.len() as u64);
-        header.set_mode(0o644);
-        header.set_cksum();
-        archive
-            .append_data(&mut header, path, text.as_bytes())
-            .unwrap();
-    }
-    archive.into_inner().unwrap().finish().unwrap()
-}
-
 /// A project's KCL function: a ConfigMap named as the P&T step names its
 /// own, with the XR's image.
 const PROJECT_MAIN: &str = r#"oxr = option("params").oxr
@@ -1049,45 +1031,18 @@ async fn a_project_build_from_a_registry_runs_its_kcl_source_with_the_built_in()
         ..ClientConfig::default()
     })
     .unwrap();
-    let config = json!({
-        "architecture": "amd64", "os": "linux",
-        "config": {"Env": ["FUNCTION_KCL_DEFAULT_SOURCE=/src", "KCL_PKG_PATH=/src"]},
-        "rootfs": {"type": "layers", "diff_ids": []},
-    })
-    .to_string();
-    let layer = "application/vnd.oci.image.layer.v1.tar+gzip";
-    let package = std::collections::BTreeMap::from([(
-        plait_oci::PACKAGE_LAYER_ANNOTATION.to_string(),
-        "base".to_string(),
-    )]);
-    let layers = [
-        (
-            layer,
-            tar_layer(&[("function", "#!/bin/false\n")]),
-            Default::default(),
-        ),
-        (
-            layer,
-            tar_layer(&[
-                ("src/kcl.mod", "[package]\nname = \"compose\"\n"),
-                ("src/main.k", PROJECT_MAIN),
-            ]),
-            Default::default(),
-        ),
-        (
-            layer,
-            tar_layer(&[("package.yaml", "kind: Function\n")]),
-            package,
-        ),
-    ];
+    let image = plait_testregistry::project_build(
+        &["FUNCTION_KCL_DEFAULT_SOURCE=/src", "KCL_PKG_PATH=/src"],
+        &[
+            ("kcl.mod", "[package]\nname = \"compose\"\n"),
+            ("main.k", PROJECT_MAIN),
+        ],
+    );
     let pushed = client
         .push_image(
             &reference,
-            (
-                "application/vnd.oci.image.config.v1+json",
-                config.as_bytes(),
-            ),
-            &layers,
+            (plait_testregistry::IMAGE_CONFIG, &image.config),
+            &image.layers,
             &Keychain::anonymous(),
         )
         .await
