@@ -373,7 +373,8 @@ fn kcl_registry_keychain(step: &Step, credentials: &[Value]) -> Result<plait_oci
     };
     let secret = credentials.iter().find(|object| {
         object["kind"] == "Secret"
-            && object.pointer("/metadata/name").and_then(Value::as_str) == Some(&reference.name)
+            && object.pointer("/metadata/name").and_then(Value::as_str)
+                == Some(reference.name.as_str())
             && object
                 .pointer("/metadata/namespace")
                 .and_then(Value::as_str)

@@ -696,9 +696,9 @@ fn render_runs_kcl_modules_the_host_pulls_for_a_step() {
     ];
     for (what, spec, credential, expected, lines) in cases {
         let composition = composition(spec, credential);
-        let mut args = vec!["render", &xr, &composition, "--insecure"];
+        let mut args: Vec<&str> = vec!["render", &xr, &composition, "--insecure"];
         if credential {
-            args.extend(["--function-credentials", &credentials]);
+            args.extend(["--function-credentials", credentials.as_str()]);
         }
         let started = std::time::Instant::now();
         let output = plait(root, &args);
