@@ -7,6 +7,10 @@ const BUILTINS: &[&str] = &[
     "plait-auto-ready",
     "plait-environment-configs",
     "plait-function-kcl",
+    "plait-sequencer",
+    "plait-cidr",
+    "plait-extra-resources",
+    "plait-status-transformer",
 ];
 
 /// Built-ins written in Go: (directory, component name).

@@ -4,7 +4,7 @@ and loading KCL costs far more than a program.
 
 Reads a JSON list of runs on stdin, each
   {"file": "/abs/main.k", "args": [["name", "value"]], "sort_keys": false,
-   "disable_none": false, "show_hidden": false}
+   "disable_none": false, "show_hidden": false, "path_selectors": [], "strict_range_check": false}
 and writes a JSON list of results, in the same order, each
   {"yaml": "...", "log": "...", "errors": []}
 or, when KCL fails, every error it reports, in its order:
@@ -130,6 +130,8 @@ def run(kcl, request):
         sort_keys=request.get("sort_keys", False),
         disable_none=request.get("disable_none", False),
         show_hidden=request.get("show_hidden", False),
+        path_selector=request.get("path_selectors", []),
+        strict_range_check=request.get("strict_range_check", False),
     )
     # KCL's file module reads relative to the process's directory, as
     # `kcl run` in the program's directory does.

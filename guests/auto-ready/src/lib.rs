@@ -7,7 +7,6 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
-mod duration;
 mod health;
 
 use std::time::Duration;
@@ -17,7 +16,7 @@ use plait_sdk::{Function, FunctionError, Ready, Request, Response};
 use serde::Deserialize;
 use serde_json::Value;
 
-use duration::parse_go_duration;
+use plait_go_compat::duration::parse_go_duration;
 
 /// The TTL upstream functions give their responses unless told otherwise.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(60);

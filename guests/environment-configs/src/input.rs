@@ -4,8 +4,8 @@
 //! name upstream's Go structs do not declare is refused with upstream's
 //! message, naming the Go struct.
 
-use plait_go_compat::input::ObjectMeta;
-use serde::{Deserialize, Deserializer};
+use plait_go_compat::input::{ObjectMeta, null_as_default};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 #[derive(Debug, Default, Deserialize)]
@@ -18,12 +18,8 @@ pub struct Input {
     #[serde(default)]
     pub metadata: Option<ObjectMeta>,
     /// `null` reads as an empty spec, as Go's zero value.
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub spec: InputSpec,
-}
-
-fn nullable<'de, D: Deserializer<'de>, T: Default + Deserialize<'de>>(d: D) -> Result<T, D::Error> {
-    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
 #[derive(Debug, Default, Deserialize)]

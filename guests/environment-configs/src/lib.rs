@@ -12,7 +12,6 @@
 
 mod input;
 
-use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -26,6 +25,7 @@ use input::{
 use plait_go_compat::fieldpath::{self, FieldPathError};
 use plait_go_compat::input::{from_sorted_value, get_input_error};
 use plait_go_compat::json::unmarshal_type_error;
+use plait_go_compat::sort::{Naming, Numbers, sort_by_field_path};
 
 /// The well-known context key holding the composition environment.
 pub const CONTEXT_KEY_ENVIRONMENT: &str = "apiextensions.crossplane.io/environment";
@@ -374,117 +374,16 @@ fn select_by_labels<'a>(selector: &Selector, found: &'a [Value]) -> Result<Vec<&
                     found.len()
                 ));
             }
-            let mut sorted = sort_by_field_path(found, selector.sort_by_field_path())?;
+            let mut sorted = sort_by_field_path(
+                found,
+                selector.sort_by_field_path(),
+                Numbers::Together,
+                Naming::Kind,
+            )?;
             if let Some(max) = selector.max_match {
                 sorted.truncate(usize::try_from(max).unwrap_or(usize::MAX));
             }
             Ok(sorted)
-        }
-    }
-}
-
-/// The kinds of value a sort key can have, named as Go's reflection names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum KeyType {
-    String,
-    /// Integers and floats sort together, as they did upstream, where every number was a float64.
-    Number {
-        integral: bool,
-    },
-    Bool,
-    Object,
-    Array,
-}
-
-impl KeyType {
-    fn of(value: &Value) -> Option<KeyType> {
-        Some(match value {
-            Value::Null => return None,
-            Value::String(_) => KeyType::String,
-            Value::Number(n) => KeyType::Number {
-                integral: !n.is_f64(),
-            },
-            Value::Bool(_) => KeyType::Bool,
-            Value::Object(_) => KeyType::Object,
-            Value::Array(_) => KeyType::Array,
-        })
-    }
-
-    fn go_type(self) -> &'static str {
-        match self {
-            KeyType::String => "string",
-            KeyType::Number { integral: true } => "int64",
-            KeyType::Number { integral: false } => "float64",
-            KeyType::Bool => "bool",
-            KeyType::Object => "map[string]interface {}",
-            KeyType::Array => "[]interface {}",
-        }
-    }
-
-    fn go_kind(self) -> &'static str {
-        match self {
-            KeyType::Bool => "bool",
-            KeyType::Object => "map",
-            KeyType::Array => "slice",
-            other => other.go_type(),
-        }
-    }
-
-    fn same_kind(self, other: KeyType) -> bool {
-        matches!(
-            (self, other),
-            (KeyType::Number { .. }, KeyType::Number { .. })
-        ) || self == other
-    }
-}
-
-/// Sorts configs by the value at `path`. Missing or null values sort as the
-/// zero value of the others' type; mixed types are an error.
-fn sort_by_field_path<'a>(configs: &'a [Value], path: &str) -> Result<Vec<&'a Value>, String> {
-    let mut keyed = Vec::with_capacity(configs.len());
-    let mut key_type: Option<KeyType> = None;
-    for config in configs {
-        let key = match fieldpath::get_value(config, path) {
-            Ok(value) => Some(value).filter(|v| !v.is_null()),
-            Err(e) if e.is_not_found() => None,
-            Err(e) => return Err(e.to_string()),
-        };
-        if let Some(this) = key.and_then(KeyType::of) {
-            match key_type {
-                None => key_type = Some(this),
-                Some(first) if !first.same_kind(this) => {
-                    return Err(format!(
-                        "cannot sort values of different types \"{}\" and \"{}\"",
-                        first.go_type(),
-                        this.go_type()
-                    ));
-                }
-                Some(_) => {}
-            }
-        }
-        keyed.push((key, config));
-    }
-    // Upstream only finds out that a type cannot be ordered once it compares two values.
-    if let Some(unordered @ (KeyType::Bool | KeyType::Object | KeyType::Array)) = key_type
-        && configs.len() > 1
-    {
-        return Err(format!(
-            "unsupported type \"{}\" for sorting",
-            unordered.go_kind()
-        ));
-    }
-    keyed.sort_by(|(a, _), (b, _)| compare_keys(*a, *b));
-    Ok(keyed.into_iter().map(|(_, config)| config).collect())
-}
-
-fn compare_keys(a: Option<&Value>, b: Option<&Value>) -> Ordering {
-    match (a, b) {
-        (Some(Value::String(a)), Some(Value::String(b))) => a.cmp(b),
-        (Some(Value::String(a)), None) => a.as_str().cmp(""),
-        (None, Some(Value::String(b))) => "".cmp(b.as_str()),
-        (a, b) => {
-            let number = |v: Option<&Value>| v.and_then(Value::as_f64).unwrap_or(0.0);
-            number(a).total_cmp(&number(b))
         }
     }
 }

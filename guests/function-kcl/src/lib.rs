@@ -11,6 +11,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+mod config;
 mod input;
 mod output;
 mod params;
@@ -25,6 +26,7 @@ use plait_kcl::loader::FileSystem;
 use plait_sdk::{Function, FunctionError, LogLevel, Ready, Request, Resource, Response};
 use serde_json::{Map, Value};
 
+use config::{ConfigError, Route};
 use input::KclInput;
 use output::OutputError;
 use process::{Outcome, ProcessError, Target};
@@ -107,6 +109,24 @@ fn compose(request: &Request, fs: &dyn FileSystem, response: &mut Response) -> R
         step_limit: None,
         stack_budget: Some(STACK_BUDGET),
     };
+    let route = match source {
+        Source::Inline if input.spec.config.vendor => Route::InlineVendor,
+        Source::Inline => Route::Inline,
+        Source::Local(_) | Source::Remote(_) => Route::Path,
+    };
+    let compile = config::compile(&input.spec.config, route, fs).map_err(|e| match e {
+        ConfigError::Settings(message) => Error::Pipeline(message),
+        ConfigError::Unsupported(reason) => Error::Unsupported {
+            field: "spec.config.settings".into(),
+            reason,
+        },
+    })?;
+    if compile.dropped_arguments {
+        plait_sdk::log(
+            LogLevel::Info,
+            "spec.config.arguments are not given to an inline program unless spec.config.vendor is true, as function-kcl v0.12.2 does not give them",
+        );
+    }
     let directory = match source {
         Source::Inline => None,
         Source::Local(dir) => {
@@ -127,17 +147,18 @@ fn compose(request: &Request, fs: &dyn FileSystem, response: &mut Response) -> R
         }
         Source::Remote(location) => return Err(remote_refusal(location)),
     };
-    let packages = external_packages(&input.spec.dependencies, directory, fs)?;
+    let mut run = compile.run;
+    run.packages = external_packages(&input.spec.dependencies, directory, fs)?;
     let ran = match directory {
-        None => embed::run_with_packages(
+        None => embed::run_with(
             &Embedded {
                 source: input.spec.source.clone(),
                 ..program
             },
             fs,
-            &packages,
+            &run,
         ),
-        Some(dir) => embed::run_directory_with_packages(Path::new(dir), fs, &program, &packages),
+        Some(dir) => embed::run_directory_with(Path::new(dir), fs, &program, &run),
     };
     let output = ran.map_err(|e| {
         log_prints(&e.logs);
@@ -147,11 +168,9 @@ fn compose(request: &Request, fs: &dyn FileSystem, response: &mut Response) -> R
 
     let documents = output.documents;
     let items =
-        output::resources(documents, &output.values, input.spec.config.sort_keys).map_err(|e| {
-            match e {
-                OutputError::ItemNotAnObject { .. } => Error::DataResources(e.to_string()),
-                other => Error::Pipeline(other.to_string()),
-            }
+        output::resources(documents, &output.values, compile.sort_keys).map_err(|e| match e {
+            OutputError::ItemNotAnObject { .. } => Error::DataResources(e.to_string()),
+            other => Error::Pipeline(other.to_string()),
         })?;
     let mut bases = Vec::new();
     for r in &input.spec.resources {
@@ -333,7 +352,7 @@ impl<'a> Source<'a> {
 fn remote_refusal(location: &str) -> Error {
     let reason = if location.starts_with("oci://") {
         format!(
-            "\"{location}\" names an OCI KCL module, which the host did not fetch for this step (plait render fetches OCI modules and grants them at {FETCHED_SOURCE_DIR}; the controller does not fetch them); put the KCL code inline in spec.source instead"
+            "\"{location}\" names an OCI KCL module, which the host did not fetch for this step (plait fetches the OCI modules of a step whose input is krm.kcl.dev/v1alpha1 before the step runs, and grants them at {FETCHED_SOURCE_DIR}); put the KCL code inline in spec.source instead"
         )
     } else {
         format!(
@@ -371,7 +390,7 @@ fn external_packages(
                     "the path \"{path}\" is not a directory granted to the function; name the module in an OCI registry instead ({name} = {{ oci = \"oci://REGISTRY/REPOSITORY\", tag = \"TAG\" }})"
                 ),
                 None => format!(
-                    "the host did not fetch this dependency for the step (plait render fetches OCI dependencies and grants them at {}; the controller does not fetch them)",
+                    "the host did not fetch this dependency for the step (plait fetches the OCI dependencies of a step whose input is krm.kcl.dev/v1alpha1 before the step runs, and grants them at {})",
                     dir.display()
                 ),
             };
@@ -461,20 +480,12 @@ fn dependency_entries(text: &str) -> Vec<(String, Option<String>)> {
 fn refuse_unsupported(input: &KclInput) -> Result<(), Error> {
     let spec = &input.spec;
     let config = &spec.config;
-    let unsupported = [
-        ("arguments", !config.arguments.is_empty()),
-        ("settings", !config.settings.is_empty()),
-        ("overrides", !config.overrides.is_empty()),
-        ("pathSelectors", !config.path_selectors.is_empty()),
-        ("vendor", config.vendor),
-        ("showHidden", config.show_hidden),
-        ("disableNone", config.disable_none),
-        ("strictRangeCheck", config.strict_range_check),
-    ];
+    let unsupported = [("overrides", !config.overrides.is_empty())];
     if let Some((name, _)) = unsupported.iter().find(|(_, set)| *set) {
         return Err(Error::Unsupported {
             field: format!("spec.config.{name}"),
-            reason: "plait's built-in function-kcl does not support this option yet; remove it (spec.config.sortKeys and debug are supported)".into(),
+            reason: "plait's built-in function-kcl does not support this option yet; remove it"
+                .into(),
         });
     }
     Ok(())

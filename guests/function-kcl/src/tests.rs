@@ -801,8 +801,18 @@ fn errors_and_unsupported_inputs_are_fatal_with_what_to_do() {
         ),
         (
             "an unsupported compile option is refused",
-            json!({"spec": {"source": "a = 1", "config": {"disableNone": true}}}),
-            "spec.config.disableNone: plait's built-in function-kcl does not support this option yet",
+            json!({"spec": {"source": "a = 1", "config": {"overrides": ["a=2"]}}}),
+            "spec.config.overrides: plait's built-in function-kcl does not support this option yet",
+        ),
+        (
+            "a settings file that is not there fails as kcl-go's WithSettings fails",
+            json!({"spec": {"source": "a = 1", "config": {"settings": ["kcl.yaml"]}}}),
+            "failed to run kcl function pipelines: kcl.WithSettings(\"kcl.yaml\"): open /kcl.yaml: no such file or directory",
+        ),
+        (
+            "with vendor a settings file that is not there fails as KCL's command line fails",
+            json!({"spec": {"source": "a = 1", "config": {"vendor": true, "settings": ["kcl.yaml"]}}}),
+            "failed to run kcl function pipelines: failed to load 'kcl.yaml', no such file or directory",
         ),
         (
             "items that are not a list are refused as kyaml refuses them",
@@ -929,7 +939,7 @@ fn modules_the_host_fetched_run_and_are_imported_where_it_grants_them() {
             "a dependency of the input the host did not fetch is named",
             json!({"spec": {"dependencies": "k8s = \"1.31\"", "source": "a = 1"}}),
             Err(
-                "spec.dependencies.k8s: the host did not fetch this dependency for the step (plait render fetches OCI dependencies and grants them at /kcl/deps/k8s; the controller does not fetch them)",
+                "spec.dependencies.k8s: the host did not fetch this dependency for the step (plait fetches the OCI dependencies of a step whose input is krm.kcl.dev/v1alpha1 before the step runs, and grants them at /kcl/deps/k8s)",
             ),
         ),
     ];
@@ -954,5 +964,99 @@ fn modules_the_host_fetched_run_and_are_imported_where_it_grants_them() {
             }
             Err(message) => assert_eq!(response.results[0].message, message, "{name}"),
         }
+    }
+}
+
+/// Numbers as floats: the recording passes through protobuf's `Struct`,
+/// which holds every number as a double.
+fn numbers_as_floats(value: &Value) -> Value {
+    match value {
+        Value::Number(n) => n.as_f64().map_or(Value::Null, |f| json!(f)),
+        Value::Array(items) => Value::Array(items.iter().map(numbers_as_floats).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), numbers_as_floats(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// The cases of `testdata/config-cases.json`, each with what function-kcl
+/// v0.12.2 gave on the real KCL (recorded by
+/// `tests/corpus-kcl/record/record_config.py`).
+#[test]
+fn config_options_change_the_output_as_upstream_on_kcl_lib() {
+    let doc: Value = serde_json::from_str(include_str!("../testdata/config-cases.json")).unwrap();
+    let cases = doc["cases"].as_array().unwrap();
+    assert!(!cases.is_empty());
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let src: Vec<(&'static str, &'static str)> = case["src"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(path, text)| -> (&'static str, &'static str) {
+                (
+                    path.clone().leak(),
+                    text.as_str().unwrap().to_string().leak(),
+                )
+            })
+            .collect();
+        let given = Given {
+            input: Some(json!({
+                "apiVersion": "krm.kcl.dev/v1alpha1",
+                "kind": "KCLInput",
+                "spec": case["spec"],
+            })),
+            observed: Some(doc["xr"].clone()),
+            src,
+            ..Given::default()
+        };
+        let got = summary(&given.respond());
+        let want = &case["want"];
+        assert!(want.is_object(), "{name}: not recorded");
+        assert_eq!(got["fatal"], want["fatal"], "{name}: fatal\n{got:#}");
+        assert_eq!(
+            numbers_as_floats(&got["resources"]),
+            numbers_as_floats(&want["resources"]),
+            "{name}: resources"
+        );
+    }
+}
+
+#[test]
+fn settings_files_asking_for_what_the_builtin_does_not_do_are_refused() {
+    let cases = [
+        (
+            "kcl_cli_configs:\n  files: [main.k]\n",
+            "kcl_cli_configs.files",
+        ),
+        (
+            "kcl_cli_configs:\n  overrides: [a=1]\n",
+            "kcl_cli_configs.overrides",
+        ),
+        (
+            "kcl_cli_configs:\n  package_maps: {k8s: /vendor/k8s}\n",
+            "kcl_cli_configs.package_maps",
+        ),
+    ];
+    for (settings, what) in cases {
+        let given = Given {
+            input: Some(
+                json!({"spec": {"source": "a = 1", "config": {"settings": ["src/kcl.yaml"]}}}),
+            ),
+            observed: Some(bare_xr()),
+            src: vec![("kcl.yaml", settings)],
+            ..Given::default()
+        };
+        let want = format!(
+            "spec.config.settings: src/kcl.yaml sets {what}, which plait's built-in function-kcl does not support"
+        );
+        let fatal = summary(&given.respond())["fatal"].clone();
+        assert!(
+            fatal.as_str().is_some_and(|m| m.starts_with(&want)),
+            "{what}: {fatal}"
+        );
     }
 }

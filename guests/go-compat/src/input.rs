@@ -56,6 +56,19 @@ pub fn from_sorted_value<T: DeserializeOwned>(mut value: Value) -> Result<T, ser
     serde_json::from_value(value)
 }
 
+/// function-sdk-go's `request.GetInput` into `*<go_type>`: an absent input
+/// is the zero value; one that does not decode is refused with
+/// [`get_input_error`]'s message.
+pub fn get_input<T: DeserializeOwned + Default>(
+    input: Option<&Value>,
+    go_type: &str,
+) -> Result<T, String> {
+    match input {
+        None => Ok(T::default()),
+        Some(value) => from_sorted_value(value.clone()).map_err(|e| get_input_error(go_type, e)),
+    }
+}
+
 /// What function-sdk-go's `request.GetInput` says when it cannot read the
 /// input into `*<go_type>` (e.g. `v1beta1.Resources`).
 pub fn get_input_error(go_type: &str, cause: impl fmt::Display) -> String {
@@ -101,6 +114,16 @@ pub fn protojson_quote(s: &str) -> String {
     }
     out.push('"');
     out
+}
+
+/// Reads a Go struct or slice field: `null` is the zero value, as Go's
+/// decoding leaves it.
+pub fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Default + serde::Deserialize<'de>,
+{
+    Ok(<Option<T> as serde::Deserialize>::deserialize(deserializer)?.unwrap_or_default())
 }
 
 /// Reads a Go `string` or `*string` field: a JSON string, or `null` for

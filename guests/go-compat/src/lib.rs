@@ -4,12 +4,17 @@
 //! `encoding/json` renderings of JSON values, function-sdk-go's strict reading
 //! of a function's input into Go structs, and Kubernetes' `field.Error`.
 
+pub mod duration;
 pub mod field;
 pub mod fieldpath;
 pub mod float;
 pub mod input;
 pub mod json;
 pub mod printf;
+#[cfg(feature = "regexp")]
+pub mod regexp;
+pub mod response;
+pub mod sort;
 pub mod strconv;
 pub mod value;
 

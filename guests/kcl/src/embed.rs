@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::eval::{self, EvalOptions};
 use crate::modules::file::ProgramPaths;
 use crate::value::json::{EncodeOptions, Node};
+use crate::value::yaml::PlanOptions;
 use crate::value::{Dict, Value};
 use crate::{RunError, RunOptions, loader, source};
 
@@ -35,6 +36,29 @@ pub struct Embedded {
     pub stack_budget: Option<usize>,
 }
 
+/// What `kcl run`'s flags add to an embedded run, as KCL's API takes
+/// them (function-kcl's `spec.config`).
+#[derive(Debug, Clone, Default)]
+pub struct RunConfig {
+    /// Top-level arguments as KCL's API takes them, set after the
+    /// program's `options`: a value that parses as JSON is that value,
+    /// anything else the text itself. A name given twice keeps the value
+    /// given last.
+    pub arguments: Vec<(String, String)>,
+    /// `-S`: keep only the selected values.
+    pub path_selectors: Vec<String>,
+    /// `--disable-none`: leave out `None` values.
+    pub disable_none: bool,
+    /// `--show-hidden`: keep hidden (`_name`) names and keys.
+    pub show_hidden: bool,
+    /// `-r`: numbers must stay within 32 bits.
+    pub strict_range_check: bool,
+    /// `-E name=dir`: external packages the program's imports reach by
+    /// name (they win over a `kcl.mod`'s path dependencies of the same
+    /// name), read through the run's file system.
+    pub packages: Vec<(String, PathBuf)>,
+}
+
 /// What a successful run produced.
 #[derive(Debug, Clone, Default)]
 pub struct EmbeddedOutput {
@@ -52,18 +76,19 @@ pub struct EmbeddedOutput {
 /// [`crate::run`]'s. Nothing is read from a file system: a program that
 /// imports a package of its own fails to find it.
 pub fn run(program: &Embedded) -> Result<EmbeddedOutput, Box<RunError>> {
-    run_with_packages(program, &loader::MemoryFs::new(), &[])
+    run_with(program, &loader::MemoryFs::new(), &RunConfig::default())
 }
 
-/// [`run`], with external packages (name to directory, as `kcl run -E`)
-/// that the program's imports reach, read through `fs`.
-pub fn run_with_packages(
+/// [`run`], with `config`'s arguments, output flags and external
+/// packages; only the packages are read, through `fs`.
+pub fn run_with(
     program: &Embedded,
     fs: &dyn loader::FileSystem,
-    packages: &[(String, PathBuf)],
+    config: &RunConfig,
 ) -> Result<EmbeddedOutput, Box<RunError>> {
     let options = RunOptions {
         sources: vec![(program.name.clone(), program.source.clone())],
+        package_maps: config.packages.clone(),
         ..RunOptions::default()
     };
     evaluate(
@@ -73,7 +98,7 @@ pub fn run_with_packages(
         program,
         ProgramPaths::for_main_file(Path::new(&program.name)),
         None,
-        packages,
+        config,
     )
 }
 
@@ -88,20 +113,21 @@ pub fn run_directory(
     fs: &dyn loader::FileSystem,
     program: &Embedded,
 ) -> Result<EmbeddedOutput, Box<RunError>> {
-    run_directory_with_packages(directory, fs, program, &[])
+    run_directory_with(directory, fs, program, &RunConfig::default())
 }
 
-/// [`run_directory`], with external packages (name to directory, as `kcl
-/// run -E`) besides the `kcl.mod`'s path dependencies.
-pub fn run_directory_with_packages(
+/// [`run_directory`], with `config`'s arguments, output flags and
+/// external packages (besides the `kcl.mod`'s path dependencies).
+pub fn run_directory_with(
     directory: &Path,
     fs: &dyn loader::FileSystem,
     program: &Embedded,
-    packages: &[(String, PathBuf)],
+    config: &RunConfig,
 ) -> Result<EmbeddedOutput, Box<RunError>> {
     let options = RunOptions {
         inputs: vec![directory.to_path_buf()],
         work_dir: Some(directory.to_path_buf()),
+        package_maps: config.packages.clone(),
         ..RunOptions::default()
     };
     let main_file = first_k_file(fs, directory).unwrap_or_else(|| directory.join("main.k"));
@@ -112,13 +138,13 @@ pub fn run_directory_with_packages(
         program,
         ProgramPaths::for_main_file(&main_file),
         Some(directory.to_path_buf()),
-        packages,
+        config,
     )
 }
 
 /// The first `.k` file of a directory in name order, the one `kcl run`
 /// treats as the program's main file.
-fn first_k_file(fs: &dyn loader::FileSystem, directory: &Path) -> Option<std::path::PathBuf> {
+fn first_k_file(fs: &dyn loader::FileSystem, directory: &Path) -> Option<PathBuf> {
     let mut files: Vec<_> = fs
         .read_dir(directory)
         .ok()?
@@ -139,14 +165,13 @@ fn evaluate(
     program: &Embedded,
     program_paths: ProgramPaths,
     file_root: Option<PathBuf>,
-    packages: &[(String, PathBuf)],
+    config: &RunConfig,
 ) -> Result<EmbeddedOutput, Box<RunError>> {
     let mut sources = source::SourceMap::default();
     let fail = |error, sources: &source::SourceMap, logs| {
         Box::new(RunError::new(error, sources.clone(), logs))
     };
-    let loaded =
-        loader::load_run_options_with_packages(options, fs, current_dir, &mut sources, packages);
+    let loaded = loader::load_run_options(options, fs, current_dir, &mut sources);
     let errors = crate::static_errors(loaded.errors, &loaded.program.packages);
     if let Some(failed) = crate::failure(errors, &sources, String::new()) {
         return Err(failed);
@@ -156,29 +181,55 @@ fn evaluate(
             .options
             .iter()
             .map(|(name, value)| (name.clone(), from_json(value)))
+            .chain(
+                config
+                    .arguments
+                    .iter()
+                    .map(|(name, text)| (name.clone(), api_argument(text))),
+            )
             .collect(),
+        show_hidden: config.show_hidden,
+        strict_range_check: config.strict_range_check,
         step_limit: program.step_limit,
         stack_budget: program.stack_budget,
         program_paths,
         file_root,
-        ..EvalOptions::default()
     };
     let program = eval::Program {
         packages: loaded.program.packages,
     };
     let evaluated = eval::evaluate(program, eval_options)
         .map_err(|(e, logs)| fail(crate::runtime_positions(e), &sources, logs))?;
-    let values = match &evaluated.output_stream {
-        // `manifests.yaml_stream` replaces the output.
-        Some((stream, _)) => document_values(&crate::decode_output_stream(
-            stream,
-            &sources,
-            &evaluated.logs,
-        )?),
-        None => document_values(&evaluated.output),
+    // `manifests.yaml_stream` replaces the output and its flags.
+    let (output, plan) = match &evaluated.output_stream {
+        Some((stream, plan)) => (
+            crate::decode_output_stream(stream, &sources, &evaluated.logs)?,
+            plan.clone(),
+        ),
+        None => (
+            evaluated.output.clone(),
+            PlanOptions {
+                disable_none: config.disable_none,
+                show_hidden: config.show_hidden,
+                ..PlanOptions::default()
+            },
+        ),
+    };
+    let output = eval::select_paths(&output, &config.path_selectors).map_err(|e| {
+        let e = crate::runtime_positions(e.or_at(evaluated.end_span));
+        fail(e, &sources, evaluated.logs.clone())
+    })?;
+    let values: Vec<Value> = document_values(&output)
+        .iter()
+        .map(|document| crate::value::yaml::filter(document, &plan))
+        .collect();
+    let encode = EncodeOptions {
+        sort_keys: false,
+        ignore_private: !plan.show_hidden,
+        ignore_none: plan.disable_none,
     };
     Ok(EmbeddedOutput {
-        documents: values.iter().map(to_json).collect(),
+        documents: values.iter().map(|v| to_json_with(v, &encode)).collect(),
         values,
         logs: evaluated.logs,
     })
@@ -202,6 +253,14 @@ pub fn from_json(value: &serde_json::Value) -> Value {
                 .collect::<Dict>(),
         ),
     }
+}
+
+/// A top-level argument's text as KCL's API reads it (kcl-go's
+/// `WithOptions`, function-kcl's arguments): the JSON value it spells, or
+/// else the text itself. Unlike `kcl run -D`, `True` and `12e1` are not
+/// converted: `True` stays a string, `12e1` is the float JSON reads.
+pub fn api_argument(text: &str) -> Value {
+    crate::value::json::decode(text).unwrap_or_else(|_| Value::str(text))
 }
 
 /// The documents of a program's output, as `kcl run` plans them (see
@@ -240,7 +299,12 @@ pub fn to_json(value: &Value) -> serde_json::Value {
         ignore_private: true,
         ignore_none: false,
     };
-    match PLAN.node(value) {
+    to_json_with(value, &PLAN)
+}
+
+/// A value as the planner prints it with `options`, as JSON.
+fn to_json_with(value: &Value, options: &EncodeOptions) -> serde_json::Value {
+    match options.node(value) {
         Node::Null => serde_json::Value::Null,
         Node::Bool(b) => serde_json::Value::Bool(b),
         Node::Int(i) => serde_json::Value::from(i),
@@ -248,11 +312,16 @@ pub fn to_json(value: &Value) -> serde_json::Value {
             serde_json::Number::from_f64(f).map_or(serde_json::Value::Null, Into::into)
         }
         Node::Str(s) => serde_json::Value::String(s.to_string()),
-        Node::List(items) => serde_json::Value::Array(items.into_iter().map(to_json).collect()),
+        Node::List(items) => serde_json::Value::Array(
+            items
+                .into_iter()
+                .map(|item| to_json_with(item, options))
+                .collect(),
+        ),
         Node::Map(entries) => serde_json::Value::Object(
             entries
                 .into_iter()
-                .map(|(key, item)| (key.to_string(), to_json(item)))
+                .map(|(key, item)| (key.to_string(), to_json_with(item, options)))
                 .collect(),
         ),
     }
@@ -344,6 +413,55 @@ mod tests {
         assert!(!missing.render().is_empty());
     }
 
+    // Expectations from kcl-lib 0.12.3's API, given the same program,
+    // arguments and flags.
+    #[test]
+    fn run_config_sets_arguments_and_output_flags() {
+        let source = "a = option(\"a\")\n_h = 1\nn = None\nitems = [{x = 1, _y = 2, z = None}]\n";
+        let config = |edit: fn(&mut RunConfig)| {
+            let mut config = RunConfig::default();
+            edit(&mut config);
+            config
+        };
+        let cases = [
+            (
+                config(|_| {}),
+                vec![json!({"a": null, "n": null, "items": [{"x": 1, "z": null}]})],
+            ),
+            (
+                config(|c| c.arguments = vec![("a".into(), "[1, 2]".into())]),
+                vec![json!({"a": [1, 2], "n": null, "items": [{"x": 1, "z": null}]})],
+            ),
+            (
+                config(|c| c.arguments = vec![("a".into(), "True".into())]),
+                vec![json!({"a": "True", "n": null, "items": [{"x": 1, "z": null}]})],
+            ),
+            (
+                config(|c| c.show_hidden = true),
+                vec![
+                    json!({"a": null, "_h": 1, "n": null, "items": [{"x": 1, "_y": 2, "z": null}]}),
+                ],
+            ),
+            (
+                config(|c| c.disable_none = true),
+                vec![json!({"items": [{"x": 1}]})],
+            ),
+            (
+                config(|c| c.path_selectors = vec!["items".into()]),
+                vec![json!({"x": 1, "z": null})],
+            ),
+        ];
+        for (config, expected) in cases {
+            let program = Embedded {
+                name: "main.k".into(),
+                source: source.into(),
+                ..Embedded::default()
+            };
+            let output = run_with(&program, &loader::MemoryFs::new(), &config).unwrap();
+            assert_eq!(output.documents, expected, "{config:?}");
+        }
+    }
+
     #[test]
     fn external_packages_the_host_maps_are_imported_from_inline_and_directory_programs() {
         let mut fs = loader::MemoryFs::new();
@@ -358,25 +476,27 @@ mod tests {
             "/source/main.k",
             "import cidrs\n\nitems = [{cidr = cidrs.cidr}]\n",
         );
-        let packages = [("cidrs".to_string(), PathBuf::from("/deps/cidrs"))];
+        let config = RunConfig {
+            packages: vec![("cidrs".to_string(), PathBuf::from("/deps/cidrs"))],
+            ..RunConfig::default()
+        };
         let inline = Embedded {
             name: "prog.k".into(),
             source: "import cidrs\nimport cidrs.subnets\n\nitems = [{cidr = cidrs.cidr, n = subnets.count}]\n".into(),
             ..Embedded::default()
         };
-        let output = run_with_packages(&inline, &fs, &packages).unwrap();
+        let output = run_with(&inline, &fs, &config).unwrap();
         assert_eq!(
             output.documents,
             vec![json!({"items": [{"cidr": "10.0.0.0/16", "n": 3}]})]
         );
         let output =
-            run_directory_with_packages(Path::new("/source"), &fs, &Embedded::default(), &packages)
-                .unwrap();
+            run_directory_with(Path::new("/source"), &fs, &Embedded::default(), &config).unwrap();
         assert_eq!(
             output.documents,
             vec![json!({"items": [{"cidr": "10.0.0.0/16"}]})]
         );
-        let unmapped = run_with_packages(&inline, &fs, &[]).unwrap_err();
+        let unmapped = run_with(&inline, &fs, &RunConfig::default()).unwrap_err();
         assert!(unmapped.render().contains("cidrs"), "{}", unmapped.render());
     }
 

@@ -25,7 +25,7 @@ pub mod parser;
 pub mod source;
 pub mod value;
 
-mod settings;
+pub mod settings;
 
 pub use error::{ErrorKind, KclError};
 
@@ -43,6 +43,9 @@ pub struct RunOptions {
     /// The directory relative paths, `kcl.mod` lookup and imports start
     /// from; the current directory when `None`.
     pub work_dir: Option<PathBuf>,
+    /// `-E name=dir`: external packages the imports reach by name; they
+    /// win over `kcl.mod`'s path dependencies of the same name.
+    pub package_maps: Vec<(String, PathBuf)>,
     /// `-D name=value`, the value as written (parsed as KCL parses it).
     pub options: Vec<(String, String)>,
     /// `-Y settings.yaml` files.
@@ -55,6 +58,9 @@ pub struct RunOptions {
     pub disable_none: bool,
     /// `--show-hidden`: also print `_hidden` names.
     pub show_hidden: bool,
+    /// `-r`, `--strict-range-check`: `+`, `-`, `*`, `**` and `<<` must keep
+    /// numbers within 32 bits.
+    pub strict_range_check: bool,
     /// The directory the `file` module may read below; nothing when `None`.
     pub file_root: Option<PathBuf>,
     /// Bytes of stack the evaluation may use before a deep recursion ends
@@ -170,6 +176,7 @@ pub fn run(options: &RunOptions) -> Result<RunOutput, Box<RunError>> {
         file_root: options.file_root.clone(),
         step_limit: None,
         show_hidden: options.show_hidden,
+        strict_range_check: options.strict_range_check,
         stack_budget: options.stack_budget,
         program_paths: sources
             .files()

@@ -322,19 +322,6 @@ pub fn load_run_options(
     current_dir: &Path,
     sources: &mut SourceMap,
 ) -> Loaded {
-    load_run_options_with_packages(options, fs, current_dir, sources, &[])
-}
-
-/// [`load_run_options`] with external packages the host provides (name
-/// to directory, as `kcl run -E name=dir`); they win over `kcl.mod`'s
-/// path dependencies of the same name.
-pub fn load_run_options_with_packages(
-    options: &crate::RunOptions,
-    fs: &dyn FileSystem,
-    current_dir: &Path,
-    sources: &mut SourceMap,
-    packages: &[(String, PathBuf)],
-) -> Loaded {
     let work_dir = match &options.work_dir {
         Some(dir) => current_dir.join(dir),
         None => current_dir.to_path_buf(),
@@ -343,7 +330,7 @@ pub fn load_run_options_with_packages(
         paths: options.inputs.clone(),
         sources: options.sources.clone(),
         work_dir,
-        package_maps: packages.iter().cloned().collect(),
+        package_maps: options.package_maps.iter().cloned().collect(),
     };
     load(&inputs, fs, sources)
 }

@@ -7,7 +7,6 @@
 
 mod eval;
 mod input;
-mod regexp;
 mod validate;
 
 pub use eval::{TransformError, resolve, resolve_all};

@@ -15,7 +15,13 @@
 //! `PLAIT_BENCH_COMPOSITION=kcl` composes the same three ConfigMaps with a
 //! KCL program run by the built-in function-kcl
 //! (tests/fixtures/scale/composition-kcl.yaml) instead of the default,
-//! `pt`, patch-and-transform. Each replica's CPU time (user + system) from
+//! `pt`, patch-and-transform. `PLAIT_BENCH_COMPOSITION=environment` has
+//! every XR require one shared EnvironmentConfig (function-environment-configs,
+//! tests/fixtures/scale/composition-environment.yaml) and, once all are
+//! Ready, edits an EnvironmentConfig no XR requires (and counts the XRs it
+//! woke), then the shared one, and times until every XR's ConfigMap shows
+//! the edit, with the reconciles, function calls and API requests per XR
+//! that took. Each replica's CPU time (user + system) from
 //! its start until all are Ready is printed, and each function's calls per
 //! XR with the mean time of a call.
 
@@ -28,6 +34,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use kube::api::{ListParams, Patch, PatchParams};
 use kube_support::{
     Controller, ScaleApis, apply, by_label, by_labels, cpu_seconds, largest_first, peak_rss_mib,
     resource, run_bench, scale_fixture, scrape, spawn_all_ready, total,
@@ -166,12 +173,35 @@ async fn bench() {
     let composition = match std::env::var("PLAIT_BENCH_COMPOSITION").as_deref() {
         Ok("pt") | Err(_) => scale_fixture("composition.yaml"),
         Ok("kcl") => scale_fixture("composition-kcl.yaml"),
-        Ok(other) => panic!("PLAIT_BENCH_COMPOSITION is pt or kcl, not {other:?}"),
+        Ok("environment") => scale_fixture("composition-environment.yaml"),
+        Ok(other) => panic!("PLAIT_BENCH_COMPOSITION is pt, kcl or environment, not {other:?}"),
     };
-    let composed_by = composition["spec"]["pipeline"][0]["functionRef"]["name"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let steps = composition["spec"]["pipeline"].as_array().unwrap();
+    let composed_by = steps
+        .iter()
+        .map(|step| step["functionRef"]["name"].as_str().unwrap())
+        .filter(|function| *function != "function-auto-ready")
+        .collect::<Vec<_>>()
+        .join(" + ");
+    let environment = steps
+        .iter()
+        .any(|step| step["functionRef"]["name"] == "function-environment-configs");
+    if environment {
+        for name in [SHARED_CONFIG, UNREAD_CONFIG] {
+            apply(
+                &client,
+                &environment_configs(),
+                &json!({
+                    "apiVersion": "apiextensions.crossplane.io/v1beta1",
+                    "kind": "EnvironmentConfig",
+                    "metadata": {"name": name},
+                    "data": {"revision": "1"},
+                }),
+                "bench",
+            )
+            .await;
+        }
+    }
     let xrds = resource(
         "apiextensions.crossplane.io/v2",
         "CompositeResourceDefinition",
@@ -223,6 +253,11 @@ async fn bench() {
     let (ready_after, longest_stall) = ready.await.unwrap();
     let rollout = replicas.metrics();
     let rollout_cpu = replicas.cpu_seconds();
+    let edited = if environment {
+        Some(edit_environment(&client, &replicas, &namespace, xr_count).await)
+    } else {
+        None
+    };
     let measure_idle = std::env::var("PLAIT_BENCH_IDLE").as_deref() != Ok("skip");
 
     // Idle means every XR has had its first poll since its last write: that
@@ -357,4 +392,154 @@ async fn bench() {
         total(&rollout, "plait_function_cache_hits_total", ""),
         total(&rollout, "plait_function_cache_misses_total", ""),
     );
+    if let Some(edited) = edited {
+        edited.print(xr_count);
+    }
+}
+
+/// The EnvironmentConfig every XR requires under `PLAIT_BENCH_COMPOSITION=environment`.
+const SHARED_CONFIG: &str = "bench-shared";
+/// An EnvironmentConfig no XR requires.
+const UNREAD_CONFIG: &str = "bench-unread";
+/// How long an edit no XR requires is given to wake one.
+const UNREAD_WINDOW: Duration = Duration::from_secs(5);
+
+fn environment_configs() -> kube::api::ApiResource {
+    resource(
+        "apiextensions.crossplane.io/v1beta1",
+        "EnvironmentConfig",
+        "environmentconfigs",
+    )
+}
+
+fn required_wakes(metrics: &str) -> f64 {
+    total(
+        metrics,
+        "plait_reconcile_triggers_total",
+        "trigger=\"required\"",
+    )
+}
+
+/// What editing the EnvironmentConfigs did, once all XRs were Ready.
+struct Edited {
+    /// XRs woken by the edit of a config none requires, within [`UNREAD_WINDOW`].
+    unread_woken: f64,
+    /// From the edit of the shared config until every XR's ConfigMap showed it.
+    rerendered_after: Duration,
+    /// The controller's metrics just before and after that edit (once its
+    /// reconciles were done).
+    before: String,
+    after: String,
+}
+
+impl Edited {
+    fn print(&self, xr_count: usize) {
+        let per_xr = |f: &dyn Fn(&str) -> f64| (f(&self.after) - f(&self.before)) / xr_count as f64;
+        println!("  editing EnvironmentConfigs once all are Ready:");
+        println!(
+            "    one no XR requires       {:>8.0} XRs woken (in {} s)",
+            self.unread_woken,
+            UNREAD_WINDOW.as_secs()
+        );
+        println!(
+            "    the one all XRs require  {:>8.2} s until every XR's ConfigMap shows it",
+            self.rerendered_after.as_secs_f64()
+        );
+        println!(
+            "    woken per XR             {:>8.2} (required), reconciles per XR {:.2}, function calls per XR {:.2}",
+            per_xr(&required_wakes),
+            per_xr(&reconciles),
+            per_xr(&function_calls)
+        );
+        println!(
+            "    API requests per XR      {:>8.2}",
+            per_xr(&|m: &str| api_requests(m, ""))
+        );
+        let earlier = by_labels(
+            &self.before,
+            "plait_api_requests_total",
+            &["verb", "resource"],
+        );
+        let since = by_labels(
+            &self.after,
+            "plait_api_requests_total",
+            &["verb", "resource"],
+        )
+        .into_iter()
+        .map(|(key, count)| {
+            let more = count - earlier.get(&key).copied().unwrap_or(0.0);
+            (key, more)
+        })
+        .filter(|(_, more)| *more > 0.0)
+        .collect();
+        for (verb_resource, count) in largest_first(since) {
+            println!("      {verb_resource:<38} {:>8.3}", count / xr_count as f64);
+        }
+    }
+}
+
+/// Edits the config no XR requires and counts the XRs that woke, then the
+/// one every XR requires, timing until every XR's ConfigMap `a` shows it.
+async fn edit_environment(
+    client: &kube::Client,
+    replicas: &Replicas,
+    namespace: &str,
+    xr_count: usize,
+) -> Edited {
+    let configs: kube::Api<kube::api::DynamicObject> =
+        kube::Api::all_with(client.clone(), &environment_configs());
+    let edit = |name: &'static str| {
+        let configs = configs.clone();
+        async move {
+            configs
+                .patch(
+                    name,
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"data": {"revision": "2"}})),
+                )
+                .await
+                .unwrap();
+        }
+    };
+    let before = replicas.metrics();
+    edit(UNREAD_CONFIG).await;
+    tokio::time::sleep(UNREAD_WINDOW).await;
+    let unread_woken = required_wakes(&replicas.metrics()) - required_wakes(&before);
+
+    let config_maps: kube::Api<kube::api::DynamicObject> = kube::Api::namespaced_with(
+        client.clone(),
+        namespace,
+        &resource("v1", "ConfigMap", "configmaps"),
+    );
+    let before = replicas.metrics();
+    let started = Instant::now();
+    edit(SHARED_CONFIG).await;
+    let role_a = ListParams::default().labels("bench-role=a");
+    loop {
+        let listed = config_maps.list(&role_a).await.unwrap();
+        let shown = listed
+            .items
+            .iter()
+            .filter(|c| c.data["data"]["revision"] == "2")
+            .count();
+        if shown == xr_count {
+            break;
+        }
+        assert!(
+            started.elapsed() < TIMEOUT,
+            "only {shown} of {xr_count} XRs showed the edit"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let rerendered_after = started.elapsed();
+    // The reconciles that applied the last ConfigMaps finish a moment
+    // later (polls go on meanwhile, about one XR in 60 per second).
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let after = replicas.metrics();
+    Edited {
+        unread_woken,
+        rerendered_after,
+        before,
+        after,
+    }
 }

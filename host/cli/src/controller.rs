@@ -96,6 +96,7 @@ async fn serve(args: &ControllerArgs) -> Result<()> {
         InstalledPackages::new(registry, runtime, namespace.clone()).with_keychain(keychain);
     let timing = Timing {
         poll_interval: args.poll_interval,
+        min_poll_interval: args.min_poll_interval,
         max_concurrent_reconciles: args.max_concurrent_reconciles,
         tenant_max_reconciles: args
             .tenant_max_reconciles

@@ -99,7 +99,111 @@ pub fn to_yaml_stream(values: &[Value]) -> Result<String> {
     let mut out = String::new();
     for value in values {
         out.push_str("---\n");
-        out.push_str(&serde_yaml_ng::to_string(value).context("cannot write YAML")?);
+        out.push_str(&to_yaml(value)?);
     }
     Ok(out)
+}
+
+/// `value` as YAML, written as Go's `sigs.k8s.io/yaml` writes it (what
+/// `crossplane` and `kubectl` print): every string a YAML 1.1 reader would
+/// take for something else (`yes`, `off`, `~`, `1:20`, `0x1F`, a date) is
+/// quoted, since kubectl and Go's readers are YAML 1.1 readers. Every YAML
+/// plait prints goes through here.
+pub fn to_yaml(value: &Value) -> Result<String> {
+    String::from_utf8(plait_model::composition_hash::to_go_yaml(value))
+        .context("cannot write YAML: the emitter wrote invalid UTF-8")
+}
+
+/// A serialisable value (a report, a tree) as [`to_yaml`] writes it.
+pub fn serialize_to_yaml(value: &impl serde::Serialize) -> Result<String> {
+    to_yaml(&serde_json::to_value(value).context("cannot write YAML")?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Strings a YAML 1.1 reader (kubectl, Go's `sigs.k8s.io/yaml`) would
+    /// read as booleans, nulls, numbers or dates, and some that it reads as
+    /// strings, beside what `sigs.k8s.io/yaml` v1.6.0's `Marshal` writes for
+    /// `{"k": s}` (recorded from Go).
+    const GO_WRITES: &[(&str, &str)] = &[
+        ("yes", "k: \"yes\"\n"),
+        ("Yes", "k: \"Yes\"\n"),
+        ("YES", "k: \"YES\"\n"),
+        ("no", "k: \"no\"\n"),
+        ("No", "k: \"No\"\n"),
+        ("NO", "k: \"NO\"\n"),
+        ("y", "k: \"y\"\n"),
+        ("Y", "k: \"Y\"\n"),
+        ("n", "k: \"n\"\n"),
+        ("N", "k: \"N\"\n"),
+        ("on", "k: \"on\"\n"),
+        ("On", "k: \"On\"\n"),
+        ("ON", "k: \"ON\"\n"),
+        ("off", "k: \"off\"\n"),
+        ("Off", "k: \"Off\"\n"),
+        ("OFF", "k: \"OFF\"\n"),
+        ("true", "k: \"true\"\n"),
+        ("False", "k: \"False\"\n"),
+        ("~", "k: \"~\"\n"),
+        ("null", "k: \"null\"\n"),
+        ("", "k: \"\"\n"),
+        ("1:20", "k: \"1:20\"\n"),
+        ("190:20:30", "k: \"190:20:30\"\n"),
+        ("0x1F", "k: \"0x1F\"\n"),
+        ("0o17", "k: \"0o17\"\n"),
+        ("0b1010", "k: \"0b1010\"\n"),
+        ("012", "k: \"012\"\n"),
+        ("1e3", "k: \"1e3\"\n"),
+        ("1_000", "k: \"1_000\"\n"),
+        (".inf", "k: \".inf\"\n"),
+        ("-.Inf", "k: \"-.Inf\"\n"),
+        (".NaN", "k: \".NaN\"\n"),
+        ("2001-12-14", "k: \"2001-12-14\"\n"),
+        (
+            "2001-12-14t21:59:43.10-05:00",
+            "k: \"2001-12-14t21:59:43.10-05:00\"\n",
+        ),
+        ("3.14", "k: \"3.14\"\n"),
+        ("-7", "k: \"-7\"\n"),
+        ("+12", "k: \"+12\"\n"),
+        ("plain", "k: plain\n"),
+        ("yes please", "k: yes please\n"),
+        ("on-call", "k: on-call\n"),
+        ("y2k", "k: y2k\n"),
+        ("x:y", "k: x:y\n"),
+        ("- item", "k: '- item'\n"),
+        ("#comment", "k: '#comment'\n"),
+        ("a: b", "k: 'a: b'\n"),
+        ("'quoted'", "k: '''quoted'''\n"),
+        ("<<", "k: <<\n"),
+        ("=", "k: =\n"),
+        ("multi\nline", "k: |-\n  multi\n  line\n"),
+        (" leading", "k: ' leading'\n"),
+        ("trailing ", "k: 'trailing '\n"),
+        ("@at", "k: '@at'\n"),
+        ("`tick", "k: '`tick'\n"),
+        ("%pct", "k: '%pct'\n"),
+        ("!bang", "k: '!bang'\n"),
+        ("&amp", "k: '&amp'\n"),
+        ("*star", "k: '*star'\n"),
+        ("|pipe", "k: '|pipe'\n"),
+        (">gt", "k: '>gt'\n"),
+        ("[x]", "k: '[x]'\n"),
+        ("{x}", "k: '{x}'\n"),
+        ("?", "k: '?'\n"),
+        ("-", "k: '-'\n"),
+        (":", "k: ':'\n"),
+    ];
+
+    #[test]
+    fn strings_a_yaml_1_1_reader_would_misread_are_quoted_as_go_quotes_them() {
+        for (string, go) in GO_WRITES {
+            let written = to_yaml(&serde_json::json!({"k": string})).unwrap_or_default();
+            assert_eq!(&written, go, "{string:?}");
+            let read: Value = serde_yaml_ng::from_str(&written).unwrap_or_default();
+            assert_eq!(read["k"], *string, "{written:?} reads back as the string");
+        }
+    }
 }

@@ -16,8 +16,10 @@ pub enum FunctionCommand {
     /// Push a function component to an OCI registry; prints `REF@sha256:…`.
     Push(PushArgs),
     /// Pull a function from an OCI registry, verified; prints `REF@sha256:…`.
+    /// A project build's KCL source is written to the directory `-o` names.
     Pull(PullArgs),
-    /// Show a function's digest, size, world, imports and exports.
+    /// Show a function's digest, size, world, imports and exports; for a
+    /// project build, its KCL source's files and `kcl.mod`.
     Inspect(InspectArgs),
     /// Check a function's cosign signature against a public key; prints
     /// the verified `REF@sha256:…`.
@@ -68,7 +70,8 @@ pub const PASSWORD_VARIABLE: &str = "COSIGN_PASSWORD";
 pub struct PullArgs {
     /// registry/repository:tag or registry/repository@sha256:…
     pub reference: String,
-    /// Write the component here (`-` for standard output).
+    /// Write the component here (`-` for standard output); for a project
+    /// build, the directory to write its KCL source to (new or empty).
     #[arg(short = 'o', long = "output")]
     pub output: Option<PathBuf>,
     #[command(flatten)]
@@ -263,7 +266,13 @@ fn verify(args: &VerifyArgs) -> Result<String> {
 
 fn pull(args: &PullArgs) -> Result<String> {
     let registry = args.registry.open(&[&args.reference])?;
-    let resolved = registry.resolve(&args.reference)?;
+    let resolved = match registry.resolve(&args.reference) {
+        Ok(resolved) => resolved,
+        Err(plait_oci::Error::UnsupportedArtifact { .. }) => {
+            return pull_project_build(&registry, args);
+        }
+        Err(e) => return Err(e.into()),
+    };
     match args.output.as_deref() {
         Some(path) if path == Path::new("-") => {
             let mut stdout = std::io::stdout().lock();
@@ -282,11 +291,122 @@ fn pull(args: &PullArgs) -> Result<String> {
     }
 }
 
+/// A package that is not a Wasm artifact: a project build's source, or
+/// the reason it is none (`resolve_function` says why an image is not a
+/// project build).
+fn project_build(registry: &Registry, reference: &str) -> Result<plait_oci::SourcePackage> {
+    match registry.block_on(
+        registry
+            .client
+            .resolve_function(reference, &registry.keychain),
+    )? {
+        plait_oci::FunctionPackage::Source(source) => Ok(source),
+        plait_oci::FunctionPackage::Wasm(resolved) => anyhow::bail!(
+            "{}: the registry answered with a Wasm component after refusing it; try again",
+            resolved.pinned
+        ),
+    }
+}
+
+/// Writes a project build's KCL source into the directory `-o` names.
+fn pull_project_build(registry: &Registry, args: &PullArgs) -> Result<String> {
+    let source = project_build(registry, &args.reference)?;
+    match args.output.as_deref() {
+        Some(path) if path == Path::new("-") => anyhow::bail!(
+            "{} is a project build of a KCL function: its source is a directory ({}), not a \
+             component; give `-o DIR` to write it there",
+            source.pinned,
+            source.image_dir
+        ),
+        Some(path) => {
+            copy_source(&source.dir, path)?;
+            Ok(format!("{}\n", source.pinned))
+        }
+        None => Ok(format!("{}\n", source.pinned)),
+    }
+}
+
+/// Copies an extracted source (files and directories only: extraction
+/// writes no links) into `target`, which must be new or empty so nothing
+/// of the user's is overwritten.
+fn copy_source(from: &Path, target: &Path) -> Result<()> {
+    if target.exists() {
+        let mut entries = std::fs::read_dir(target)
+            .with_context(|| format!("cannot write the source into {}", target.display()))?;
+        anyhow::ensure!(
+            entries.next().is_none(),
+            "cannot write the source into {}: the directory is not empty",
+            target.display()
+        );
+    }
+    for file in source_files(from)? {
+        let to = target.join(&file);
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        std::fs::copy(from.join(&file), &to)
+            .with_context(|| format!("cannot write {}", to.display()))?;
+    }
+    std::fs::create_dir_all(target).with_context(|| format!("cannot create {}", target.display()))
+}
+
+/// The files below `dir`, relative to it, in name order.
+fn source_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let mut pending = vec![PathBuf::new()];
+    while let Some(relative) = pending.pop() {
+        let listing = std::fs::read_dir(dir.join(&relative))
+            .with_context(|| format!("cannot read {}", dir.join(&relative).display()))?;
+        for entry in listing {
+            let entry = entry.with_context(|| format!("cannot read {}", dir.display()))?;
+            let path = relative.join(entry.file_name());
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                pending.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// What `inspect` shows of a project build: the runtime that runs it and
+/// its source.
+fn inspect_project_build(registry: &Registry, reference: &str) -> Result<String> {
+    let source = project_build(registry, reference)?;
+    let files: Vec<String> = source_files(&source.dir)?
+        .iter()
+        .map(|f| f.to_string_lossy().replace('\\', "/"))
+        .collect();
+    let kcl_mod = std::fs::read_to_string(source.dir.join("kcl.mod")).ok();
+    files::to_yaml_stream(&[json!({
+        "reference": source.pinned,
+        "digest": source.digest,
+        "layout": "project build of a KCL function (function-kcl's image with FUNCTION_KCL_DEFAULT_SOURCE set)",
+        "runtime": "function-kcl, run by plait's built-in function-kcl",
+        "source": {
+            "directory": source.image_dir,
+            "layer": source.layer_digest,
+            "files": files,
+            "kclMod": kcl_mod,
+        },
+    })])
+}
+
 fn inspect(args: &InspectArgs) -> Result<String> {
     let registry = args.registry.open(&[&args.reference])?;
-    let inspection = registry
+    let inspection = match registry
         .executor
-        .block_on(registry.client.inspect(&args.reference, &registry.keychain))?;
+        .block_on(registry.client.inspect(&args.reference, &registry.keychain))
+    {
+        Ok(inspection) => inspection,
+        Err(plait_oci::Error::UnsupportedArtifact { .. }) => {
+            return inspect_project_build(&registry, &args.reference);
+        }
+        Err(e) => return Err(e.into()),
+    };
     let config = &inspection.config;
     // wasm-to-oci configs list nothing: read the world from the component.
     let (imports, exports, world) = match &config.component {

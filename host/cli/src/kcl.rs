@@ -89,6 +89,9 @@ pub struct RunArgs {
     /// Also print hidden (`_name`) attributes.
     #[arg(short = 'H', long = "show-hidden", alias = "show_hidden")]
     pub show_hidden: bool,
+    /// Fail when `+`, `-`, `*`, `**` or `<<` takes a number beyond 32 bits.
+    #[arg(short = 'r', long = "strict-range-check", alias = "strict_range_check")]
+    pub strict_range_check: bool,
     /// Accepted as `kcl run -d` is; plait prints no backtrace under an error.
     #[arg(short = 'd', long = "debug", hide = true)]
     pub debug: bool,
@@ -297,6 +300,7 @@ fn options(args: &RunArgs) -> Result<plait_kcl::RunOptions, Box<plait_kcl::RunEr
         sort_keys: args.sort_keys,
         disable_none: args.disable_none,
         show_hidden: args.show_hidden,
+        strict_range_check: args.strict_range_check,
         // The `file` module reads below the directory plait runs in, as a
         // function's files are granted to it: nothing outside.
         file_root: work_dir.clone(),
@@ -461,13 +465,23 @@ mod tests {
     #[test]
     fn kcl_spellings_of_the_flags_are_accepted() {
         for flags in [
-            ["--sort-keys", "--disable-none", "--show-hidden"],
-            ["--sort_keys", "--disable_none", "--show_hidden"],
-            ["-k", "-n", "-H"],
+            [
+                "--sort-keys",
+                "--disable-none",
+                "--show-hidden",
+                "--strict-range-check",
+            ],
+            [
+                "--sort_keys",
+                "--disable_none",
+                "--show_hidden",
+                "--strict_range_check",
+            ],
+            ["-k", "-n", "-H", "-r"],
         ] {
-            let args = parse(&["run", "main.k", flags[0], flags[1], flags[2]]);
+            let args = parse(&["run", "main.k", flags[0], flags[1], flags[2], flags[3]]);
             assert!(
-                args.sort_keys && args.disable_none && args.show_hidden,
+                args.sort_keys && args.disable_none && args.show_hidden && args.strict_range_check,
                 "{flags:?}"
             );
         }

@@ -16,6 +16,7 @@ mod trace;
 mod validate;
 mod webhook;
 mod webhook_certificate;
+mod xr;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -66,6 +67,39 @@ enum Command {
         #[command(subcommand)]
         command: kcl::KclCommand,
     },
+    /// Work with Compositions (the crossplane CLI's names): render.
+    Composition {
+        #[command(subcommand)]
+        command: CompositionCommand,
+    },
+    /// Work with resources (the crossplane CLI's names): trace, validate.
+    Resource {
+        #[command(subcommand)]
+        command: ResourceCommand,
+    },
+    /// Work with composite resources (XRs): generate one from a claim,
+    /// patch one with its XRD's defaults.
+    Xr {
+        #[command(subcommand)]
+        command: xr::XrCommand,
+    },
+}
+
+/// `plait composition …`, as the crossplane CLI names it.
+#[derive(Subcommand)]
+enum CompositionCommand {
+    /// `plait render`, by the crossplane CLI's name: render the resources a
+    /// composite resource would be composed of, offline.
+    Render(Box<RenderArgs>),
+}
+
+/// `plait resource …`, as the crossplane CLI names it.
+#[derive(Subcommand)]
+enum ResourceCommand {
+    /// `plait trace`, by the crossplane CLI's name.
+    Trace(Box<trace::TraceArgs>),
+    /// `plait validate`, by the crossplane CLI's name.
+    Validate(Box<validate::ValidateArgs>),
 }
 
 #[derive(clap::Args)]
@@ -105,6 +139,10 @@ pub struct ControllerArgs {
     /// Reconcile every composite resource at least this often, e.g. 60s, 5m.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub poll_interval: Duration,
+    /// The shortest poll interval an XR's crossplane.io/poll-interval
+    /// annotation may ask for; a shorter one is raised to it.
+    #[arg(long = "min-poll-interval", default_value = "1s", value_parser = parse_duration)]
+    pub min_poll_interval: Duration,
     /// XR and claim reconciles working at once, over every kind; the others
     /// wait their turn in a queue fair between tenants. A reconcile waiting
     /// for a function-call slot does not count. Bounds the load a backlog
@@ -385,7 +423,10 @@ fn main() -> ExitCode {
     // functions' output.
     let default_level = match cli.command {
         Command::Controller(_) => "info",
-        Command::Render(_) => "warn,plait_runtime=info,plait_functions=info",
+        Command::Render(_)
+        | Command::Composition {
+            command: CompositionCommand::Render(_),
+        } => "warn,plait_runtime=info,plait_functions=info",
         _ => "warn",
     };
     tracing_subscriber::fmt()
@@ -405,6 +446,14 @@ fn main() -> ExitCode {
         Command::Validate(args) => return validate::main(&args),
         Command::Trace(args) => trace::run(&args),
         Command::Kcl { command } => return kcl::main(&command),
+        Command::Composition {
+            command: CompositionCommand::Render(args),
+        } => render::run(&args),
+        Command::Resource { command } => match command {
+            ResourceCommand::Trace(args) => trace::run(&args),
+            ResourceCommand::Validate(args) => return validate::main(&args),
+        },
+        Command::Xr { command } => xr::run(&command),
     };
     match result {
         Ok(output) => {

@@ -60,6 +60,16 @@ pub fn run(args: &RenderArgs) -> Result<String> {
         }
         None => CompositeScope::infer(&xr),
     };
+    // An XR file written for render often leaves out the namespace of a
+    // namespaced XR. `crossplane render` then takes the XR as it is given,
+    // in no namespace: its resource references name their namespace, and
+    // observed resources in `default` (where its composed resources land)
+    // are seen. So does plait.
+    let scope = if scope == CompositeScope::Namespaced && CompositeScope::infer(&xr) != scope {
+        CompositeScope::Cluster
+    } else {
+        scope
+    };
     let steps = match plait_reconcile::prepare(&composition, &xr_ref) {
         Ok(steps) => steps,
         Err(e @ PrepareError::Invalid(_)) => bail!(

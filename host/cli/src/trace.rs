@@ -16,6 +16,8 @@ use kube::{Client, Config};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::files;
+
 /// The annotation naming a composed resource within its Composition.
 const ANNOTATION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
 /// How much of a condition message the default output keeps.
@@ -516,10 +518,9 @@ fn print(roots: &[Node], format: TraceFormat) -> Result<String> {
             text
         }
         TraceFormat::Yaml => match roots {
-            [one] => serde_yaml_ng::to_string(one),
-            many => serde_yaml_ng::to_string(many),
-        }
-        .context("cannot write YAML")?,
+            [one] => files::serialize_to_yaml(one),
+            many => files::serialize_to_yaml(&many),
+        }?,
         TraceFormat::Dot => dot(roots),
     })
 }

@@ -158,7 +158,7 @@ fn run(args: &ValidateArgs) -> Result<(String, Result<(), String>)> {
                 text.push('\n');
                 text
             } else {
-                serde_yaml_ng::to_string(&report).context("cannot write YAML")?
+                files::serialize_to_yaml(&report)?
             }
         }
     };

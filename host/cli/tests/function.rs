@@ -618,7 +618,14 @@ fn render_runs_kcl_modules_the_host_pulls_for_a_step() {
     let from_inline = serde_json::json!({"cidr": "10.0.0.0/16", "base": "base-1"});
     // (what, step input, kcl-registry credential, the ConfigMap's data or
     // the error, what stderr says)
-    let cases: Vec<(&str, serde_json::Value, bool, Result<serde_json::Value, String>, Vec<String>)> = vec![
+    type Case<'a> = (
+        &'a str,
+        serde_json::Value,
+        bool,
+        Result<serde_json::Value, String>,
+        Vec<String>,
+    );
+    let cases: Vec<Case> = vec![
         (
             "an oci:// source with its dependencies and theirs",
             source(&format!("oci://{addr}/kcl/network:v1")),
@@ -698,7 +705,14 @@ fn render_runs_kcl_modules_the_host_pulls_for_a_step() {
         let composition = composition(spec, credential);
         let mut args: Vec<&str> = vec!["render", &xr, &composition, "--insecure"];
         if credential {
-            args.extend(["--function-credentials", credentials.as_str()]);
+            // `cidrs` in the private registry depends on `base` in the
+            // open one, which no step names.
+            args.extend([
+                "--function-credentials",
+                credentials.as_str(),
+                "--insecure-registry",
+                addr.as_str(),
+            ]);
         }
         let started = std::time::Instant::now();
         let output = plait(root, &args);
@@ -737,4 +751,93 @@ fn render_runs_kcl_modules_the_host_pulls_for_a_step() {
         .unwrap()
         .count();
     assert_eq!(extracted, 3, "network v1, cidrs and base");
+}
+
+/// `plait function inspect` says what a project build is and lists its
+/// source; `pull -o DIR` writes that source out; an image that is no
+/// project build is refused by both, saying why.
+#[test]
+fn inspect_and_pull_read_a_project_build() {
+    let registry = Registry::shared();
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path();
+    let reference = registry.reference("acme/p_inspect", "v1");
+    let digest = push_project_build(&reference, &["FUNCTION_KCL_DEFAULT_SOURCE=/src"]);
+    let not_a_build = registry.reference("acme/p_inspect_other", "v1");
+    push_project_build(&not_a_build, &["PATH=/usr/bin"]);
+    let pinned = format!("{reference}@{digest}");
+
+    let inspected: serde_json::Value = serde_yaml_ng::from_str(&stdout(&plait(
+        root,
+        &["function", "inspect", &reference, "--insecure"],
+    )))
+    .unwrap();
+    assert_eq!(inspected["reference"], pinned.as_str(), "{inspected:#}");
+    assert_eq!(inspected["digest"], digest.as_str(), "{inspected:#}");
+    assert_eq!(
+        inspected["runtime"], "function-kcl, run by plait's built-in function-kcl",
+        "{inspected:#}"
+    );
+    assert_eq!(inspected["source"]["directory"], "/src", "{inspected:#}");
+    assert_eq!(
+        inspected["source"]["files"],
+        serde_json::json!(["kcl.mod", "lib/lib.k", "main.k"]),
+        "{inspected:#}"
+    );
+    assert_eq!(
+        inspected["source"]["kclMod"], PROJECT_KCL_MOD,
+        "{inspected:#}"
+    );
+
+    let out = root.join("pulled");
+    let printed = stdout(&plait(
+        root,
+        &[
+            "function",
+            "pull",
+            &reference,
+            "-o",
+            out.to_str().unwrap(),
+            "--insecure",
+        ],
+    ));
+    assert_eq!(printed.trim(), pinned);
+    for (file, text) in [
+        ("kcl.mod", PROJECT_KCL_MOD),
+        ("lib/lib.k", PROJECT_LIB),
+        ("main.k", PROJECT_MAIN),
+    ] {
+        assert_eq!(
+            std::fs::read_to_string(out.join(file)).unwrap(),
+            text,
+            "{file}"
+        );
+    }
+
+    let refusals: [(&[&str], &str); 4] = [
+        (
+            &["function", "pull", &reference, "-o", "-"],
+            "is a project build of a KCL function: its source is a directory (/src), not a component; give `-o DIR`",
+        ),
+        (
+            &["function", "pull", &reference, "-o", out.to_str().unwrap()],
+            "the directory is not empty",
+        ),
+        (
+            &["function", "inspect", &not_a_build],
+            "an image whose config sets no FUNCTION_KCL_DEFAULT_SOURCE",
+        ),
+        (
+            &["function", "pull", &not_a_build],
+            "an image whose config sets no FUNCTION_KCL_DEFAULT_SOURCE",
+        ),
+    ];
+    for (args, want) in refusals {
+        let mut args = args.to_vec();
+        args.push("--insecure");
+        let output = plait(root, &args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{args:?} succeeded");
+        assert!(stderr.contains(want), "{args:?}: {stderr}");
+    }
 }

@@ -13,10 +13,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use plait_differential::deliberate::{self, CaseInputs};
-use plait_differential::{Rendered, compare, parse_stream};
+use plait_differential::{Rendered, corpus, parse_stream};
 use serde_json::Value;
 
 mod common;
@@ -90,60 +88,18 @@ fn corpus() -> PathBuf {
     repo().join("tests/corpus-go-templating")
 }
 
-fn case_dirs() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(corpus())
-        .unwrap_or_else(|e| panic!("corpus at {}: {e}", corpus().display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("composition.yaml").exists())
-        .collect();
-    dirs.sort();
-    dirs
-}
-
-/// `plait render xr.yaml composition.yaml functions.yaml <args>` in the
-/// case's directory, as upstream was run.
 fn render(dir: &Path) -> Rendered {
-    let args = std::fs::read_to_string(dir.join("args")).expect("args");
-    let out = Command::new(env!("CARGO_BIN_EXE_plait"))
-        .args(["render", "xr.yaml", "composition.yaml", "functions.yaml"])
-        .args(args.split_whitespace())
-        .current_dir(dir)
-        .env("PLAIT_CACHE_DIR", repo().join("target/plait-test-cache"))
-        .output()
-        .expect("plait runs");
-    if !out.status.success() {
-        return Rendered::Failed(String::from_utf8_lossy(&out.stderr).trim().to_string());
-    }
-    match parse_stream(&String::from_utf8_lossy(&out.stdout)) {
-        Ok(documents) => Rendered::Output(documents),
-        Err(e) => Rendered::Failed(format!("plait printed no YAML stream: {e}")),
-    }
-}
-
-/// What upstream recorded for the case.
-fn expected(case: &str) -> Rendered {
-    let dir = corpus().join(case);
-    match std::fs::read_to_string(dir.join("expected-error.txt")) {
-        Ok(error) => Rendered::Failed(error.trim().to_string()),
-        Err(_) => {
-            let text = std::fs::read_to_string(dir.join("expected.yaml")).expect("expected.yaml");
-            Rendered::Output(parse_stream(&text).expect("expected.yaml is a YAML stream"))
-        }
-    }
+    let plait = Path::new(env!("CARGO_BIN_EXE_plait"));
+    let cache = repo().join("target/plait-test-cache");
+    corpus::render_case(plait, &cache, dir, Path::new("functions.yaml")).expect("plait runs")
 }
 
 /// Where plait's render of the case in `dir` differs from upstream's of
 /// `case` and no documented deliberate difference explains it.
 fn differences(dir: &Path, case: &str) -> Vec<String> {
     let composition = std::fs::read_to_string(dir.join("composition.yaml")).expect("composition");
-    let inputs = CaseInputs {
-        composition: &composition,
-    };
-    compare(&render(dir), &expected(case))
-        .into_iter()
-        .filter(|d| deliberate::explain(&inputs, d).is_none())
-        .map(|d| d.to_string())
-        .collect()
+    let upstream = corpus::recorded(&corpus().join(case)).expect("recorded render");
+    corpus::unexplained_differences(&composition, &render(dir), &upstream)
 }
 
 /// Where plait's render of the case in `dir` is not `want`; `case` is the
@@ -233,7 +189,7 @@ fn granted_function_documents(dir: &Path) {
 
 #[test]
 fn every_go_templating_case_renders_what_upstream_rendered() {
-    let dirs = case_dirs();
+    let dirs = corpus::case_dirs(&corpus()).expect("the go-templating corpus");
     assert_eq!(
         dirs.len(),
         CASES,
@@ -250,7 +206,8 @@ fn every_go_templating_case_renders_what_upstream_rendered() {
     let mut failures = Vec::new();
     let mut matching = 0;
     for dir in &dirs {
-        let case = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let case = corpus::case_name(dir);
+        let case = case.as_str();
         let deviation = DEVIATIONS.iter().find(|d| d.case == case);
         let mut found = match deviation {
             None => differences(dir, case),

@@ -13,11 +13,9 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Mutex;
 
-use plait_differential::deliberate::{self, CaseInputs};
-use plait_differential::{Rendered, compare, parse_stream};
+use plait_differential::{Rendered, corpus};
 use serde_json::Value;
 
 mod common;
@@ -96,45 +94,13 @@ fn corpus() -> PathBuf {
     repo().join("tests/corpus-kcl")
 }
 
-fn case_dirs() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(corpus())
-        .unwrap_or_else(|e| panic!("corpus at {}: {e}", corpus().display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("composition.yaml").exists())
-        .collect();
-    dirs.sort();
-    dirs
-}
-
-/// `plait render xr.yaml composition.yaml functions.yaml <args>` in the
-/// case's directory, as upstream was run.
 fn render(dir: &Path) -> Rendered {
-    let args = std::fs::read_to_string(dir.join("args")).expect("args");
-    let out = Command::new(env!("CARGO_BIN_EXE_plait"))
-        .args(["render", "xr.yaml", "composition.yaml", "functions.yaml"])
-        .args(args.split_whitespace())
-        .current_dir(dir)
-        .env("PLAIT_CACHE_DIR", repo().join("target/plait-test-cache"))
-        .output()
-        .expect("plait runs");
-    if !out.status.success() {
-        return Rendered::Failed(String::from_utf8_lossy(&out.stderr).trim().to_string());
-    }
-    match parse_stream(&String::from_utf8_lossy(&out.stdout)) {
-        Ok(documents) => Rendered::Output(documents),
-        Err(e) => Rendered::Failed(format!("plait printed no YAML stream: {e}")),
-    }
+    let cache = repo().join("target/plait-test-cache");
+    corpus::render_case(plait(), &cache, dir, Path::new("functions.yaml")).expect("plait runs")
 }
 
-/// What upstream recorded for the case.
-fn expected(dir: &Path) -> Rendered {
-    match std::fs::read_to_string(dir.join("expected-error.txt")) {
-        Ok(error) => Rendered::Failed(error.trim().to_string()),
-        Err(_) => {
-            let text = std::fs::read_to_string(dir.join("expected.yaml")).expect("expected.yaml");
-            Rendered::Output(parse_stream(&text).expect("expected.yaml is a YAML stream"))
-        }
-    }
+fn plait() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_plait"))
 }
 
 /// The render with the names of composed resources that have no name in
@@ -181,28 +147,16 @@ fn without_generated_names(rendered: Rendered) -> Rendered {
 /// the documented deliberate differences.
 fn differences(dir: &Path) -> Vec<String> {
     let composition = std::fs::read_to_string(dir.join("composition.yaml")).expect("composition");
-    let inputs = CaseInputs {
-        composition: &composition,
-    };
     let plait = without_generated_names(render(dir));
-    let upstream = without_generated_names(expected(dir));
-    compare(&plait, &upstream)
-        .into_iter()
-        .filter(|d| deliberate::explain(&inputs, d).is_none())
-        .map(|d| d.to_string())
-        .collect()
+    let upstream = without_generated_names(corpus::recorded(dir).expect("recorded render"));
+    corpus::unexplained_differences(&composition, &plait, &upstream)
 }
 
 #[test]
 fn every_kcl_case_renders_what_upstream_rendered() {
-    let dirs = case_dirs();
+    let dirs = corpus::case_dirs(&corpus()).expect("the KCL corpus");
     assert_eq!(dirs.len(), CASES, "the KCL corpus has {CASES} cases");
-    let name = |dir: &Path| {
-        dir.file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default()
-            .to_string()
-    };
+    let name = |dir: &Path| corpus::case_name(dir);
     for known in KNOWN_DIFFERENCES {
         assert!(
             dirs.iter().any(|d| name(d) == known.case),

@@ -158,7 +158,7 @@ fn scaffold_builds_and_renders(lang: &str) {
     check(&format!("make in the {lang} project"), &out);
     // Rust projects share the target directory; the Makefile reads it.
     let cases = [
-        (vec![], "status: 'False'"),
+        (vec![], "status: \"False\""),
         (vec!["-o", "observed.yaml"], "reason: Available"),
     ];
     for (observed, want) in cases {

@@ -49,6 +49,170 @@ fn getting_started_renders_its_golden_output() {
     }
 }
 
+/// A namespaced XR given without `metadata.namespace`, with its XRD or
+/// without: as `crossplane render`, its resource references name the
+/// namespace `default` and the resources observed there are seen (their
+/// status reaches the XR, which is Ready).
+#[test]
+fn a_namespaced_xr_without_a_namespace_renders_as_upstream_renders_it() {
+    let scratch = tempfile::tempdir().unwrap();
+    let given = std::fs::read_to_string(repo().join("examples/getting-started/xr.yaml")).unwrap();
+    let xr = scratch.path().join("xr.yaml");
+    std::fs::write(&xr, given.replace("  namespace: default\n", "")).unwrap();
+    let xr = xr.to_str().unwrap();
+    let base = [
+        "render",
+        xr,
+        "examples/getting-started/composition.yaml",
+        "-o",
+        "examples/getting-started/observed.yaml",
+    ];
+    for extra in [vec![], vec!["--xrd", "examples/getting-started/xrd.yaml"]] {
+        let args: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
+        let out = plait(&args);
+        assert!(
+            out.status.success(),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let rendered: serde_json::Value =
+            serde_yaml_ng::from_str(stdout.split("---\n").nth(1).unwrap()).unwrap();
+        assert_eq!(rendered["metadata"].get("namespace"), None, "{extra:?}");
+        let namespaces: Vec<&str> = rendered["spec"]["crossplane"]["resourceRefs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["namespace"].as_str().unwrap_or_default())
+            .collect();
+        assert_eq!(namespaces, ["default", "default"], "{extra:?}: {rendered}");
+        assert_eq!(
+            rendered["status"]["availableReplicas"], 2,
+            "{extra:?}: {rendered}"
+        );
+        let ready = rendered["status"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["type"] == "Ready")
+            .unwrap();
+        assert_eq!(ready["status"], "True", "{extra:?}: {ready}");
+    }
+}
+
+/// The crossplane CLI's command names run the same commands with the same
+/// flags: each alias prints what plait's own name prints, and fails alike.
+#[test]
+fn the_crossplane_cli_names_run_the_same_commands() {
+    let scratch = tempfile::tempdir().unwrap();
+    let claim = scratch.path().join("claim.yaml");
+    std::fs::write(
+        &claim,
+        "apiVersion: example.org/v1alpha1\nkind: App\nmetadata:\n  name: hello\n  namespace: team-a\nspec:\n  image: hello:1\n",
+    )
+    .unwrap();
+    let claim = claim.to_str().unwrap();
+    let render = [
+        "examples/getting-started/xr.yaml",
+        "examples/getting-started/composition.yaml",
+        "--xrd",
+        "examples/getting-started/xrd.yaml",
+        "-o",
+        "examples/getting-started/observed.yaml",
+    ];
+    let validate = [
+        "examples/getting-started/xrd.yaml",
+        "examples/getting-started/xr.yaml",
+        "-o",
+        "json",
+    ];
+    let trace = ["App/hello", "--kubeconfig", "/nonexistent/kubeconfig"];
+    // (the crossplane CLI's name, plait's own, the flags both take)
+    let cases: [(&[&str], &[&str], &[&str]); 3] = [
+        (&["composition", "render"], &["render"], &render),
+        (&["resource", "validate"], &["validate"], &validate),
+        (&["resource", "trace"], &["trace"], &trace),
+    ];
+    for (alias, own, flags) in cases {
+        let run = |name: &[&str]| plait(&[name, flags].concat());
+        let (by_alias, by_own) = (run(alias), run(own));
+        assert_eq!(by_alias.status.code(), by_own.status.code(), "{alias:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&by_alias.stdout),
+            String::from_utf8_lossy(&by_own.stdout),
+            "{alias:?}"
+        );
+        if !by_own.status.success() {
+            assert_eq!(
+                String::from_utf8_lossy(&by_alias.stderr),
+                String::from_utf8_lossy(&by_own.stderr),
+                "{alias:?}"
+            );
+        }
+    }
+    assert!(
+        !plait(&[&["trace"][..], &trace].concat()).status.success(),
+        "trace without a cluster fails"
+    );
+
+    // `xr generate` (a claim's XR) and `xr patch` (its XRD's defaults) feed render.
+    let generated = plait(&["xr", "generate", claim, "--direct", "--kind", "App"]);
+    assert!(
+        generated.status.success(),
+        "{}",
+        String::from_utf8_lossy(&generated.stderr)
+    );
+    let xr: serde_json::Value = serde_yaml_ng::from_str(
+        String::from_utf8_lossy(&generated.stdout).trim_start_matches("---\n"),
+    )
+    .unwrap();
+    assert_eq!(xr["metadata"]["name"], "hello");
+    let xr_file = scratch.path().join("xr.yaml");
+    std::fs::write(&xr_file, &generated.stdout).unwrap();
+    let patched_file = scratch.path().join("patched.yaml");
+    let patched = plait(&[
+        "xr",
+        "patch",
+        xr_file.to_str().unwrap(),
+        "--xrd",
+        "examples/getting-started/xrd.yaml",
+        "-o",
+        patched_file.to_str().unwrap(),
+    ]);
+    assert!(
+        patched.status.success(),
+        "{}",
+        String::from_utf8_lossy(&patched.stderr)
+    );
+    let patched: serde_json::Value = serde_yaml_ng::from_str(
+        std::fs::read_to_string(&patched_file)
+            .unwrap()
+            .trim_start_matches("---\n"),
+    )
+    .unwrap();
+    assert_eq!(patched["spec"]["image"], "hello:1");
+    assert_eq!(
+        patched["spec"]["tier"], "small",
+        "the XRD's default: {patched}"
+    );
+    let bound = plait(&["xr", "generate", claim]);
+    let bound: serde_json::Value =
+        serde_yaml_ng::from_str(String::from_utf8_lossy(&bound.stdout).trim_start_matches("---\n"))
+            .unwrap();
+    assert_eq!(bound["kind"], "XApp");
+    assert_eq!(
+        bound["spec"]["claimRef"],
+        serde_json::json!({"apiVersion": "example.org/v1alpha1", "kind": "App", "name": "hello", "namespace": "team-a"})
+    );
+    let unpatched = plait(&["xr", "patch", xr_file.to_str().unwrap()]);
+    assert!(!unpatched.status.success());
+    assert!(
+        String::from_utf8_lossy(&unpatched.stderr).contains("needs a patching flag: --xrd"),
+        "{}",
+        String::from_utf8_lossy(&unpatched.stderr)
+    );
+}
+
 /// Placeholders the corpus sources leave for their own templating to fill;
 /// Kubernetes would reject them as names.
 const PLACEHOLDERS: &[(&str, &str)] = &[("$CLAIM_NAME", "claim-name")];
@@ -617,17 +781,14 @@ spec:
 /// Function and the annotation.
 #[test]
 fn a_function_reads_the_directories_its_filesystem_annotation_grants() {
-    use plait_differential::deliberate::{self, CaseInputs};
-    use plait_differential::{Rendered, compare, parse_stream};
+    use plait_differential::{Rendered, corpus};
 
     let case = repo().join(FILESYSTEM_CASE);
     let scratch = tempfile::tempdir().unwrap();
     // The templates beside the functions file, as the annotation's
     // relative path finds them.
     std::os::unix::fs::symlink(case.join("templates"), scratch.path().join("templates")).unwrap();
-    let expected = Rendered::Output(
-        parse_stream(&std::fs::read_to_string(case.join("expected.yaml")).unwrap()).unwrap(),
-    );
+    let expected = corpus::recorded(&case).unwrap();
     let composition = std::fs::read_to_string(case.join("composition.yaml")).unwrap();
     let not_read = "cannot read tmpl from the folder {/templates}: open /templates: ";
     let annotation = "Function \"function-go-templating\": render.plait.dev/filesystem: ";
@@ -671,16 +832,12 @@ fn a_function_reads_the_directories_its_filesystem_annotation_grants() {
         match want {
             None => {
                 assert!(out.status.success(), "{annotations:?}: {stderr}");
-                let rendered =
-                    Rendered::Output(parse_stream(&String::from_utf8_lossy(&out.stdout)).unwrap());
-                let inputs = CaseInputs {
-                    composition: &composition,
-                };
-                let differences: Vec<String> = compare(&rendered, &expected)
-                    .into_iter()
-                    .filter(|d| deliberate::explain(&inputs, d).is_none())
-                    .map(|d| d.to_string())
-                    .collect();
+                let rendered = Rendered::Output(
+                    plait_differential::parse_stream(&String::from_utf8_lossy(&out.stdout))
+                        .unwrap(),
+                );
+                let differences =
+                    corpus::unexplained_differences(&composition, &rendered, &expected);
                 assert!(
                     differences.is_empty(),
                     "{annotations:?}: plait's render differs from upstream's:\n{}",

@@ -65,20 +65,26 @@ fn is_ready(object: &Value) -> bool {
 /// webhook configuration pointed at it, and the test's namespace.
 struct Setup {
     client: kube::Client,
-    _controller: WebhookController,
+    controller: Option<WebhookController>,
+}
+
+/// The controller serving the webhook, with the shipped webhook
+/// configuration pointed at it.
+async fn start_controller(client: &kube::Client) -> WebhookController {
+    // A deleted composed Usage looks this often whether its user is gone.
+    WebhookController::start(
+        TestCluster::shared().unwrap(),
+        client,
+        "plait-usage-test",
+        &["--poll-interval=3s".to_string()],
+    )
+    .await
 }
 
 async fn setup() -> Setup {
     let cluster = TestCluster::shared().unwrap();
     let client = cluster.client().await;
-    // A deleted composed Usage looks this often whether its user is gone.
-    let controller = WebhookController::start(
-        cluster,
-        &client,
-        "plait-usage-test",
-        &["--poll-interval=3s".to_string()],
-    )
-    .await;
+    let controller = start_controller(&client).await;
     let namespaces = resource("v1", "Namespace", "namespaces");
     apply(
         &client,
@@ -89,7 +95,7 @@ async fn setup() -> Setup {
     .await;
     Setup {
         client,
-        _controller: controller,
+        controller: Some(controller),
     }
 }
 
@@ -184,10 +190,11 @@ impl Scope {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn usages_block_deletion_until_their_user_is_gone_and_refuse_what_upstream_refuses() {
-    let setup = setup().await;
-    let client = &setup.client;
+    let mut setup = setup().await;
+    let client = &setup.client.clone();
 
     deleting_a_used_resource_is_refused_until_its_user_is_gone(client).await;
+    a_usage_with_a_reason_and_no_user_lets_go_when_deleted(&mut setup).await;
     a_selector_with_match_controller_ref_protects_the_resource_of_the_same_controller(client).await;
     a_usage_without_by_or_reason_is_refused_by_the_crd(client).await;
     a_namespaced_usage_of_another_namespace_or_a_cluster_scoped_kind_is_refused(client).await;
@@ -329,6 +336,88 @@ async fn deleting_a_used_resource_is_refused_until_its_user_is_gone(client: &kub
             assert_eq!(released["metadata"]["name"], json!(used));
             delete(&scope.resources, &used).await.unwrap();
         }
+    }
+}
+
+/// A Usage with a `reason` and no `by`, after a refused deletion of what it
+/// protects: deleting the Usage takes its finalizer and the in-use label
+/// off, so the resource can be deleted; likewise when the Usage is deleted
+/// while the controller is down and the controller starts again.
+async fn a_usage_with_a_reason_and_no_user_lets_go_when_deleted(setup: &mut Setup) {
+    let client = setup.client.clone();
+    // (scope, the controller restarts while the Usage is deleted)
+    let cases = [
+        (Scope::namespaced(&client), false),
+        (Scope::cluster(&client), false),
+        (Scope::namespaced(&client), true),
+    ];
+    for (scope, restart) in &cases {
+        let case = format!(
+            "reason-{}{}",
+            scope.usage_kind.to_lowercase(),
+            if *restart { "-restart" } else { "" }
+        );
+        let (used, usage) = (format!("used-{case}"), format!("protect-{case}"));
+        create(&scope.resources, scope.object(&used)).await.unwrap();
+        create(
+            &scope.usages,
+            scope.usage(
+                &usage,
+                json!({"of": scope.reference(&used), "reason": "production data"}),
+            ),
+        )
+        .await
+        .unwrap();
+        eventually(&format!("{case}: Usage Ready"), || async {
+            let found = value(&scope.usages.get(&usage).await.ok()?);
+            is_ready(&found).then_some(())
+        })
+        .await;
+        eventually(&format!("{case}: in-use label"), || async {
+            let found = value(&scope.resources.get(&used).await.ok()?);
+            (label(&found, "crossplane.io/in-use") == Some("true")).then_some(())
+        })
+        .await;
+        let refusal = eventually(&format!("{case}: deletion refused"), || async {
+            match delete(&scope.resources, &used).await {
+                Err(kube::Error::Api(status)) => Some(status),
+                other => panic!("{case}: the used resource's deletion was not refused: {other:?}"),
+            }
+        })
+        .await;
+        assert_eq!(refusal.code, 409, "{case}: {refusal:?}");
+
+        if *restart {
+            setup.controller = None;
+        }
+        delete(&scope.usages, &usage).await.unwrap();
+        if *restart {
+            let kept = value(&scope.usages.get(&usage).await.unwrap());
+            assert_eq!(
+                kept["metadata"]["finalizers"],
+                json!(["usage.apiextensions.crossplane.io"]),
+                "{case}: no controller, so the finalizer stays"
+            );
+            setup.controller = Some(start_controller(&client).await);
+        }
+        eventually(&format!("{case}: Usage gone"), || async {
+            scope
+                .usages
+                .get_opt(&usage)
+                .await
+                .unwrap()
+                .is_none()
+                .then_some(())
+        })
+        .await;
+        eventually(&format!("{case}: in-use label removed"), || async {
+            let found = value(&scope.resources.get(&used).await.ok()?);
+            label(&found, "crossplane.io/in-use")
+                .is_none()
+                .then_some(())
+        })
+        .await;
+        delete(&scope.resources, &used).await.unwrap();
     }
 }
 

@@ -512,7 +512,8 @@ mod tests {
     #[test]
     fn oci_sources_are_read_as_kcl_and_kpm_write_them() {
         let given = |r: &str| Ok((r.to_string(), ModuleVersion::Given));
-        let cases: [(&str, Result<(String, ModuleVersion), &str>); 9] = [
+        type Read = Result<(String, ModuleVersion), &'static str>;
+        let cases: [(&str, Read); 9] = [
             (
                 "oci://ghcr.io/kcl-lang/net:0.1.0",
                 given("ghcr.io/kcl-lang/net:0.1.0"),

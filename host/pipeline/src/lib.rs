@@ -97,6 +97,11 @@ pub struct PipelineOutput {
     pub ttl: Option<Duration>,
     /// Every call made, in order, with the step it belongs to.
     pub calls: Vec<String>,
+    /// What the steps read as required resources: each step's selectors of
+    /// its last call (the Composition's requirements and those its last
+    /// response asked for), as confined to what the XR's tenant may read.
+    /// A change to an object one of them selects makes the output stale.
+    pub required: Vec<ResourceSelector>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -218,7 +223,10 @@ impl Pipeline<'_> {
     ) -> Result<(), PipelineError> {
         let credentials = self.credentials(step)?;
         let mut satisfied = step.requirements.clone();
-        let (mut required_resources, mut required_schemas) = self.resolve(step, &satisfied)?;
+        let (mut required_resources, mut required_schemas, mut read) =
+            self.resolve(step, &satisfied)?;
+        // Whatever ends the step, what its last call was given was read.
+        let recorded = out.required.len();
         let mut context = out.context.clone();
         let mut iteration = 0;
         let response = loop {
@@ -234,6 +242,8 @@ impl Pipeline<'_> {
             };
             request.tag = request_tag(&request);
             out.calls.push(step.name.clone());
+            out.required.truncate(recorded);
+            out.required.extend(read.iter().cloned());
             let response = self
                 .runner
                 .run(&step.name, &step.function, &request)
@@ -256,7 +266,7 @@ impl Pipeline<'_> {
                 .resources
                 .extend(response.requirements.resources.clone());
             wanted.schemas.extend(response.requirements.schemas.clone());
-            (required_resources, required_schemas) = self.resolve(step, &wanted)?;
+            (required_resources, required_schemas, read) = self.resolve(step, &wanted)?;
             satisfied = response.requirements.clone();
             context = response.context;
         };
@@ -293,6 +303,8 @@ impl Pipeline<'_> {
         Ok(())
     }
 
+    /// The resources and schemas `wanted` names, and the selectors the
+    /// resources were read with.
     #[allow(clippy::type_complexity)]
     fn resolve(
         &self,
@@ -302,10 +314,12 @@ impl Pipeline<'_> {
         (
             BTreeMap<String, Vec<Value>>,
             BTreeMap<String, Option<Value>>,
+            Vec<ResourceSelector>,
         ),
         PipelineError,
     > {
         let mut resources = BTreeMap::new();
+        let mut read = Vec::with_capacity(wanted.resources.len());
         for (name, selector) in &wanted.resources {
             let failed = |source| PipelineError::Requirement {
                 step: step.name.clone(),
@@ -319,6 +333,7 @@ impl Pipeline<'_> {
             })?;
             let items = self.source.resources(&selector).map_err(failed)?;
             resources.insert(name.clone(), items);
+            read.push(selector);
         }
         let mut schemas = BTreeMap::new();
         for (name, selector) in &wanted.schemas {
@@ -333,7 +348,7 @@ impl Pipeline<'_> {
                     })?;
             schemas.insert(name.clone(), schema);
         }
-        Ok((resources, schemas))
+        Ok((resources, schemas, read))
     }
 
     /// The selector as the tenancy rules let `step` use it: in the
@@ -385,23 +400,14 @@ impl Pipeline<'_> {
         step: &Step,
     ) -> Result<BTreeMap<String, BTreeMap<String, Vec<u8>>>, PipelineError> {
         let mut credentials = BTreeMap::new();
+        // The Composition names these Secrets, and only the platform writes
+        // Compositions: naming one for a step is the platform's grant, for
+        // every tenant's XR (unlike reads a function asks for, which stay
+        // confined).
         for credential in &step.credentials {
             let Some(reference) = &credential.secret else {
                 continue;
             };
-            let target = ReadTarget {
-                api_version: "v1".into(),
-                kind: "Secret".into(),
-                namespace: Some(reference.namespace.clone()),
-            };
-            self.reads
-                .check(&step.function, &target)
-                .map_err(|refused| PipelineError::Refused {
-                    step: step.name.clone(),
-                    what: "credentials",
-                    name: credential.name.clone(),
-                    refused,
-                })?;
             let error = |detail: String| PipelineError::Credentials {
                 step: step.name.clone(),
                 name: credential.name.clone(),

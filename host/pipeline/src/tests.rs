@@ -194,6 +194,100 @@ fn requirements_loop_calls_again_with_required_resources_until_stable() {
 }
 
 #[test]
+fn what_a_pipeline_read_is_each_steps_selectors_of_its_last_call() {
+    let selector = |name: &str| ResourceSelector {
+        api_version: "v1".into(),
+        kind: "ConfigMap".into(),
+        matching: ResourceMatch::Name(name.into()),
+        namespace: Some("ns".into()),
+    };
+    let bootstrapped = |name: &str, wanted: &str| {
+        let mut step = step(name);
+        step.requirements
+            .resources
+            .insert("bootstrap".into(), selector(wanted));
+        step
+    };
+    // Asks for `first` on its first call and `then` on every later one.
+    let changing = |first: &'static str, then: &'static str| {
+        move |request: &Request| {
+            let mut response = Response::from_request(request);
+            let wanted = if request.required_resources.contains_key("asked") {
+                then
+            } else {
+                first
+            };
+            response.require_resource("asked", selector(wanted));
+            response
+        }
+    };
+    let fatal = |request: &Request| {
+        let mut response = Response::from_request(request);
+        response.results.push(plait_sdk::FunctionResult {
+            severity: Severity::Fatal,
+            message: "no".into(),
+            reason: None,
+            target: None,
+        });
+        response
+    };
+    type Behaviour = Box<dyn Fn(&Request) -> Response>;
+    // (steps, how each step's function answers, the selectors recorded by name)
+    let cases: Vec<(Vec<Step>, Vec<Behaviour>, Vec<&str>)> = vec![
+        (
+            vec![step("a")],
+            vec![Box::new(Response::from_request)],
+            vec![],
+        ),
+        (
+            vec![bootstrapped("a", "boot")],
+            vec![Box::new(Response::from_request)],
+            vec!["boot"],
+        ),
+        (
+            vec![step("a")],
+            vec![Box::new(changing("x", "x"))],
+            vec!["x"],
+        ),
+        (
+            vec![step("a")],
+            vec![Box::new(changing("x", "y"))],
+            vec!["y"],
+        ),
+        (
+            vec![bootstrapped("a", "boot"), step("b")],
+            vec![Box::new(changing("x", "x")), Box::new(changing("z", "z"))],
+            vec!["boot", "x", "z"],
+        ),
+        (
+            vec![bootstrapped("a", "boot"), step("b")],
+            vec![Box::new(changing("x", "x")), Box::new(fatal)],
+            vec!["boot", "x"],
+        ),
+    ];
+    for (steps, behaviours, want) in cases {
+        let names: Vec<String> = steps.iter().map(|s| s.function.clone()).collect();
+        let (result, _) = run_with(&steps, &Files::default(), |function, request| {
+            let at = names.iter().position(|n| n == function).unwrap_or(0);
+            Ok(behaviours[at](request))
+        });
+        let read = match result {
+            Ok(out) => out.required,
+            Err(failure) => failure.partial.required,
+        };
+        let mut read: Vec<String> = read
+            .iter()
+            .map(|s| match &s.matching {
+                ResourceMatch::Name(name) => name.clone(),
+                ResourceMatch::Labels(_) => String::new(),
+            })
+            .collect();
+        read.sort();
+        assert_eq!(read, want, "{names:?}");
+    }
+}
+
+#[test]
 fn requirements_that_never_stabilize_fail_after_the_iteration_cap() {
     let (result, requests) = run_with(&[step("a")], &Files::default(), |_, req| {
         let mut response = wants_config(req);
@@ -590,7 +684,20 @@ fn a_tenants_reads_stay_in_its_namespace_unless_granted() {
         let (result, requests) = run_for(tenant, &[step("a")], &files, requiring(selector.clone()));
         match want {
             Ok((asked, found)) => {
+                let read = result
+                    .as_ref()
+                    .map(|out| out.required.clone())
+                    .unwrap_or_default();
                 assert!(result.is_ok(), "{tenant:?} {selector:?}: {result:?}");
+                let confined = ResourceSelector {
+                    namespace: asked.map(str::to_string),
+                    ..selector.clone()
+                };
+                assert_eq!(
+                    read,
+                    [confined],
+                    "{tenant:?} {selector:?}: what was read is recorded as confined"
+                );
                 assert_eq!(
                     files.asked.borrow().last().cloned(),
                     Some(asked.map(str::to_string)),
@@ -604,10 +711,13 @@ fn a_tenants_reads_stay_in_its_namespace_unless_granted() {
                 );
             }
             Err(start) => {
-                let message = result
-                    .err()
-                    .map(|f| f.error.to_string())
-                    .unwrap_or_default();
+                let failure = result.err();
+                assert_eq!(
+                    failure.as_ref().map(|f| f.partial.required.len()),
+                    Some(0),
+                    "{tenant:?} {selector:?}: nothing refused is recorded as read"
+                );
+                let message = failure.map(|f| f.error.to_string()).unwrap_or_default();
                 assert!(
                     message.starts_with(start),
                     "{tenant:?} {selector:?}: {message}"
@@ -627,52 +737,73 @@ fn a_tenants_reads_stay_in_its_namespace_unless_granted() {
 }
 
 #[test]
-fn a_tenants_credentials_come_from_its_namespace_unless_granted() {
+fn credentials_the_composition_names_are_read_in_any_namespace_for_any_tenant() {
     let mut files = Files::default();
-    for ns in ["team-a", "team-b"] {
+    for ns in ["team-a", "crossplane-system"] {
         files.secrets.insert(
             (ns.into(), "db".into()),
-            BTreeMap::from([("k".to_string(), b"v".to_vec())]),
+            BTreeMap::from([("k".to_string(), ns.as_bytes().to_vec())]),
         );
     }
-    let with_secret = |ns: &str| Step {
+    let with_secret = |ns: &str, name: &str| Step {
         credentials: vec![StepCredential {
             name: "db".into(),
             secret: Some(SecretRef {
                 namespace: ns.into(),
-                name: "db".into(),
+                name: name.into(),
             }),
         }],
         ..step("a")
     };
-    let cases = [
-        (Some("team-a"), "team-a", true),
-        (Some("team-a"), "team-b", false),
-        (None, "team-b", true),
+    // (tenant, the Secret's namespace and name, what the step receives or
+    // how the pipeline fails)
+    type Case<'a> = (Option<&'a str>, &'a str, &'a str, Result<&'a [u8], &'a str>);
+    let cases: [Case; 5] = [
+        (Some("team-a"), "team-a", "db", Ok(b"team-a")),
+        // The platform named the Secret in its Composition: its grant.
+        (
+            Some("team-a"),
+            "crossplane-system",
+            "db",
+            Ok(b"crossplane-system"),
+        ),
+        (None, "crossplane-system", "db", Ok(b"crossplane-system")),
+        (
+            Some("team-a"),
+            "crossplane-system",
+            "missing",
+            Err(
+                "pipeline step \"a\": cannot get credentials \"db\": Secret crossplane-system/missing not found",
+            ),
+        ),
+        (
+            None,
+            "team-b",
+            "db",
+            Err("pipeline step \"a\": cannot get credentials \"db\": Secret team-b/db not found"),
+        ),
     ];
-    for (tenant, namespace, allowed) in cases {
-        let (result, requests) = run_for(tenant, &[with_secret(namespace)], &files, |_, req| {
-            Ok(Response::from_request(req))
-        });
-        assert_eq!(
-            result.is_ok(),
-            allowed,
-            "{tenant:?} {namespace}: {result:?}"
-        );
-        assert_eq!(
-            requests.len(),
-            usize::from(allowed),
-            "{tenant:?} {namespace}"
-        );
-        if !allowed {
-            let message = result
-                .err()
-                .map(|f| f.error.to_string())
-                .unwrap_or_default();
-            assert!(
-                message.starts_with("pipeline step \"a\": required credentials \"db\" refused: function \"fn-a\" may not read v1 Secret in namespace team-b"),
-                "{message}"
-            );
+    for (tenant, namespace, name, want) in cases {
+        let (result, requests) =
+            run_for(tenant, &[with_secret(namespace, name)], &files, |_, req| {
+                Ok(Response::from_request(req))
+            });
+        match want {
+            Ok(data) => {
+                assert!(result.is_ok(), "{tenant:?} {namespace}: {result:?}");
+                assert_eq!(
+                    requests[0].credentials["db"]["k"], data,
+                    "{tenant:?} {namespace}"
+                );
+            }
+            Err(message) => {
+                let got = result
+                    .err()
+                    .map(|f| f.error.to_string())
+                    .unwrap_or_default();
+                assert_eq!(got, message, "{tenant:?} {namespace}");
+                assert!(requests.is_empty(), "{tenant:?} {namespace}");
+            }
         }
     }
 }

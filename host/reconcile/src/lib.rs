@@ -181,6 +181,10 @@ pub struct Outcome {
     pub ttl: Option<Duration>,
     /// A read the tenancy rules refused, which stopped the pipeline.
     pub refused: Option<ReadRefused>,
+    /// What the pipeline read as required resources, as confined to what
+    /// the XR's tenant may read ([`plait_pipeline::PipelineOutput::required`]),
+    /// also when it failed.
+    pub required: Vec<ResourceSelector>,
     /// Why the reconcile did not finish, if it did not. Nothing was applied or
     /// deleted when the pipeline failed.
     pub error: Option<String>,
@@ -311,6 +315,7 @@ impl<'a> Reconcile<'a> {
         let scopes = ClusterScopes(self.cluster);
         let source = ClusterSource {
             cluster: self.tenant_cluster(),
+            platform: self.cluster,
         };
         let tenant = tenant_of(&self.xr, self.scope);
         let pipeline = Pipeline {
@@ -344,6 +349,7 @@ impl<'a> Reconcile<'a> {
             context: output.context.clone(),
             ttl: output.ttl,
             refused: None,
+            required: output.required.clone(),
             error: None,
         };
         if let Some(error) = failure {
@@ -610,8 +616,12 @@ impl<'a> Reconcile<'a> {
     /// object's own namespace (the reference's for a cluster-scoped
     /// object); none while the Secret does not exist. Every function of
     /// the pipeline observes them, so for a tenant's XR the Secret is read
-    /// only where the tenancy rules let every one of them read it; a
-    /// Secret elsewhere gives no details.
+    /// where the tenancy rules let every one of them read it, or, in any
+    /// namespace, when the Secret is the object's own: controlled by the
+    /// object, itself controlled by this XR (what a provider writes for a
+    /// managed resource). A tenant cannot make a Secret it does not own
+    /// controlled by its object, so no other Secret is revealed; any other
+    /// Secret gives no details.
     fn connection_details(
         &self,
         cluster: &dyn Cluster,
@@ -647,15 +657,21 @@ impl<'a> Reconcile<'a> {
             kind: reference.kind.clone(),
             namespace: reference.namespace.clone(),
         };
-        if let Some(refused) = self
+        let refused = self
             .steps
             .iter()
-            .find_map(|step| reads.check(&step.function, &target).err())
-        {
-            tracing::warn!(secret = %reference, %refused, "connection details not read");
-            return Ok(BTreeMap::new());
-        }
-        let Some(secret) = cluster.get(&reference)? else {
+            .find_map(|step| reads.check(&step.function, &target).err());
+        let secret = match refused {
+            None => cluster.get(&reference)?,
+            Some(refused) => match self.owned_connection_secret(object, &reference)? {
+                Some(secret) => Some(secret),
+                None => {
+                    tracing::warn!(secret = %reference, %refused, "connection details not read");
+                    return Ok(BTreeMap::new());
+                }
+            },
+        };
+        let Some(secret) = secret else {
             return Ok(BTreeMap::new());
         };
         Ok(secret
@@ -668,6 +684,30 @@ impl<'a> Reconcile<'a> {
                 Some((key.clone(), bytes))
             })
             .collect())
+    }
+
+    /// The Secret `reference` names when it is `object`'s own connection
+    /// Secret: `object` controlled by this XR and the Secret controlled by
+    /// `object`. Read as the controller, since a tenant's identity may not
+    /// read the namespace providers write to (conventionally
+    /// `crossplane-system`); `None` for any other Secret, or none.
+    fn owned_connection_secret(
+        &self,
+        object: &Value,
+        reference: &ObjectRef,
+    ) -> Result<Option<Value>, ReconcileError> {
+        let xr_uid = self.xr.pointer("/metadata/uid").and_then(Value::as_str);
+        let object_uid = object.pointer("/metadata/uid").and_then(Value::as_str);
+        let (Some(xr_uid), Some(object_uid)) = (xr_uid, object_uid) else {
+            return Ok(None);
+        };
+        if compose::controller_uid(object) != Some(xr_uid) {
+            return Ok(None);
+        }
+        let Some(secret) = self.cluster.get(reference)? else {
+            return Ok(None);
+        };
+        Ok((compose::controller_uid(&secret) == Some(object_uid)).then_some(secret))
     }
 
     /// Records the resource references on the XR (`stored`, as stored):
@@ -867,7 +907,12 @@ pub fn tenant_in(scope: CompositeScope, namespace: Option<&str>, spec: Option<&V
 }
 
 struct ClusterSource<'a> {
+    /// What the XR's functions ask for is read here: as the tenant, when
+    /// the controller acts as one.
     cluster: &'a dyn Cluster,
+    /// Credential Secrets the Composition names are read here, as the
+    /// controller: the Composition is the platform's, and so is the grant.
+    platform: &'a dyn Cluster,
 }
 
 impl RequirementSource for ClusterSource<'_> {
@@ -922,7 +967,7 @@ impl RequirementSource for ClusterSource<'_> {
         &self,
         reference: &SecretRef,
     ) -> Result<Option<BTreeMap<String, Vec<u8>>>, plait_pipeline::RunnerError> {
-        let secret = self.cluster.get(&ObjectRef {
+        let secret = self.platform.get(&ObjectRef {
             api_version: "v1".into(),
             kind: "Secret".into(),
             namespace: Some(reference.namespace.clone()),

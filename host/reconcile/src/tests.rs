@@ -910,20 +910,30 @@ fn functions_observe_connection_details_from_the_secret_each_resource_writes() {
             .collect()
     };
     let password: &[(&str, &[u8])] = &[("password", b"secret")];
+    // Who controls the Secret in crossplane-system.
+    #[derive(Debug, Clone, Copy)]
+    enum SecretController {
+        Nobody,
+        TheComposedResource,
+        AnotherObject,
+    }
+    use SecretController::{AnotherObject, Nobody, TheComposedResource};
     // (XR namespace or claim namespace, the composed resource's Secret
-    // reference, what the second call observes of it)
+    // reference, who controls that Secret, what the second call observes of it)
     type Case<'a> = (
         Option<&'a str>,
         Option<&'a str>,
         Value,
+        SecretController,
         &'a [(&'a str, &'a [u8])],
     );
-    let cases: [Case; 7] = [
+    let cases: [Case; 10] = [
         // A cluster-scoped resource's Secret is in the reference's namespace.
         (
             None,
             None,
             json!({"name": "db", "namespace": "crossplane-system"}),
+            Nobody,
             password,
         ),
         // No Secret yet, or none named: no details.
@@ -931,27 +941,65 @@ fn functions_observe_connection_details_from_the_secret_each_resource_writes() {
             None,
             None,
             json!({"name": "missing", "namespace": "crossplane-system"}),
+            Nobody,
             &[],
         ),
-        (None, None, json!({"namespace": "crossplane-system"}), &[]),
-        (None, None, json!({"name": "db"}), &[]),
+        (
+            None,
+            None,
+            json!({"namespace": "crossplane-system"}),
+            Nobody,
+            &[],
+        ),
+        (None, None, json!({"name": "db"}), Nobody, &[]),
         // A namespaced resource's Secret is in its own namespace.
-        (Some("team-a"), None, json!({"name": "db"}), password),
-        // A tenant's functions read no Secret outside its namespace.
+        (
+            Some("team-a"),
+            None,
+            json!({"name": "db"}),
+            Nobody,
+            password,
+        ),
+        // A tenant's functions read no Secret outside its namespace...
         (
             None,
             Some("team-a"),
             json!({"name": "db", "namespace": "crossplane-system"}),
+            Nobody,
             &[],
+        ),
+        (
+            None,
+            Some("team-a"),
+            json!({"name": "db", "namespace": "crossplane-system"}),
+            AnotherObject,
+            &[],
+        ),
+        // ...but for the composed resource's own Secret, which it controls,
+        // as a provider writes it.
+        (
+            None,
+            Some("team-a"),
+            json!({"name": "db", "namespace": "crossplane-system"}),
+            TheComposedResource,
+            password,
         ),
         (
             None,
             Some("crossplane-system"),
             json!({"name": "db", "namespace": "crossplane-system"}),
+            Nobody,
+            password,
+        ),
+        (
+            None,
+            Some("crossplane-system"),
+            json!({"name": "db", "namespace": "crossplane-system"}),
+            AnotherObject,
             password,
         ),
     ];
-    for (namespace, claim, secret_ref, want) in cases {
+    for (namespace, claim, secret_ref, controller, want) in cases {
         let cluster = MemoryCluster::new();
         cluster
             .seed([secret("crossplane-system", "db"), secret("team-a", "db")])
@@ -971,17 +1019,35 @@ fn functions_observe_connection_details_from_the_secret_each_resource_writes() {
             function: "observe".into(),
             ..Step::default()
         }];
-        let mut current = x;
-        for _ in 0..2 {
-            cluster.seed([current.clone()]).expect("seed XR");
-            current = run_one_step(&cluster, &runner, scope, current, &steps).xr;
+        cluster.seed([x.clone()]).expect("seed XR");
+        let first = run_one_step(&cluster, &runner, scope, x, &steps);
+        let composed = ObjectRef::of(&first.composed["db"]).expect("a composed reference");
+        let composed_uid = cluster
+            .get(&composed)
+            .expect("get the composed resource")
+            .and_then(|stored| stored.pointer("/metadata/uid").cloned())
+            .expect("the composed resource has a UID");
+        let owner_uid = match controller {
+            Nobody => None,
+            TheComposedResource => Some(composed_uid),
+            AnotherObject => Some(json!("another-object")),
+        };
+        if let Some(uid) = owner_uid {
+            let mut owned = secret("crossplane-system", "db");
+            owned["metadata"]["ownerReferences"] = json!([{
+                "apiVersion": "example.org/v1", "kind": "Database", "name": "db",
+                "uid": uid, "controller": true,
+            }]);
+            cluster.seed([owned]).expect("seed the owned Secret");
         }
+        cluster.seed([first.xr.clone()]).expect("seed XR");
+        run_one_step(&cluster, &runner, scope, first.xr, &steps);
         let calls = runner.0.borrow();
         assert_eq!(calls[0].get("db"), None, "nothing observed at first");
         assert_eq!(
             calls[1].get("db"),
             Some(&details(want)),
-            "{namespace:?} {claim:?} {secret_ref}"
+            "{namespace:?} {claim:?} {secret_ref} {controller:?}"
         );
     }
 }

@@ -9,6 +9,12 @@
 //! medians, each against its goal.
 //!
 //! `cargo bench -p plait-runtime --bench kcl`
+//!
+//! With `PLAIT_BENCH_KCL_BASELINE=<component.wasm>` (an earlier build of
+//! the built-in, e.g. `target/guests/wasm32-wasip2/guest/plait_function_kcl.wasm`
+//! copied aside), the bench also checks that the baseline gives the same
+//! response and times both side by side, call for call alternating, so a
+//! change is measured under the same load.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -184,6 +190,9 @@ fn main() {
         "goal <= 500 µs",
     );
     row("  of which instantiation", format!("{instantiate:.2?}"), "");
+    if let Some(path) = std::env::var_os("PLAIT_BENCH_KCL_BASELINE") {
+        side_by_side(&runtime, &module, Path::new(&path), &request, &limits);
+    }
     row(
         "peak guest memory per call",
         format!("{:.2} MiB", peak as f64 / MIB as f64),
@@ -215,4 +224,61 @@ fn main() {
         }
         Err(notice) => println!("{notice}"),
     }
+}
+
+/// The built-in against an earlier build of it (`baseline`): the same
+/// response, then each one's median call and first compile, measured
+/// alternately.
+fn side_by_side(
+    runtime: &Runtime,
+    module: &Module,
+    baseline: &Path,
+    request: &Request,
+    limits: &CallLimits,
+) {
+    let wasm = std::fs::read(baseline)
+        .unwrap_or_else(|e| panic!("PLAIT_BENCH_KCL_BASELINE {}: {e}", baseline.display()));
+    let start = Instant::now();
+    let old = runtime.load(&wasm).unwrap();
+    let old_compile = start.elapsed();
+    let start = Instant::now();
+    runtime.load(Builtin::Kcl.wasm()).unwrap();
+    let new_compile = start.elapsed();
+    let old_response = runtime.call(&old, request, limits).unwrap().response;
+    let new_response = runtime.call(module, request, limits).unwrap().response;
+    assert_eq!(
+        old_response, new_response,
+        "the baseline's response differs"
+    );
+    let mut old_calls = Vec::new();
+    let mut new_calls = Vec::new();
+    for _ in 0..measure::CALLS {
+        let start = Instant::now();
+        runtime.call(&old, request, limits).unwrap();
+        old_calls.push(start.elapsed());
+        let start = Instant::now();
+        runtime.call(module, request, limits).unwrap();
+        new_calls.push(start.elapsed());
+    }
+    old_calls.sort();
+    new_calls.sort();
+    let (old_call, new_call) = (
+        old_calls[old_calls.len() / 2],
+        new_calls[new_calls.len() / 2],
+    );
+    row(
+        "baseline: size",
+        format!("{:.2} MB", wasm.len() as f64 / 1e6),
+        "",
+    );
+    row(
+        "first compile, baseline / this build",
+        format!("{old_compile:.2?} / {new_compile:.2?}"),
+        "",
+    );
+    row(
+        "per call in Wasm, baseline / this build",
+        format!("{old_call:.2?} / {new_call:.2?}"),
+        "alternating",
+    );
 }

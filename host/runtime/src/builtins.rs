@@ -13,6 +13,10 @@ pub enum Builtin {
     EnvironmentConfigs,
     GoTemplating,
     Kcl,
+    Sequencer,
+    Cidr,
+    ExtraResources,
+    StatusTransformer,
 }
 
 static PATCH_AND_TRANSFORM_WASM: &[u8] =
@@ -23,17 +27,27 @@ static ENVIRONMENT_CONFIGS_WASM: &[u8] =
 static GO_TEMPLATING_WASM: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/plait_go_templating.wasm"));
 static KCL_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/plait_function_kcl.wasm"));
+static SEQUENCER_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/plait_sequencer.wasm"));
+static CIDR_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/plait_cidr.wasm"));
+static EXTRA_RESOURCES_WASM: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/plait_extra_resources.wasm"));
+static STATUS_TRANSFORMER_WASM: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/plait_status_transformer.wasm"));
 
-static BUILTIN_DIGESTS: LazyLock<[String; 5]> =
+static BUILTIN_DIGESTS: LazyLock<[String; 9]> =
     LazyLock::new(|| Builtin::ALL.map(|b| digest(b.wasm())));
 
 impl Builtin {
-    pub const ALL: [Builtin; 5] = [
+    pub const ALL: [Builtin; 9] = [
         Builtin::PatchAndTransform,
         Builtin::AutoReady,
         Builtin::EnvironmentConfigs,
         Builtin::GoTemplating,
         Builtin::Kcl,
+        Builtin::Sequencer,
+        Builtin::Cidr,
+        Builtin::ExtraResources,
+        Builtin::StatusTransformer,
     ];
 
     /// The function name a Composition step refers to.
@@ -44,6 +58,10 @@ impl Builtin {
             Builtin::EnvironmentConfigs => "function-environment-configs",
             Builtin::GoTemplating => "function-go-templating",
             Builtin::Kcl => "function-kcl",
+            Builtin::Sequencer => "function-sequencer",
+            Builtin::Cidr => "function-cidr",
+            Builtin::ExtraResources => "function-extra-resources",
+            Builtin::StatusTransformer => "function-status-transformer",
         }
     }
 
@@ -80,6 +98,10 @@ impl Builtin {
             Builtin::EnvironmentConfigs => "v0.7.1",
             Builtin::GoTemplating => "v0.12.2",
             Builtin::Kcl => "v0.12.2",
+            Builtin::Sequencer => "v0.6.0",
+            Builtin::Cidr => "v0.7.0",
+            Builtin::ExtraResources => "v0.3.0",
+            Builtin::StatusTransformer => "v0.5.1",
         }
     }
 
@@ -100,6 +122,10 @@ impl Builtin {
             Builtin::EnvironmentConfigs => ENVIRONMENT_CONFIGS_WASM,
             Builtin::GoTemplating => GO_TEMPLATING_WASM,
             Builtin::Kcl => KCL_WASM,
+            Builtin::Sequencer => SEQUENCER_WASM,
+            Builtin::Cidr => CIDR_WASM,
+            Builtin::ExtraResources => EXTRA_RESOURCES_WASM,
+            Builtin::StatusTransformer => STATUS_TRANSFORMER_WASM,
         }
     }
 
@@ -187,6 +213,30 @@ mod tests {
                 Some(Builtin::Kcl),
             ),
             ("xpkg.crossplane.io/kcl-lang/function-kcl:v0.12.2", None),
+            (
+                "xpkg.crossplane.io/crossplane-contrib/function-sequencer:v0.6.0",
+                Some(Builtin::Sequencer),
+            ),
+            (
+                "xpkg.upbound.io/crossplane-contrib/function-sequencer@sha256:abcd",
+                Some(Builtin::Sequencer),
+            ),
+            (
+                "xpkg.upbound.io/upbound/function-cidr:v0.7.0",
+                Some(Builtin::Cidr),
+            ),
+            (
+                "xpkg.crossplane.io/crossplane-contrib/function-cidr:v0.7.0",
+                Some(Builtin::Cidr),
+            ),
+            (
+                "xpkg.crossplane.io/crossplane-contrib/function-extra-resources:v0.3.0",
+                Some(Builtin::ExtraResources),
+            ),
+            (
+                "xpkg.upbound.io/crossplane-contrib/function-status-transformer:v0.5.1",
+                Some(Builtin::StatusTransformer),
+            ),
         ];
         for (package, want) in cases {
             assert_eq!(Builtin::from_package(package), want, "{package}");
@@ -201,6 +251,10 @@ mod tests {
             (Builtin::EnvironmentConfigs, true),
             (Builtin::GoTemplating, false),
             (Builtin::Kcl, false),
+            (Builtin::Sequencer, true),
+            (Builtin::Cidr, true),
+            (Builtin::ExtraResources, true),
+            (Builtin::StatusTransformer, true),
         ];
         for (builtin, want) in cases {
             assert_eq!(builtin.reads_only_its_request(), want, "{builtin:?}");

@@ -18,8 +18,9 @@ anew in Python, what function-kcl v0.12.2 does around it:
   (which loses the final line break of a `|` block that ends any document but
   the last), and every target and meta kind of ProcessResources.
 
-Only inline sources are served; oci://, git and path sources and
-`spec.dependencies` are refused, since the corpus does not record them.
+Inline sources and local directories (krm-kcl's route, the one a project
+build's FUNCTION_KCL_DEFAULT_SOURCE takes) are served; oci://, git and URL
+sources and `spec.dependencies` are refused, since no recording uses them.
 
 Run: python function_kcl_standin.py --address 127.0.0.1:9443
 """
@@ -278,10 +279,74 @@ def function_config_json(raw_input: dict, spec: dict, params: dict) -> str:
     ))
 
 
+def user_arguments(config: dict) -> list:
+    """spec.config.arguments as kcl-go's WithOptions splits them: at the
+    first `=`, with a name before it; anything else left out."""
+    out = []
+    for text in config.get("arguments") or []:
+        name, sep, value = text.partition("=")
+        if sep and name:
+            out.append(kcl_api.Argument(name=name, value=value))
+    return out
+
+
+def go_sprint(value) -> str:
+    """A decoded YAML scalar as Go's fmt.Sprint prints it."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "+Inf" if value > 0 else "-Inf"
+        # %v is %g with the shortest digits: an exponent from 1e+06 up.
+        if value == int(value) and abs(value) < 1e6:
+            return str(int(value))
+        if value == int(value):
+            return f"{value:e}"
+        return repr(value)
+    return str(value)
+
+
+def go_settings_json(value, sort_keys: bool) -> str:
+    """JSON as kcl-go writes a kcl_options value: a dict in the file's key
+    order (sorted under sort_keys), a list as encoding/json (keys sorted),
+    whole floats without a fraction."""
+    if isinstance(value, dict):
+        keys = sorted(value) if sort_keys else list(value)
+        return "{" + ",".join(f"{json.dumps(k)}:{go_settings_json(value[k], sort_keys)}" for k in keys) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(go_settings_json(v, sort_keys) for v in value) + "]"
+    if isinstance(value, float) and value == int(value) and abs(value) < 1e21:
+        return str(int(value))
+    return json.dumps(value)
+
+
+def load_settings(path: str) -> dict:
+    """kcl-go's settings.LoadFile and To_ExecProgramArgs: the file's flags,
+    path selectors and kcl_options as arguments."""
+    with open(path) as f:
+        data = YAML(typ="safe").load(f.read()) or {}
+    configs = data.get("kcl_cli_configs") or {}
+    sort_keys = bool(configs.get("sort_keys"))
+    arguments = []
+    for option in data.get("kcl_options") or []:
+        value = option.get("value")
+        if isinstance(value, dict):
+            text = go_settings_json(value, sort_keys)
+        elif isinstance(value, list):
+            text = go_settings_json(value, True)
+        else:
+            text = go_sprint(value)
+        arguments.append(kcl_api.Argument(name=option["key"], value=text))
+    return {"configs": configs, "arguments": arguments}
+
+
 def run_kcl(spec: dict, params_text: str, function_config: str) -> str:
     config = spec.get("config") or {}
-    if config.get("vendor"):
-        raise FunctionError("stand-in: spec.config.vendor is not served")
+    path_source = not is_inline_source(spec["source"])
     resource_list = (
         '{"apiVersion":"config.kubernetes.io/v1","kind":"ResourceList","items":[],"functionConfig":'
         + function_config + "}"
@@ -294,17 +359,38 @@ def run_kcl(spec: dict, params_text: str, function_config: str) -> str:
         kcl_api.Argument(name="PATH", value=os.environ.get("PATH", "")),
         kcl_api.Argument(name="env", value=env),
     ]
+    # render.go: an inline source goes to KCL's API with the five options
+    # alone (arguments dropped), or with `vendor` through kcl-lang/cli,
+    # which adds the arguments after them; krm-kcl's route for a path
+    # source puts the arguments first.
+    # Settings files (kcl-go's WithSettings, merged as kcl.Option.Merge
+    # merges: flags ORed, lists appended): their kcl_options come after
+    # upstream's options on the API route, before everything through the
+    # command line.
+    settings = [load_settings(p) for p in config.get("settings") or []]
+    settings_arguments = [a for f in settings for a in f["arguments"]]
+    flag = lambda key: any(f["configs"].get(key) for f in settings)  # noqa: E731
+    selectors = [p for f in settings for p in f["configs"].get("path_selector") or []]
+    if path_source:
+        arguments = settings_arguments + user_arguments(config) + arguments
+    elif config.get("vendor"):
+        arguments = settings_arguments + arguments + user_arguments(config)
+    else:
+        arguments = arguments + settings_arguments
+    if path_source:
+        program = dict(k_filename_list=[spec["source"]], work_dir=spec["source"])
+    else:
+        program = dict(k_filename_list=["prog.k"], k_code_list=[spec["source"]])
     args = kcl_api.ExecProgramArgs(
-        k_filename_list=["prog.k"],
-        k_code_list=[spec["source"]],
+        **program,
         args=arguments,
         overrides=config.get("overrides") or [],
-        path_selector=config.get("pathSelectors") or [],
-        disable_none=bool(config.get("disableNone")),
+        path_selector=selectors + (config.get("pathSelectors") or []),
+        disable_none=bool(config.get("disableNone")) or flag("disable_none"),
         debug=1 if config.get("debug") else 0,
-        sort_keys=bool(config.get("sortKeys")),
-        show_hidden=bool(config.get("showHidden")),
-        strict_range_check=bool(config.get("strictRangeCheck")),
+        sort_keys=bool(config.get("sortKeys")) or flag("sort_keys"),
+        show_hidden=bool(config.get("showHidden")) or flag("show_hidden"),
+        strict_range_check=bool(config.get("strictRangeCheck")) or flag("strict_range_check"),
     )
     try:
         result = kcl_api.API().exec_program(args)
@@ -774,8 +860,8 @@ class FunctionKcl(grpcv1.FunctionRunnerServiceServicer):
         if not spec.get("target"):
             spec["target"] = "Default"
         validate(spec)
-        if not is_inline_source(spec["source"]):
-            raise FunctionError("stand-in: only inline KCL sources are served")
+        if not is_inline_source(spec["source"]) and not os.path.isdir(spec["source"]):
+            raise FunctionError("stand-in: only inline KCL sources and local directories are served")
         if spec.get("dependencies"):
             raise FunctionError("stand-in: spec.dependencies are not served")
 

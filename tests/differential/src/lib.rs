@@ -6,6 +6,7 @@
 //! documented list of deliberate differences (`docs/patch-and-transform.md`)
 //! or it fails the suite.
 
+pub mod corpus;
 pub mod deliberate;
 pub mod generate;
 pub mod upstream;

@@ -58,6 +58,9 @@ impl Evaluator {
         };
         let value = self.eval_expr(frame, &entry.value)?;
         let (path, index) = self.config_key_path(frame, key)?;
+        let Some(path) = path else {
+            return Ok(target);
+        };
         self.insert_config_value(target, entry, path, index, value, span)
     }
 
@@ -75,45 +78,41 @@ impl Evaluator {
         let key = self.eval_expr(frame, key)?;
         let value = self.eval_expr(frame, &entry.value)?;
         let key = self.key_string(&key);
-        self.insert_config_value(target, entry, vec![key], None, value, span)
+        self.insert_config_value(target, entry, KeyPath::one(key), None, value, span)
     }
 
     fn insert_config_value(
         &mut self,
         target: Value,
         entry: &ast::ConfigEntry,
-        path: Vec<String>,
+        path: KeyPath,
         index: Option<i64>,
         value: Value,
         span: Span,
     ) -> Result<Value> {
-        let Some((last, outer)) = path.split_last() else {
-            return Ok(target);
-        };
         self.note_config_position(&value, span);
-        let (value, op, index) = if outer.is_empty() {
-            (value, entry.operation, index)
-        } else {
-            // `a.b.c: v` is `a: {b: {c: v}}`, the operator applying to `c`.
-            let mut nested = Dict::new();
-            nested.entries.insert(last.clone(), value);
-            nested.set_op(last, entry.operation);
-            if let Some(i) = index {
-                nested.insert_indexes.insert(last.clone(), i);
+        let (value, op, index) = match path.rest.split_last() {
+            None => (value, entry.operation, index),
+            Some((last, between)) => {
+                // `a.b.c: v` is `a: {b: {c: v}}`, the operator applying to `c`.
+                let mut nested = Dict::new();
+                nested.entries.insert(last.clone(), value);
+                nested.set_op(last, entry.operation);
+                if let Some(i) = index {
+                    nested.insert_indexes.insert(last.clone(), i);
+                }
+                let mut inner = Value::dict(nested);
+                for k in between.iter().rev() {
+                    let mut d = Dict::new();
+                    d.insert(k.clone(), inner);
+                    inner = Value::dict(d);
+                }
+                (inner, ConfigEntryOperation::Union, None)
             }
-            let mut inner = Value::dict(nested);
-            for k in outer.iter().skip(1).rev() {
-                let mut d = Dict::new();
-                d.insert(k.clone(), inner);
-                inner = Value::dict(d);
-            }
-            (inner, ConfigEntryOperation::Union, None)
         };
         // The path's first name moves into the dict.
-        let Some(first) = path.into_iter().next() else {
-            return Ok(target);
-        };
-        unify::merge_entry(self, target, first, value, op, index, true).map_err(|e| e.or_at(span))
+        unify::merge_entry(self, target, path.first, value, op, index, true)
+            .map_err(|e| e.or_at(span))
     }
 
     fn eval_keyless_entry(
@@ -187,19 +186,21 @@ impl Evaluator {
         &mut self,
         frame: &Rc<Frame>,
         key: &Node<Expr>,
-    ) -> Result<(Vec<String>, Option<i64>)> {
+    ) -> Result<(Option<KeyPath>, Option<i64>)> {
         match &key.node {
             Expr::Identifier(id) => {
-                let mut path: Vec<String> = id.names.iter().map(|n| n.node.clone()).collect();
+                let Some((first, rest)) = id.names.split_first() else {
+                    return Ok((None, None));
+                };
                 // A key naming a loop variable or parameter is its value.
-                if let Some(first) = path.first_mut()
-                    && let Some(v) = frame.local_variable(first)
-                {
-                    *first = self.key_string(&v);
-                }
-                Ok((path, None))
+                let first = match frame.local_variable(&first.node) {
+                    Some(v) => self.key_string(&v),
+                    None => first.node.clone(),
+                };
+                let rest = rest.iter().map(|n| n.node.clone()).collect();
+                Ok((Some(KeyPath { first, rest }), None))
             }
-            Expr::StringLit(s) => Ok((vec![s.value.clone()], None)),
+            Expr::StringLit(s) => Ok((Some(KeyPath::one(s.value.clone())), None)),
             Expr::Subscript(s)
                 if s.index.is_some() && matches!(s.value.node, Expr::Identifier(_)) =>
             {
@@ -209,14 +210,14 @@ impl Evaluator {
                 };
                 let Value::Int(index) = index else {
                     let v = self.eval_expr(frame, key)?;
-                    return Ok((vec![self.key_string(&v)], None));
+                    return Ok((Some(KeyPath::one(self.key_string(&v))), None));
                 };
                 let (path, _) = self.config_key_path(frame, &s.value)?;
                 Ok((path, Some(index)))
             }
             _ => {
                 let v = self.eval_expr(frame, key)?;
-                Ok((vec![self.key_string(&v)], None))
+                Ok((Some(KeyPath::one(self.key_string(&v))), None))
             }
         }
     }
@@ -227,6 +228,22 @@ impl Evaluator {
         match v {
             Value::Str(s) => s.to_string(),
             other => self.display(other),
+        }
+    }
+}
+
+/// A config key as names: `a.b.c` is `a` then `[b, c]`. Nearly every key
+/// is one name, which needs no list.
+pub(crate) struct KeyPath {
+    first: String,
+    rest: Vec<String>,
+}
+
+impl KeyPath {
+    fn one(first: String) -> KeyPath {
+        KeyPath {
+            first,
+            rest: Vec::new(),
         }
     }
 }

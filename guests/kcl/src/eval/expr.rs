@@ -447,6 +447,9 @@ impl Evaluator {
         if op == BinOp::BitOr && container(&left) && container(&right) {
             return self.union_values(left, &right, false);
         }
+        if self.strict_range_check {
+            crate::value::range::check(&left, op, &right)?;
+        }
         left.binary(op, &right)
     }
 

@@ -98,6 +98,8 @@ pub struct EvalOptions {
     pub step_limit: Option<u64>,
     /// `--show-hidden`: output `_hidden` variables too.
     pub show_hidden: bool,
+    /// `-r`: numbers must stay within 32 bits (see `value::range`).
+    pub strict_range_check: bool,
     /// Bytes of stack the evaluation may use before it stops with KCL's
     /// recursion error instead of overflowing (`DEFAULT_STACK_BUDGET`
     /// when `None`; a WebAssembly guest with a 1 MiB stack gives less).
@@ -186,6 +188,7 @@ pub struct Evaluator {
     steps: u64,
     step_limit: Option<u64>,
     show_hidden: bool,
+    strict_range_check: bool,
     /// How many schema expressions are being evaluated, one inside
     /// another.
     schema_expr_depth: usize,
@@ -232,6 +235,7 @@ impl Evaluator {
             output_stream: None,
             scratch: crate::modules::file::Scratch::default(),
             show_hidden: options.show_hidden,
+            strict_range_check: options.strict_range_check,
             schema_expr_depth: 0,
         }
     }
@@ -424,10 +428,7 @@ impl crate::value::unify::SchemaResolver for Evaluator {
         let mut config = Dict::new();
         for key in &keys {
             if let Some(v) = attrs.get(key) {
-                config.insert(key.clone(), v.clone());
-                config
-                    .ops
-                    .insert(key.clone(), ast::ConfigEntryOperation::Override);
+                config.insert_with_op(key.clone(), v.clone(), ast::ConfigEntryOperation::Override);
             }
         }
         // Errors point where the instance was made, else at the

@@ -75,7 +75,7 @@ pub fn select_paths(output: &Value, selectors: &[String]) -> Result<Value> {
     }
     let mut keep_structure = false;
     let mut result = Dict::new();
-    let mut single = None;
+    let mut selected = Vec::new();
     for selector in selectors {
         let path = match selector.split_once(':') {
             Some((_, path)) => {
@@ -105,12 +105,25 @@ pub fn select_paths(output: &Value, selectors: &[String]) -> Result<Value> {
                     .cloned()
                     .ok_or_else(|| not_found(selector))?;
             }
-            single = Some(value);
+            selected.push(value);
         }
     }
-    match single {
-        Some(v) if !keep_structure && selectors.len() == 1 => Ok(v),
-        _ => Ok(Value::dict(result)),
+    if keep_structure || selected.is_empty() {
+        return Ok(Value::dict(result));
+    }
+    // Several selectors print one document per value, a selected list's
+    // items each one, as KCL prints them.
+    match <[Value; 1]>::try_from(selected) {
+        Ok([single]) => Ok(single),
+        Err(selected) => Ok(Value::list(
+            selected
+                .into_iter()
+                .flat_map(|value| match value {
+                    Value::List(items) => items.iter().cloned().collect(),
+                    other => vec![other],
+                })
+                .collect(),
+        )),
     }
 }
 

@@ -5,6 +5,7 @@
 //! attributes and runs the check blocks.
 
 use crate::collections::HashMap;
+use std::borrow::Cow;
 use std::rc::Rc;
 
 use crate::ast::{self, AugOp, ConfigEntryOperation, Stmt};
@@ -127,11 +128,17 @@ impl Evaluator {
     ) -> Result<Value> {
         let target = self.load_identifier(frame, &expr.name.node, expr.name.span)?;
         let config = self.eval_expr(frame, &expr.config)?;
-        let config_dict = config.as_dict().cloned().unwrap_or_default();
         match &target {
             Value::Function(f) => match &f.kind {
                 FunctionKind::Schema(ty) => {
                     let ty = ty.clone();
+                    // The config literal's dict was made for this instance:
+                    // taken, not copied, when nothing else holds it.
+                    let config_dict = match config {
+                        Value::Dict(d) => Rc::try_unwrap(d).unwrap_or_else(|d| d.as_ref().clone()),
+                        Value::Schema(s) => s.attrs.clone(),
+                        _ => Dict::default(),
+                    };
                     let (args, kwargs) = self.eval_arguments(frame, &expr.args, &expr.kwargs)?;
                     self.instantiate(&ty, config_dict, args, kwargs, span)
                 }
@@ -248,10 +255,20 @@ impl Evaluator {
         }
         let mut owner = Some(ty.clone());
         while let Some(t) = owner {
-            self.instances
-                .entry(t.full_name())
-                .or_default()
-                .push((value.clone(), self.creating_pkg.clone()));
+            let made = (value.clone(), self.creating_pkg.clone());
+            // A main-package schema's full name is its name: looked up
+            // without making the name again for every instance.
+            let full_name = if t.pkgpath.is_empty() || t.pkgpath == super::MAIN_PKG {
+                Cow::Borrowed(t.name.as_str())
+            } else {
+                Cow::Owned(t.full_name())
+            };
+            match self.instances.get_mut(&*full_name) {
+                Some(list) => list.push(made),
+                None => {
+                    self.instances.insert(full_name.into_owned(), vec![made]);
+                }
+            }
             owner = t.parent.clone();
         }
         Ok(value)
@@ -390,10 +407,8 @@ impl Evaluator {
         let mut attrs: Dict = vars.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         // The instance keeps its config's operators, which apply when it
         // is unified into another value (`+=` appends there too).
-        for (k, op) in &config.ops {
-            if attrs.entries.contains_key(k) {
-                attrs.ops.insert(k.clone(), *op);
-            }
+        for (k, op) in config.ops() {
+            attrs.set_op(k, op);
         }
         for (k, i) in &config.insert_indexes {
             if attrs.entries.contains_key(k) {
@@ -612,16 +627,47 @@ impl Evaluator {
         value: Value,
         span: Span,
     ) -> Result<()> {
+        let index = config.insert_indexes.get(name).copied();
+        let current = frame.get_local(name).filter(|v| !v.is_undefined());
+        // Without an index, what the one-key union below makes of the
+        // value is known: the value itself where the attribute has none
+        // yet or the config overrides it, the two unified where both hold
+        // one and the config unifies; no dicts need be built for those.
+        let op = config.op(name);
+        let v = match (current, index, op) {
+            (None, None, _) | (Some(_), None, ConfigEntryOperation::Override) => value,
+            (Some(current), None, ConfigEntryOperation::Union) => {
+                unify::union(self, current, &value, false, UnionOptions::default())
+                    .map_err(|e| e.or_at(span))?
+            }
+            (current, index, op) => {
+                self.merge_config_value_in_dicts(name, current, value, op, index, span)?
+            }
+        };
+        let v = self.attr_typed(name, v).map_err(|e| e.or_at(span))?;
+        frame.set(name, v);
+        Ok(())
+    }
+
+    /// `name`'s value after the config's entry `name <op>[index] value`
+    /// is unified into a dict holding the attribute's `current` value.
+    fn merge_config_value_in_dicts(
+        &mut self,
+        name: &str,
+        current: Option<Value>,
+        value: Value,
+        op: ConfigEntryOperation,
+        index: Option<i64>,
+        span: Span,
+    ) -> Result<Value> {
         let mut delta = Dict::new();
         delta.entries.insert(name.to_string(), value);
-        delta.set_op(name, config.op(name));
-        if let Some(i) = config.insert_indexes.get(name) {
-            delta.insert_indexes.insert(name.to_string(), *i);
+        delta.set_op(name, op);
+        if let Some(i) = index {
+            delta.insert_indexes.insert(name.to_string(), i);
         }
         let mut holder = Dict::new();
-        if let Some(current) = frame.get_local(name)
-            && !current.is_undefined()
-        {
+        if let Some(current) = current {
             holder.insert(name, current);
         }
         let merged = unify::union(
@@ -632,14 +678,11 @@ impl Evaluator {
             UnionOptions::default(),
         )
         .map_err(|e| e.or_at(span))?;
-        let v = merged
+        Ok(merged
             .as_dict()
             .and_then(|d| d.get(name))
             .cloned()
-            .unwrap_or(Value::Undefined);
-        let v = self.attr_typed(name, v).map_err(|e| e.or_at(span))?;
-        frame.set(name, v);
-        Ok(())
+            .unwrap_or(Value::Undefined))
     }
 
     /// An assignment to a name in a schema body: the config still has the

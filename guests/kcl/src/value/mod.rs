@@ -22,6 +22,7 @@ use crate::collections::IndexMap;
 use crate::ast::{ConfigEntryOperation, NumberBinarySuffix};
 
 pub mod ops;
+pub(crate) mod range;
 pub mod unify;
 
 #[derive(Debug, Clone)]
@@ -51,13 +52,17 @@ pub struct UnitValue {
 
 /// A dict or config value. `ops` and `insert_indexes` hold, per key, the
 /// operator a config literal wrote it with and the index of `key[i] += …`,
-/// which unification applies when this value is merged into another. Only
-/// `=` and `+=` are held: a key absent from `ops` was written with `:`, as
-/// nearly every key is, so most dicts never allocate `ops` at all.
+/// which unification applies when this value is merged into another.
+///
+/// `ops` is indexed like `entries` (a dict's keys keep their positions:
+/// entries are never removed) and holds only as many operators as reach
+/// the last key written with `=` or `+=`: a key past its end was written
+/// with `:`, as nearly every key is, so most dicts never allocate it, and
+/// no key is copied for its operator.
 #[derive(Debug, Clone, Default)]
 pub struct Dict {
     pub entries: IndexMap<String, Value>,
-    pub ops: IndexMap<String, ConfigEntryOperation>,
+    ops: Vec<ConfigEntryOperation>,
     pub insert_indexes: IndexMap<String, i64>,
 }
 
@@ -88,19 +93,49 @@ impl Dict {
     }
 
     pub fn op(&self, key: &str) -> ConfigEntryOperation {
+        self.entries
+            .get_index_of(key)
+            .map_or(ConfigEntryOperation::Union, |i| self.op_at(i))
+    }
+
+    fn op_at(&self, index: usize) -> ConfigEntryOperation {
         self.ops
-            .get(key)
+            .get(index)
             .copied()
             .unwrap_or(ConfigEntryOperation::Union)
     }
 
-    /// Records that `key` was written with `op`.
+    /// Records that `key`, already in the dict, was written with `op`.
     pub fn set_op(&mut self, key: &str, op: ConfigEntryOperation) {
-        if op == ConfigEntryOperation::Union {
-            self.ops.swap_remove(key);
-        } else {
-            self.ops.insert(key.to_string(), op);
+        if let Some(index) = self.entries.get_index_of(key) {
+            self.set_op_at(index, op);
         }
+    }
+
+    fn set_op_at(&mut self, index: usize, op: ConfigEntryOperation) {
+        match self.ops.get_mut(index) {
+            Some(slot) => *slot = op,
+            None if op == ConfigEntryOperation::Union => {}
+            None => {
+                self.ops.resize(index, ConfigEntryOperation::Union);
+                self.ops.push(op);
+            }
+        }
+    }
+
+    /// Sets `key` to `value`, written with `op`.
+    pub fn insert_with_op(&mut self, key: String, value: Value, op: ConfigEntryOperation) {
+        let (index, _) = self.entries.insert_full(key, value);
+        self.set_op_at(index, op);
+    }
+
+    /// The keys written with `=` or `+=`, with their operators.
+    pub fn ops(&self) -> impl Iterator<Item = (&String, ConfigEntryOperation)> {
+        self.ops
+            .iter()
+            .enumerate()
+            .filter(|(_, op)| **op != ConfigEntryOperation::Union)
+            .filter_map(|(i, op)| self.entries.get_index(i).map(|(k, _)| (k, *op)))
     }
 }
 

@@ -186,76 +186,82 @@ impl Unifier<'_> {
     }
 
     fn union_dicts(&mut self, obj: &mut Dict, delta: &Dict) -> Result<()> {
-        // Each of delta's keys takes delta's operator, `:` included.
-        if !obj.ops.is_empty() {
-            for k in delta.entries.keys() {
-                if !delta.ops.contains_key(k) {
-                    obj.ops.swap_remove(k);
-                }
-            }
-        }
-        for (k, op) in &delta.ops {
-            obj.ops.insert(k.clone(), *op);
-        }
         for (k, i) in &delta.insert_indexes {
             obj.insert_indexes.insert(k.clone(), *i);
         }
-        for (key, v) in delta.iter() {
-            let op = delta.op(key);
+        for (position, (key, v)) in delta.iter().enumerate() {
+            let op = delta.op_at(position);
             let index = delta.insert_indexes.get(key).copied();
             if !obj.entries.contains_key(key) && index.is_none() {
-                obj.entries.insert(key.clone(), v.clone());
+                obj.insert_with_op(key.clone(), v.clone(), op);
                 continue;
             }
-            match op {
-                ConfigEntryOperation::Union => self.union_key(obj, key, v, index)?,
-                ConfigEntryOperation::Override => match index {
-                    Some(index) => {
-                        let list = list_at(obj, key, "override", index)?;
-                        let len = list.len();
-                        let i = normalize_index(index, len)
-                            .filter(|i| *i < len)
-                            .ok_or_else(|| index_error(index, len))?;
-                        if v.is_undefined() {
-                            list.remove(i);
-                        } else if let Some(slot) = list.get_mut(i) {
-                            *slot = v.clone();
-                        }
-                    }
-                    None => {
-                        obj.entries.insert(key.clone(), v.clone());
-                    }
-                },
-                ConfigEntryOperation::Insert => {
-                    let slot = obj.entries.entry(key.clone()).or_insert(Value::None);
-                    if slot.is_none_or_undefined() {
-                        *slot = Value::list(Vec::new());
-                    }
-                    match (slot, v) {
-                        (Value::List(origin), Value::List(items)) => {
-                            let origin = Rc::make_mut(origin);
-                            match index {
-                                Some(index) => {
-                                    let at = insert_position(index, origin.len())?;
-                                    for (n, item) in items.iter().enumerate() {
-                                        origin.insert(at + n, item.clone());
-                                    }
-                                }
-                                None => origin.extend(items.iter().cloned()),
-                            }
-                        }
-                        (origin, v) => {
-                            return Err(union_error(format!(
-                                "only list attribute can be inserted value, the origin value type is {} and got value type is {}",
-                                origin.type_name(),
-                                v.type_name()
-                            )));
-                        }
-                    }
-                }
-            }
+            self.union_entry(obj, key, v, op, index)?;
+            // Each of delta's keys takes delta's operator, `:` included
+            // (a merge that failed or conflicted leaves `obj` unused).
+            obj.set_op(key, op);
             if self.conflict.is_some() {
                 return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// Merges delta's `key <op>[index] v` into `obj`, which holds `key` or
+    /// is given an index.
+    fn union_entry(
+        &mut self,
+        obj: &mut Dict,
+        key: &str,
+        v: &Value,
+        op: ConfigEntryOperation,
+        index: Option<i64>,
+    ) -> Result<()> {
+        match op {
+            ConfigEntryOperation::Union => self.union_key(obj, key, v, index)?,
+            ConfigEntryOperation::Override => match index {
+                Some(index) => {
+                    let list = list_at(obj, key, "override", index)?;
+                    let len = list.len();
+                    let i = normalize_index(index, len)
+                        .filter(|i| *i < len)
+                        .ok_or_else(|| index_error(index, len))?;
+                    if v.is_undefined() {
+                        list.remove(i);
+                    } else if let Some(slot) = list.get_mut(i) {
+                        *slot = v.clone();
+                    }
+                }
+                None => {
+                    obj.entries.insert(key.to_string(), v.clone());
+                }
+            },
+            ConfigEntryOperation::Insert => {
+                let slot = obj.entries.entry(key.to_string()).or_insert(Value::None);
+                if slot.is_none_or_undefined() {
+                    *slot = Value::list(Vec::new());
+                }
+                match (slot, v) {
+                    (Value::List(origin), Value::List(items)) => {
+                        let origin = Rc::make_mut(origin);
+                        match index {
+                            Some(index) => {
+                                let at = insert_position(index, origin.len())?;
+                                for (n, item) in items.iter().enumerate() {
+                                    origin.insert(at + n, item.clone());
+                                }
+                            }
+                            None => origin.extend(items.iter().cloned()),
+                        }
+                    }
+                    (origin, v) => {
+                        return Err(union_error(format!(
+                            "only list attribute can be inserted value, the origin value type is {} and got value type is {}",
+                            origin.type_name(),
+                            v.type_name()
+                        )));
+                    }
+                }
             }
         }
         Ok(())
@@ -418,17 +424,14 @@ pub fn merge_entry(
         && insert_index.is_none()
         && !dict.entries.contains_key(&key)
     {
-        let dict = Rc::make_mut(dict);
-        dict.set_op(&key, op);
-        dict.entries.insert(key, value);
+        Rc::make_mut(dict).insert_with_op(key, value, op);
         return Ok(target);
     }
     let mut delta = Dict::new();
-    delta.set_op(&key, op);
     if let Some(i) = insert_index {
         delta.insert_indexes.insert(key.clone(), i);
     }
-    delta.entries.insert(key, value);
+    delta.insert_with_op(key, value, op);
     union(
         resolver,
         target,

@@ -172,7 +172,7 @@ fn collect_documents(value: &Value, options: &PlanOptions, documents: &mut Vec<V
 
 /// A dict, schema or list without what the plan drops; other values as
 /// they are.
-fn filter(value: &Value, options: &PlanOptions) -> Value {
+pub(crate) fn filter(value: &Value, options: &PlanOptions) -> Value {
     match value {
         Value::Dict(_) | Value::Schema(_) => {
             let Some(dict) = value.as_dict() else {

@@ -991,6 +991,52 @@ g = option("q")
         .collect(),
         ..Program::new("flag_top_level_arguments", options)
     });
+    let selected = r##"app = {metadata.name = "app", spec = {replicas = 2}}
+other = {metadata.name = "other"}
+items = [app, other]
+"##;
+    for (name, selectors) in [
+        ("flag_path_selector_of_a_config", &["app"][..]),
+        (
+            "flag_path_selector_of_a_nested_value",
+            &["app.spec.replicas"],
+        ),
+        ("flag_path_selector_of_a_list_of_configs", &["items"]),
+        ("flag_path_selectors_of_two_configs", &["app", "other"]),
+        (
+            "flag_path_selectors_of_a_list_and_a_config",
+            &["items", "app"],
+        ),
+        ("flag_path_selector_of_nothing", &["missing"]),
+    ] {
+        cases.push(Program {
+            path_selectors: selectors.iter().map(|s| s.to_string()).collect(),
+            ..Program::new(name, selected)
+        });
+    }
+    for (name, source) in [
+        ("flag_strict_range_check_add", "a = 2147483647 + 1\n"),
+        ("flag_strict_range_check_sub", "a = 2147483647 - -1\n"),
+        ("flag_strict_range_check_mul", "a = 65536 * 65536\n"),
+        ("flag_strict_range_check_pow", "a = 2 ** 31\n"),
+        ("flag_strict_range_check_shift", "a = 1 << 31\nb = a << 1\n"),
+        ("flag_strict_range_check_operand", "a = 3000000000 + 0\n"),
+        ("flag_strict_range_check_float", "a = 3e38 + 3e38\n"),
+        ("flag_strict_range_check_int_and_float", "a = 2 * 2e38\n"),
+        (
+            "flag_strict_range_check_augmented",
+            "_a = 2147483647\n_a += 1\nb = _a\n",
+        ),
+        (
+            "flag_strict_range_check_within_range",
+            "a = 2147483647 + 0\nb = 1.5 * 2.0\nc = 9223372036854775807 / 2\nd = 10 % 3\n",
+        ),
+    ] {
+        cases.push(Program {
+            strict_range_check: true,
+            ..Program::new(name, source)
+        });
+    }
     cases.push(Program {
         args: vec![("i".to_string(), "x".to_string())],
         ..Program::new(

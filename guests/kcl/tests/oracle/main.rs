@@ -39,6 +39,10 @@ pub struct Program {
     pub sort_keys: bool,
     pub disable_none: bool,
     pub show_hidden: bool,
+    /// `-S path`
+    pub path_selectors: Vec<String>,
+    /// `-r`
+    pub strict_range_check: bool,
 }
 
 impl Program {
@@ -124,6 +128,8 @@ fn run_oracle(files: &[PathBuf], programs: &[Program]) -> Vec<Outcome> {
                 "sort_keys": program.sort_keys,
                 "disable_none": program.disable_none,
                 "show_hidden": program.show_hidden,
+                "path_selectors": program.path_selectors,
+                "strict_range_check": program.strict_range_check,
             })
         })
         .collect();
@@ -184,6 +190,8 @@ fn run_plait(file: &Path, program: &Program) -> Outcome {
         sort_keys: program.sort_keys,
         disable_none: program.disable_none,
         show_hidden: program.show_hidden,
+        path_selectors: program.path_selectors.clone(),
+        strict_range_check: program.strict_range_check,
         ..RunOptions::default()
     };
     match run(&options) {

@@ -8,9 +8,9 @@ use serde_json::{Number, Value};
 use plait_go_compat::value::{GoNumber, go_type_name};
 
 use super::input::{MapTransform, MatchTransform, MatchTransformPattern, MathTransform, Transform};
-use super::regexp::compile_regexp;
 use super::validate::validate_math;
 use convert::resolve_convert;
+use plait_go_compat::regexp::compile_regexp;
 use string::resolve_string;
 
 /// A transform failure, rendered exactly as upstream.

@@ -4,7 +4,7 @@
 use plait_go_compat::field::{Error as FieldError, Path};
 
 use super::input::{ConvertTransform, MatchTransform, MathTransform, StringTransform, Transform};
-use super::regexp::compile_regexp;
+use plait_go_compat::regexp::compile_regexp;
 
 /// Validates a transform before anything runs, as the function does for
 /// its whole input.

@@ -13,8 +13,11 @@ use crate::vocabulary::jitter::{jittered, random_fraction};
 /// How often and how patiently XRs are reconciled.
 #[derive(Debug, Clone)]
 pub struct Timing {
-    /// Reconcile every XR at least this often, whatever the watches say.
+    /// Reconcile every XR at least this often, whatever the watches say,
+    /// unless its `crossplane.io/poll-interval` annotation says otherwise.
     pub poll_interval: Duration,
+    /// The shortest poll interval an XR's annotation may ask for.
+    pub min_poll_interval: Duration,
     /// How long one pipeline run may take.
     pub reconcile_timeout: Duration,
     /// The first retry after an error; doubled per failure up to the poll interval.
@@ -34,6 +37,7 @@ impl Default for Timing {
     fn default() -> Self {
         Timing {
             poll_interval: Duration::from_secs(60),
+            min_poll_interval: Duration::from_secs(1),
             reconcile_timeout: Duration::from_secs(120),
             backoff_base: Duration::from_secs(1),
             max_concurrent_reconciles: DEFAULT_MAX_CONCURRENT_RECONCILES,
@@ -41,6 +45,65 @@ impl Default for Timing {
             circuit_breaker: BreakerLimits::default(),
         }
     }
+}
+
+impl Timing {
+    /// How often `object` is polled: its `crossplane.io/poll-interval`
+    /// annotation when that is a positive Go duration (raised to
+    /// `min_poll_interval`), else `poll_interval`, as Crossplane's
+    /// `effectivePollInterval`.
+    pub fn poll_interval_of(&self, object: &serde_json::Value) -> Duration {
+        let annotation = crate::vocabulary::object::text(
+            object,
+            &plait_reconcile::pointer::annotation(crate::vocabulary::api::ANNOTATION_POLL_INTERVAL),
+        );
+        match annotation.and_then(parse_go_duration) {
+            Some(asked) if !asked.is_zero() => asked.max(self.min_poll_interval),
+            _ => self.poll_interval,
+        }
+    }
+}
+
+/// Go's `time.ParseDuration` for a non-negative duration: decimal numbers,
+/// each with a unit (`ns`, `us`, `µs`, `μs`, `ms`, `s`, `m`, `h`), as in
+/// `1h30m` or `1.5s`; `None` for anything else or a negative one.
+pub fn parse_go_duration(text: &str) -> Option<Duration> {
+    let unsigned = text.strip_prefix('+').unwrap_or(text);
+    if unsigned == "0" {
+        return Some(Duration::ZERO);
+    }
+    if unsigned.is_empty() || unsigned.starts_with('-') {
+        return None;
+    }
+    let mut rest = unsigned;
+    let mut total = 0f64;
+    while !rest.is_empty() {
+        let number_end = rest
+            .find(|c: char| !c.is_ascii_digit() && c != '.')
+            .unwrap_or(rest.len());
+        let (number, after) = rest.split_at(number_end);
+        if number.is_empty() || number == "." {
+            return None;
+        }
+        let value: f64 = number.parse().ok()?;
+        let unit_end = after
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(after.len());
+        let (unit, next) = after.split_at(unit_end);
+        let nanos_per = match unit {
+            "ns" => 1.0,
+            "us" | "µs" | "μs" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            "m" => 60e9,
+            "h" => 3600e9,
+            _ => return None,
+        };
+        total += value * nanos_per;
+        rest = next;
+    }
+    // Go's durations are int64 nanoseconds.
+    (total.is_finite() && total <= i64::MAX as f64).then(|| Duration::from_nanos(total as u64))
 }
 
 /// How long past its pipeline's timeout an admitted reconcile may take.
@@ -224,6 +287,44 @@ pub fn now() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_xrs_poll_interval_annotation_is_a_go_duration_raised_to_the_minimum() {
+        let timing = Timing {
+            poll_interval: Duration::from_secs(60),
+            min_poll_interval: Duration::from_secs(5),
+            ..Timing::default()
+        };
+        let xr = |interval: Option<&str>| match interval {
+            Some(i) => {
+                serde_json::json!({"metadata": {"annotations": {"crossplane.io/poll-interval": i}}})
+            }
+            None => serde_json::json!({"metadata": {}}),
+        };
+        let cases = [
+            (None, 60_000),
+            (Some("30s"), 30_000),
+            (Some("1h30m"), 5_400_000),
+            (Some("1.5m"), 90_000),
+            (Some("2m500ms"), 120_500),
+            (Some("1s"), 5_000),
+            (Some("100ms"), 5_000),
+            (Some("0"), 60_000),
+            (Some("0s"), 60_000),
+            (Some("-30s"), 60_000),
+            (Some("30"), 60_000),
+            (Some("5d"), 60_000),
+            (Some(""), 60_000),
+            (Some("s"), 60_000),
+        ];
+        for (interval, millis) in cases {
+            assert_eq!(
+                timing.poll_interval_of(&xr(interval)),
+                Duration::from_millis(millis),
+                "{interval:?}"
+            );
+        }
+    }
 
     #[test]
     fn backoff_doubles_per_failure_up_to_the_cap() {

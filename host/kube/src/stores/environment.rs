@@ -24,8 +24,10 @@ use kube::runtime::reflector::store::Writer;
 use kube::runtime::reflector::{ObjectRef as StoreRef, Store};
 use serde_json::Value;
 
-use crate::stores::reflect::{labelled, reflect};
+use crate::stores::changes::{Change, SeenObjects};
+use crate::stores::reflect::{labelled, reflector};
 use crate::vocabulary::api::APIEXTENSIONS_GROUP;
+use crate::vocabulary::broadcast::Broadcast;
 
 pub const ENVIRONMENT_CONFIG_KIND: &str = "EnvironmentConfig";
 /// The versions plait's EnvironmentConfig CRD serves. They share one
@@ -65,6 +67,9 @@ fn is_environment_config(api_version: &str, kind: &str) -> bool {
 #[derive(Default)]
 pub struct EnvironmentConfigs {
     listed: OnceLock<Store<DynamicObject>>,
+    /// Each EnvironmentConfig that appeared, changed or went, told once
+    /// the store holds the change: whoever reads it then reads it changed.
+    changes: Broadcast<Change>,
 }
 
 impl EnvironmentConfigs {
@@ -84,11 +89,33 @@ impl EnvironmentConfigs {
                 let _ = this.listed.set(store);
             }
         });
-        tokio::spawn(
-            reflect(client, environment_config_resource(), writer)
-                .take_until(shutdown)
-                .for_each(|_| futures::future::ready(())),
+        let this = self.clone();
+        let mut seen = SeenObjects::default();
+        let events = reflector(
+            client,
+            &environment_config_resource(),
+            kube::runtime::watcher::Config::default(),
+            writer,
         );
+        tokio::spawn(events.take_until(shutdown).for_each(move |event| {
+            match event {
+                Ok(event) => {
+                    for change in seen.apply(&event) {
+                        this.changes.send(&change);
+                    }
+                }
+                Err(error) => {
+                    tracing::debug!(kind = ENVIRONMENT_CONFIG_KIND, %error, "watch failed; retrying");
+                }
+            }
+            futures::future::ready(())
+        }));
+    }
+
+    /// Every EnvironmentConfig that appears, changes or goes from now on,
+    /// told once the store holds the change.
+    pub fn changes(&self) -> futures::channel::mpsc::UnboundedReceiver<Change> {
+        self.changes.subscribe()
     }
 
     /// For the store to fill without a watch, in tests.

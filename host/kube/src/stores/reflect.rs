@@ -38,10 +38,12 @@ pub fn reflector(
 /// server restarts) lists again at once, as client-go's reflector does:
 /// backing off there would leave the store blind to changes for up to half
 /// a minute. Any other failure backs off and resumes.
-pub fn watched(
-    api: Api<DynamicObject>,
+pub fn watched<K>(
+    api: Api<K>,
     config: watcher::Config,
-) -> impl Stream<Item = Result<watcher::Event<DynamicObject>, watcher::Error>> + Send + 'static + use<>
+) -> impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static + use<K>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
 {
     watcher(api, config)
         .filter(|event| {

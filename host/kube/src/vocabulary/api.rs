@@ -22,6 +22,9 @@ pub const COMPOSITION_KIND: &str = "Composition";
 pub const REVISION_KIND: &str = "CompositionRevision";
 pub const ANNOTATION_PAUSED: &str = "crossplane.io/paused";
 pub const ANNOTATION_EXTERNAL_NAME: &str = "crossplane.io/external-name";
+/// An XR's own poll interval, a Go duration (`30s`, `5m`, `1h30m`), as
+/// Crossplane v2.3 reads it; below `--min-poll-interval` it is raised to it.
+pub const ANNOTATION_POLL_INTERVAL: &str = "crossplane.io/poll-interval";
 /// The type of the connection Secrets XRs and claims write, as upstream.
 pub const CONNECTION_SECRET_TYPE: &str = "connection.crossplane.io/v1alpha1";
 /// What a paused XR or claim says on its `Synced` condition.

@@ -75,6 +75,9 @@ pub enum Trigger {
     Changed,
     /// Someone other than this controller changed or deleted a resource it composes.
     Composed,
+    /// A resource its last reconcile's functions required (by name, or by
+    /// labels it matched before or after the change) appeared, changed or went.
+    Required,
     /// A CompositionRevision of its kind appeared or changed.
     Revision,
     /// The reconcile itself asked to run again soon: it created resources,
@@ -89,6 +92,7 @@ impl Trigger {
         match self {
             Trigger::Changed => "changed",
             Trigger::Composed => "composed",
+            Trigger::Required => "required",
             Trigger::Revision => "revision",
             Trigger::Requeue => "requeue",
             Trigger::Poll => "poll",
@@ -160,7 +164,7 @@ impl ReconcileMetrics {
         let triggers = Family::<TriggerLabels, Counter>::default();
         registry.register(
             "reconcile_triggers",
-            "What queued XRs for a reconcile, by XR kind and trigger (changed, composed, revision, requeue, poll); the queue runs an XR once for triggers that arrive while it waits",
+            "What queued XRs for a reconcile, by XR kind and trigger (changed, composed, required, revision, requeue, poll); the queue runs an XR once for triggers that arrive while it waits",
             triggers.clone(),
         );
         let reconcile_errors = Family::<ReconcileErrorLabels, Counter>::default();

@@ -506,3 +506,163 @@ async fn removing_claim_names_withdraws_the_claim_crd_and_its_claims() {
     );
     assert_eq!(condition(&xrd, "Established").unwrap()["status"], "True");
 }
+
+/// A claim whose XR composes a managed resource that publishes its
+/// connection details into the providers' namespace (the v1 pattern,
+/// `writeConnectionSecretsToNamespace: crossplane-system`): the Secret the
+/// "provider" (this test) writes there, controlled by the managed resource,
+/// is read although the claim's tenant may not read that namespace, and its
+/// details reach the claim's Secret, at the XR's next poll, which its
+/// `crossplane.io/poll-interval` annotation makes a second.
+#[tokio::test]
+async fn a_composed_resources_own_connection_secret_reaches_the_claim_from_any_namespace() {
+    let cluster = cluster();
+    let client = cluster.client().await;
+    let id = "claimconn";
+    let group = format!("{id}.example.org");
+    let tenant = cluster.namespace(id).await;
+    let providers = cluster.namespace(&format!("{id}-system")).await;
+    let database = resource(&format!("{group}/v1"), "Database", "databases");
+    create(
+        &client,
+        &json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("databases.{group}")},
+            "spec": {
+                "group": group, "scope": "Cluster",
+                "names": {"kind": "Database", "plural": "databases", "singular": "database", "listKind": "DatabaseList"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                        "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}],
+            },
+        }),
+    )
+    .await;
+    let databases = api(&client, &database, None);
+    eventually("the Database kind is served", || async {
+        databases.list(&ListParams::default()).await.ok()
+    })
+    .await;
+    create(
+        &client,
+        &xrd(&group, json!({"kind": "App", "plural": "apps"})),
+    )
+    .await;
+    create(
+        &client,
+        &json!({
+            "apiVersion": "apiextensions.crossplane.io/v1", "kind": "Composition",
+            "metadata": {"name": format!("xapp-{id}")},
+            "spec": {
+                "compositeTypeRef": {"apiVersion": format!("{group}/v1alpha1"), "kind": "XApp"},
+                "writeConnectionSecretsToNamespace": providers,
+                "mode": "Pipeline",
+                "pipeline": [{
+                    "step": "compose",
+                    "functionRef": {"name": "function-patch-and-transform"},
+                    "input": {
+                        "apiVersion": "pt.fn.crossplane.io/v1beta1", "kind": "Resources",
+                        "resources": [{
+                            "name": "database",
+                            "base": {"apiVersion": format!("{group}/v1"), "kind": "Database",
+                                     "spec": {"writeConnectionSecretToRef": {"namespace": providers}}},
+                            "readinessChecks": [{"type": "None"}],
+                            "patches": [{"type": "FromCompositeFieldPath", "fromFieldPath": "metadata.uid",
+                                         "toFieldPath": "spec.writeConnectionSecretToRef.name",
+                                         "transforms": [{"type": "string", "string": {"type": "Format", "fmt": "%s-database"}}]}],
+                            "connectionDetails": [
+                                {"name": "password", "type": "FromConnectionSecretKey", "fromConnectionSecretKey": "password"},
+                            ],
+                        }],
+                    },
+                }],
+            },
+        }),
+    )
+    .await;
+    let xrds = api(&client, &xrd_resource(), None);
+    eventually("the XRD offered", || async {
+        let xrd =
+            serde_json::to_value(xrds.get_opt(&format!("xapps.{group}")).await.ok()??).unwrap();
+        (condition(&xrd, "Offered")?["status"] == "True").then_some(())
+    })
+    .await;
+    create(
+        &client,
+        &json!({
+            "apiVersion": format!("{group}/v1alpha1"), "kind": "App",
+            // The XR polls every second (the annotation reaches it from
+            // the claim): a composed resource's Secret is not watched.
+            "metadata": {"name": "app", "namespace": tenant,
+                "annotations": {"crossplane.io/poll-interval": "1s"}},
+            "spec": {"image": "one", "writeConnectionSecretToRef": {"name": "app-conn"}},
+        }),
+    )
+    .await;
+
+    let composed = eventually("the composed Database", || async {
+        let params = ListParams::default().labels("crossplane.io/claim-name=app");
+        let listed = databases.list(&params).await.ok()?;
+        let found = listed.items.into_iter().find(|d| {
+            d.metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get("crossplane.io/claim-namespace"))
+                == Some(&tenant)
+        })?;
+        Some(serde_json::to_value(found).unwrap())
+    })
+    .await;
+    let secret_name = composed["spec"]["writeConnectionSecretToRef"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let provider_secrets: Api<Secret> = Api::namespaced(client.clone(), &providers);
+    // As a provider writes it: controlled by the managed resource.
+    let provider_secret = json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": secret_name, "namespace": providers, "ownerReferences": [{
+            "apiVersion": database.api_version, "kind": "Database",
+            "name": composed["metadata"]["name"], "uid": composed["metadata"]["uid"],
+            "controller": true,
+        }]},
+        "stringData": {"password": "s3cret"},
+    });
+    let claim_secrets: Api<Secret> = Api::namespaced(client.clone(), &tenant);
+    let claim_password = || async {
+        let secret = claim_secrets.get_opt("app-conn").await.ok()??;
+        Some(secret.data?.get("password")?.0.clone())
+    };
+
+    let claims = api(
+        &client,
+        &resource(&format!("{group}/v1alpha1"), "App", "apps"),
+        Some(&tenant),
+    );
+    eventually("the claim Ready", || async {
+        let claim = support::get(&claims, "app").await?;
+        (condition(&claim, "Ready")?["status"] == "True").then_some(())
+    })
+    .await;
+
+    provider_secrets
+        .patch(
+            &secret_name,
+            &PatchParams::apply("provider-test").force(),
+            &Patch::Apply(provider_secret),
+        )
+        .await
+        .unwrap();
+    let written = std::time::Instant::now();
+    let password = eventually("the provider's connection details at the claim", || async {
+        claim_password().await.filter(|p| p == b"s3cret")
+    })
+    .await;
+    assert_eq!(password, b"s3cret");
+    // Well before the controller's own poll (60 s).
+    assert!(
+        written.elapsed() < std::time::Duration::from_secs(30),
+        "the XR's 1s poll brought the details: {:?}",
+        written.elapsed()
+    );
+}

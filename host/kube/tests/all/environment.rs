@@ -9,7 +9,9 @@
 
 use std::time::Duration;
 
-use crate::support::{self, api, create, eventually, metric_sum, resource, yaml};
+use crate::support::{
+    self, api, create, environment_config, eventually, metric_sum, resource, yaml,
+};
 use kube::api::{Patch, PatchParams};
 use plait_testcluster::TestCluster;
 use serde_json::{Value, json};
@@ -64,14 +66,6 @@ fn composition() -> Value {
                 },
             ],
         },
-    })
-}
-
-fn environment_config(name: &str, labels: Value, data: Value) -> Value {
-    json!({
-        "apiVersion": "apiextensions.crossplane.io/v1beta1", "kind": "EnvironmentConfig",
-        "metadata": {"name": name, "labels": labels},
-        "data": data,
     })
 }
 

@@ -26,6 +26,7 @@ mod impersonation;
 mod install;
 mod layers;
 mod leader;
+mod required;
 mod takeover;
 mod tenants;
 mod usages;

@@ -286,6 +286,15 @@ pub fn yaml(path: &str) -> Value {
     serde_yaml_ng::from_str(&text).unwrap()
 }
 
+/// A cluster-scoped EnvironmentConfig with `labels` and `data`.
+pub fn environment_config(name: &str, labels: Value, data: Value) -> Value {
+    serde_json::json!({
+        "apiVersion": "apiextensions.crossplane.io/v1beta1", "kind": "EnvironmentConfig",
+        "metadata": {"name": name, "labels": labels},
+        "data": data,
+    })
+}
+
 pub async fn create(client: &Client, object: &Value) -> Value {
     let api_version = object["apiVersion"].as_str().unwrap();
     let kind = object["kind"].as_str().unwrap();

@@ -4,6 +4,7 @@
 //! `CARGO_TARGET_TMPDIR`. Run one module with
 //! `cargo test -p plait-runtime --test all <module>::`.
 
+mod ecosystem;
 mod filesystem;
 mod go_guest;
 mod go_snapshot;

@@ -10,7 +10,7 @@ use plait_go_compat::printf::{format_v, sprintf};
 use plait_go_compat::strconv::quote;
 
 use crate::transforms::input::{StringTransform, StringTransformJoin, StringTransformRegexp};
-use crate::transforms::regexp::compile_regexp;
+use plait_go_compat::regexp::compile_regexp;
 
 pub(super) fn resolve_string(s: &StringTransform, input: Value) -> Result<String, String> {
     let kind = s.kind();

@@ -215,7 +215,7 @@ mod tests {
     }
 
     #[test]
-    fn the_xr_gets_the_claim_spec_minus_claim_only_fields() {
+    fn the_xr_gets_the_claim_spec_minus_claim_only_fields_and_xr_machinery() {
         let (claim_r, xr_r) = resources();
         let spec = json!({
             "image": "one",
@@ -224,6 +224,10 @@ mod tests {
             "compositeDeletePolicy": "Foreground",
             "resourceRef": {"apiVersion": "example.org/v1", "kind": "XApp", "name": "x"},
             "writeConnectionSecretToRef": {"name": "s"},
+            // XR machinery a claim whose schema preserves unknown fields
+            // could carry: not copied to the XR (Crossplane v2.4).
+            "resourceRefs": [{"apiVersion": "v1", "kind": "Secret", "name": "theirs"}],
+            "claimRef": {"apiVersion": "example.org/v1", "kind": "App", "name": "other", "namespace": "elsewhere"},
         });
         let manual = json!({"spec": {"compositionUpdatePolicy": "Manual"}});
         let cases = [

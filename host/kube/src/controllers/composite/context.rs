@@ -20,6 +20,7 @@ use crate::controllers::breaker::CircuitBreaker;
 use crate::controllers::fair_queue::FairQueue;
 use crate::controllers::function::Functions;
 use crate::controllers::kit::{Controlled, Policy};
+use crate::controllers::required::RequiredWatches;
 use crate::controllers::timing::{Backoff, Timing};
 use crate::controllers::watches::ComposedWatches;
 use crate::stores::catalog::Catalog;
@@ -40,6 +41,9 @@ pub struct XrShared {
     /// Compositions, revisions and Functions, and the pipelines compiled from them.
     pub catalog: Arc<Catalog>,
     pub watches: Arc<ComposedWatches>,
+    /// What each XR's functions last read as required resources, and the
+    /// watches that queue it again when one of those changes.
+    pub required: Arc<RequiredWatches>,
     pub timing: Timing,
     /// The shards this replica reconciles, when XRs and claims are sharded.
     pub shards: Option<Arc<Shards>>,
@@ -143,6 +147,7 @@ impl XrContext {
         self.policy.forget(reference);
         self.creating.succeeded(reference);
         self.latest.forget(reference);
+        self.shared.required.forget(reference);
         self.breaker
             .forget(&(reference.namespace.clone(), reference.name.clone()));
         self.shared

@@ -32,6 +32,9 @@ pub async fn delete(
     scope: CompositeScope,
     ctx: &XrContext,
 ) -> Result<Action, XrError> {
+    // A deleted XR composes nothing more: what its functions read no
+    // longer concerns it.
+    ctx.shared.required.forget(&reference);
     let composing = ctx
         .composing_cluster(&plait_reconcile::tenant_of(&xr, scope))
         .map_err(ObjectError::cluster(&reference, "cannot act as its tenant"))?;

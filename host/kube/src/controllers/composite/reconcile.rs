@@ -53,8 +53,11 @@ pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<XrContext>) -> Resul
         .shared
         .fair_queue
         .run(&tenant, limit, |permit| async move {
+            let reference = shared.policy.reference(&object);
             let Some(object) = shared.current(object) else {
-                // Gone while it waited: nothing to do.
+                // Gone while it waited: nothing to do, and nothing it read
+                // wakes it any more.
+                shared.shared.required.forget(&reference);
                 return Ok(Action::await_change());
             };
             reconcile_admitted(object, shared, &permit).await
@@ -82,7 +85,12 @@ async fn reconcile_admitted(
     let reconciled = kit::counted(ctx.as_ref(), &target, admitted).await;
     let next = match &reconciled {
         Ok(action) if *action == Action::await_change() => None,
-        Ok(action) if *action == Action::requeue(ctx.shared.timing.poll_interval) => {
+        Ok(action)
+            if *action
+                == Action::requeue(ctx.shared.timing.poll_interval_of(
+                    &serde_json::json!({"metadata": {"annotations": target.metadata.annotations}}),
+                )) =>
+        {
             Some(Trigger::Poll)
         }
         // An error backs off through the error policy.
@@ -167,6 +175,7 @@ async fn compose(
     let secret_ref = default_connection_secret_ref(xr, scope, &pipeline);
     let unwritten = unwritten(xr, scope, selection.machinery, secret_ref);
     // 4. The pipeline, through the reconcile core `plait render` runs too.
+    let changes_before = ctx.shared.required.mark();
     let (outcome, recorder) = match pipeline_run(
         xr,
         reference,
@@ -188,9 +197,18 @@ async fn compose(
         }
     }
     runs::record(reference, &pipeline, &recorder, &outcome);
-    // 5. What follows a run: watches on the composed kinds, connection
-    // details, and when to look again.
-    after_run(outcome, reference, xrd, scope, &pipeline, ctx).await
+    // 5. What follows a run: watches on the composed kinds and on what its
+    // functions required, connection details, and when to look again.
+    after_run(
+        outcome,
+        reference,
+        xrd,
+        scope,
+        &pipeline,
+        changes_before,
+        ctx,
+    )
+    .await
 }
 
 /// What the lifecycle phase leaves to the reconcile.
@@ -466,6 +484,7 @@ async fn after_run(
     xrd: &CompositeResourceDefinition,
     scope: CompositeScope,
     pipeline: &CompiledPipeline,
+    changes_before: u64,
     ctx: &XrContext,
 ) -> Result<(Action, ReconcileResult), XrError> {
     let mut kinds = referenced_kinds(&outcome.xr, scope);
@@ -474,6 +493,16 @@ async fn after_run(
     ctx.shared
         .watches
         .track(&ctx.shared.cluster, reference, kinds)
+        .await;
+    fair_queue::stage("watching what its functions required");
+    ctx.shared
+        .required
+        .track(
+            &ctx.shared.cluster,
+            reference,
+            &outcome.required,
+            changes_before,
+        )
         .await;
     if let Some(refused) = &outcome.refused {
         metrics().read_refused(&refused.tenant, &refused.function, &refused.target.kind);
@@ -513,7 +542,8 @@ async fn after_run(
     ctx.policy.backoff.succeeded(reference);
     tracing::debug!(composite = %reference, composed = outcome.composed.len(), "reconciled");
     let created = !outcome.created.is_empty();
-    let next = match next_look(created, outcome.ttl, ctx.shared.timing.poll_interval) {
+    let poll_interval = ctx.shared.timing.poll_interval_of(&outcome.xr);
+    let next = match next_look(created, outcome.ttl, poll_interval) {
         NextLook::Soon => ctx.creating.failed(reference),
         NextLook::After(after) => {
             ctx.creating.succeeded(reference);

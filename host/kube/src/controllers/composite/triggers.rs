@@ -1,7 +1,7 @@
 //! Everything that wakes an XR of one kind, in one expression, as
 //! kube-runtime's `Controller` builder reads: its own watch (less the
 //! controller's own writes, and what its watch circuit holds back), the
-//! composed resources routed to it, a new or renumbered
+//! composed resources and changed required resources routed to it, a new or renumbered
 //! CompositionRevision of its kind, a shard this replica takes over, and
 //! the sweep of XRs no reconcile has finished for yet.
 
@@ -35,6 +35,13 @@ pub fn controller(
         watcher::Config::default(),
         writer,
     );
+    // A deleted XR is woken by nothing it read any more.
+    let (required, policy) = (shared.required.clone(), ctx.clone());
+    let events = events.inspect(move |event| {
+        if let Ok(watcher::Event::Delete(xr)) = event {
+            required.forget(&policy.policy.reference(xr));
+        }
+    });
     // The XR's own status and reference writes do not bring it back.
     let changed_kind = resource.kind.clone();
     let breaker = ctx.breaker.clone();

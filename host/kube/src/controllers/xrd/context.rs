@@ -15,6 +15,7 @@ use crate::controllers::composite::{self, XrContext, XrShared};
 use crate::controllers::fair_queue::FairQueue;
 use crate::controllers::function::Functions;
 use crate::controllers::kit::{Controlled, Policy};
+use crate::controllers::required::RequiredWatches;
 use crate::controllers::timing::Timing;
 use crate::controllers::watches::ComposedWatches;
 use crate::stores::catalog::Catalog;
@@ -48,6 +49,10 @@ impl XrdContext {
         shards: Option<Arc<Shards>>,
     ) -> XrdContext {
         let watches = Arc::new(ComposedWatches::new(cluster.shared().composed.clone()));
+        let required = Arc::new(RequiredWatches::new(
+            watches.clone(),
+            &cluster.shared().environment,
+        ));
         let fair_queue = FairQueue::new(timing.fair_queue_limits());
         XrdContext {
             claims: ClaimControllers::new(
@@ -63,6 +68,7 @@ impl XrdContext {
                 functions,
                 catalog,
                 watches,
+                required,
                 timing,
                 shards,
                 fair_queue,
@@ -112,5 +118,6 @@ impl XrdContext {
             self.shared.watches.unroute(&resource.group, &resource.kind);
         }
         self.shared.watches.stop();
+        self.shared.required.stop();
     }
 }

@@ -1,4 +1,4 @@
-//! Go's `time.ParseDuration`, for the `ttl` input field.
+//! Go's `time.ParseDuration`, for the TTLs functions' inputs set.
 
 use std::time::Duration;
 

@@ -1,8 +1,9 @@
-//! Go (RE2) regular expressions for the `match` and `string` transforms.
+//! Go (RE2) regular expressions: compiled with `regex`, refused with the
+//! error text Go's `regexp.Compile` gives.
 
 /// Compiles a Go (RE2) regular expression. Failures read like Go's
 /// `error parsing regexp: <code>: `<fragment>``.
-pub(super) fn compile_regexp(pattern: &str) -> Result<regex::Regex, String> {
+pub fn compile_regexp(pattern: &str) -> Result<regex::Regex, String> {
     if let Err(e) = regex_syntax::ast::parse::Parser::new().parse(pattern) {
         return Err(go_regexp_error(pattern, &e));
     }
