@@ -154,6 +154,7 @@ pub trait PackageSource: Send + Sync {
 /// Its calls read the directories the host granted a function by name
 /// (render's `render.plait.dev/filesystem` and project functions), else
 /// those its package comes with (a project build's source), else none.
+#[derive(Clone)]
 pub struct Resolver {
     runtime: Runtime,
     local: BTreeMap<String, Arc<Module>>,

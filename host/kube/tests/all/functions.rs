@@ -1076,3 +1076,112 @@ async fn a_project_build_from_a_registry_runs_its_kcl_source_with_the_built_in()
         started.elapsed()
     );
 }
+
+/// The KCL module a function-kcl step names as its source: a ConfigMap
+/// from the XR and from its dependency `labels`.
+const KCL_APP_MAIN: &str = r#"import labels
+
+oxr = option("params").oxr
+items = [{
+    apiVersion = "v1"
+    kind = "ConfigMap"
+    metadata.annotations = {
+        "krm.kcl.dev/composition-resource-name" = "config"
+        "krm.kcl.dev/ready" = "True"
+    }
+    data = {image = oxr.spec.image, source = labels.source}
+}]
+"#;
+
+/// A function-kcl step whose source is an `oci://` module runs it with the
+/// modules the controller pulled for the revision: the source from the
+/// open registry, and its `kcl.mod`'s dependency from the registry behind
+/// htpasswd, logged in to with the step's `kcl-registry` credential.
+#[tokio::test]
+async fn a_kcl_step_runs_the_oci_modules_the_controller_pulls_for_its_revision() {
+    let env = env();
+    let app_mod = format!(
+        "[package]\nname = \"app\"\nversion = \"1.0.0\"\n\n[dependencies]\nlabels = {{ oci = \"oci://{}/kcl/labels\", tag = \"0.1.0\" }}\n",
+        env.private.addr
+    );
+    // (registry, name, version, files)
+    type Module<'a> = (&'a Registry, &'a str, &'a str, &'a [(&'a str, &'a str)]);
+    let modules: [Module; 2] = [
+        (
+            env.private,
+            "labels",
+            "0.1.0",
+            &[
+                (
+                    "kcl.mod",
+                    "[package]\nname = \"labels\"\nversion = \"0.1.0\"\n",
+                ),
+                ("labels.k", "source = \"kcl module\"\n"),
+            ],
+        ),
+        (
+            env.open,
+            "app",
+            "v1",
+            &[("kcl.mod", &app_mod), ("main.k", KCL_APP_MAIN)],
+        ),
+    ];
+    for (registry, name, version, files) in modules {
+        registry.push_kcl_module(
+            &format!("kcl/{name}"),
+            version,
+            &plait_testregistry::KclModule {
+                name,
+                version,
+                files,
+                gzip: true,
+            },
+        );
+    }
+    let started = Instant::now();
+    let source = format!("oci://{}/kcl/app:v1", env.open.addr);
+    let app = App::composed_by("kcl-module", |group| {
+        json!({
+            "apiVersion": "apiextensions.crossplane.io/v1", "kind": "Composition",
+            "metadata": {"name": "app-kcl-module"},
+            "spec": {
+                "compositeTypeRef": {"apiVersion": format!("{group}/v1alpha1"), "kind": "App"},
+                "mode": "Pipeline",
+                "pipeline": [{
+                    "step": "compose",
+                    "functionRef": {"name": "function-kcl"},
+                    "input": {"apiVersion": "krm.kcl.dev/v1alpha1", "kind": "KCLInput", "spec": {"source": source}},
+                    "credentials": [{"name": "kcl-registry", "source": "Secret",
+                        "secretRef": {"namespace": env.secrets, "name": "kcl-module-registry"}}],
+                }],
+            },
+        })
+    })
+    .await;
+    create_secret(
+        &app.client,
+        &env.secrets,
+        json!({
+            "apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "kcl-module-registry"},
+            "stringData": {"url": format!("https://{}", env.private.addr), "username": USER, "password": PASSWORD},
+        }),
+    )
+    .await;
+    app.create_xr("a").await;
+    let xr = eventually(
+        "the XR composed from the KCL module: Ready=True",
+        || async {
+            let xr = app.xr("a").await?;
+            (condition(&xr, "Ready")?["status"] == "True").then_some(xr)
+        },
+    )
+    .await;
+    let config_map = eventually("the KCL module's ConfigMap", || app.config_map(&xr)).await;
+    assert_eq!(config_map["data"]["image"], "nginx", "{config_map}");
+    assert_eq!(config_map["data"]["source"], "kcl module", "{config_map}");
+    println!(
+        "timing: KCL modules pulled and an XR composed from them in {:?}",
+        started.elapsed()
+    );
+}
