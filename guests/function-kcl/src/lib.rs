@@ -35,6 +35,11 @@ use process::{Outcome, ProcessError, Target};
 /// `FUNCTION_KCL_DEFAULT_SOURCE` in a project build).
 pub const DEFAULT_SOURCE_DIR: &str = "/src";
 
+/// Where the host grants an `oci://` source it fetched for the step.
+pub const FETCHED_SOURCE_DIR: &str = "/kcl/source";
+/// Where the host grants each registry dependency it fetched, by name.
+pub const FETCHED_DEPENDENCIES_DIR: &str = "/kcl/deps";
+
 /// The TTL upstream gives its responses (function-sdk-go's default).
 pub const DEFAULT_TTL: Duration = Duration::from_secs(60);
 
@@ -122,14 +127,8 @@ fn compose(request: &Request, fs: &dyn FileSystem, response: &mut Response) -> R
             "spec.config.arguments are not given to an inline program unless spec.config.vendor is true, as function-kcl v0.12.2 does not give them",
         );
     }
-    let ran = match source {
-        Source::Inline => embed::run_with(
-            &Embedded {
-                source: input.spec.source.clone(),
-                ..program
-            },
-            &compile.run,
-        ),
+    let directory = match source {
+        Source::Inline => None,
         Source::Local(dir) => {
             if !fs.is_dir(Path::new(dir)) {
                 return Err(Error::Unsupported {
@@ -139,9 +138,27 @@ fn compose(request: &Request, fs: &dyn FileSystem, response: &mut Response) -> R
                     ),
                 });
             }
-            embed::run_directory_with(Path::new(dir), fs, &program, &compile.run)
+            Some(dir)
+        }
+        Source::Remote(location)
+            if location.starts_with("oci://") && fs.is_dir(Path::new(FETCHED_SOURCE_DIR)) =>
+        {
+            Some(FETCHED_SOURCE_DIR)
         }
         Source::Remote(location) => return Err(remote_refusal(location)),
+    };
+    let mut run = compile.run;
+    run.packages = external_packages(&input.spec.dependencies, directory, fs)?;
+    let ran = match directory {
+        None => embed::run_with(
+            &Embedded {
+                source: input.spec.source.clone(),
+                ..program
+            },
+            fs,
+            &run,
+        ),
+        Some(dir) => embed::run_directory_with(Path::new(dir), fs, &program, &run),
     };
     let output = ran.map_err(|e| {
         log_prints(&e.logs);
@@ -330,32 +347,138 @@ impl<'a> Source<'a> {
     }
 }
 
-/// A source upstream fetches from the network, refused with what to do
-/// instead: the guest never fetches anything.
+/// A source upstream fetches from the network and the host did not:
+/// refused with what to do instead, as the guest never fetches anything.
 fn remote_refusal(location: &str) -> Error {
-    let what = if location.starts_with("oci://") {
-        "an OCI KCL module"
+    let reason = if location.starts_with("oci://") {
+        format!(
+            "\"{location}\" names an OCI KCL module, which the host did not fetch for this step (plait fetches the OCI modules of a step whose input is krm.kcl.dev/v1alpha1 before the step runs, and grants them at {FETCHED_SOURCE_DIR}); put the KCL code inline in spec.source instead"
+        )
     } else {
-        "a git repository or URL"
+        format!(
+            "\"{location}\" names a git repository or URL, which plait does not fetch; publish the module to an OCI registry (kcl mod push oci://REGISTRY/REPOSITORY?tag=TAG) and set spec.source to oci://REGISTRY/REPOSITORY:TAG, or put the KCL code inline in spec.source"
+        )
     };
     Error::Unsupported {
         field: "spec.source".into(),
-        reason: format!(
-            "\"{location}\" names {what}, which plait's built-in function-kcl does not fetch; put the KCL code inline in spec.source, or run it as a project function (plait render --project)"
-        ),
+        reason,
     }
 }
 
-/// Dependencies upstream fetches, and compile options plait's KCL does
-/// not offer, are refused with what to do instead.
+/// The external packages the program imports, by name, as kpm resolves
+/// them into one namespace: `spec.dependencies`' path entries where they
+/// name a granted directory, and every registry module the host fetched
+/// for the step (granted at [`FETCHED_DEPENDENCIES_DIR`]`/<name>`), named
+/// by `spec.dependencies` or by the `kcl.mod` of the source or of a
+/// fetched module. A dependency of `spec.dependencies` that is not there
+/// fails the step, naming it.
+fn external_packages(
+    dependencies: &str,
+    directory: Option<&str>,
+    fs: &dyn FileSystem,
+) -> Result<Vec<(String, std::path::PathBuf)>, Error> {
+    let fetched = |name: &str| Path::new(FETCHED_DEPENDENCIES_DIR).join(name);
+    let mut packages: Vec<(String, std::path::PathBuf)> = Vec::new();
+    for (name, path) in dependency_entries(dependencies) {
+        let dir = match &path {
+            Some(path) => std::path::PathBuf::from(path),
+            None => fetched(&name),
+        };
+        if !fs.is_dir(&dir) {
+            let reason = match path {
+                Some(path) => format!(
+                    "the path \"{path}\" is not a directory granted to the function; name the module in an OCI registry instead ({name} = {{ oci = \"oci://REGISTRY/REPOSITORY\", tag = \"TAG\" }})"
+                ),
+                None => format!(
+                    "the host did not fetch this dependency for the step (plait fetches the OCI dependencies of a step whose input is krm.kcl.dev/v1alpha1 before the step runs, and grants them at {})",
+                    dir.display()
+                ),
+            };
+            return Err(Error::Unsupported {
+                field: format!("spec.dependencies.{name}"),
+                reason,
+            });
+        }
+        if !packages.iter().any(|(known, _)| *known == name) {
+            packages.push((name, dir));
+        }
+    }
+    // The modules the fetched ones depend on, breadth first; the first of
+    // a name wins, as the host fetched only that one.
+    let mut pending: Vec<std::path::PathBuf> = directory
+        .map(std::path::PathBuf::from)
+        .into_iter()
+        .chain(packages.iter().map(|(_, dir)| dir.clone()))
+        .collect();
+    let mut next = 0;
+    while let Some(dir) = pending.get(next).cloned() {
+        next += 1;
+        let Ok(text) = fs.read_to_string(&dir.join("kcl.mod")) else {
+            continue;
+        };
+        let section = mod_dependencies_section(&text);
+        for (name, path) in dependency_entries(&section) {
+            if path.is_some() || packages.iter().any(|(known, _)| *known == name) {
+                continue;
+            }
+            let dir = fetched(&name);
+            if fs.is_dir(&dir) {
+                pending.push(dir.clone());
+                packages.push((name, dir));
+            }
+        }
+    }
+    Ok(packages)
+}
+
+/// The `[dependencies]` section of a `kcl.mod`, without its header.
+fn mod_dependencies_section(kcl_mod: &str) -> String {
+    let mut inside = false;
+    let mut section = String::new();
+    for line in kcl_mod.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') {
+            inside = trimmed == "[dependencies]";
+        } else if inside {
+            section.push_str(line);
+            section.push('\n');
+        }
+    }
+    section
+}
+
+/// The entries of a `[dependencies]` body: each name, and the path a
+/// `{ path = "…" }` entry gives.
+fn dependency_entries(text: &str) -> Vec<(String, Option<String>)> {
+    let mut entries = Vec::new();
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or_default().trim();
+        let Some((name, value)) = line.split_once('=') else {
+            continue;
+        };
+        let name = name.trim().trim_matches('"').to_string();
+        if name.is_empty() {
+            continue;
+        }
+        let path = value
+            .trim()
+            .strip_prefix('{')
+            .and_then(|v| v.strip_suffix('}'))
+            .and_then(|table| {
+                table.split(',').find_map(|field| {
+                    let (key, v) = field.split_once('=')?;
+                    (key.trim() == "path").then(|| v.trim().trim_matches('"').to_string())
+                })
+            });
+        entries.push((name, path));
+    }
+    entries
+}
+
+/// Compile options plait's KCL does not offer are refused with what to do
+/// instead.
 fn refuse_unsupported(input: &KclInput) -> Result<(), Error> {
     let spec = &input.spec;
-    if !spec.dependencies.trim().is_empty() {
-        return Err(Error::Unsupported {
-            field: "spec.dependencies".into(),
-            reason: "plait's built-in function-kcl does not fetch KCL dependencies; inline the code you need in spec.source, or run it as a project function whose kcl.mod names its dependencies by path".into(),
-        });
-    }
     let config = &spec.config;
     let unsupported = [("overrides", !config.overrides.is_empty())];
     if let Some((name, _)) = unsupported.iter().find(|(_, set)| *set) {

@@ -782,17 +782,17 @@ fn errors_and_unsupported_inputs_are_fatal_with_what_to_do() {
         (
             "an OCI source is not fetched",
             json!({"spec": {"source": "oci://ghcr.io/kcl-lang/crossplane-xnetwork"}}),
-            "spec.source: \"oci://ghcr.io/kcl-lang/crossplane-xnetwork\" names an OCI KCL module, which plait's built-in function-kcl does not fetch",
+            "spec.source: \"oci://ghcr.io/kcl-lang/crossplane-xnetwork\" names an OCI KCL module, which the host did not fetch for this step",
         ),
         (
             "a git source is not fetched",
             json!({"spec": {"source": "github.com/kcl-lang/modules/x"}}),
-            "spec.source: \"github.com/kcl-lang/modules/x\" names a git repository or URL",
+            "spec.source: \"github.com/kcl-lang/modules/x\" names a git repository or URL, which plait does not fetch; publish the module to an OCI registry",
         ),
         (
-            "dependencies are not fetched",
+            "a dependency the host did not fetch is named",
             json!({"spec": {"source": "a = 1", "dependencies": "k8s = \"1.28\""}}),
-            "spec.dependencies: plait's built-in function-kcl does not fetch KCL dependencies",
+            "spec.dependencies.k8s: the host did not fetch this dependency for the step",
         ),
         (
             "a local path other than a granted directory is refused",
@@ -872,6 +872,98 @@ fn a_kcl_error_reads_as_kcls_api_reports_it_to_upstream() {
         let response = given.respond();
         assert_eq!(response.results[0].message, want, "{source}");
         assert_eq!(response.results[0].target, None::<Target>);
+    }
+}
+
+/// Modules the host fetched (an `oci://` source at `/kcl/source`,
+/// dependencies at `/kcl/deps/<name>`) run and are imported as kpm
+/// resolves them: by the names `spec.dependencies` and the modules'
+/// `kcl.mod` files give, in one namespace.
+#[test]
+fn modules_the_host_fetched_run_and_are_imported_where_it_grants_them() {
+    let mut fs = MemoryFs::new();
+    let files = [
+        (
+            "/kcl/source/kcl.mod",
+            "[package]\nname = \"network\"\n\n[dependencies]\ncidrs = \"0.1.0\"\n",
+        ),
+        (
+            "/kcl/source/main.k",
+            "import cidrs\n\nitems = [{apiVersion = \"v1\", kind = \"ConfigMap\", metadata.name = \"cidrs\", data = {cidr = cidrs.cidr, base = cidrs.base_name}}]\n",
+        ),
+        (
+            "/kcl/deps/cidrs/kcl.mod",
+            "[package]\nname = \"cidrs\"\n[dependencies]\nbase = { oci = \"oci://r.io/base\", tag = \"1\" }\n",
+        ),
+        (
+            "/kcl/deps/cidrs/cidrs.k",
+            "import base\n\ncidr = \"10.0.0.0/16\"\nbase_name = base.name\n",
+        ),
+        ("/kcl/deps/base/kcl.mod", "[package]\nname = \"base\"\n"),
+        ("/kcl/deps/base/base.k", "name = \"base-1\"\n"),
+    ];
+    for (path, text) in files {
+        fs.insert(path, text);
+    }
+    let config_map = |data: Value| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cidrs"}, "data": data});
+    let cases = [
+        (
+            "an oci:// source runs the module the host fetched, its kcl.mod's dependencies and theirs imported",
+            json!({"spec": {"source": "oci://r.io/network:v1"}}),
+            Ok(config_map(json!({"cidr": "10.0.0.0/16", "base": "base-1"}))),
+        ),
+        (
+            "an inline source imports spec.dependencies",
+            json!({"spec": {
+                "dependencies": "cidrs = { oci = \"oci://r.io/cidrs\", tag = \"0.1.0\" }",
+                "source": "import cidrs\nitems = [{apiVersion = \"v1\", kind = \"ConfigMap\", metadata.name = \"cidrs\", data.cidr = cidrs.cidr}]\n",
+            }}),
+            Ok(config_map(json!({"cidr": "10.0.0.0/16"}))),
+        ),
+        (
+            "a path dependency names a granted directory",
+            json!({"spec": {
+                "dependencies": "b = { path = \"/kcl/deps/base\" }",
+                "source": "import b\nitems = [{apiVersion = \"v1\", kind = \"ConfigMap\", metadata.name = \"cidrs\", data.base = b.name}]\n",
+            }}),
+            Ok(config_map(json!({"base": "base-1"}))),
+        ),
+        (
+            "a path dependency outside the granted directories is named",
+            json!({"spec": {"dependencies": "b = { path = \"/opt/base\" }", "source": "a = 1"}}),
+            Err(
+                "spec.dependencies.b: the path \"/opt/base\" is not a directory granted to the function; name the module in an OCI registry instead (b = { oci = \"oci://REGISTRY/REPOSITORY\", tag = \"TAG\" })",
+            ),
+        ),
+        (
+            "a dependency of the input the host did not fetch is named",
+            json!({"spec": {"dependencies": "k8s = \"1.31\"", "source": "a = 1"}}),
+            Err(
+                "spec.dependencies.k8s: the host did not fetch this dependency for the step (plait fetches the OCI dependencies of a step whose input is krm.kcl.dev/v1alpha1 before the step runs, and grants them at /kcl/deps/k8s)",
+            ),
+        ),
+    ];
+    for (name, input, want) in cases {
+        let given = Given {
+            input: Some(input),
+            observed: Some(bare_xr()),
+            ..Given::default()
+        };
+        let response = respond(&given.request(), &fs);
+        match want {
+            Ok(resource) => {
+                assert!(
+                    response.results.is_empty(),
+                    "{name}: {:?}",
+                    response.results
+                );
+                assert_eq!(
+                    response.desired.resources["cidrs"].resource, resource,
+                    "{name}"
+                );
+            }
+            Err(message) => assert_eq!(response.results[0].message, message, "{name}"),
+        }
     }
 }
 

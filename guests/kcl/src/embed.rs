@@ -8,7 +8,7 @@
 //! [`crate::run`]: loading, static checks, evaluation, output planning);
 //! only the edges differ.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::eval::{self, EvalOptions};
 use crate::modules::file::ProgramPaths;
@@ -53,6 +53,10 @@ pub struct RunConfig {
     pub show_hidden: bool,
     /// `-r`: numbers must stay within 32 bits.
     pub strict_range_check: bool,
+    /// `-E name=dir`: external packages the program's imports reach by
+    /// name (they win over a `kcl.mod`'s path dependencies of the same
+    /// name), read through the run's file system.
+    pub packages: Vec<(String, PathBuf)>,
 }
 
 /// What a successful run produced.
@@ -72,18 +76,24 @@ pub struct EmbeddedOutput {
 /// [`crate::run`]'s. Nothing is read from a file system: a program that
 /// imports a package of its own fails to find it.
 pub fn run(program: &Embedded) -> Result<EmbeddedOutput, Box<RunError>> {
-    run_with(program, &RunConfig::default())
+    run_with(program, &loader::MemoryFs::new(), &RunConfig::default())
 }
 
-/// [`run`], with `config`'s arguments and output flags.
-pub fn run_with(program: &Embedded, config: &RunConfig) -> Result<EmbeddedOutput, Box<RunError>> {
+/// [`run`], with `config`'s arguments, output flags and external
+/// packages; only the packages are read, through `fs`.
+pub fn run_with(
+    program: &Embedded,
+    fs: &dyn loader::FileSystem,
+    config: &RunConfig,
+) -> Result<EmbeddedOutput, Box<RunError>> {
     let options = RunOptions {
         sources: vec![(program.name.clone(), program.source.clone())],
+        package_maps: config.packages.clone(),
         ..RunOptions::default()
     };
     evaluate(
         &options,
-        &loader::MemoryFs::new(),
+        fs,
         Path::new(""),
         program,
         ProgramPaths::for_main_file(Path::new(&program.name)),
@@ -106,7 +116,8 @@ pub fn run_directory(
     run_directory_with(directory, fs, program, &RunConfig::default())
 }
 
-/// [`run_directory`], with `config`'s arguments and output flags.
+/// [`run_directory`], with `config`'s arguments, output flags and
+/// external packages (besides the `kcl.mod`'s path dependencies).
 pub fn run_directory_with(
     directory: &Path,
     fs: &dyn loader::FileSystem,
@@ -116,6 +127,7 @@ pub fn run_directory_with(
     let options = RunOptions {
         inputs: vec![directory.to_path_buf()],
         work_dir: Some(directory.to_path_buf()),
+        package_maps: config.packages.clone(),
         ..RunOptions::default()
     };
     let main_file = first_k_file(fs, directory).unwrap_or_else(|| directory.join("main.k"));
@@ -132,7 +144,7 @@ pub fn run_directory_with(
 
 /// The first `.k` file of a directory in name order, the one `kcl run`
 /// treats as the program's main file.
-fn first_k_file(fs: &dyn loader::FileSystem, directory: &Path) -> Option<std::path::PathBuf> {
+fn first_k_file(fs: &dyn loader::FileSystem, directory: &Path) -> Option<PathBuf> {
     let mut files: Vec<_> = fs
         .read_dir(directory)
         .ok()?
@@ -152,7 +164,7 @@ fn evaluate(
     current_dir: &Path,
     program: &Embedded,
     program_paths: ProgramPaths,
-    file_root: Option<std::path::PathBuf>,
+    file_root: Option<PathBuf>,
     config: &RunConfig,
 ) -> Result<EmbeddedOutput, Box<RunError>> {
     let mut sources = source::SourceMap::default();
@@ -445,9 +457,47 @@ mod tests {
                 source: source.into(),
                 ..Embedded::default()
             };
-            let output = run_with(&program, &config).unwrap();
+            let output = run_with(&program, &loader::MemoryFs::new(), &config).unwrap();
             assert_eq!(output.documents, expected, "{config:?}");
         }
+    }
+
+    #[test]
+    fn external_packages_the_host_maps_are_imported_from_inline_and_directory_programs() {
+        let mut fs = loader::MemoryFs::new();
+        fs.insert("/deps/cidrs/kcl.mod", "[package]\nname = \"cidrs\"\n");
+        fs.insert("/deps/cidrs/cidrs.k", "cidr = \"10.0.0.0/16\"\n");
+        fs.insert("/deps/cidrs/subnets/subnets.k", "count = 3\n");
+        fs.insert(
+            "/source/kcl.mod",
+            "[package]\nname = \"app\"\n[dependencies]\ncidrs = \"0.1.0\"\n",
+        );
+        fs.insert(
+            "/source/main.k",
+            "import cidrs\n\nitems = [{cidr = cidrs.cidr}]\n",
+        );
+        let config = RunConfig {
+            packages: vec![("cidrs".to_string(), PathBuf::from("/deps/cidrs"))],
+            ..RunConfig::default()
+        };
+        let inline = Embedded {
+            name: "prog.k".into(),
+            source: "import cidrs\nimport cidrs.subnets\n\nitems = [{cidr = cidrs.cidr, n = subnets.count}]\n".into(),
+            ..Embedded::default()
+        };
+        let output = run_with(&inline, &fs, &config).unwrap();
+        assert_eq!(
+            output.documents,
+            vec![json!({"items": [{"cidr": "10.0.0.0/16", "n": 3}]})]
+        );
+        let output =
+            run_directory_with(Path::new("/source"), &fs, &Embedded::default(), &config).unwrap();
+        assert_eq!(
+            output.documents,
+            vec![json!({"items": [{"cidr": "10.0.0.0/16"}]})]
+        );
+        let unmapped = run_with(&inline, &fs, &RunConfig::default()).unwrap_err();
+        assert!(unmapped.render().contains("cidrs"), "{}", unmapped.render());
     }
 
     #[test]

@@ -43,6 +43,9 @@ pub struct RunOptions {
     /// The directory relative paths, `kcl.mod` lookup and imports start
     /// from; the current directory when `None`.
     pub work_dir: Option<PathBuf>,
+    /// `-E name=dir`: external packages the imports reach by name; they
+    /// win over `kcl.mod`'s path dependencies of the same name.
+    pub package_maps: Vec<(String, PathBuf)>,
     /// `-D name=value`, the value as written (parsed as KCL parses it).
     pub options: Vec<(String, String)>,
     /// `-Y settings.yaml` files.

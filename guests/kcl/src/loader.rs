@@ -330,7 +330,7 @@ pub fn load_run_options(
         paths: options.inputs.clone(),
         sources: options.sources.clone(),
         work_dir,
-        package_maps: IndexMap::new(),
+        package_maps: options.package_maps.iter().cloned().collect(),
     };
     load(&inputs, fs, sources)
 }

@@ -14,6 +14,8 @@ use plait_functions::{
 };
 use plait_kube::image_config::{self, SecretData};
 use plait_model::{Function, ImageConfig, ImagePolicy, Manifest};
+use plait_oci::Keychain;
+use plait_oci::kcl::{KclModule, ModuleVersion, WantedModule};
 use plait_runtime::{ReadOnlyDir, Runtime};
 use serde_json::Value;
 
@@ -93,7 +95,7 @@ pub fn load(
     let pulled = Arc::new(PulledPackages {
         runtime: runtime.clone(),
         args: registry_args.clone(),
-        references,
+        references: Mutex::new(references),
         image_configs,
         secrets,
         registry: Mutex::new(None),
@@ -173,8 +175,9 @@ fn read_only_dirs(value: &str, base: &Path) -> Result<Vec<ReadOnlyDir>> {
 pub struct PulledPackages {
     runtime: Runtime,
     args: RegistryArgs,
-    /// Every package given, so `--insecure` reaches all their registries.
-    references: Vec<String>,
+    /// Every package given, and every KCL module steps name, so
+    /// `--insecure` reaches all their registries.
+    references: Mutex<Vec<String>>,
     image_configs: Vec<ImageConfig>,
     /// The Secrets given, by name: pull secrets and keys ImageConfigs name.
     secrets: SecretData,
@@ -213,7 +216,12 @@ impl PulledPackages {
         let registry = match &mut *registry {
             Some(registry) => registry,
             slot @ None => {
-                let references: Vec<&str> = self.references.iter().map(String::as_str).collect();
+                let references = self
+                    .references
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone();
+                let references: Vec<&str> = references.iter().map(String::as_str).collect();
                 let opened = self
                     .args
                     .open(&references)
@@ -265,6 +273,84 @@ impl PulledPackages {
     }
 }
 
+impl PulledPackages {
+    /// Counts `references` among those `--insecure` reaches over plain
+    /// HTTP; only before the first pull opens the registry client.
+    pub fn reach(&self, references: impl IntoIterator<Item = String>) {
+        self.references
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend(references);
+    }
+
+    /// Pulls the KCL module `wanted` names for a function-kcl step, under
+    /// the ImageConfigs given as a Function's package is (rewrite, pull
+    /// secret, signature), with `step_keychain` (the step's `kcl-registry`
+    /// credential) winning for its registry; a module named without a tag
+    /// is pinned to its repository's highest version. Returns the
+    /// extracted module.
+    pub fn kcl_module(
+        &self,
+        wanted: &WantedModule,
+        step_keychain: &Keychain,
+    ) -> Result<KclModule, Box<dyn std::error::Error + Send + Sync>> {
+        let mut registry = self.registry.lock().unwrap_or_else(PoisonError::into_inner);
+        let registry = match &mut *registry {
+            Some(registry) => registry,
+            slot @ None => {
+                let mut references = self
+                    .references
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone();
+                references.push(wanted.reference.clone());
+                let references: Vec<&str> = references.iter().map(String::as_str).collect();
+                slot.insert(self.args.open(&references)?)
+            }
+        };
+        let applied = image_config::apply(
+            &ImagePolicy::for_package(&self.image_configs, &wanted.reference)?,
+            &wanted.reference,
+            &self.secrets,
+            SECRETS_PLACE,
+        )?;
+        let keychain = registry
+            .keychain
+            .clone()
+            .merge(applied.keychain.clone())
+            .merge(step_keychain.clone());
+        let reference = match wanted.version {
+            ModuleVersion::Given => applied.reference.clone(),
+            ModuleVersion::Latest => {
+                let tag = registry.block_on(
+                    registry
+                        .client
+                        .latest_kcl_tag(&applied.reference, &keychain),
+                )?;
+                format!("{}:{tag}", applied.reference)
+            }
+        };
+        let module =
+            registry.block_on(registry.client.resolve_kcl_module(&reference, &keychain))?;
+        if let Some(verification) = &applied.verification {
+            registry
+                .block_on(registry.client.verify_signature(
+                    &module.pinned,
+                    &module.digest,
+                    &verification.authorities,
+                    &keychain,
+                ))
+                .map_err(|e| {
+                    format!(
+                        "it is not verified by ImageConfig {:?}: {e}",
+                        verification.config
+                    )
+                })?;
+        }
+        Ok(module)
+    }
+}
+
 impl PackageSource for PulledPackages {
     fn module(&self, function: &str, object: &Value) -> Result<Served, ResolveError> {
         self.pull(function, package_of(object))
@@ -286,7 +372,7 @@ impl PackageSource for PulledPackages {
 }
 
 /// A Secret's name and data (`data` base64, `stringData` as is, which wins).
-fn secret_data(secret: &Value) -> Result<(String, BTreeMap<String, Vec<u8>>)> {
+pub(crate) fn secret_data(secret: &Value) -> Result<(String, BTreeMap<String, Vec<u8>>)> {
     let name = secret
         .pointer("/metadata/name")
         .and_then(Value::as_str)

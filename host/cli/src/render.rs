@@ -178,11 +178,11 @@ pub fn run(args: &RenderArgs) -> Result<String> {
             .into_iter()
             .map(|(_, v)| served_version(v)),
     )?;
-    cluster.seed(
-        read_all(&args.function_credentials)?
-            .into_iter()
-            .map(|(_, v)| v),
-    )?;
+    let credentials: Vec<Value> = read_all(&args.function_credentials)?
+        .into_iter()
+        .map(|(_, v)| v)
+        .collect();
+    cluster.seed(credentials.clone())?;
     cluster.seed([xr.clone()])?;
     if select_composition {
         cluster.record_event(Event {
@@ -209,6 +209,7 @@ pub fn run(args: &RenderArgs) -> Result<String> {
         Some(project) => project_functions(project, &args.crds, &steps, resolver, &mut given)?,
         None => (resolver, None),
     };
+    let (resolver, fetched) = kcl_step_modules(&steps, resolver, &pulled, &credentials)?;
     // The controller runs its pipelines with the same resolver and runner.
     let resolved = Arc::new(ResolvedFunctions::resolve(&resolver, &given, &steps)?);
     let runner = PipelineFunctions::new(resolved.clone(), args.timeout);
@@ -235,7 +236,7 @@ pub fn run(args: &RenderArgs) -> Result<String> {
     // Which component each step ran, on stderr so stdout stays what
     // `crossplane render` prints.
     let ran = ran_lines(&steps, &resolved.digests(), &pulled.pulled());
-    eprint!("{ran}");
+    eprint!("{ran}{fetched}");
 
     let mut documents = Vec::new();
     // Like `crossplane render`: the XR's identity, the references the
@@ -323,6 +324,90 @@ fn ran_lines(
         ));
     }
     lines
+}
+
+/// Fetches the KCL modules each function-kcl step (input
+/// `krm.kcl.dev/v1alpha1`) names, its `oci://` source and its
+/// `spec.dependencies` with theirs, pinned to their digests and under the
+/// ImageConfigs given, with the step's `kcl-registry` credential; each
+/// step's calls read them where the built-in looks. Returns the resolver
+/// and one line per module fetched, for stderr.
+fn kcl_step_modules(
+    steps: &[Step],
+    mut resolver: Resolver,
+    pulled: &functions::PulledPackages,
+    credentials: &[Value],
+) -> Result<(Resolver, String)> {
+    let kcl_inputs = steps.iter().filter_map(|step| {
+        let input = step.input.as_ref()?;
+        plait_oci::kcl::is_kcl_input(input).then_some((step, input))
+    });
+    // `--insecure` reaches the registries the steps name (a bad reference
+    // is reported below, naming its step).
+    pulled.reach(
+        kcl_inputs
+            .clone()
+            .filter_map(|(_, input)| plait_oci::kcl::step_modules(input).ok())
+            .flatten()
+            .map(|wanted| wanted.reference),
+    );
+    let mut lines = String::new();
+    for (step, input) in kcl_inputs {
+        let keychain = kcl_registry_keychain(step, credentials)?;
+        let dirs = plait_oci::kcl::fetch_step_modules(input, |wanted| {
+            let module = pulled.kcl_module(wanted, &keychain)?;
+            lines.push_str(&format!(
+                "step {:?} fetched KCL module {} for {}\n",
+                step.name, module.pinned, wanted.field
+            ));
+            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(module.dir)
+        })
+        .with_context(|| format!("step {:?}", step.name))?;
+        if !dirs.is_empty() {
+            resolver = resolver.with_step_read_only_dirs(step.name.clone(), dirs);
+        }
+    }
+    Ok((resolver, lines))
+}
+
+/// The credentials of `step`'s `kcl-registry` credential, from the
+/// Secrets given with `--function-credentials`.
+fn kcl_registry_keychain(step: &Step, credentials: &[Value]) -> Result<plait_oci::Keychain> {
+    let Some(reference) = step
+        .credentials
+        .iter()
+        .find(|c| c.name == plait_oci::kcl::KCL_REGISTRY_CREDENTIAL)
+        .and_then(|c| c.secret.as_ref())
+    else {
+        return Ok(plait_oci::Keychain::anonymous());
+    };
+    let secret = credentials.iter().find(|object| {
+        object["kind"] == "Secret"
+            && object.pointer("/metadata/name").and_then(Value::as_str)
+                == Some(reference.name.as_str())
+            && object
+                .pointer("/metadata/namespace")
+                .and_then(Value::as_str)
+                .unwrap_or("default")
+                == reference.namespace
+    });
+    let Some(secret) = secret else {
+        bail!(
+            "step {:?}: credential {:?}: Secret {}/{} is not among the credentials given (--function-credentials)",
+            step.name,
+            plait_oci::kcl::KCL_REGISTRY_CREDENTIAL,
+            reference.namespace,
+            reference.name
+        );
+    };
+    let (_, data) = functions::secret_data(secret).with_context(|| {
+        format!(
+            "step {:?}: credential {:?}",
+            step.name,
+            plait_oci::kcl::KCL_REGISTRY_CREDENTIAL
+        )
+    })?;
+    Ok(plait_oci::kcl::registry_credential(&data).unwrap_or_else(plait_oci::Keychain::anonymous))
 }
 
 /// Sets `patch`'s fields into `target`, objects merged key by key.

@@ -309,24 +309,6 @@ fn render_runs_a_function_pulled_from_a_registry_like_the_builtin() {
     );
 }
 
-/// A tar layer (gzipped) of `files` (path in the image, text).
-fn tar_layer(files: &[(&str, &str)]) -> Vec<u8> {
-    let mut archive = tar::Builder::new(flate2::write::GzEncoder::new(
-        Vec::new(),
-        flate2::Compression::fast(),
-    ));
-    for (path, text) in files {
-        let mut header = tar::Header::new_gnu();
-        header.set_size(text.len() as u64);
-        header.set_mode(0o644);
-        header.set_cksum();
-        archive
-            .append_data(&mut header, path, text.as_bytes())
-            .unwrap();
-    }
-    archive.into_inner().unwrap().finish().unwrap()
-}
-
 /// The KCL function of the project build, as `functions/compose/`.
 const PROJECT_KCL_MOD: &str =
     "[package]\nname = \"compose\"\nedition = \"v0.11.2\"\nversion = \"0.0.1\"\n";
@@ -354,41 +336,14 @@ fn push_project_build(reference: &str, env: &[&str]) -> String {
         ..Default::default()
     })
     .unwrap();
-    let config = serde_json::json!({
-        "architecture": "amd64", "os": "linux",
-        "config": {"Env": env, "Entrypoint": ["/function"]},
-        "rootfs": {"type": "layers", "diff_ids": []},
-    })
-    .to_string();
-    let package = std::collections::BTreeMap::from([(
-        plait_oci::PACKAGE_LAYER_ANNOTATION.to_string(),
-        "base".to_string(),
-    )]);
-    let layer = "application/vnd.oci.image.layer.v1.tar+gzip";
-    let layers = [
-        (
-            layer,
-            tar_layer(&[("function", "#!/bin/false\n")]),
-            Default::default(),
-        ),
-        (
-            layer,
-            tar_layer(&[
-                ("src/kcl.mod", PROJECT_KCL_MOD),
-                ("src/lib/lib.k", PROJECT_LIB),
-                ("src/main.k", PROJECT_MAIN),
-            ]),
-            Default::default(),
-        ),
-        (
-            layer,
-            tar_layer(&[(
-                "package.yaml",
-                "apiVersion: meta.pkg.crossplane.io/v1\nkind: Function\nmetadata: {name: compose}\n",
-            )]),
-            package,
-        ),
-    ];
+    let image = plait_testregistry::project_build(
+        env,
+        &[
+            ("kcl.mod", PROJECT_KCL_MOD),
+            ("lib/lib.k", PROJECT_LIB),
+            ("main.k", PROJECT_MAIN),
+        ],
+    );
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -396,11 +351,8 @@ fn push_project_build(reference: &str, env: &[&str]) -> String {
     let pushed = runtime
         .block_on(client.push_image(
             reference,
-            (
-                "application/vnd.oci.image.config.v1+json",
-                config.as_bytes(),
-            ),
-            &layers,
+            (plait_testregistry::IMAGE_CONFIG, &image.config),
+            &image.layers,
             &plait_oci::Keychain::anonymous(),
         ))
         .unwrap();
@@ -524,6 +476,281 @@ fn render_runs_a_project_build_pulled_from_a_registry_as_from_its_project() {
             && stderr.contains("an image whose config sets no FUNCTION_KCL_DEFAULT_SOURCE"),
         "{stderr}"
     );
+}
+
+/// `network`, the module a step names as its source: a ConfigMap from the
+/// XR and its dependency `cidrs`, which depends on `base` in turn.
+const NETWORK_MAIN: &str = r#"import cidrs
+
+oxr = option("params").oxr
+items = [{
+    apiVersion = "v1"
+    kind = "ConfigMap"
+    metadata = {
+        name = oxr.metadata.name + "-network"
+        annotations = {"krm.kcl.dev/composition-resource-name" = "network"}
+    }
+    data = {cidr = cidrs.cidr, base = cidrs.base_name, size = str(oxr.spec.size)}
+}]
+"#;
+
+/// The source of an inline step that imports `cidrs` from `spec.dependencies`.
+const INLINE_NETWORK: &str = "import cidrs\n\nitems = [{apiVersion = \"v1\", kind = \"ConfigMap\", metadata.name = \"app-network\", metadata.annotations = {\"krm.kcl.dev/composition-resource-name\" = \"network\"}, data = {cidr = cidrs.cidr, base = cidrs.base_name}}]\n";
+
+/// Function-kcl steps whose source is an `oci://` module or whose
+/// `spec.dependencies` name modules run with the modules the host pulled
+/// (kpm's layouts, plain and gzipped tar; dependencies of dependencies;
+/// the latest version of a tag-less source; the `kcl-registry` credential
+/// for a registry that asks for one), each pinned to its digest; bad
+/// references, missing tags, other artifacts and git dependencies fail
+/// the render naming the step and the reference.
+#[test]
+fn render_runs_kcl_modules_the_host_pulls_for_a_step() {
+    let registry = Registry::shared();
+    let private = Registry::start_with_auth("kcl", "s3cret");
+    let addr = &registry.addr;
+    let base_mod = "[package]\nname = \"base\"\nversion = \"1.0.0\"\n";
+    let base = registry.push_kcl_module(
+        "kcl/base",
+        "1.0.0",
+        &plait_testregistry::KclModule {
+            name: "base",
+            version: "1.0.0",
+            files: &[("kcl.mod", base_mod), ("base.k", "name = \"base-1\"\n")],
+            gzip: false,
+        },
+    );
+    let cidrs_mod = format!(
+        "[package]\nname = \"cidrs\"\nversion = \"0.1.0\"\n\n[dependencies]\nbase = {{ oci = \"oci://{addr}/kcl/base\", tag = \"1.0.0\" }}\n"
+    );
+    let cidrs_files = [
+        ("kcl.mod", cidrs_mod.as_str()),
+        (
+            "cidrs.k",
+            "import base\n\ncidr = \"10.0.0.0/16\"\nbase_name = base.name\n",
+        ),
+    ];
+    let cidrs = plait_testregistry::KclModule {
+        name: "cidrs",
+        version: "0.1.0",
+        files: &cidrs_files,
+        gzip: true,
+    };
+    let cidrs_digest = registry.push_kcl_module("kcl/cidrs", "0.1.0", &cidrs);
+    private.push_kcl_module("kcl/cidrs", "0.1.0", &cidrs);
+    let network_mod = format!(
+        "[package]\nname = \"network\"\nversion = \"1.0.0\"\n\n[dependencies]\ncidrs = {{ oci = \"oci://{addr}/kcl/cidrs\", tag = \"0.1.0\" }}\n"
+    );
+    let network = |version: &'static str, main: &'static str| {
+        let files = [("kcl.mod", network_mod.as_str()), ("main.k", main)];
+        registry.push_kcl_module(
+            "kcl/network",
+            version,
+            &plait_testregistry::KclModule {
+                name: "network",
+                version,
+                files: &files,
+                gzip: true,
+            },
+        )
+    };
+    let network_v1 = network("v1", NETWORK_MAIN);
+    network("0.9.0", "items = []\n");
+    // A manifest of another layer type, and a Wasm function.
+    let zstd_layer = plait_testregistry::tar(&[("kcl.mod", base_mod)], false);
+    registry.push_manifest(
+        "kcl/zstd",
+        "v1",
+        "application/vnd.oci.image.manifest.v1+json",
+        &serde_json::to_vec(&serde_json::json!({
+            "schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "config": {"mediaType": "application/vnd.oci.empty.v1+json", "digest": plait_testregistry::digest(b"{}"), "size": 2},
+            "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+zstd",
+                        "digest": plait_testregistry::digest(&zstd_layer), "size": zstd_layer.len()}],
+        }))
+        .unwrap(),
+        &[b"{}".to_vec(), zstd_layer],
+    );
+
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path();
+    let write = |path: &str, text: &str| {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path.to_string_lossy().into_owned()
+    };
+    let xr = write(
+        "xr.yaml",
+        "apiVersion: example.org/v1\nkind: XR\nmetadata: {name: app}\nspec: {size: 3}\n",
+    );
+    let credentials = write(
+        "credentials.yaml",
+        &format!(
+            "apiVersion: v1\nkind: Secret\nmetadata: {{name: kcl, namespace: crossplane-system}}\n\
+             stringData: {{url: 'https://{}', username: kcl, password: s3cret}}\n",
+            private.addr
+        ),
+    );
+    let composition = |spec: serde_json::Value, credential: bool| {
+        let mut step = serde_json::json!({
+            "step": "compose", "functionRef": {"name": "function-kcl"},
+            "input": {"apiVersion": "krm.kcl.dev/v1alpha1", "kind": "KCLInput", "spec": spec},
+        });
+        if credential {
+            step["credentials"] = serde_json::json!([{"name": "kcl-registry", "source": "Secret",
+                "secretRef": {"namespace": "crossplane-system", "name": "kcl"}}]);
+        }
+        let composition = serde_json::json!({
+            "apiVersion": "apiextensions.crossplane.io/v1", "kind": "Composition",
+            "metadata": {"name": "c"},
+            "spec": {"compositeTypeRef": {"apiVersion": "example.org/v1", "kind": "XR"},
+                     "mode": "Pipeline", "pipeline": [step]},
+        });
+        write("composition.yaml", &composition.to_string())
+    };
+    let source = |reference: &str| serde_json::json!({"source": reference});
+    let inline = |dependencies: String| serde_json::json!({"source": INLINE_NETWORK, "dependencies": dependencies});
+    let fetched = |reference: String, digest: &str, field: &str| {
+        format!("step \"compose\" fetched KCL module {reference}@{digest} for {field}")
+    };
+    let from_network = serde_json::json!({"cidr": "10.0.0.0/16", "base": "base-1", "size": "3"});
+    let from_inline = serde_json::json!({"cidr": "10.0.0.0/16", "base": "base-1"});
+    // (what, step input, kcl-registry credential, the ConfigMap's data or
+    // the error, what stderr says)
+    type Case<'a> = (
+        &'a str,
+        serde_json::Value,
+        bool,
+        Result<serde_json::Value, String>,
+        Vec<String>,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            "an oci:// source with its dependencies and theirs",
+            source(&format!("oci://{addr}/kcl/network:v1")),
+            false,
+            Ok(from_network.clone()),
+            vec![
+                fetched(format!("{addr}/kcl/network:v1"), &network_v1, "spec.source"),
+                fetched(format!("{addr}/kcl/cidrs:0.1.0"), &cidrs_digest, &format!("the kcl.mod of {addr}/kcl/network:v1: [dependencies].cidrs")),
+                fetched(format!("{addr}/kcl/base:1.0.0"), &base, &format!("the kcl.mod of {addr}/kcl/cidrs:0.1.0: [dependencies].base")),
+            ],
+        ),
+        (
+            "a tag-less source runs the highest version, as kpm picks it",
+            source(&format!("oci://{addr}/kcl/network")),
+            false,
+            Ok(from_network.clone()),
+            vec![fetched(format!("{addr}/kcl/network:v1"), &network_v1, "spec.source")],
+        ),
+        (
+            "kcl mod push's ?tag= form",
+            source(&format!("oci://{addr}/kcl/network?tag=v1")),
+            false,
+            Ok(from_network),
+            vec![],
+        ),
+        (
+            "inline code with spec.dependencies",
+            inline(format!("cidrs = {{ oci = \"oci://{addr}/kcl/cidrs\", tag = \"0.1.0\" }}")),
+            false,
+            Ok(from_inline.clone()),
+            vec![fetched(format!("{addr}/kcl/cidrs:0.1.0"), &cidrs_digest, "spec.dependencies.cidrs")],
+        ),
+        (
+            "a dependency from a registry that asks for the kcl-registry credential",
+            inline(format!("cidrs = {{ oci = \"oci://{}/kcl/cidrs\", tag = \"0.1.0\" }}", private.addr)),
+            true,
+            Ok(from_inline),
+            vec![],
+        ),
+        (
+            "without the credential that registry refuses",
+            inline(format!("cidrs = {{ oci = \"oci://{}/kcl/cidrs\", tag = \"0.1.0\" }}", private.addr)),
+            false,
+            Err(format!("step \"compose\": spec.dependencies.cidrs: cannot fetch {}/kcl/cidrs:0.1.0: {}/kcl/cidrs:0.1.0: unauthorized", private.addr, private.addr)),
+            vec![],
+        ),
+        (
+            "a missing tag",
+            source(&format!("oci://{addr}/kcl/network:v9")),
+            false,
+            Err(format!("step \"compose\": spec.source: cannot fetch {addr}/kcl/network:v9: {addr}/kcl/network:v9: not found")),
+            vec![],
+        ),
+        (
+            "a bad reference",
+            source(&format!("oci://{addr}/kcl/Network:v1")),
+            false,
+            Err(format!("step \"compose\": spec.source: invalid OCI reference \"{addr}/kcl/Network:v1\"")),
+            vec![],
+        ),
+        (
+            "a layer of another media type",
+            source(&format!("oci://{addr}/kcl/zstd:v1")),
+            false,
+            Err(format!("step \"compose\": spec.source: cannot fetch {addr}/kcl/zstd:v1: {addr}/kcl/zstd:v1: not a KCL module: layer media type \"application/vnd.oci.image.layer.v1.tar+zstd\"")),
+            vec![],
+        ),
+        (
+            "a git dependency",
+            inline("cidrs = { git = \"https://github.com/acme/cidrs\", tag = \"v1\" }".into()),
+            false,
+            Err("step \"compose\": spec.dependencies.cidrs: git dependencies (https://github.com/acme/cidrs) are not fetched: publish the module to an OCI registry".into()),
+            vec![],
+        ),
+    ];
+    for (what, spec, credential, expected, lines) in cases {
+        let composition = composition(spec, credential);
+        let mut args: Vec<&str> = vec!["render", &xr, &composition, "--insecure"];
+        if credential {
+            // `cidrs` in the private registry depends on `base` in the
+            // open one, which no step names.
+            args.extend([
+                "--function-credentials",
+                credentials.as_str(),
+                "--insecure-registry",
+                addr.as_str(),
+            ]);
+        }
+        let started = std::time::Instant::now();
+        let output = plait(root, &args);
+        eprintln!("{what}: {:?}", started.elapsed());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        match expected {
+            Ok(data) => {
+                let rendered = stdout(&output);
+                let documents: Vec<serde_json::Value> =
+                    serde_yaml_ng::Deserializer::from_str(&rendered)
+                        .map(|d| serde::Deserialize::deserialize(d).unwrap())
+                        .collect();
+                let config_map = documents
+                    .iter()
+                    .find(|d| d["kind"] == "ConfigMap")
+                    .unwrap_or_else(|| panic!("{what}: no ConfigMap in {rendered}\n{stderr}"));
+                assert_eq!(config_map["data"], data, "{what}: {rendered}");
+            }
+            Err(message) => {
+                assert!(!output.status.success(), "{what}: {stderr}");
+                assert!(
+                    stderr.contains(&message),
+                    "{what}:\n got {stderr}\nwant {message}"
+                );
+            }
+        }
+        for line in lines {
+            assert!(
+                stderr.contains(&line),
+                "{what}:\n got {stderr}\nwant {line}"
+            );
+        }
+    }
+    // Each module was extracted once, into the cache by its layer's digest.
+    let extracted = std::fs::read_dir(root.join("cache/kcl-modules"))
+        .unwrap()
+        .count();
+    assert_eq!(extracted, 3, "network v1, cidrs and base");
 }
 
 /// `plait function inspect` says what a project build is and lists its

@@ -75,18 +75,7 @@ spec:
 
 /// A gzipped tar holding `package.yaml`.
 fn layer(package_yaml: &str) -> Vec<u8> {
-    let mut archive = tar::Builder::new(flate2::write::GzEncoder::new(
-        Vec::new(),
-        flate2::Compression::default(),
-    ));
-    let mut header = tar::Header::new_gnu();
-    header.set_size(package_yaml.len() as u64);
-    header.set_mode(0o644);
-    header.set_cksum();
-    archive
-        .append_data(&mut header, "package.yaml", package_yaml.as_bytes())
-        .unwrap();
-    archive.into_inner().unwrap().finish().unwrap()
+    plait_testregistry::tar_layer(&[("package.yaml", package_yaml)])
 }
 
 /// Pushes a package image as Crossplane's tools build one: an image

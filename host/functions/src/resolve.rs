@@ -154,10 +154,14 @@ pub trait PackageSource: Send + Sync {
 /// Its calls read the directories the host granted a function by name
 /// (render's `render.plait.dev/filesystem` and project functions), else
 /// those its package comes with (a project build's source), else none.
+#[derive(Clone)]
 pub struct Resolver {
     runtime: Runtime,
     local: BTreeMap<String, Arc<Module>>,
     read_only_dirs: BTreeMap<String, Vec<ReadOnlyDir>>,
+    /// Directories granted to one step's calls besides its function's:
+    /// the KCL modules the host fetched for a function-kcl step.
+    step_read_only_dirs: BTreeMap<String, Vec<ReadOnlyDir>>,
     packages: Option<Arc<dyn PackageSource>>,
     /// The most any call may have; a Function's annotations only tighten it.
     maximum: CallLimits,
@@ -170,6 +174,7 @@ impl Resolver {
             runtime,
             local: BTreeMap::new(),
             read_only_dirs: BTreeMap::new(),
+            step_read_only_dirs: BTreeMap::new(),
             packages: None,
             maximum: CallLimits::default(),
         }
@@ -213,6 +218,25 @@ impl Resolver {
     pub fn read_only_dirs(&self, function: &str) -> &[ReadOnlyDir] {
         self.read_only_dirs
             .get(function)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+
+    /// Lets the calls of the pipeline step `step` read `dirs` besides what
+    /// its function reads (a resolver serves one pipeline's steps).
+    pub fn with_step_read_only_dirs(
+        mut self,
+        step: impl Into<String>,
+        dirs: Vec<ReadOnlyDir>,
+    ) -> Resolver {
+        self.step_read_only_dirs.insert(step.into(), dirs);
+        self
+    }
+
+    /// The directories the host granted the calls of the step `step`.
+    pub fn step_read_only_dirs(&self, step: &str) -> &[ReadOnlyDir] {
+        self.step_read_only_dirs
+            .get(step)
             .map(Vec::as_slice)
             .unwrap_or_default()
     }

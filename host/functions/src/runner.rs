@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use plait_pipeline::{FunctionRunner, ReadGrants, RunnerError, Step, Tenant};
-use plait_runtime::{Builtin, CallLimits, Checkpoint, Module, Runtime, Stopped};
+use plait_runtime::{Builtin, CallLimits, Checkpoint, Module, ReadOnlyDir, Runtime, Stopped};
 use plait_sdk::{LogLevel, Request, Response};
 
 use crate::cache::{CacheScope, Call, ResponseCache};
@@ -108,12 +108,31 @@ struct Resolved {
     identity: String,
 }
 
+/// What one step's calls read besides their function's directories.
+struct StepGrant {
+    read_only_dirs: Vec<ReadOnlyDir>,
+    /// The function's identity with these directories: responses of one
+    /// function to steps that read other modules are never shared.
+    identity: String,
+}
+
 /// The functions one pipeline names, each resolved once to its loaded
 /// module (an `InstancePre`) and the policy its Function sets: immutable,
 /// so every reconcile of the pipeline shares it.
 pub struct ResolvedFunctions {
     runtime: Runtime,
     functions: BTreeMap<String, Resolved>,
+    /// The steps granted directories of their own, by step name.
+    steps: BTreeMap<String, StepGrant>,
+}
+
+/// `identity` followed by each directory as `host=guest`.
+fn identity_with(identity: &str, dirs: &[ReadOnlyDir]) -> String {
+    let mut identity = identity.to_string();
+    for dir in dirs {
+        identity.push_str(&format!(" {}={}", dir.host.display(), dir.guest));
+    }
+    identity
 }
 
 impl ResolvedFunctions {
@@ -160,10 +179,7 @@ impl ResolvedFunctions {
             } else {
                 granted.to_vec()
             };
-            let mut identity = served.module.digest.clone();
-            for dir in &policy.limits.read_only_dirs {
-                identity.push_str(&format!(" {}={}", dir.host.display(), dir.guest));
-            }
+            let identity = identity_with(&served.module.digest, &policy.limits.read_only_dirs);
             functions.insert(
                 step.function.clone(),
                 Resolved {
@@ -173,9 +189,24 @@ impl ResolvedFunctions {
                 },
             );
         }
+        let mut granted_steps = BTreeMap::new();
+        for step in steps {
+            let dirs = resolver.step_read_only_dirs(&step.name);
+            let Some(resolved) = functions.get(&step.function).filter(|_| !dirs.is_empty()) else {
+                continue;
+            };
+            granted_steps.insert(
+                step.name.clone(),
+                StepGrant {
+                    read_only_dirs: dirs.to_vec(),
+                    identity: identity_with(&resolved.identity, dirs),
+                },
+            );
+        }
         Ok(ResolvedFunctions {
             runtime: resolver.runtime().clone(),
             functions,
+            steps: granted_steps,
         })
     }
 
@@ -334,10 +365,15 @@ impl PipelineFunctions {
                 "the time allowed for the whole pipeline ran out before this step could run".into(),
             );
         }
-        let limits = CallLimits {
+        let mut limits = CallLimits {
             deadline: resolved.policy.limits.deadline.min(remaining),
             ..resolved.policy.limits.clone()
         };
+        if let Some(grant) = self.functions.steps.get(step) {
+            limits
+                .read_only_dirs
+                .extend(grant.read_only_dirs.iter().cloned());
+        }
         let running = match (turn, &self.share) {
             (Some(turn), Some(sharing)) => Some(Arc::new(RunningTurn {
                 turn: Mutex::new(Some(turn)),
@@ -391,10 +427,14 @@ impl FunctionRunner for PipelineFunctions {
         else {
             return self.call(step, function, request);
         };
+        let identity = match self.functions.steps.get(step) {
+            Some(grant) => &grant.identity,
+            None => &resolved.identity,
+        };
         let call = Call {
             step,
             function,
-            module: &resolved.identity,
+            module: identity,
             tag: &request.tag,
             deterministic: Builtin::from_digest(&resolved.module.digest)
                 .is_some_and(Builtin::reads_only_its_request),
@@ -494,6 +534,55 @@ mod tests {
         identities.sort();
         identities.dedup();
         assert_eq!(identities.len(), 3, "{identities:?}");
+    }
+
+    #[test]
+    fn a_steps_own_directories_are_added_to_its_functions_and_keep_its_responses_apart() {
+        let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
+        let dir = |host: &str, guest: &str| ReadOnlyDir {
+            host: host.into(),
+            guest: guest.into(),
+        };
+        let step = |name: &str| Step {
+            name: name.into(),
+            function: "function-kcl".into(),
+            ..Step::default()
+        };
+        let steps = [step("network"), step("database"), step("inline")];
+        let resolver = Resolver::builtins(runtime)
+            .with_read_only_dirs("function-kcl", vec![dir("/shared", "/shared")])
+            .with_step_read_only_dirs("network", vec![dir("/cache/kcl-modules/a", "/kcl/source")])
+            .with_step_read_only_dirs("database", vec![dir("/cache/kcl-modules/b", "/kcl/source")])
+            .with_step_read_only_dirs(
+                "elsewhere",
+                vec![dir("/cache/kcl-modules/c", "/kcl/source")],
+            );
+        let resolved =
+            ResolvedFunctions::resolve(&resolver, &GivenFunctions::default(), &steps).unwrap();
+        let function = &resolved.functions["function-kcl"];
+        assert_eq!(
+            function.policy.limits.read_only_dirs,
+            [dir("/shared", "/shared")]
+        );
+        assert_eq!(
+            resolved.steps.keys().collect::<Vec<_>>(),
+            ["database", "network"],
+            "only the pipeline's steps with directories of their own"
+        );
+        let network = &resolved.steps["network"];
+        assert_eq!(
+            network.read_only_dirs,
+            [dir("/cache/kcl-modules/a", "/kcl/source")]
+        );
+        let identities = [
+            function.identity.as_str(),
+            network.identity.as_str(),
+            resolved.steps["database"].identity.as_str(),
+        ];
+        assert!(
+            identities[1].starts_with(identities[0]) && identities[1] != identities[2],
+            "{identities:?}"
+        );
     }
 
     #[test]

@@ -87,6 +87,8 @@ pub enum Error {
     },
     #[error("{reference}: not a Wasm function artifact: {message}")]
     UnsupportedArtifact { reference: String, message: String },
+    #[error("{reference}: not a KCL module: {message}")]
+    NotAKclModule { reference: String, message: String },
     #[error("{reference}: cannot reach the registry{}: {message}", if *.timeout { " (timed out)" } else { "" })]
     Transport {
         reference: String,
@@ -130,7 +132,9 @@ impl Error {
             },
             Error::Compile { .. } => Reason::CompileError,
             Error::TooLarge { .. } => Reason::TooLarge,
-            Error::UnsupportedArtifact { .. } => Reason::UnsupportedArtifact,
+            Error::UnsupportedArtifact { .. } | Error::NotAKclModule { .. } => {
+                Reason::UnsupportedArtifact
+            }
             Error::Transport { .. } => Reason::Unreachable,
             Error::Registry { .. } => Reason::RegistryError,
             Error::Configuration { .. } => Reason::InvalidConfiguration,

@@ -20,6 +20,7 @@ pub mod component;
 mod credentials;
 mod error;
 mod image;
+pub mod kcl;
 pub mod layout;
 mod package;
 pub mod signature;
@@ -474,24 +475,25 @@ impl Client {
         Ok(())
     }
 
-    /// Where project builds' sources are extracted: `<cache>/sources`, or
-    /// a temporary directory of this client's.
-    fn sources_root(&self) -> Result<PathBuf, Error> {
+    /// Where layers of one kind are extracted (project builds' sources in
+    /// `sources`, KCL modules in `kcl-modules`): `<cache>/<kind>`, or
+    /// below a temporary directory of this client's.
+    fn extraction_root(&self, kind: &str) -> Result<PathBuf, Error> {
         if let Some(root) = &self.config.cache_root {
-            return Ok(root.join("sources"));
+            return Ok(root.join(kind));
         }
         let mut scratch = self.scratch.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(dir) = &*scratch {
-            return Ok(dir.path().to_path_buf());
+            return Ok(dir.path().join(kind));
         }
         let dir = tempfile::Builder::new()
             .prefix("plait-sources-")
             .tempdir()
             .map_err(|e| Error::Cache {
                 path: std::env::temp_dir(),
-                message: format!("cannot make a directory for KCL sources: {e}"),
+                message: format!("cannot make a directory for extracted layers: {e}"),
             })?;
-        let path = dir.path().to_path_buf();
+        let path = dir.path().join(kind);
         *scratch = Some(dir);
         Ok(path)
     }

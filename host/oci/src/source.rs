@@ -377,6 +377,38 @@ fn copy_dir(from: &Path, to: &Path, bytes: &mut u64, count: &mut usize) -> Resul
     Ok(())
 }
 
+/// Fills a staging directory under `root` with `fill` and renames it to
+/// `dir` whole, so a directory under that name is always complete (two
+/// hosts filling it at once both succeed: the second rename finds it
+/// there). Nothing is renamed when `fill` fails or says it found nothing
+/// (false, which is returned).
+pub(crate) fn install_staged(
+    root: &Path,
+    dir: &Path,
+    fill: impl FnOnce(&Path) -> Result<bool, Error>,
+) -> Result<bool, Error> {
+    let cache_error = |path: &Path, e: std::io::Error| Error::Cache {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    std::fs::create_dir_all(root).map_err(|e| cache_error(root, e))?;
+    let staging = tempfile::tempdir_in(root).map_err(|e| cache_error(root, e))?;
+    let staged = staging.path().join("staged");
+    if !fill(&staged)? {
+        return Ok(false);
+    }
+    std::fs::create_dir_all(&staged).map_err(|e| cache_error(&staged, e))?;
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| cache_error(parent, e))?;
+    }
+    if let Err(e) = std::fs::rename(&staged, dir)
+        && !dir.is_dir()
+    {
+        return Err(cache_error(dir, e));
+    }
+    Ok(true)
+}
+
 impl Client {
     /// Resolves `reference` to a digest and returns the function package:
     /// a verified Wasm component (see [`Client::resolve`]), or a project
@@ -442,7 +474,7 @@ impl Client {
                 ))
             })?;
         let relative = image_dir_relative(&image_dir).map_err(&unsupported)?;
-        let root = self.sources_root()?;
+        let root = self.extraction_root("sources")?;
         for layer in manifest.layers.iter().rev() {
             if layer.annotations.contains_key(PACKAGE_LAYER_ANNOTATION) {
                 continue;
@@ -474,28 +506,12 @@ impl Client {
                 });
             }
             let bytes = self.blob(session, layer, MAX_SOURCE_LAYER_BYTES).await?;
-            let cache_error = |path: &Path, e: std::io::Error| Error::Cache {
-                path: path.to_path_buf(),
-                message: e.to_string(),
-            };
-            std::fs::create_dir_all(&root).map_err(|e| cache_error(&root, e))?;
-            let staging = tempfile::tempdir_in(&root).map_err(|e| cache_error(&root, e))?;
-            let staged = staging.path().join(&relative);
-            let extracted = extract(&bytes, &relative, &staged)
-                .map_err(|message| unsupported(format!("layer {}: {message}", layer.digest)))?;
+            let extracted = install_staged(&root, &dir, |staged| {
+                extract(&bytes, &relative, staged)
+                    .map_err(|message| unsupported(format!("layer {}: {message}", layer.digest)))
+            })?;
             if !extracted {
                 continue;
-            }
-            // Every staged source is complete before it takes its name, so a
-            // directory under that name is always a whole one.
-            std::fs::create_dir_all(&staged).map_err(|e| cache_error(&staged, e))?;
-            if let Some(parent) = dir.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| cache_error(parent, e))?;
-            }
-            if let Err(e) = std::fs::rename(&staged, &dir)
-                && !dir.is_dir()
-            {
-                return Err(cache_error(&dir, e));
             }
             tracing::info!(
                 reference = session.name,

@@ -12,6 +12,10 @@
 //! to; a Function change rebuilds only the pipelines that name it. A step
 //! whose function the revision records (`functions.plait.dev/digests`)
 //! runs the recorded digest, not the one its Function resolves to now.
+//! Directories a revision's steps read of their own (the KCL modules its
+//! function-kcl steps name) are fetched by a [`StepDirectories`] once per
+//! revision, resolving tags to digests then, and reused by every later
+//! compile of it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -28,6 +32,7 @@ use plait_functions::{FunctionObjects, Pins, ResolveError, ResolvedFunctions, Re
 use plait_model::{Composition, Manifest};
 use plait_pipeline::Step;
 use plait_reconcile::{ObjectRef, PrepareError};
+use plait_runtime::ReadOnlyDir;
 use serde_json::{Value, json};
 
 use crate::stores::reflect::{listed, listed_once, reflect};
@@ -57,12 +62,33 @@ pub enum CompileError {
     },
     #[error(transparent)]
     Resolve(#[from] ResolveError),
+    #[error("CompositionRevision {revision:?}: {source}")]
+    StepDirectories {
+        revision: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     #[error("CompositionRevision {revision:?}: compiling its pipeline did not finish: {source}")]
     Join {
         revision: String,
         #[source]
         source: tokio::task::JoinError,
     },
+}
+
+/// The directories steps read of their own, by step name.
+pub type StepDirs = BTreeMap<String, Vec<ReadOnlyDir>>;
+
+/// Fetches what a revision's steps read of their own; called on a
+/// blocking thread, once per revision.
+pub trait StepDirectories: Send + Sync {
+    /// The directories of `steps` (revision `revision`'s); an error names
+    /// the step and what could not be fetched.
+    fn fetch(
+        &self,
+        revision: &str,
+        steps: &[Step],
+    ) -> Result<StepDirs, Box<dyn std::error::Error + Send + Sync>>;
 }
 
 /// A revision's pipeline, ready to run for any XR of its kind.
@@ -152,6 +178,9 @@ pub struct Catalog {
     /// XR controllers told of every revision the store takes in.
     revisions_seen: Broadcast<Arc<DynamicObject>>,
     pipelines: Mutex<Pipelines>,
+    /// Each revision's step directories, by name, with the uid they were
+    /// fetched for.
+    step_dirs: Mutex<HashMap<String, (String, Arc<StepDirs>)>>,
     capacity: usize,
     /// Whether every store has listed its kind once (false: the
     /// controller stopped first), for every reconcile that waits for it.
@@ -178,6 +207,7 @@ impl Catalog {
             functions,
             revisions_seen: Broadcast::default(),
             pipelines: Mutex::new(Pipelines::default()),
+            step_dirs: Mutex::new(HashMap::new()),
             capacity,
             listed,
         }
@@ -272,12 +302,14 @@ impl Catalog {
     /// The pipeline of `revision` for XRs like `xr`: the one compiled
     /// earlier while neither the revision nor any Function it uses changed,
     /// else compiled now (on a blocking thread: resolving may compile a
-    /// module) and kept in place of the one it replaces.
+    /// module, and `directories` may fetch the steps' own directories) and
+    /// kept in place of the one it replaces.
     pub async fn pipeline(
         self: &Arc<Self>,
         revision: &Value,
         xr: &ObjectRef,
         resolver: &Arc<Resolver>,
+        directories: Option<Arc<dyn StepDirectories>>,
     ) -> Result<Arc<CompiledPipeline>, CompileError> {
         let key = PipelineKey {
             revision: text(revision, "/metadata/name").to_string(),
@@ -295,7 +327,11 @@ impl Catalog {
         let name = key.revision.clone();
         let compiled = tokio::task::spawn_blocking(move || {
             let stored = StoredFunctions(&catalog.functions);
-            let (pipeline, functions) = compile(&revision, &xr, &resolver, &stored)?;
+            let step_dirs = |steps: &[Step]| match &directories {
+                Some(directories) => catalog.step_dirs(&revision, steps, directories.as_ref()),
+                None => Ok(Arc::default()),
+            };
+            let (pipeline, functions) = compile(&revision, &xr, &resolver, &stored, step_dirs)?;
             Ok::<_, CompileError>(catalog.keep(key, version, functions, pipeline))
         })
         .await
@@ -304,6 +340,41 @@ impl Catalog {
             source,
         })??;
         Ok(compiled)
+    }
+
+    /// The directories `revision`'s `steps` read of their own: fetched
+    /// once per revision (its uid), then the same for every compile.
+    fn step_dirs(
+        &self,
+        revision: &Value,
+        steps: &[Step],
+        directories: &dyn StepDirectories,
+    ) -> Result<Arc<StepDirs>, CompileError> {
+        let name = text(revision, "/metadata/name");
+        let uid = text(revision, "/metadata/uid");
+        let fetched = self
+            .step_dirs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(name)
+            .filter(|(seen, _)| seen == uid)
+            .map(|(_, dirs)| dirs.clone());
+        if let Some(dirs) = fetched {
+            return Ok(dirs);
+        }
+        let dirs =
+            directories
+                .fetch(name, steps)
+                .map_err(|source| CompileError::StepDirectories {
+                    revision: name.to_string(),
+                    source,
+                })?;
+        let dirs = Arc::new(dirs);
+        self.step_dirs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(name.to_string(), (uid.to_string(), dirs.clone()));
+        Ok(dirs)
     }
 
     /// The pipeline compiled for `key` at `version`, if every Function it
@@ -338,11 +409,16 @@ impl Catalog {
         let mut pipelines = self.lock();
         // Revisions that are gone are never asked for again.
         let revisions = &self.revisions;
-        pipelines.by_key.retain(|k, _| {
+        let exists = |name: &str| {
             revisions
-                .get(&StoreRef::new_with(&k.revision, revision_resource()))
+                .get(&StoreRef::new_with(name, revision_resource()))
                 .is_some()
-        });
+        };
+        pipelines.by_key.retain(|k, _| exists(&k.revision));
+        self.step_dirs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|name, _| exists(name));
         while pipelines.by_key.len() >= self.capacity.max(1) && !pipelines.by_key.contains_key(&key)
         {
             let Some(oldest) = pipelines
@@ -398,7 +474,8 @@ fn version_of(revision: &Value) -> String {
     )
 }
 
-/// Compiles `revision`'s pipeline for XRs like `xr`, returning it with the
+/// Compiles `revision`'s pipeline for XRs like `xr`, its steps reading
+/// the directories `step_dirs` gives them, returning it with the
 /// fingerprint of every Function it resolved.
 #[allow(clippy::type_complexity)]
 fn compile(
@@ -406,6 +483,7 @@ fn compile(
     xr: &ObjectRef,
     resolver: &Resolver,
     functions: &StoredFunctions<'_>,
+    step_dirs: impl FnOnce(&[Step]) -> Result<Arc<StepDirs>, CompileError>,
 ) -> Result<(CompiledPipeline, BTreeMap<String, Option<String>>), CompileError> {
     let name = text(revision, "/metadata/name").to_string();
     let composition = Composition::from_value(composition_of(revision)).map_err(|source| {
@@ -429,6 +507,18 @@ fn compile(
         revision: name.clone(),
         source: Box::new(source),
     })?;
+    let step_dirs = step_dirs(&steps)?;
+    let granted;
+    let resolver = if step_dirs.is_empty() {
+        resolver
+    } else {
+        granted = step_dirs
+            .iter()
+            .fold(resolver.clone(), |resolver, (step, dirs)| {
+                resolver.with_step_read_only_dirs(step.clone(), dirs.clone())
+            });
+        &granted
+    };
     let resolved = ResolvedFunctions::resolve_pinned(resolver, functions, &steps, &pins)?;
     tracing::debug!(revision = name, kind = xr.kind, "compiled pipeline");
     Ok((
@@ -569,6 +659,100 @@ mod tests {
         ))
     }
 
+    /// Fails its first fetch, then grants each step one directory; counts
+    /// its fetches.
+    #[derive(Default)]
+    struct FailingOnce {
+        fetches: std::sync::atomic::AtomicUsize,
+    }
+
+    impl StepDirectories for FailingOnce {
+        fn fetch(
+            &self,
+            _: &str,
+            steps: &[Step],
+        ) -> Result<StepDirs, Box<dyn std::error::Error + Send + Sync>> {
+            let before = self
+                .fetches
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if before == 0 {
+                return Err(
+                    "step \"ready\": spec.source: cannot fetch r.io/m:v9: not found".into(),
+                );
+            }
+            Ok(steps
+                .iter()
+                .map(|step| {
+                    let dir = ReadOnlyDir {
+                        host: "/cache/kcl-modules/m".into(),
+                        guest: "/kcl/source".into(),
+                    };
+                    (step.name.clone(), vec![dir])
+                })
+                .collect())
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_revisions_step_directories_are_fetched_once_per_revision_and_a_failure_keeps_nothing()
+     {
+        let mut s = stores(DEFAULT_CAPACITY);
+        let resolver = resolver();
+        let fetcher = Arc::new(FailingOnce::default());
+        let directories = || Some(fetcher.clone() as Arc<dyn StepDirectories>);
+        let fetches = || fetcher.fetches.load(std::sync::atomic::Ordering::SeqCst);
+        let first = revision("c-1", "10", "ready-fn");
+        apply(&mut s.revisions, &first);
+        apply(&mut s.functions, &function("ready-fn", json!({})));
+
+        let failed = s
+            .catalog
+            .pipeline(&first, &xr(), &resolver, directories())
+            .await
+            .err()
+            .unwrap();
+        assert_eq!(
+            failed.to_string(),
+            "CompositionRevision \"c-1\": step \"ready\": spec.source: cannot fetch r.io/m:v9: not found"
+        );
+        let a = s
+            .catalog
+            .pipeline(&first, &xr(), &resolver, directories())
+            .await
+            .unwrap();
+        assert_eq!(fetches(), 2, "a failed fetch is not kept");
+
+        // Compiled again (its Function changed, the revision has a new
+        // state), the revision keeps the directories fetched for it.
+        apply(
+            &mut s.functions,
+            &function("ready-fn", json!({"limits.plait.dev/deadline": "2s"})),
+        );
+        let b = s
+            .catalog
+            .pipeline(&first, &xr(), &resolver, directories())
+            .await
+            .unwrap();
+        assert!(!Arc::ptr_eq(&a, &b), "rebuilt after its Function changed");
+        let renumbered = revision("c-1", "12", "ready-fn");
+        apply(&mut s.revisions, &renumbered);
+        s.catalog
+            .pipeline(&renumbered, &xr(), &resolver, directories())
+            .await
+            .unwrap();
+        assert_eq!(fetches(), 2, "fetched once for the revision");
+
+        // A revision of the same name made anew is fetched for again.
+        let mut remade = revision("c-1", "13", "ready-fn");
+        remade["metadata"]["uid"] = json!("uid-c-1-remade");
+        apply(&mut s.revisions, &remade);
+        s.catalog
+            .pipeline(&remade, &xr(), &resolver, directories())
+            .await
+            .unwrap();
+        assert_eq!(fetches(), 3);
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_pipeline_is_compiled_once_and_again_only_when_its_revision_or_function_changes() {
         let mut s = stores(DEFAULT_CAPACITY);
@@ -580,20 +764,40 @@ mod tests {
         apply(&mut s.functions, &function("ready-fn", json!({})));
         apply(&mut s.functions, &function("other-fn", json!({})));
 
-        let a = s.catalog.pipeline(&first, &xr(), &resolver).await.unwrap();
-        let again = s.catalog.pipeline(&first, &xr(), &resolver).await.unwrap();
+        let a = s
+            .catalog
+            .pipeline(&first, &xr(), &resolver, None)
+            .await
+            .unwrap();
+        let again = s
+            .catalog
+            .pipeline(&first, &xr(), &resolver, None)
+            .await
+            .unwrap();
         assert!(Arc::ptr_eq(&a, &again), "reused while nothing changed");
         assert_eq!(a.steps.len(), 1);
-        let d = s.catalog.pipeline(&other, &xr(), &resolver).await.unwrap();
+        let d = s
+            .catalog
+            .pipeline(&other, &xr(), &resolver, None)
+            .await
+            .unwrap();
 
         // A change of what a Function sets rebuilds only pipelines using it.
         apply(
             &mut s.functions,
             &function("ready-fn", json!({"limits.plait.dev/deadline": "2s"})),
         );
-        let b = s.catalog.pipeline(&first, &xr(), &resolver).await.unwrap();
+        let b = s
+            .catalog
+            .pipeline(&first, &xr(), &resolver, None)
+            .await
+            .unwrap();
         assert!(!Arc::ptr_eq(&a, &b), "rebuilt after its Function changed");
-        let d_again = s.catalog.pipeline(&other, &xr(), &resolver).await.unwrap();
+        let d_again = s
+            .catalog
+            .pipeline(&other, &xr(), &resolver, None)
+            .await
+            .unwrap();
         assert!(
             Arc::ptr_eq(&d, &d_again),
             "another Function's change leaves it be"
@@ -604,13 +808,21 @@ mod tests {
         moved["status"] = json!({"resolvedDigest": "sha256:b", "conditions": [
             {"type": "Healthy", "status": "True", "reason": "HealthyPackageRevision"}]});
         apply(&mut s.functions, &moved);
-        let b_moved = s.catalog.pipeline(&first, &xr(), &resolver).await.unwrap();
+        let b_moved = s
+            .catalog
+            .pipeline(&first, &xr(), &resolver, None)
+            .await
+            .unwrap();
         assert!(
             !Arc::ptr_eq(&b, &b_moved),
             "rebuilt after its digest changed"
         );
         let b = b_moved;
-        let again = s.catalog.pipeline(&first, &xr(), &resolver).await.unwrap();
+        let again = s
+            .catalog
+            .pipeline(&first, &xr(), &resolver, None)
+            .await
+            .unwrap();
         assert!(Arc::ptr_eq(&b, &again), "reused again once compiled");
 
         // A new state of the revision (here, renumbered) rebuilds it.
@@ -618,7 +830,7 @@ mod tests {
         apply(&mut s.revisions, &renumbered);
         let c = s
             .catalog
-            .pipeline(&renumbered, &xr(), &resolver)
+            .pipeline(&renumbered, &xr(), &resolver, None)
             .await
             .unwrap();
         assert!(!Arc::ptr_eq(&b, &c), "rebuilt for the revision's new state");
@@ -634,7 +846,7 @@ mod tests {
             .apply_watcher_event(&Event::Delete(dynamic(function("ready-fn", json!({})))));
         let error = s
             .catalog
-            .pipeline(&renumbered, &xr(), &resolver)
+            .pipeline(&renumbered, &xr(), &resolver, None)
             .await
             .err()
             .map(|e| e.to_string())
@@ -666,13 +878,17 @@ mod tests {
         }
         let error = s
             .catalog
-            .pipeline(&unpinned, &xr(), &resolver)
+            .pipeline(&unpinned, &xr(), &resolver, None)
             .await
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(error.contains("is not built in"), "{error}");
-        let compiled = s.catalog.pipeline(&pinned, &xr(), &resolver).await.unwrap();
+        let compiled = s
+            .catalog
+            .pipeline(&pinned, &xr(), &resolver, None)
+            .await
+            .unwrap();
         assert_eq!(
             compiled.functions.digests().get("ready-fn").copied(),
             Some(plait_runtime::Builtin::AutoReady.digest())
@@ -684,7 +900,7 @@ mod tests {
         apply(&mut s.revisions, &malformed);
         let error = s
             .catalog
-            .pipeline(&malformed, &xr(), &resolver)
+            .pipeline(&malformed, &xr(), &resolver, None)
             .await
             .err()
             .map(|e| e.to_string())
@@ -708,26 +924,26 @@ mod tests {
         }
         let first = s
             .catalog
-            .pipeline(&revisions[0], &xr(), &resolver)
+            .pipeline(&revisions[0], &xr(), &resolver, None)
             .await
             .unwrap();
         s.catalog
-            .pipeline(&revisions[1], &xr(), &resolver)
+            .pipeline(&revisions[1], &xr(), &resolver, None)
             .await
             .unwrap();
         // Using the first makes the second the least recently used.
         s.catalog
-            .pipeline(&revisions[0], &xr(), &resolver)
+            .pipeline(&revisions[0], &xr(), &resolver, None)
             .await
             .unwrap();
         s.catalog
-            .pipeline(&revisions[2], &xr(), &resolver)
+            .pipeline(&revisions[2], &xr(), &resolver, None)
             .await
             .unwrap();
         assert_eq!(s.catalog.compiled_count(), 2);
         let kept = s
             .catalog
-            .pipeline(&revisions[0], &xr(), &resolver)
+            .pipeline(&revisions[0], &xr(), &resolver, None)
             .await
             .unwrap();
         assert!(Arc::ptr_eq(&first, &kept), "the most recently used stays");
@@ -735,7 +951,7 @@ mod tests {
         s.revisions
             .apply_watcher_event(&Event::Delete(dynamic(revisions[0].clone())));
         s.catalog
-            .pipeline(&revisions[1], &xr(), &resolver)
+            .pipeline(&revisions[1], &xr(), &resolver, None)
             .await
             .unwrap();
         assert_eq!(
@@ -760,7 +976,7 @@ mod tests {
             apply(&mut s.revisions, revision);
             let error = s
                 .catalog
-                .pipeline(revision, &xr(), &resolver)
+                .pipeline(revision, &xr(), &resolver, None)
                 .await
                 .err()
                 .map(|e| e.to_string())

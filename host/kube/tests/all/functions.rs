@@ -1007,24 +1007,6 @@ async fn a_digest_a_revision_records_is_loaded_again_though_its_function_resolve
     );
 }
 
-/// A gzipped tar layer of `files` (path in the image, text).
-fn tar_layer(files: &[(&str, &str)]) -> Vec<u8> {
-    let mut archive = tar::Builder::new(flate2::write::GzEncoder::new(
-        Vec::new(),
-        flate2::Compression::fast(),
-    ));
-    for (path, text) in files {
-        let mut header = tar::Header::new_gnu();
-        header.set_size(text.len() as u64);
-        header.set_mode(0o644);
-        header.set_cksum();
-        archive
-            .append_data(&mut header, path, text.as_bytes())
-            .unwrap();
-    }
-    archive.into_inner().unwrap().finish().unwrap()
-}
-
 /// A project's KCL function: a ConfigMap named as the P&T step names its
 /// own, with the XR's image.
 const PROJECT_MAIN: &str = r#"oxr = option("params").oxr
@@ -1049,45 +1031,18 @@ async fn a_project_build_from_a_registry_runs_its_kcl_source_with_the_built_in()
         ..ClientConfig::default()
     })
     .unwrap();
-    let config = json!({
-        "architecture": "amd64", "os": "linux",
-        "config": {"Env": ["FUNCTION_KCL_DEFAULT_SOURCE=/src", "KCL_PKG_PATH=/src"]},
-        "rootfs": {"type": "layers", "diff_ids": []},
-    })
-    .to_string();
-    let layer = "application/vnd.oci.image.layer.v1.tar+gzip";
-    let package = std::collections::BTreeMap::from([(
-        plait_oci::PACKAGE_LAYER_ANNOTATION.to_string(),
-        "base".to_string(),
-    )]);
-    let layers = [
-        (
-            layer,
-            tar_layer(&[("function", "#!/bin/false\n")]),
-            Default::default(),
-        ),
-        (
-            layer,
-            tar_layer(&[
-                ("src/kcl.mod", "[package]\nname = \"compose\"\n"),
-                ("src/main.k", PROJECT_MAIN),
-            ]),
-            Default::default(),
-        ),
-        (
-            layer,
-            tar_layer(&[("package.yaml", "kind: Function\n")]),
-            package,
-        ),
-    ];
+    let image = plait_testregistry::project_build(
+        &["FUNCTION_KCL_DEFAULT_SOURCE=/src", "KCL_PKG_PATH=/src"],
+        &[
+            ("kcl.mod", "[package]\nname = \"compose\"\n"),
+            ("main.k", PROJECT_MAIN),
+        ],
+    );
     let pushed = client
         .push_image(
             &reference,
-            (
-                "application/vnd.oci.image.config.v1+json",
-                config.as_bytes(),
-            ),
-            &layers,
+            (plait_testregistry::IMAGE_CONFIG, &image.config),
+            &image.layers,
             &Keychain::anonymous(),
         )
         .await
@@ -1118,6 +1073,115 @@ async fn a_project_build_from_a_registry_runs_its_kcl_source_with_the_built_in()
     );
     println!(
         "timing: a project build installed and its XR composed in {:?}",
+        started.elapsed()
+    );
+}
+
+/// The KCL module a function-kcl step names as its source: a ConfigMap
+/// from the XR and from its dependency `labels`.
+const KCL_APP_MAIN: &str = r#"import labels
+
+oxr = option("params").oxr
+items = [{
+    apiVersion = "v1"
+    kind = "ConfigMap"
+    metadata.annotations = {
+        "krm.kcl.dev/composition-resource-name" = "config"
+        "krm.kcl.dev/ready" = "True"
+    }
+    data = {image = oxr.spec.image, source = labels.source}
+}]
+"#;
+
+/// A function-kcl step whose source is an `oci://` module runs it with the
+/// modules the controller pulled for the revision: the source from the
+/// open registry, and its `kcl.mod`'s dependency from the registry behind
+/// htpasswd, logged in to with the step's `kcl-registry` credential.
+#[tokio::test]
+async fn a_kcl_step_runs_the_oci_modules_the_controller_pulls_for_its_revision() {
+    let env = env();
+    let app_mod = format!(
+        "[package]\nname = \"app\"\nversion = \"1.0.0\"\n\n[dependencies]\nlabels = {{ oci = \"oci://{}/kcl/labels\", tag = \"0.1.0\" }}\n",
+        env.private.addr
+    );
+    // (registry, name, version, files)
+    type Module<'a> = (&'a Registry, &'a str, &'a str, &'a [(&'a str, &'a str)]);
+    let modules: [Module; 2] = [
+        (
+            env.private,
+            "labels",
+            "0.1.0",
+            &[
+                (
+                    "kcl.mod",
+                    "[package]\nname = \"labels\"\nversion = \"0.1.0\"\n",
+                ),
+                ("labels.k", "source = \"kcl module\"\n"),
+            ],
+        ),
+        (
+            env.open,
+            "app",
+            "v1",
+            &[("kcl.mod", &app_mod), ("main.k", KCL_APP_MAIN)],
+        ),
+    ];
+    for (registry, name, version, files) in modules {
+        registry.push_kcl_module(
+            &format!("kcl/{name}"),
+            version,
+            &plait_testregistry::KclModule {
+                name,
+                version,
+                files,
+                gzip: true,
+            },
+        );
+    }
+    let started = Instant::now();
+    let source = format!("oci://{}/kcl/app:v1", env.open.addr);
+    let app = App::composed_by("kcl-module", |group| {
+        json!({
+            "apiVersion": "apiextensions.crossplane.io/v1", "kind": "Composition",
+            "metadata": {"name": "app-kcl-module"},
+            "spec": {
+                "compositeTypeRef": {"apiVersion": format!("{group}/v1alpha1"), "kind": "App"},
+                "mode": "Pipeline",
+                "pipeline": [{
+                    "step": "compose",
+                    "functionRef": {"name": "function-kcl"},
+                    "input": {"apiVersion": "krm.kcl.dev/v1alpha1", "kind": "KCLInput", "spec": {"source": source}},
+                    "credentials": [{"name": "kcl-registry", "source": "Secret",
+                        "secretRef": {"namespace": env.secrets, "name": "kcl-module-registry"}}],
+                }],
+            },
+        })
+    })
+    .await;
+    create_secret(
+        &app.client,
+        &env.secrets,
+        json!({
+            "apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "kcl-module-registry"},
+            "stringData": {"url": format!("https://{}", env.private.addr), "username": USER, "password": PASSWORD},
+        }),
+    )
+    .await;
+    app.create_xr("a").await;
+    let xr = eventually(
+        "the XR composed from the KCL module: Ready=True",
+        || async {
+            let xr = app.xr("a").await?;
+            (condition(&xr, "Ready")?["status"] == "True").then_some(xr)
+        },
+    )
+    .await;
+    let config_map = eventually("the KCL module's ConfigMap", || app.config_map(&xr)).await;
+    assert_eq!(config_map["data"]["image"], "nginx", "{config_map}");
+    assert_eq!(config_map["data"]["source"], "kcl module", "{config_map}");
+    println!(
+        "timing: KCL modules pulled and an XR composed from them in {:?}",
         started.elapsed()
     );
 }

@@ -305,7 +305,14 @@ pub async fn revision(
     let compiled = ctx
         .shared
         .catalog
-        .pipeline(&revision, reference, &ctx.shared.functions.resolver)
+        .pipeline(
+            &revision,
+            reference,
+            &ctx.shared.functions.resolver,
+            ctx.shared
+                .functions
+                .step_directories(ctx.shared.cluster.client()),
+        )
         .await;
     match compiled {
         Ok(pipeline) => Ok(Selection {

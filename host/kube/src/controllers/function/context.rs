@@ -104,6 +104,70 @@ fn uses(composition: &Value, function: &str) -> bool {
         .is_some_and(|steps| steps.iter().any(|s| s["functionRef"]["name"] == function))
 }
 
+/// What the ImageConfigs make of `package` (pulled for `subject`, which
+/// errors name), with the Secrets they name read from `namespace`. A
+/// config plait cannot apply, or a Secret it lacks, is the inner error;
+/// an API failure the outer.
+pub(super) async fn image_policy(
+    client: &kube::Client,
+    namespace: &str,
+    subject: &str,
+    package: &str,
+) -> Result<Result<Applied, plait_oci::Error>, FunctionError> {
+    let kube_error = |what: String| {
+        move |source| -> FunctionError {
+            ObjectError::kube(subject.to_string(), what)(source).into()
+        }
+    };
+    let configs: Api<DynamicObject> = Api::all_with(client.clone(), &image_config_resource());
+    let list = configs
+        .list(&ListParams::default())
+        .await
+        .map_err(kube_error("cannot list ImageConfigs".into()))?;
+    let mut parsed = Vec::new();
+    for object in &list.items {
+        match image_config_of(object) {
+            Ok(config) => parsed.push(config),
+            Err(e) => {
+                return Ok(Err(plait_oci::Error::Configuration {
+                    source_name: format!(
+                        "ImageConfig {:?}",
+                        object.metadata.name.as_deref().unwrap_or_default()
+                    ),
+                    message: e.to_string(),
+                }));
+            }
+        }
+    }
+    let policy = match ImagePolicy::for_package(&parsed, package) {
+        Ok(policy) => policy,
+        Err(e) => {
+            return Ok(Err(plait_oci::Error::Configuration {
+                source_name: format!("ImageConfig {:?}", e.config),
+                message: format!("{}: {}", e.field, e.message),
+            }));
+        }
+    };
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
+    let mut data = SecretData::new();
+    for secret_name in secrets_needed(&policy) {
+        let secret = secrets
+            .get_opt(&secret_name)
+            .await
+            .map_err(kube_error(format!(
+                "cannot read Secret {namespace}/{secret_name}"
+            )))?;
+        if let Some(secret) = secret {
+            let values = secret.data.unwrap_or_default();
+            data.insert(
+                secret_name,
+                values.into_iter().map(|(k, v)| (k, v.0)).collect(),
+            );
+        }
+    }
+    Ok(image_config::apply(&policy, package, &data, namespace))
+}
+
 /// What the Function controller shares across reconciles.
 pub struct FunctionContext {
     pub(super) packages: Arc<InstalledPackages>,
@@ -203,60 +267,13 @@ impl FunctionContext {
         name: &str,
         package: &str,
     ) -> Result<Result<Applied, plait_oci::Error>, FunctionError> {
-        let kube_error = |what: String| {
-            move |source| -> FunctionError {
-                ObjectError::kube(format!("Function {name:?}"), what)(source).into()
-            }
-        };
-        let configs: Api<DynamicObject> =
-            Api::all_with(self.cluster.client().clone(), &image_config_resource());
-        let list = configs
-            .list(&ListParams::default())
-            .await
-            .map_err(kube_error("cannot list ImageConfigs".into()))?;
-        let mut parsed = Vec::new();
-        for object in &list.items {
-            match image_config_of(object) {
-                Ok(config) => parsed.push(config),
-                Err(e) => {
-                    return Ok(Err(plait_oci::Error::Configuration {
-                        source_name: format!(
-                            "ImageConfig {:?}",
-                            object.metadata.name.as_deref().unwrap_or_default()
-                        ),
-                        message: e.to_string(),
-                    }));
-                }
-            }
-        }
-        let policy = match ImagePolicy::for_package(&parsed, package) {
-            Ok(policy) => policy,
-            Err(e) => {
-                return Ok(Err(plait_oci::Error::Configuration {
-                    source_name: format!("ImageConfig {:?}", e.config),
-                    message: format!("{}: {}", e.field, e.message),
-                }));
-            }
-        };
-        let namespace = self.packages.namespace();
-        let secrets: Api<Secret> = Api::namespaced(self.cluster.client().clone(), namespace);
-        let mut data = SecretData::new();
-        for secret_name in secrets_needed(&policy) {
-            let secret = secrets
-                .get_opt(&secret_name)
-                .await
-                .map_err(kube_error(format!(
-                    "cannot read Secret {namespace}/{secret_name}"
-                )))?;
-            if let Some(secret) = secret {
-                let values = secret.data.unwrap_or_default();
-                data.insert(
-                    secret_name,
-                    values.into_iter().map(|(k, v)| (k, v.0)).collect(),
-                );
-            }
-        }
-        Ok(image_config::apply(&policy, package, &data, namespace))
+        image_policy(
+            self.cluster.client(),
+            self.packages.namespace(),
+            &format!("Function {name:?}"),
+            package,
+        )
+        .await
     }
 
     /// The outcome of `previous`, the Function's installed package, when it

@@ -17,10 +17,13 @@
 //! - `reconcile.rs`: one Function's reconcile;
 //! - `context.rs`: [`FunctionContext`], and how a package is installed;
 //! - `packages.rs`: [`InstalledPackages`], the store it fills;
-//! - `image_config.rs`: what ImageConfigs make of a package.
+//! - `image_config.rs`: what ImageConfigs make of a package;
+//! - `kcl_modules.rs`: the KCL modules function-kcl steps name, fetched
+//!   with the packages' client for a revision's pipeline.
 
 mod context;
 pub mod image_config;
+mod kcl_modules;
 mod packages;
 mod reconcile;
 mod triggers;
@@ -34,6 +37,7 @@ use plait_functions::{CacheLimits, FairShare, Resolver, ResponseCache, ShareLimi
 use plait_runtime::{CallLimits, Runtime};
 
 use crate::controllers::kit::{self, ObjectError, ReconcileFailure};
+use crate::stores::catalog::StepDirectories;
 
 pub use context::FunctionContext;
 pub use packages::InstalledPackages;
@@ -152,6 +156,18 @@ impl Functions {
 
     pub fn runtime(&self) -> &Runtime {
         self.resolver.runtime()
+    }
+
+    /// What fetches the KCL modules a revision's function-kcl steps name,
+    /// with the packages' registry client, reading the steps'
+    /// `kcl-registry` Secrets through `kube`; none when the controller
+    /// pulls no packages.
+    pub fn step_directories(&self, kube: &kube::Client) -> Option<Arc<dyn StepDirectories>> {
+        let packages = self.packages.clone()?;
+        Some(Arc::new(kcl_modules::KclStepModules {
+            packages,
+            kube: kube.clone(),
+        }))
     }
 }
 

@@ -7,9 +7,11 @@ use std::time::Duration;
 
 use plait_functions::{PackageSource, Pin, PinnedSource, Pins, ResolveError, Served, package_of};
 use plait_oci::Keychain;
+use plait_oci::kcl::{KclModule, ModuleVersion, WantedModule};
 use plait_runtime::{Builtin, Runtime};
 use serde_json::Value;
 
+use super::image_config::Applied;
 use crate::vocabulary::object::{condition, text};
 
 /// What a Function was last installed as, by this controller.
@@ -188,6 +190,53 @@ impl InstalledPackages {
             .unwrap_or_else(PoisonError::into_inner)
             .insert(function.to_string(), installed.clone());
         previous != Some(installed)
+    }
+}
+
+impl InstalledPackages {
+    /// Pulls the KCL module `wanted` names (a function-kcl step's source or
+    /// dependency) as `applied` (what the ImageConfigs made of it) says,
+    /// with the controller's credentials, the config's pull secret, and
+    /// `step_keychain` (the step's `kcl-registry` credential) winning for
+    /// its registry; a module named without a tag is pinned to its
+    /// repository's highest version, and one an ImageConfig wants signed
+    /// is verified.
+    pub(super) async fn kcl_module(
+        &self,
+        wanted: &WantedModule,
+        applied: &Applied,
+        step_keychain: &Keychain,
+    ) -> Result<KclModule, plait_oci::Error> {
+        let keychain = self
+            .keychain
+            .clone()
+            .merge(applied.keychain.clone())
+            .merge(step_keychain.clone());
+        let reference = match wanted.version {
+            ModuleVersion::Given => applied.reference.clone(),
+            ModuleVersion::Latest => {
+                let tag = self
+                    .client
+                    .latest_kcl_tag(&applied.reference, &keychain)
+                    .await?;
+                format!("{}:{tag}", applied.reference)
+            }
+        };
+        let module = self
+            .client
+            .resolve_kcl_module(&reference, &keychain)
+            .await?;
+        if let Some(verification) = &applied.verification {
+            self.client
+                .verify_signature(
+                    &module.pinned,
+                    &module.digest,
+                    &verification.authorities,
+                    &keychain,
+                )
+                .await?;
+        }
+        Ok(module)
     }
 }
 
