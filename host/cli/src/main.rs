@@ -1,6 +1,7 @@
 //! `plait`: a Kubernetes composition engine whose functions are WebAssembly components.
 
 mod componentize;
+mod compositiontest;
 mod controller;
 mod convert;
 mod files;
@@ -40,6 +41,9 @@ struct Cli {
 enum Command {
     /// Render the resources a composite resource would be composed of, offline.
     Render(Box<RenderArgs>),
+    /// Run CompositionTests (meta.dev.upbound.io/v1alpha1, YAML or KCL) as
+    /// `up test run` does: render each test's XR offline and assert the result.
+    Test(Box<compositiontest::TestArgs>),
     /// Print a `mode: Resources` Composition converted to a function pipeline, or
     /// ResourceClaimDefinitions and ResourceBindingDefinitions (with their classes)
     /// as the XRD and Compositions they mean.
@@ -444,6 +448,7 @@ fn main() -> ExitCode {
         Command::Controller(args) => controller::run(&args),
         Command::Install(args) => install::run(&args),
         Command::Validate(args) => return validate::main(&args),
+        Command::Test(args) => return compositiontest::main(&args),
         Command::Trace(args) => trace::run(&args),
         Command::Kcl { command } => return kcl::main(&command),
         Command::Composition {

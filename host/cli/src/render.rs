@@ -28,6 +28,27 @@ const RENDER_TIME: &str = "2024-01-01T00:00:00Z";
 const RENDER_API_VERSION: &str = "render.crossplane.io/v1beta1";
 
 pub fn run(args: &RenderArgs) -> Result<String> {
+    let rendered = render(args, None)?;
+    // Which component each step ran, on stderr so stdout stays what
+    // `crossplane render` prints.
+    eprint!("{}", rendered.ran);
+    files::to_yaml_stream(&rendered.documents)
+}
+
+/// A render's output documents, and how it ran.
+pub struct Rendered {
+    /// The XR, the composed resources, then (as asked) the results and the context.
+    pub documents: Vec<Value>,
+    /// One line per step naming the component it ran.
+    pub ran: String,
+    /// The UID render gave an XR that had none; composed resources' owner
+    /// references carry it.
+    pub stand_in_uid: Option<String>,
+}
+
+/// Renders as `plait render` does; `project` (already opened) wins over
+/// `args.project` and over the project found above the Composition.
+pub fn render(args: &RenderArgs, project: Option<Project>) -> Result<Rendered> {
     let mut xr = files::read_one(&args.composite_resource, "composite resource")?;
     let xr_ref = ObjectRef::of(&xr).with_context(|| {
         format!(
@@ -39,9 +60,10 @@ pub fn run(args: &RenderArgs) -> Result<String> {
     let composition = Composition::from_value(composition_value)
         .with_context(|| format!("{}: not a valid Composition", args.composition.display()))?;
 
-    let project = match &args.project {
-        Some(dir) => Some(Project::open(dir)?),
-        None => Project::find_above(&args.composition)?,
+    let project = match (project, &args.project) {
+        (Some(project), _) => Some(project),
+        (None, Some(dir)) => Some(Project::open(dir)?),
+        (None, None) => Project::find_above(&args.composition)?,
     };
     // The XRD given, else the project's XRD of the XR's kind.
     let xrd = match (&args.xrd, &project) {
@@ -83,6 +105,7 @@ pub fn run(args: &RenderArgs) -> Result<String> {
     // What -x prints the render's results onto: the XR as given, defaulted.
     let given_xr = xr.clone();
 
+    let mut stand_in_uid = None;
     if xr
         .pointer("/metadata/uid")
         .and_then(Value::as_str)
@@ -90,7 +113,9 @@ pub fn run(args: &RenderArgs) -> Result<String> {
     {
         // The controller names composed resources from the XR's UID; a
         // stable stand-in keeps render output repeatable.
-        xr["metadata"]["uid"] = json!(stable_uid(&xr_ref));
+        let uid = stable_uid(&xr_ref);
+        xr["metadata"]["uid"] = json!(uid);
+        stand_in_uid = Some(uid);
     }
     let xr_uid = xr["metadata"]["uid"]
         .as_str()
@@ -157,7 +182,13 @@ pub fn run(args: &RenderArgs) -> Result<String> {
             }]);
         }
         let mut r = json!({"apiVersion": reference.api_version, "kind": reference.kind, "name": reference.name});
-        if let Some(ns) = &reference.namespace {
+        // A namespaced XR's references have no namespace field (its
+        // schema has none): what it composes is in its own namespace.
+        if let Some(ns) = reference
+            .namespace
+            .as_ref()
+            .filter(|_| scope != CompositeScope::Namespaced)
+        {
             r["namespace"] = json!(ns);
         }
         refs.push(r);
@@ -232,10 +263,7 @@ pub fn run(args: &RenderArgs) -> Result<String> {
     if let Some(error) = &outcome.error {
         bail!("cannot render composite resource: {error}");
     }
-    // Which component each step ran, on stderr so stdout stays what
-    // `crossplane render` prints.
     let ran = ran_lines(&steps, &resolved.digests(), &pulled.pulled());
-    eprint!("{ran}");
 
     let mut documents = Vec::new();
     // Like `crossplane render`: the XR's identity, the references the
@@ -291,7 +319,11 @@ pub fn run(args: &RenderArgs) -> Result<String> {
             "fields": outcome.context,
         }));
     }
-    files::to_yaml_stream(&documents)
+    Ok(Rendered {
+        documents,
+        ran,
+        stand_in_uid,
+    })
 }
 
 /// One line per step naming the component it ran: its digest, and for a
@@ -459,7 +491,7 @@ fn project_functions(
 /// project's XRDs and the CRDs given (as `up` and the Crossplane CLI
 /// generate them from the XRDs and the dependencies' packages), or, with no
 /// CRDs given, the models directory the project's tool already generated.
-fn project_models(project: &Project, crds: &[std::path::PathBuf]) -> Result<Models> {
+pub fn project_models(project: &Project, crds: &[std::path::PathBuf]) -> Result<Models> {
     if crds.is_empty() && project.models_dir.is_dir() {
         return Ok(Models::Existing(project.models_dir.clone()));
     }
