@@ -49,8 +49,8 @@ const MAX_SEARCH_DEPTH: usize = 16;
 const RESOURCE_NAME_ANNOTATION: &str = "crossplane.io/composition-resource-name";
 /// The kinds render adds beside the resources (results, context): never validated.
 const RENDER_API_VERSION: &str = "render.crossplane.io/v1beta1";
-/// The CRD of the CompositionTest kind, for the KCL model tests import
-/// (`models.io.upbound.dev.meta.v1alpha1`).
+/// The CRDs of the test kinds (CompositionTest, E2ETest, OperationTest),
+/// for the KCL models tests import (`models.io.upbound.dev.meta.v1alpha1`).
 const COMPOSITION_TEST_CRD: &str = include_str!("compositiontest-crd.yaml");
 
 #[derive(clap::Args)]
@@ -398,16 +398,16 @@ fn run_kcl_test(dir: &Path, project: Option<&Project>, crds: &[PathBuf]) -> Resu
 }
 
 /// The models a project's KCL tests import: the project's (its XRDs and the
-/// CRDs given, or those its tool generated) and the CompositionTest kind's.
+/// CRDs given, or those its tool generated) and the test kinds'.
 fn test_models(project: &Project, crds: &[PathBuf]) -> Result<Models> {
     match render::project_models(project, crds)? {
         Models::Existing(dir) => Ok(Models::Existing(dir)),
         Models::Generated(mut files) => {
-            let crd =
-                plait_model::parse_documents(COMPOSITION_TEST_CRD, "the CompositionTest CRD")?
+            let test_crds =
+                plait_model::parse_documents(COMPOSITION_TEST_CRD, "the test kinds' CRDs")?
                     .into_iter()
                     .map(|value| Document {
-                        name: "the CompositionTest CRD".to_string(),
+                        name: "the test kinds' CRDs".to_string(),
                         value,
                     })
                     .collect();
@@ -415,7 +415,7 @@ fn test_models(project: &Project, crds: &[PathBuf]) -> Result<Models> {
                 layout: Layout::Upbound,
                 ..ImportOptions::default()
             };
-            for (path, text) in kcl::models(crd, &options)? {
+            for (path, text) in kcl::models(test_crds, &options)? {
                 files.entry(PathBuf::from(path)).or_insert(text);
             }
             Ok(Models::Generated(files))
@@ -496,7 +496,20 @@ impl<'a> Spec<'a> {
                 if !file.is_file() {
                     bail!("spec.{path}: {} is not a file", file.display());
                 }
-                Ok(Some(file))
+                // `up` reads the first document of the file, as a YAML
+                // reader of one object does: an example XR file often
+                // carries a Secret after the XR.
+                let documents =
+                    files::read_documents(&file).with_context(|| format!("spec.{path}"))?;
+                match documents.as_slice() {
+                    [] => bail!("spec.{path}: {} holds no document", file.display()),
+                    [_] => Ok(Some(file)),
+                    [(_, first), ..] => {
+                        let copy = scratch.join(format!("{inline}.yaml"));
+                        write_documents(&copy, &[first])?;
+                        Ok(Some(copy))
+                    }
+                }
             }
             (None, None) => Ok(None),
         }
@@ -538,15 +551,28 @@ fn run_test(test: &Test, args: &TestArgs) -> Result<Vec<String>> {
         .tempdir()
         .context("cannot create a scratch directory")?;
     let scratch = scratch.path();
-    let xr = spec
+    let xr_file = spec
         .file("xr", "xrPath", &test.base, scratch)?
         .context("spec: needs the composite resource, as xr or xrPath")?;
+    // `up` renders an XR given without a UID with none: its functions see
+    // none, and what it composes names UID "" as owner. plait renders it
+    // with UID "" to match, where `plait render` derives one.
+    let mut xr = files::read_one(&xr_file, "composite resource")?;
+    let without_uid = xr.pointer("/metadata/uid").is_none();
+    let xr_file = if without_uid {
+        xr["metadata"]["uid"] = Value::String(String::new());
+        let file = scratch.join("xr-without-uid.yaml");
+        write_documents(&file, &[&xr])?;
+        file
+    } else {
+        xr_file
+    };
     let composition = spec
         .file("composition", "compositionPath", &test.base, scratch)?
         .context("spec: needs the Composition, as composition or compositionPath")?;
     let xrd = spec.file("xrd", "xrdPath", &test.base, scratch)?;
     let mut observed_resources = Vec::new();
-    let observed = name_observed(spec.objects("observedResources")?, &xr)?;
+    let observed = name_observed(spec.objects("observedResources")?, &xr);
     let observed: Vec<&Value> = observed.iter().collect();
     if !observed.is_empty() {
         let file = scratch.join("observed.yaml");
@@ -576,7 +602,7 @@ fn run_test(test: &Test, args: &TestArgs) -> Result<Vec<String>> {
     }
     let assertions = spec.objects("assertResources")?;
     let render_args = RenderArgs {
-        composite_resource: xr,
+        composite_resource: xr_file,
         composition,
         functions: args.functions.clone(),
         observed_resources,
@@ -601,8 +627,8 @@ fn run_test(test: &Test, args: &TestArgs) -> Result<Vec<String>> {
     let rendered = render::render(&render_args, project)?;
     tracing::debug!(test = %test.name, ran = %rendered.ran, "rendered");
     let mut documents = rendered.documents;
-    if let Some(uid) = &rendered.stand_in_uid {
-        as_up_renders(&mut documents, uid);
+    if without_uid {
+        as_up_renders(&mut documents);
     }
     let mut failures = Vec::new();
     if spec.validate()? {
@@ -619,59 +645,29 @@ fn run_test(test: &Test, args: &TestArgs) -> Result<Vec<String>> {
 /// namespaced XR's namespace): `up`'s render observes a resource by its
 /// template's annotation alone, where plait's, as `crossplane render`,
 /// observes only named ones.
-fn name_observed(observed: Vec<&Value>, xr_file: &Path) -> Result<Vec<Value>> {
-    let xr = files::read_one(xr_file, "composite resource")?;
-    let reference = plait_reconcile::ObjectRef::of(&xr);
-    let uid = match (
-        xr.pointer("/metadata/uid").and_then(Value::as_str),
-        &reference,
-    ) {
-        (Some(uid), _) => uid.to_string(),
-        (None, Some(reference)) => plait_reconcile::stable_uid(reference),
-        (None, None) => return Ok(observed.into_iter().cloned().collect()),
+fn name_observed(observed: Vec<&Value>, xr: &Value) -> Vec<Value> {
+    let text = |object: &Value, pointer: &str| {
+        object
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .map(str::to_string)
     };
-    let composite_label = xr
-        .pointer("/metadata/labels/crossplane.io~1composite")
-        .or_else(|| xr.pointer("/metadata/name"))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let xr_identity = (
-        xr.get("apiVersion"),
-        xr.get("kind"),
-        xr.pointer("/metadata/name"),
-    );
+    let uid = text(xr, "/metadata/uid").unwrap_or_default();
+    let composite_label = text(xr, "/metadata/labels/crossplane.io~1composite")
+        .or_else(|| text(xr, "/metadata/name"))
+        .unwrap_or_default();
     let mut named = Vec::new();
     for object in observed {
         let mut object = object.clone();
-        // `up`'s XR has UID "": an owner reference to it with that UID is
-        // a reference to the XR plait renders.
-        if let Some(owners) = object
-            .pointer_mut("/metadata/ownerReferences")
-            .and_then(Value::as_array_mut)
-        {
-            for owner in owners {
-                let to_xr = (
-                    owner.get("apiVersion"),
-                    owner.get("kind"),
-                    owner.get("name"),
-                ) == xr_identity;
-                if to_xr && owner["uid"] == "" {
-                    owner["uid"] = Value::String(uid.clone());
-                }
-            }
-        }
-        let text = |pointer: &str| object.pointer(pointer).and_then(Value::as_str);
-        let unnamed = text("/metadata/name").is_none_or(str::is_empty);
+        let unnamed = text(&object, "/metadata/name").is_none_or(|n| n.is_empty());
         let template = object
             .pointer("/metadata/annotations")
             .and_then(|a| a.get(RESOURCE_NAME_ANNOTATION))
             .and_then(Value::as_str)
             .map(str::to_string);
         if let (true, Some(template)) = (unnamed, template) {
-            let prefix = text("/metadata/generateName")
+            let prefix = text(&object, "/metadata/generateName")
                 .filter(|p| !p.is_empty())
-                .map(str::to_string)
                 .unwrap_or_else(|| format!("{composite_label}-"));
             let name = plait_reconcile::compose::deterministic_name(&prefix, &uid, &template);
             object["metadata"]["name"] = Value::String(name);
@@ -684,23 +680,22 @@ fn name_observed(observed: Vec<&Value>, xr_file: &Path) -> Result<Vec<Value>> {
         }
         named.push(object);
     }
-    Ok(named)
+    named
 }
 
 /// The rendered objects as `up`'s render prints them for an XR given
-/// without a UID: it gives the XR none, so the owner references of what it
-/// composes name UID `""`, and it names no composed resource (they keep
-/// only their `generateName`), where plait's render, as `crossplane render`
-/// does, derives a UID and names from it. A name a function gave is kept.
-fn as_up_renders(documents: &mut [Value], stand_in_uid: &str) {
-    for document in documents {
+/// without a UID: the XR without one, and no composed resource named (they
+/// keep only their `generateName`; a name a function gave is kept), where
+/// plait's render, as `crossplane render` does, names them.
+fn as_up_renders(documents: &mut [Value]) {
+    for (index, document) in documents.iter_mut().enumerate() {
         let text = |pointer: &str| {
             document
                 .pointer(pointer)
                 .and_then(Value::as_str)
                 .map(str::to_string)
         };
-        if let (Some(name), Some(prefix), Some(template)) = (
+        let generated = match (
             text("/metadata/name"),
             text("/metadata/generateName"),
             document
@@ -709,23 +704,18 @@ fn as_up_renders(documents: &mut [Value], stand_in_uid: &str) {
                 .and_then(Value::as_str)
                 .map(str::to_string),
         ) {
-            let generated =
-                plait_reconcile::compose::deterministic_name(&prefix, stand_in_uid, &template);
-            if name == generated
-                && let Some(metadata) = document.get_mut("metadata").and_then(Value::as_object_mut)
-            {
+            (Some(name), Some(prefix), Some(template)) => {
+                name == plait_reconcile::compose::deterministic_name(&prefix, "", &template)
+            }
+            _ => false,
+        };
+        let unset_uid = index == 0 && text("/metadata/uid").as_deref() == Some("");
+        if let Some(metadata) = document.get_mut("metadata").and_then(Value::as_object_mut) {
+            if generated {
                 metadata.remove("name");
             }
-        }
-        let Some(owners) = document
-            .pointer_mut("/metadata/ownerReferences")
-            .and_then(Value::as_array_mut)
-        else {
-            continue;
-        };
-        for owner in owners {
-            if owner["uid"] == stand_in_uid {
-                owner["uid"] = Value::String(String::new());
+            if unset_uid {
+                metadata.remove("uid");
             }
         }
     }

@@ -41,9 +41,6 @@ pub struct Rendered {
     pub documents: Vec<Value>,
     /// One line per step naming the component it ran.
     pub ran: String,
-    /// The UID render gave an XR that had none; composed resources' owner
-    /// references carry it.
-    pub stand_in_uid: Option<String>,
 }
 
 /// Renders as `plait render` does; `project` (already opened) wins over
@@ -105,7 +102,6 @@ pub fn render(args: &RenderArgs, project: Option<Project>) -> Result<Rendered> {
     // What -x prints the render's results onto: the XR as given, defaulted.
     let given_xr = xr.clone();
 
-    let mut stand_in_uid = None;
     if xr
         .pointer("/metadata/uid")
         .and_then(Value::as_str)
@@ -113,9 +109,7 @@ pub fn render(args: &RenderArgs, project: Option<Project>) -> Result<Rendered> {
     {
         // The controller names composed resources from the XR's UID; a
         // stable stand-in keeps render output repeatable.
-        let uid = stable_uid(&xr_ref);
-        xr["metadata"]["uid"] = json!(uid);
-        stand_in_uid = Some(uid);
+        xr["metadata"]["uid"] = json!(stable_uid(&xr_ref));
     }
     let xr_uid = xr["metadata"]["uid"]
         .as_str()
@@ -319,11 +313,7 @@ pub fn render(args: &RenderArgs, project: Option<Project>) -> Result<Rendered> {
             "fields": outcome.context,
         }));
     }
-    Ok(Rendered {
-        documents,
-        ran,
-        stand_in_uid,
-    })
+    Ok(Rendered { documents, ran })
 }
 
 /// One line per step naming the component it ran: its digest, and for a
@@ -514,9 +504,12 @@ pub fn project_models(project: &Project, crds: &[std::path::PathBuf]) -> Result<
         .collect();
     for path in crds {
         for (file, value) in files::read_documents_recursive(path)? {
-            if value["kind"] != "CustomResourceDefinition" {
+            // XRDs too: a dependency Configuration's APIs are its XRDs.
+            if value["kind"] != "CustomResourceDefinition"
+                && value["kind"] != "CompositeResourceDefinition"
+            {
                 bail!(
-                    "{}: --crds takes CustomResourceDefinitions, found kind {}",
+                    "{}: --crds takes CustomResourceDefinitions and CompositeResourceDefinitions, found kind {}",
                     file.display(),
                     value["kind"]
                 );
