@@ -684,39 +684,47 @@ fn name_observed(observed: Vec<&Value>, xr: &Value) -> Vec<Value> {
 }
 
 /// The rendered objects as `up`'s render prints them for an XR given
-/// without a UID: the XR without one, and no composed resource named (they
-/// keep only their `generateName`; a name a function gave is kept), where
-/// plait's render, as `crossplane render` does, names them.
+/// without a UID: the XR without one, and no composed resource named (each
+/// has the `generateName` its name came from; a name a function gave is
+/// kept), where plait's render, as `crossplane render` does, names them.
 fn as_up_renders(documents: &mut [Value]) {
-    for (index, document) in documents.iter_mut().enumerate() {
-        let text = |pointer: &str| {
-            document
-                .pointer(pointer)
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        };
-        let generated = match (
-            text("/metadata/name"),
-            text("/metadata/generateName"),
+    let text = |object: &Value, pointer: &str| {
+        object
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let Some(xr) = documents.first_mut() else {
+        return;
+    };
+    if text(xr, "/metadata/uid").as_deref() == Some("")
+        && let Some(metadata) = xr.get_mut("metadata").and_then(Value::as_object_mut)
+    {
+        metadata.remove("uid");
+    }
+    let composite_label = text(xr, "/metadata/labels/crossplane.io~1composite")
+        .or_else(|| text(xr, "/metadata/name"))
+        .unwrap_or_default();
+    for document in documents.iter_mut().skip(1) {
+        let (Some(name), Some(template)) = (
+            text(document, "/metadata/name"),
             document
                 .pointer("/metadata/annotations")
                 .and_then(|a| a.get(RESOURCE_NAME_ANNOTATION))
                 .and_then(Value::as_str)
                 .map(str::to_string),
-        ) {
-            (Some(name), Some(prefix), Some(template)) => {
-                name == plait_reconcile::compose::deterministic_name(&prefix, "", &template)
-            }
-            _ => false,
+        ) else {
+            continue;
         };
-        let unset_uid = index == 0 && text("/metadata/uid").as_deref() == Some("");
+        let prefix = text(document, "/metadata/generateName")
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| format!("{composite_label}-"));
+        if name != plait_reconcile::compose::deterministic_name(&prefix, "", &template) {
+            continue;
+        }
         if let Some(metadata) = document.get_mut("metadata").and_then(Value::as_object_mut) {
-            if generated {
-                metadata.remove("name");
-            }
-            if unset_uid {
-                metadata.remove("uid");
-            }
+            metadata.remove("name");
+            metadata.insert("generateName".into(), Value::String(prefix));
         }
     }
 }
@@ -778,7 +786,7 @@ fn validate(
 /// object of its apiVersion, kind and `metadata.name` (absent is `""`, as
 /// composed resources' names are) that carries every annotation it
 /// asserts is compared with it, and only that one.
-fn assert_resource(expected: &Value, rendered: &[Value]) -> Vec<String> {
+fn assert_resource(expected: &Value, rendered: &[Value]) -> Option<String> {
     let text = |value: &Value, pointer: &str| {
         value
             .pointer(pointer)
@@ -818,16 +826,16 @@ fn assert_resource(expected: &Value, rendered: &[Value]) -> Vec<String> {
         }) {
             lines.push(format!("  rendered: {}", describe(candidate)));
         }
-        return lines;
+        return Some(lines.join("\n"));
     };
     let mut differences = Vec::new();
     compare("", expected, actual, &mut differences);
     if differences.is_empty() {
-        return differences;
+        return None;
     }
     let mut lines = vec![format!("{}:", describe(expected))];
     lines.extend(differences.into_iter().map(|d| format!("  {d}")));
-    lines
+    Some(lines.join("\n"))
 }
 
 /// How a failure names an object: its apiVersion, kind, name and template.
@@ -940,4 +948,158 @@ fn text_report(report: &Report) -> String {
         report.passed, report.failed
     ));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_assertion_is_a_subset_match_as_up_compares() {
+        let rendered = json!({
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"labels": {"app": "a", "tier": "web"}, "uid": "1234"},
+            "spec": {"ports": [{"port": 80, "name": "http"}], "replicas": 2, "flag": false},
+        });
+        let cases: [(&str, Value, Vec<&str>); 9] = [
+            (
+                "fields left out are not checked",
+                json!({"metadata": {"labels": {"app": "a"}}}),
+                vec![],
+            ),
+            (
+                "a list matches item by item, each a subset",
+                json!({"spec": {"ports": [{"port": 80}]}}),
+                vec![],
+            ),
+            (
+                "numbers match by value",
+                json!({"spec": {"replicas": 2.0}}),
+                vec![],
+            ),
+            (
+                "a different value",
+                json!({"spec": {"replicas": 3}}),
+                vec!["spec.replicas: expected 3, got 2"],
+            ),
+            (
+                "a missing field",
+                json!({"spec": {"paused": true}}),
+                vec!["spec.paused: missing, expected true"],
+            ),
+            (
+                "lists of different lengths",
+                json!({"spec": {"ports": [{"port": 80}, {"port": 443}]}}),
+                vec!["spec.ports: expected 2 items, got 1: [{\"name\":\"http\",\"port\":80}]"],
+            ),
+            (
+                "an empty UID is a value like any other",
+                json!({"metadata": {"uid": ""}}),
+                vec!["metadata.uid: expected \"\", got \"1234\""],
+            ),
+            (
+                "false is not missing",
+                json!({"spec": {"flag": false}}),
+                vec![],
+            ),
+            (
+                "keys that are not plain names are quoted",
+                json!({"metadata": {"labels": {"app.kubernetes.io/name": "a"}}}),
+                vec!["metadata.labels[\"app.kubernetes.io/name\"]: missing, expected \"a\""],
+            ),
+        ];
+        for (case, expected, want) in cases {
+            let mut got = Vec::new();
+            compare("", &expected, &rendered, &mut got);
+            assert_eq!(got, want, "{case}");
+        }
+    }
+
+    #[test]
+    fn an_assertion_compares_the_first_object_of_its_identity_and_annotations() {
+        let composed = |template: &str, size: u64| {
+            json!({"apiVersion": "example.org/v1", "kind": "Disk",
+                "metadata": {"generateName": "xr-", "annotations": {RESOURCE_NAME_ANNOTATION: template}},
+                "spec": {"size": size}})
+        };
+        let rendered = [
+            json!({"apiVersion": "example.org/v1", "kind": "XR", "metadata": {"name": "xr"}}),
+            composed("small", 1),
+            composed("large", 10),
+        ];
+        let assertion = |annotations: Value, size: u64| {
+            json!({"apiVersion": "example.org/v1", "kind": "Disk",
+                "metadata": {"annotations": annotations}, "spec": {"size": size}})
+        };
+        let cases: [(&str, Value, Option<&str>); 5] = [
+            (
+                "the annotation picks the object",
+                assertion(json!({RESOURCE_NAME_ANNOTATION: "large"}), 10),
+                None,
+            ),
+            (
+                "without one the first of the kind is compared, and only it",
+                assertion(json!({}), 10),
+                Some("example.org/v1, Kind=Disk:\n  spec.size: expected 10, got 1"),
+            ),
+            (
+                "no object carries the annotation",
+                assertion(json!({RESOURCE_NAME_ANNOTATION: "medium"}), 5),
+                Some(
+                    "example.org/v1, Kind=Disk (resource \"medium\"): no rendered resource has its apiVersion, kind, name and annotations\n  rendered: example.org/v1, Kind=Disk (resource \"small\")\n  rendered: example.org/v1, Kind=Disk (resource \"large\")",
+                ),
+            ),
+            (
+                "an unnamed composed resource is found by the name \"\", but has no name field",
+                json!({"apiVersion": "example.org/v1", "kind": "Disk", "metadata": {"name": ""}, "spec": {"size": 1}}),
+                Some("example.org/v1, Kind=Disk \"\":\n  metadata.name: missing, expected \"\""),
+            ),
+            (
+                "the XR by its name",
+                json!({"apiVersion": "example.org/v1", "kind": "XR", "metadata": {"name": "other"}}),
+                Some(
+                    "example.org/v1, Kind=XR \"other\": no rendered resource has its apiVersion, kind, name and annotations\n  rendered: example.org/v1, Kind=XR \"xr\"",
+                ),
+            ),
+        ];
+        for (case, expected, want) in cases {
+            assert_eq!(
+                assert_resource(&expected, &rendered).as_deref(),
+                want,
+                "{case}"
+            );
+        }
+    }
+
+    #[test]
+    fn composed_resources_read_as_ups_render_prints_them() {
+        let name =
+            |template: &str| plait_reconcile::compose::deterministic_name("xr-", "", template);
+        let mut documents = vec![
+            json!({"apiVersion": "example.org/v1", "kind": "XR", "metadata": {"name": "xr", "uid": ""}}),
+            json!({"kind": "Disk", "metadata": {"name": name("disk"), "generateName": "xr-",
+                "annotations": {RESOURCE_NAME_ANNOTATION: "disk"}}}),
+            json!({"kind": "Disk", "metadata": {"name": name("observed"),
+                "annotations": {RESOURCE_NAME_ANNOTATION: "observed"}}}),
+            json!({"kind": "Disk", "metadata": {"name": "chosen-by-the-function", "generateName": "xr-",
+                "annotations": {RESOURCE_NAME_ANNOTATION: "named"}}}),
+        ];
+        as_up_renders(&mut documents);
+        assert_eq!(
+            documents[0]["metadata"],
+            json!({"name": "xr"}),
+            "the XR has no UID"
+        );
+        assert_eq!(
+            documents[1]["metadata"],
+            json!({"generateName": "xr-", "annotations": {RESOURCE_NAME_ANNOTATION: "disk"}})
+        );
+        assert_eq!(
+            documents[2]["metadata"],
+            json!({"generateName": "xr-", "annotations": {RESOURCE_NAME_ANNOTATION: "observed"}}),
+            "a name derived from the XR's name keeps its generateName"
+        );
+        assert_eq!(documents[3]["metadata"]["name"], "chosen-by-the-function");
+    }
 }
