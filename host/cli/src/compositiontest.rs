@@ -96,9 +96,41 @@ struct Test {
     document: Value,
     /// The project's root, when the test belongs to one.
     project_root: Option<PathBuf>,
-    /// What the test's relative paths start from: the project's root, else
-    /// the directory of the test.
-    base: PathBuf,
+    /// What the test's relative paths start from.
+    base: Base,
+}
+
+/// What a test's relative paths start from.
+#[derive(Debug, Clone)]
+enum Base {
+    /// The project's root, which `up` reads the project from as a file
+    /// system of its own: a path is read from its root, and `..` at the
+    /// root stays there (tests written in `tests/NAME/` often give
+    /// `../../examples/xr.yaml`).
+    ProjectRoot(PathBuf),
+    /// Outside a project, the test file's directory.
+    Directory(PathBuf),
+}
+
+impl Base {
+    fn resolve(&self, relative: &str) -> PathBuf {
+        match self {
+            Base::Directory(dir) => dir.join(relative),
+            Base::ProjectRoot(root) => {
+                let mut inside = PathBuf::new();
+                for component in Path::new(relative).components() {
+                    match component {
+                        std::path::Component::Normal(part) => inside.push(part),
+                        std::path::Component::ParentDir => {
+                            inside.pop();
+                        }
+                        _ => {}
+                    }
+                }
+                root.join(inside)
+            }
+        }
+    }
 }
 
 /// Where tests come from.
@@ -306,9 +338,11 @@ fn load(
         TestSource::Kcl(dir) => run_kcl_test(dir, project.as_ref(), crds)?,
     };
     let base = match (&project, source) {
-        (Some(project), _) => project.root.clone(),
-        (None, TestSource::Kcl(dir)) => dir.clone(),
-        (None, TestSource::Yaml(file)) => file.parent().unwrap_or(Path::new(".")).to_path_buf(),
+        (Some(project), _) => Base::ProjectRoot(project.root.clone()),
+        (None, TestSource::Kcl(dir)) => Base::Directory(dir.clone()),
+        (None, TestSource::Yaml(file)) => {
+            Base::Directory(file.parent().unwrap_or(Path::new(".")).to_path_buf())
+        }
     };
     let mut tests = Vec::new();
     for (index, document) in documents.into_iter().enumerate() {
@@ -481,7 +515,7 @@ impl<'a> Spec<'a> {
         &self,
         inline: &str,
         path: &str,
-        base: &Path,
+        base: &Base,
         scratch: &Path,
     ) -> Result<Option<PathBuf>> {
         match (self.object(inline)?, self.string(path)?) {
@@ -492,7 +526,7 @@ impl<'a> Spec<'a> {
                 Ok(Some(file))
             }
             (None, Some(relative)) => {
-                let file = base.join(relative);
+                let file = base.resolve(relative);
                 if !file.is_file() {
                     bail!("spec.{path}: {} is not a file", file.display());
                 }
@@ -588,7 +622,7 @@ fn run_test(test: &Test, args: &TestArgs) -> Result<Vec<String>> {
     }
     let function_credentials = spec
         .string("functionCredentialsPath")?
-        .map(|relative| test.base.join(relative))
+        .map(|relative| test.base.resolve(relative))
         .into_iter()
         .collect();
     let mut context_values = Vec::new();
@@ -1068,6 +1102,38 @@ mod tests {
                 assert_resource(&expected, &rendered).as_deref(),
                 want,
                 "{case}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_projects_paths_are_read_from_its_root_and_stay_inside_it() {
+        let project = Base::ProjectRoot(PathBuf::from("/p"));
+        let directory = Base::Directory(PathBuf::from("/p/tests/t"));
+        let cases = [
+            (&project, "examples/xr.yaml", "/p/examples/xr.yaml"),
+            (&project, "../../examples/xr.yaml", "/p/examples/xr.yaml"),
+            (
+                &project,
+                "/apis/composition.yaml",
+                "/p/apis/composition.yaml",
+            ),
+            (
+                &project,
+                "apis/../examples/./xr.yaml",
+                "/p/examples/xr.yaml",
+            ),
+            (
+                &directory,
+                "../../examples/xr.yaml",
+                "/p/tests/t/../../examples/xr.yaml",
+            ),
+        ];
+        for (base, relative, want) in cases {
+            assert_eq!(
+                base.resolve(relative),
+                PathBuf::from(want),
+                "{base:?} {relative}"
             );
         }
     }
