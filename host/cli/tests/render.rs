@@ -1071,7 +1071,9 @@ fn plait_test_reports_each_composition_test_and_fails_when_one_fails() {
     let kcl_test = format!("{fixtures}/xapp-kcl");
     let project = "tests/projects/configuration-app";
     let crds = format!("{project}/crds");
-    let cases: [(&str, Vec<&str>, bool, Vec<&str>); 6] = [
+    let validate = format!("{fixtures}/validate.yaml");
+    let context = format!("{fixtures}/context.yaml");
+    let cases: [(&str, Vec<&str>, bool, Vec<&str>); 8] = [
         (
             "the getting-started example's tests",
             vec!["test", "examples/getting-started/test.yaml"],
@@ -1087,6 +1089,16 @@ fn plait_test_reports_each_composition_test_and_fails_when_one_fails() {
             vec!["test", "--project", project, "--crds", &crds, &kcl_test],
             true,
             vec!["PASS xapp-installs-ghost (", "\n1 passed, 0 failed\n"],
+        ),
+        (
+            "the context and extra resources a test gives",
+            vec!["test", &context],
+            true,
+            vec![
+                "PASS region-from-the-context (",
+                "PASS region-from-an-environment-config (",
+                "\n2 passed, 0 failed\n",
+            ],
         ),
         (
             "failing assertions",
@@ -1116,6 +1128,14 @@ fn plait_test_reports_each_composition_test_and_fails_when_one_fails() {
                 "error: spec.assertResources[0]: expected an object, found \"just a string\"",
                 "error: spec.xrPath: host/cli/tests/compositiontest/no-such-xr.yaml is not a file",
                 "\n0 passed, 6 failed\n",
+            ],
+        ),
+        (
+            "validate: true, a field the XRD lacks",
+            vec!["test", &validate],
+            false,
+            vec![
+                "\n    validate: example.org/v1alpha1, Kind=App \"hello\": spec.colour: Invalid value: \"colour\": unknown field: \"colour\"\n0 passed, 1 failed\n",
             ],
         ),
         (
