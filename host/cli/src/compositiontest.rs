@@ -198,9 +198,7 @@ fn run(args: &TestArgs) -> Result<Report> {
     let paths = if args.paths.is_empty() {
         let project = match &given_project {
             Some(project) => Some(Project::open(&project.root)?),
-            None => {
-                Project::find_above(&std::env::current_dir()?.join(project::UPBOUND_PROJECT_FILE))?
-            }
+            None => project_around(&std::env::current_dir()?)?,
         };
         let Some(project) = project else {
             bail!("no tests given, and no project here whose tests directory to run");
@@ -267,6 +265,18 @@ fn run(args: &TestArgs) -> Result<Report> {
         passed,
         tests: results,
     })
+}
+
+/// The project `dir` is the root of, or lies in.
+fn project_around(dir: &Path) -> Result<Option<Project>> {
+    for candidate in dir.ancestors() {
+        if candidate.join(project::UPBOUND_PROJECT_FILE).is_file()
+            || candidate.join(project::CROSSPLANE_PROJECT_FILE).is_file()
+        {
+            return Project::open(candidate).map(Some);
+        }
+    }
+    Ok(None)
 }
 
 /// The test sources under `path`: a YAML file, a KCL test (a directory
