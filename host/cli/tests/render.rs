@@ -1073,7 +1073,8 @@ fn plait_test_reports_each_composition_test_and_fails_when_one_fails() {
     let crds = format!("{project}/crds");
     let validate = format!("{fixtures}/validate.yaml");
     let context = format!("{fixtures}/context.yaml");
-    let cases: [(&str, Vec<&str>, bool, Vec<&str>); 8] = [
+    let resource_refs = format!("{fixtures}/resource-refs.yaml");
+    let cases: [(&str, Vec<&str>, bool, Vec<&str>); 9] = [
         (
             "the getting-started example's tests",
             vec!["test", "examples/getting-started/test.yaml"],
@@ -1099,6 +1100,12 @@ fn plait_test_reports_each_composition_test_and_fails_when_one_fails() {
                 "PASS region-from-an-environment-config (",
                 "\n2 passed, 0 failed\n",
             ],
+        ),
+        (
+            "a namespaced XR's references, as its function observes them, name no namespace",
+            vec!["test", &resource_refs],
+            true,
+            vec!["\n1 passed, 0 failed\n"],
         ),
         (
             "failing assertions",
