@@ -102,6 +102,10 @@ struct Test {
     base: Base,
 }
 
+/// The models generated for each project in this run, by its root: a
+/// project's models come from the same XRDs and CRDs for every test.
+type ModelsByProject = BTreeMap<PathBuf, Models>;
+
 /// What a test's relative paths start from.
 #[derive(Debug, Clone)]
 enum Base {
@@ -214,14 +218,15 @@ fn run(args: &TestArgs) -> Result<Report> {
     sources.dedup();
     let mut results = Vec::new();
     let mut found = 0;
+    let mut models = ModelsByProject::new();
     for source in &sources {
         let started = Instant::now();
-        match load(source, given_project.as_ref(), &args.crds) {
+        match load(source, given_project.as_ref(), &args.crds, &mut models) {
             Ok(tests) => {
                 for test in tests {
                     found += 1;
                     let started = Instant::now();
-                    let failures = match run_test(&test, args) {
+                    let failures = match run_test(&test, args, &mut models) {
                         Ok(failures) => failures,
                         Err(error) => vec![format!("error: {error:#}")],
                     };
@@ -334,6 +339,7 @@ fn load(
     source: &TestSource,
     given_project: Option<&Project>,
     crds: &[PathBuf],
+    models: &mut ModelsByProject,
 ) -> Result<Vec<Test>> {
     let path = match source {
         TestSource::Yaml(path) | TestSource::Kcl(path) => path,
@@ -347,7 +353,7 @@ fn load(
             .into_iter()
             .map(|(_, document)| document)
             .collect(),
-        TestSource::Kcl(dir) => run_kcl_test(dir, project.as_ref(), crds)?,
+        TestSource::Kcl(dir) => run_kcl_test(dir, project.as_ref(), crds, models)?,
     };
     let base = match (&project, source) {
         (Some(project), _) => Base::ProjectRoot(project.root.clone()),
@@ -387,7 +393,12 @@ fn load(
 
 /// Runs a KCL test program and returns the documents it emits: a stream,
 /// or the `items` list `up`'s tests assign.
-fn run_kcl_test(dir: &Path, project: Option<&Project>, crds: &[PathBuf]) -> Result<Vec<Value>> {
+fn run_kcl_test(
+    dir: &Path,
+    project: Option<&Project>,
+    crds: &[PathBuf],
+    models: &mut ModelsByProject,
+) -> Result<Vec<Value>> {
     // The program runs staged as the project's functions are, its models
     // (a `kcl.mod` path dependency leading to the project's models
     // directory) written in.
@@ -407,7 +418,7 @@ fn run_kcl_test(dir: &Path, project: Option<&Project>, crds: &[PathBuf]) -> Resu
                 dir,
                 is_kcl: true,
             };
-            let models = test_models(project, crds)?;
+            let models = test_models(project, crds, models)?;
             Some(project::stage(
                 project,
                 &BTreeMap::from([(name, function)]),
@@ -443,9 +454,36 @@ fn run_kcl_test(dir: &Path, project: Option<&Project>, crds: &[PathBuf]) -> Resu
     Ok(tests)
 }
 
-/// The models a project's KCL tests import: the project's (its XRDs and the
-/// CRDs given, or those its tool generated) and the test kinds'.
-fn test_models(project: &Project, crds: &[PathBuf]) -> Result<Models> {
+/// Whether a step of the Composition calls one of the project's functions
+/// (which run on the project's models).
+fn project_calls_its_functions(project: &Project, composition: &Path) -> Result<bool> {
+    let functions = project.functions()?;
+    let composition = files::read_one(composition, "Composition")?;
+    let steps = composition
+        .pointer("/spec/pipeline")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    Ok(steps.iter().any(|step| {
+        step.pointer("/functionRef/name")
+            .and_then(Value::as_str)
+            .is_some_and(|name| functions.contains_key(name))
+    }))
+}
+
+/// The models a project's KCL tests and functions import: the project's
+/// (its XRDs and the CRDs given, or those its tool generated) and the test
+/// kinds'; generated once per project in a run.
+fn test_models(project: &Project, crds: &[PathBuf], cache: &mut ModelsByProject) -> Result<Models> {
+    if let Some(models) = cache.get(&project.root) {
+        return Ok(models.clone());
+    }
+    let models = generate_test_models(project, crds)?;
+    cache.insert(project.root.clone(), models.clone());
+    Ok(models)
+}
+
+fn generate_test_models(project: &Project, crds: &[PathBuf]) -> Result<Models> {
     match render::project_models(project, crds)? {
         Models::Existing(dir) => Ok(Models::Existing(dir)),
         Models::Generated(mut files) => {
@@ -590,7 +628,7 @@ fn write_documents(file: &Path, documents: &[&Value]) -> Result<()> {
 
 /// Runs one test: the differences found (none when it passed), or the
 /// error that stopped it.
-fn run_test(test: &Test, args: &TestArgs) -> Result<Vec<String>> {
+fn run_test(test: &Test, args: &TestArgs, models: &mut ModelsByProject) -> Result<Vec<String>> {
     let spec = Spec::of(&test.document)?;
     let scratch = tempfile::Builder::new()
         .prefix("plait-test-")
@@ -670,7 +708,13 @@ fn run_test(test: &Test, args: &TestArgs) -> Result<Vec<String>> {
         Some(root) => Some(Project::open(root)?),
         None => None,
     };
-    let rendered = render::render(&render_args, project)?;
+    let project_models = match &project {
+        Some(project) if project_calls_its_functions(project, &render_args.composition)? => {
+            Some(test_models(project, &args.crds, models)?)
+        }
+        _ => None,
+    };
+    let rendered = render::render(&render_args, project, project_models.as_ref())?;
     tracing::debug!(test = %test.name, ran = %rendered.ran, "rendered");
     let mut documents = rendered.documents;
     if without_uid {

@@ -28,7 +28,7 @@ const RENDER_TIME: &str = "2024-01-01T00:00:00Z";
 const RENDER_API_VERSION: &str = "render.crossplane.io/v1beta1";
 
 pub fn run(args: &RenderArgs) -> Result<String> {
-    let rendered = render(args, None)?;
+    let rendered = render(args, None, None)?;
     // Which component each step ran, on stderr so stdout stays what
     // `crossplane render` prints.
     eprint!("{}", rendered.ran);
@@ -44,8 +44,13 @@ pub struct Rendered {
 }
 
 /// Renders as `plait render` does; `project` (already opened) wins over
-/// `args.project` and over the project found above the Composition.
-pub fn render(args: &RenderArgs, project: Option<Project>) -> Result<Rendered> {
+/// `args.project` and over the project found above the Composition, and
+/// `models` (already generated) over the project's models generated anew.
+pub fn render(
+    args: &RenderArgs,
+    project: Option<Project>,
+    models: Option<&Models>,
+) -> Result<Rendered> {
     let mut xr = files::read_one(&args.composite_resource, "composite resource")?;
     let xr_ref = ObjectRef::of(&xr).with_context(|| {
         format!(
@@ -231,7 +236,9 @@ pub fn render(args: &RenderArgs, project: Option<Project>) -> Result<Rendered> {
         functions::load(runtime, args.functions.as_deref(), &args.registry)?;
     // `_staged` (the project functions' staged directories) lives until the render ends.
     let (resolver, _staged) = match &project {
-        Some(project) => project_functions(project, &args.crds, &steps, resolver, &mut given)?,
+        Some(project) => {
+            project_functions(project, &args.crds, models, &steps, resolver, &mut given)?
+        }
         None => (resolver, None),
     };
     // The controller runs its pipelines with the same resolver and runner.
@@ -431,6 +438,7 @@ fn context(args: &RenderArgs) -> Result<Value> {
 fn project_functions(
     project: &Project,
     crds: &[std::path::PathBuf],
+    models: Option<&Models>,
     steps: &[Step],
     mut resolver: Resolver,
     given: &mut GivenFunctions,
@@ -466,7 +474,10 @@ fn project_functions(
         functions = ?called.keys().collect::<Vec<_>>(),
         "running the project's KCL functions with the built-in function-kcl"
     );
-    let models = project_models(project, crds)?;
+    let models = match models {
+        Some(models) => models.clone(),
+        None => project_models(project, crds)?,
+    };
     let staged = project::stage(project, &called, &models)?;
     let kcl = resolver.runtime().builtin(Builtin::Kcl)?;
     for (name, grants) in &staged.grants {
