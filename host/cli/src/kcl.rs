@@ -221,7 +221,34 @@ pub fn models(
             ),
         }
     }
-    Ok(plait_kcl::r#import::import(&crds, options)?)
+    let files = plait_kcl::r#import::import(&crds, options)?;
+    Ok(match options.layout {
+        Layout::Upbound => files
+            .into_iter()
+            .map(|(path, text)| (upbound_namespaced_path(&path), text))
+            .collect(),
+        Layout::Kcl => files,
+    })
+}
+
+/// `up` names the package of a namespaced provider's group
+/// (`ec2.aws.m.upbound.io`) with the `m` joined to the part before it:
+/// `io/upbound/awsm/ec2`, as its projects import `models.io.upbound.awsm.ec2`.
+fn upbound_namespaced_path(path: &str) -> String {
+    let parts: Vec<&str> = path.split('/').collect();
+    let mut joined: Vec<String> = Vec::with_capacity(parts.len());
+    let mut index = 0;
+    while index < parts.len() {
+        // The reversed group reads `…/m/aws/…`: the `m` and the directory after it join.
+        if parts[index] == "m" && index + 2 < parts.len() {
+            joined.push(format!("{}m", parts[index + 1]));
+            index += 2;
+        } else {
+            joined.push(parts[index].to_string());
+            index += 1;
+        }
+    }
+    joined.join("/")
 }
 
 fn xrd_crds(document: &Document) -> anyhow::Result<Vec<Document>> {
@@ -334,6 +361,28 @@ mod tests {
         match cli.command {
             KclCommand::Run(args) => args,
             KclCommand::Import(_) => panic!("parsed as kcl import"),
+        }
+    }
+
+    #[test]
+    fn namespaced_provider_groups_get_the_package_names_up_gives_them() {
+        let cases = [
+            (
+                "io/upbound/m/aws/ec2/v1beta1/vpc.k",
+                "io/upbound/awsm/ec2/v1beta1/vpc.k",
+            ),
+            (
+                "io/crossplane/m/helm/v1beta1/release.k",
+                "io/crossplane/helmm/v1beta1/release.k",
+            ),
+            (
+                "io/upbound/aws/ec2/v1beta1/vpc.k",
+                "io/upbound/aws/ec2/v1beta1/vpc.k",
+            ),
+            ("io/upbound/m/v1beta1.k", "io/upbound/m/v1beta1.k"),
+        ];
+        for (generated, want) in cases {
+            assert_eq!(upbound_namespaced_path(generated), want, "{generated}");
         }
     }
 

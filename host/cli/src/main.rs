@@ -1,6 +1,7 @@
 //! `plait`: a Kubernetes composition engine whose functions are WebAssembly components.
 
 mod componentize;
+mod compositiontest;
 mod controller;
 mod convert;
 mod dev;
@@ -42,6 +43,9 @@ struct Cli {
 enum Command {
     /// Render the resources a composite resource would be composed of, offline.
     Render(Box<RenderArgs>),
+    /// Run CompositionTests (meta.dev.upbound.io/v1alpha1, YAML or KCL) as
+    /// `up test run` does: render each test's XR offline and assert the result.
+    Test(Box<compositiontest::TestArgs>),
     /// Print a `mode: Resources` Composition converted to a function pipeline, or
     /// ResourceClaimDefinitions and ResourceBindingDefinitions (with their classes)
     /// as the XRD and Compositions they mean.
@@ -462,6 +466,7 @@ fn main() -> ExitCode {
         Command::Dev { command } => dev::run(command),
         Command::Image { command } => image::run(&command),
         Command::Validate(args) => return validate::main(&args),
+        Command::Test(args) => return compositiontest::main(&args),
         Command::Trace(args) => trace::run(&args),
         Command::Kcl { command } => return kcl::main(&command),
         Command::Composition {

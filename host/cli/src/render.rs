@@ -28,6 +28,29 @@ const RENDER_TIME: &str = "2024-01-01T00:00:00Z";
 const RENDER_API_VERSION: &str = "render.crossplane.io/v1beta1";
 
 pub fn run(args: &RenderArgs) -> Result<String> {
+    let rendered = render(args, None, None)?;
+    // Which component each step ran, on stderr so stdout stays what
+    // `crossplane render` prints.
+    eprint!("{}", rendered.ran);
+    files::to_yaml_stream(&rendered.documents)
+}
+
+/// A render's output documents, and how it ran.
+pub struct Rendered {
+    /// The XR, the composed resources, then (as asked) the results and the context.
+    pub documents: Vec<Value>,
+    /// One line per step naming the component it ran.
+    pub ran: String,
+}
+
+/// Renders as `plait render` does; `project` (already opened) wins over
+/// `args.project` and over the project found above the Composition, and
+/// `models` (already generated) over the project's models generated anew.
+pub fn render(
+    args: &RenderArgs,
+    project: Option<Project>,
+    models: Option<&Models>,
+) -> Result<Rendered> {
     let mut xr = files::read_one(&args.composite_resource, "composite resource")?;
     let xr_ref = ObjectRef::of(&xr).with_context(|| {
         format!(
@@ -39,9 +62,10 @@ pub fn run(args: &RenderArgs) -> Result<String> {
     let composition = Composition::from_value(composition_value)
         .with_context(|| format!("{}: not a valid Composition", args.composition.display()))?;
 
-    let project = match &args.project {
-        Some(dir) => Some(Project::open(dir)?),
-        None => Project::find_above(&args.composition)?,
+    let project = match (project, &args.project) {
+        (Some(project), _) => Some(project),
+        (None, Some(dir)) => Some(Project::open(dir)?),
+        (None, None) => Project::find_above(&args.composition)?,
     };
     // The XRD given, else the project's XRD of the XR's kind.
     let xrd = match (&args.xrd, &project) {
@@ -157,7 +181,13 @@ pub fn run(args: &RenderArgs) -> Result<String> {
             }]);
         }
         let mut r = json!({"apiVersion": reference.api_version, "kind": reference.kind, "name": reference.name});
-        if let Some(ns) = &reference.namespace {
+        // A namespaced XR's references have no namespace field (its
+        // schema has none): what it composes is in its own namespace.
+        if let Some(ns) = reference
+            .namespace
+            .as_ref()
+            .filter(|_| scope != CompositeScope::Namespaced)
+        {
             r["namespace"] = json!(ns);
         }
         refs.push(r);
@@ -206,7 +236,9 @@ pub fn run(args: &RenderArgs) -> Result<String> {
         functions::load(runtime, args.functions.as_deref(), &args.registry)?;
     // `_staged` (the project functions' staged directories) lives until the render ends.
     let (resolver, _staged) = match &project {
-        Some(project) => project_functions(project, &args.crds, &steps, resolver, &mut given)?,
+        Some(project) => {
+            project_functions(project, &args.crds, models, &steps, resolver, &mut given)?
+        }
         None => (resolver, None),
     };
     let (resolver, fetched) = kcl_step_modules(&steps, resolver, &pulled, &credentials)?;
@@ -233,10 +265,7 @@ pub fn run(args: &RenderArgs) -> Result<String> {
     if let Some(error) = &outcome.error {
         bail!("cannot render composite resource: {error}");
     }
-    // Which component each step ran, on stderr so stdout stays what
-    // `crossplane render` prints.
-    let ran = ran_lines(&steps, &resolved.digests(), &pulled.pulled());
-    eprint!("{ran}{fetched}");
+    let ran = ran_lines(&steps, &resolved.digests(), &pulled.pulled()) + &fetched;
 
     let mut documents = Vec::new();
     // Like `crossplane render`: the XR's identity, the references the
@@ -292,7 +321,7 @@ pub fn run(args: &RenderArgs) -> Result<String> {
             "fields": outcome.context,
         }));
     }
-    files::to_yaml_stream(&documents)
+    Ok(Rendered { documents, ran })
 }
 
 /// One line per step naming the component it ran: its digest, and for a
@@ -494,6 +523,7 @@ fn context(args: &RenderArgs) -> Result<Value> {
 fn project_functions(
     project: &Project,
     crds: &[std::path::PathBuf],
+    models: Option<&Models>,
     steps: &[Step],
     mut resolver: Resolver,
     given: &mut GivenFunctions,
@@ -529,7 +559,10 @@ fn project_functions(
         functions = ?called.keys().collect::<Vec<_>>(),
         "running the project's KCL functions with the built-in function-kcl"
     );
-    let models = project_models(project, crds)?;
+    let models = match models {
+        Some(models) => models.clone(),
+        None => project_models(project, crds)?,
+    };
     let staged = project::stage(project, &called, &models)?;
     let kcl = resolver.runtime().builtin(Builtin::Kcl)?;
     for (name, grants) in &staged.grants {
@@ -544,7 +577,7 @@ fn project_functions(
 /// project's XRDs and the CRDs given (as `up` and the Crossplane CLI
 /// generate them from the XRDs and the dependencies' packages), or, with no
 /// CRDs given, the models directory the project's tool already generated.
-fn project_models(project: &Project, crds: &[std::path::PathBuf]) -> Result<Models> {
+pub fn project_models(project: &Project, crds: &[std::path::PathBuf]) -> Result<Models> {
     if crds.is_empty() && project.models_dir.is_dir() {
         return Ok(Models::Existing(project.models_dir.clone()));
     }
@@ -567,9 +600,12 @@ fn project_models(project: &Project, crds: &[std::path::PathBuf]) -> Result<Mode
         .collect();
     for path in crds {
         for (file, value) in files::read_documents_recursive(path)? {
-            if value["kind"] != "CustomResourceDefinition" {
+            // XRDs too: a dependency Configuration's APIs are its XRDs.
+            if value["kind"] != "CustomResourceDefinition"
+                && value["kind"] != "CompositeResourceDefinition"
+            {
                 bail!(
-                    "{}: --crds takes CustomResourceDefinitions, found kind {}",
+                    "{}: --crds takes CustomResourceDefinitions and CompositeResourceDefinitions, found kind {}",
                     file.display(),
                     value["kind"]
                 );

@@ -1057,3 +1057,150 @@ fn a_project_function_without_a_kcl_mod_is_refused_by_name() {
         "{stderr}"
     );
 }
+
+/// `plait test` runs CompositionTests (YAML, and KCL against a project's
+/// generated models) over the same render: one line per test, the
+/// differences of a failing assertion, each malformed test's field at
+/// fault, the summary line, and a non-zero exit when any test failed.
+#[test]
+fn plait_test_reports_each_composition_test_and_fails_when_one_fails() {
+    let fixtures = "host/cli/tests/compositiontest";
+    let failing = format!("{fixtures}/failing.yaml");
+    let malformed = format!("{fixtures}/malformed.yaml");
+    let wrong_version = format!("{fixtures}/wrong-version.yaml");
+    let kcl_test = format!("{fixtures}/xapp-kcl");
+    let project = "tests/projects/configuration-app";
+    let crds = format!("{project}/crds");
+    let validate = format!("{fixtures}/validate.yaml");
+    let context = format!("{fixtures}/context.yaml");
+    let resource_refs = format!("{fixtures}/resource-refs.yaml");
+    let cases: [(&str, Vec<&str>, bool, Vec<&str>); 9] = [
+        (
+            "the getting-started example's tests",
+            vec!["test", "examples/getting-started/test.yaml"],
+            true,
+            vec![
+                "PASS app-composes-a-deployment-and-a-service (examples/getting-started/test.yaml, ",
+                "PASS app-is-ready-when-its-deployment-is-available (examples/getting-started/test.yaml, ",
+                "\n2 passed, 0 failed\n",
+            ],
+        ),
+        (
+            "a KCL test in a project, on its generated models",
+            vec!["test", "--project", project, "--crds", &crds, &kcl_test],
+            true,
+            vec!["PASS xapp-installs-ghost (", "\n1 passed, 0 failed\n"],
+        ),
+        (
+            "the context and extra resources a test gives",
+            vec!["test", &context],
+            true,
+            vec![
+                "PASS region-from-the-context (",
+                "PASS region-from-an-environment-config (",
+                "\n2 passed, 0 failed\n",
+            ],
+        ),
+        (
+            "a namespaced XR's references, as its function observes them, name no namespace",
+            vec!["test", &resource_refs],
+            true,
+            vec!["\n1 passed, 0 failed\n"],
+        ),
+        (
+            "failing assertions",
+            vec!["test", &failing],
+            false,
+            vec![
+                "FAIL app-with-wrong-expectations (host/cli/tests/compositiontest/failing.yaml, ",
+                "\n    apps/v1, Kind=Deployment \"hello-4e3e26c0707e\":\n",
+                "\n      metadata.labels.team: missing, expected \"platform\"\n",
+                "\n      spec.replicas: expected 3, got 2\n",
+                "\n      spec.template.spec.containers: expected 2 items, got 1: [{\"image\":\"ghcr.io/example/hello:1.4.2\"",
+                "\n    v1, Kind=ConfigMap \"hello-settings\": no rendered resource has its apiVersion, kind, name and annotations\n",
+                "\n0 passed, 1 failed\n",
+            ],
+        ),
+        (
+            "malformed tests",
+            vec!["test", &malformed],
+            false,
+            vec![
+                "FAIL misspelt-field (host/cli/tests/compositiontest/malformed.yaml, ",
+                "error: spec.xrpath: unknown field (a CompositionTest has timeoutSeconds, ",
+                "FAIL xr-given-twice (",
+                "error: spec: only one of \"xr\" or \"xrPath\" may be given",
+                "error: spec: needs the Composition, as composition or compositionPath",
+                "error: spec.timeoutSeconds: expected a positive whole number, found \"soon\"",
+                "error: spec.assertResources[0]: expected an object, found \"just a string\"",
+                "error: spec.xrPath: host/cli/tests/compositiontest/no-such-xr.yaml is not a file",
+                "\n0 passed, 6 failed\n",
+            ],
+        ),
+        (
+            "validate: true, a field the XRD lacks",
+            vec!["test", &validate],
+            false,
+            vec![
+                "\n    validate: example.org/v1alpha1, Kind=App \"hello\": spec.colour: Invalid value: \"colour\": unknown field: \"colour\"\n0 passed, 1 failed\n",
+            ],
+        ),
+        (
+            "a test of another version, with the rest",
+            vec!["test", &wrong_version, "examples/getting-started/test.yaml"],
+            false,
+            vec![
+                "error: host/cli/tests/compositiontest/wrong-version.yaml: document 0: a CompositionTest is meta.dev.upbound.io/v1alpha1, found apiVersion \"meta.dev.upbound.io/v1beta1\"",
+                "\n2 passed, 1 failed\n",
+            ],
+        ),
+        (
+            "a path that is not there",
+            vec!["test", "host/cli/tests/compositiontest/no-such-test.yaml"],
+            false,
+            vec![],
+        ),
+    ];
+    for (case, args, passes, lines) in cases {
+        let out = plait(&args);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.success(), passes, "{case}: {stdout}\n{stderr}");
+        for line in lines {
+            assert!(
+                stdout.contains(line),
+                "{case}: no {line:?} in\n{stdout}\n{stderr}"
+            );
+        }
+    }
+    let missing = plait(&["test", "host/cli/tests/compositiontest/no-such-test.yaml"]);
+    assert!(
+        String::from_utf8_lossy(&missing.stderr).contains(
+            "host/cli/tests/compositiontest/no-such-test.yaml: no such file or directory"
+        ),
+        "{}",
+        String::from_utf8_lossy(&missing.stderr)
+    );
+
+    // For CI: the same verdicts as JSON.
+    let out = plait(&[
+        "test",
+        "-o",
+        "json",
+        &failing,
+        "examples/getting-started/test.yaml",
+    ]);
+    assert!(!out.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    assert_eq!(
+        (report["passed"].as_u64(), report["failed"].as_u64()),
+        (Some(2), Some(1))
+    );
+    let failed = &report["tests"][0];
+    assert_eq!(failed["name"], "app-with-wrong-expectations");
+    assert_eq!(failed["passed"], false);
+    assert_eq!(
+        failed["failures"][0],
+        "apps/v1, Kind=Deployment \"hello-4e3e26c0707e\":\n  metadata.labels.team: missing, expected \"platform\"\n  spec.replicas: expected 3, got 2\n  spec.template.spec.containers: expected 2 items, got 1: [{\"image\":\"ghcr.io/example/hello:1.4.2\",\"name\":\"app\",\"ports\":[{\"containerPort\":8080}],\"resources\":{\"limits\":{\"memory\":\"2…"
+    );
+}
