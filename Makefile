@@ -29,7 +29,7 @@ CJS_DIR := $(PLAIT_TOOLS)/componentize-js-$(COMPONENTIZE_JS_VERSION)
 # host/guest-tools, built with the workspace's own dependencies: cold, a
 # minute of CPU instead of two `cargo install`s of their CLIs (tens of
 # minutes on a busy 2-core machine).
-GUEST_TOOLS := $(CURDIR)/target/debug/plait-guest-tools
+GUEST_TOOLS := $(TARGET_DIR)/debug/plait-guest-tools
 ADAPTER_DIR := $(PLAIT_TOOLS)/wasi-adapter-$(WASI_ADAPTER_VERSION)
 CLANG_DIR := $(PLAIT_TOOLS)/clang-wasi-$(CLANG_VERSION)
 # The real KCL, the oracle of plait's KCL tests (guests/kcl/tests/oracle,
@@ -190,8 +190,11 @@ toolchains: test-prereqs $(CPY_DIR)/.done $(CJS_DIR)/.done $(ADAPTER_DIR)/.done 
 	mkdir -p $(PLAIT_TOOLS)/bin
 	ln -sf $(CPY_DIR)/bin/componentize-py $(PLAIT_TOOLS)/bin/componentize-py
 	ln -sf $(CJS_DIR)/node_modules/.bin/componentize-js $(PLAIT_TOOLS)/bin/componentize-js
-	ln -sf $(GUEST_TOOLS) $(PLAIT_TOOLS)/bin/wit-bindgen
-	ln -sf $(GUEST_TOOLS) $(PLAIT_TOOLS)/bin/wasm-tools
+	# A copy, not a link into this checkout: another checkout's tests use
+	# it too, and a link would break when this one is removed.
+	install -m 755 $(GUEST_TOOLS) $(PLAIT_TOOLS)/bin/plait-guest-tools
+	ln -sf plait-guest-tools $(PLAIT_TOOLS)/bin/wit-bindgen
+	ln -sf plait-guest-tools $(PLAIT_TOOLS)/bin/wasm-tools
 	ln -sf $(ADAPTER_DIR)/wasi_snapshot_preview1.reactor.wasm $(PLAIT_TOOLS)/bin/wasi_snapshot_preview1.reactor.wasm
 
 $(CPY_DIR)/.done:
