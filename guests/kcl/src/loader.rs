@@ -7,8 +7,11 @@
 //! `import .sub` and `import ..sub` are relative to the importing file's
 //! directory; the first name of any other import may be a dependency of
 //! `kcl.mod` (`name = { path = "…" }`) or a package the host maps to a
-//! directory. System modules are left to the evaluator. Each import's
-//! package path is written into its `ImportStmt::pkgpath`.
+//! directory holding a `kcl.mod`. Inside such a dependency every module
+//! path resolves: one naming no directory or file is an empty package, an
+//! error only when a member is read. System modules are left to the
+//! evaluator. Each import's package path is written into its
+//! `ImportStmt::pkgpath`.
 //!
 //! Errors are collected, not fatal, in KCL's order: every file's syntax
 //! errors, an import cycle (`RecursiveLoad`), and imports of missing
@@ -435,12 +438,16 @@ impl Loader<'_> {
             None => {
                 let name = fixed.split('.').next().unwrap_or("").to_string();
                 match self.package_maps.get(&name).cloned() {
-                    Some(dir) => {
+                    // As KCL: a dependency is a package when its directory
+                    // holds a `kcl.mod`, and any module path inside it
+                    // then resolves, one that names nothing to an empty
+                    // package (an error only when a member is read).
+                    Some(dir) if self.fs.is_file(&dir.join("kcl.mod")) => {
                         let rest: PathBuf = fixed.split('.').skip(1).collect();
-                        package_files(self.fs, &dir.join(rest))
-                            .map(|files| (fixed.clone(), files, PkgContext { name, root: dir }))
+                        let files = package_files(self.fs, &dir.join(rest)).unwrap_or_default();
+                        Some((fixed.clone(), files, PkgContext { name, root: dir }))
                     }
-                    None => None,
+                    _ => None,
                 }
             }
         };
@@ -842,6 +849,74 @@ mod tests {
         assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
         assert_eq!(import_paths(&loaded, MAIN_PKG), vec!["lib.sub"]);
         assert_eq!(import_paths(&loaded, "lib.sub"), vec!["lib.inner"]);
+    }
+
+    #[test]
+    fn missing_module_paths_of_a_dependency_are_empty_packages() {
+        let fs = fs(&[
+            (
+                "/w/kcl.mod",
+                "[package]\nname = \"w\"\n[dependencies]\nlib = { path = \"../lib\" }\nbare = { path = \"../bare\" }\n",
+            ),
+            ("/lib/kcl.mod", "[package]\n"),
+            ("/lib/io/v1/s.k", "a = 1\n"),
+            ("/bare/io/v1/s.k", "a = 1\n"),
+        ]);
+        struct Case {
+            main: &'static str,
+            /// The package paths of its imports.
+            imports: &'static [&'static str],
+            /// The files of the last package imported.
+            files: &'static [&'static str],
+            errors: &'static [&'static str],
+        }
+        let cases = [
+            Case {
+                main: "import lib.io.v2 as v2\n",
+                imports: &["lib.io.v2"],
+                files: &[],
+                errors: &[],
+            },
+            Case {
+                main: "import lib.io.v1\n",
+                imports: &["lib.io.v1"],
+                files: &["/lib/io/v1/s.k"],
+                errors: &[],
+            },
+            Case {
+                main: "import bare.io.v1\n",
+                imports: &["bare.io.v1"],
+                files: &[],
+                errors: &["Cannot find the module bare.io.v1 from /w/bare/io/v1"],
+            },
+            Case {
+                main: "import w.io.v2\n",
+                imports: &["w.io.v2"],
+                files: &[],
+                errors: &["Cannot find the module w.io.v2 from /w/w/io/v2"],
+            },
+        ];
+        for Case {
+            main,
+            imports,
+            files,
+            errors,
+        } in cases
+        {
+            let mut fs = fs.clone();
+            fs.insert("/w/main.k", main);
+            let loaded = load_main(&fs, "/w");
+            let messages: Vec<&str> = loaded.errors.iter().map(|e| e.message.as_str()).collect();
+            assert_eq!(messages, errors, "{main}");
+            assert_eq!(import_paths(&loaded, MAIN_PKG), imports, "{main}");
+            let package = imports.last().and_then(|p| loaded.program.packages.get(*p));
+            let loaded_files: Vec<&str> = package
+                .into_iter()
+                .flatten()
+                .map(|m| m.filename.as_str())
+                .collect();
+            assert_eq!(loaded_files, files, "{main}");
+        }
     }
 
     #[test]

@@ -554,6 +554,12 @@ impl<'p> Checker<'p> {
         let Some(modules) = pkgs.get(pkgpath) else {
             return;
         };
+        if modules.is_empty() {
+            // A package of no files (a dependency's module path naming
+            // nothing) has no names: reading one is an error.
+            self.pkg_scopes.entry(Rc::from(pkgpath)).or_default();
+            return;
+        }
         // Imported packages are checked first, as KCL does.
         let mut import_table: HashMap<String, String> = HashMap::default();
         for module in modules {

@@ -406,3 +406,43 @@ fn the_deepest_nesting_the_parser_allows_fits_in_a_small_stack() {
     }
     assert_eq!(checked, 5, "every program parses");
 }
+
+#[test]
+fn a_package_of_no_files_has_no_members() {
+    /// message, line, column from 1
+    type Reported = (&'static str, u32, u32);
+    let cases: &[(&str, &[Reported])] = &[
+        ("import ext.io.nope as n\na = 1\n", &[]),
+        (
+            "import ext.io.nope as n\na = n.x\n",
+            &[("attribute 'x' not found in 'module 'ext.io.nope''", 2, 5)],
+        ),
+        (
+            "import ext.io.nope\nschema S:\n    v: nope.T\n",
+            &[("attribute 'T' not found in 'module 'ext.io.nope''", 3, 8)],
+        ),
+    ];
+    for (src, want) in cases {
+        let parsed = parse_file(0, "main.k", MAIN_PKG, src);
+        assert_eq!(parsed.errors, vec![], "the test program parses");
+        let mut pkgs: indexmap::IndexMap<String, Vec<ast::Module>> = indexmap::IndexMap::new();
+        pkgs.insert(MAIN_PKG.to_string(), vec![parsed.module]);
+        pkgs.insert("ext.io.nope".to_string(), Vec::new());
+        let errors: Vec<(String, u32, u32)> = check_packages_all(&pkgs)
+            .iter()
+            .map(|e| {
+                let span = e.span();
+                (
+                    e.message.clone(),
+                    span.map_or(0, |s| s.line),
+                    span.map_or(0, |s| s.column + 1),
+                )
+            })
+            .collect();
+        let want: Vec<(String, u32, u32)> = want
+            .iter()
+            .map(|(m, l, c)| (m.to_string(), *l, *c))
+            .collect();
+        assert_eq!(errors, want, "{src}");
+    }
+}

@@ -90,14 +90,7 @@ impl Evaluator {
             }
             Expr::Selector(s) => {
                 let value = self.eval_selector_base(frame, &s.value)?;
-                let mut value = value;
-                for name in &s.attr.node.names {
-                    if s.has_question && value.is_none_or_undefined() {
-                        return Ok(Value::None);
-                    }
-                    value = self.select_attr(&value, &name.node, s.has_question, name.span)?;
-                }
-                Ok(value)
+                self.select_attrs(value, s)
             }
             Expr::Call(c) => self.eval_call(frame, c, span),
             Expr::Paren(p) => self.eval_expr(frame, &p.expr),
@@ -249,7 +242,7 @@ impl Evaluator {
                     if let Some(v) = self.lookup(&package, &first.node)? {
                         let mut value = v;
                         for name in rest {
-                            value = self.select_attr(&value, &name.node, false, name.span)?;
+                            value = self.select_attr(&value, &name.node, name.span)?;
                         }
                         return Ok(value);
                     }
@@ -266,7 +259,7 @@ impl Evaluator {
                 if let Some(ast::Type::Named(target)) = alias {
                     let mut value = self.load_identifier(frame, &target, span)?;
                     for name in rest {
-                        value = self.select_attr(&value, &name.node, false, name.span)?;
+                        value = self.select_attr(&value, &name.node, name.span)?;
                     }
                     return Ok(value);
                 }
@@ -285,7 +278,7 @@ impl Evaluator {
                         };
                         let mut value = self.module_member(&import, &member.node, member.span)?;
                         for name in rest {
-                            value = self.select_attr(&value, &name.node, false, name.span)?;
+                            value = self.select_attr(&value, &name.node, name.span)?;
                         }
                         return Ok(value);
                     }
@@ -306,7 +299,7 @@ impl Evaluator {
             }
         };
         for name in rest {
-            value = self.select_attr(&value, &name.node, false, name.span)?;
+            value = self.select_attr(&value, &name.node, name.span)?;
         }
         Ok(value)
     }
@@ -350,14 +343,24 @@ impl Evaluator {
         }
     }
 
+    /// `value?.a.b`: `?.` guards its first name alone, and by the value's
+    /// truth, not only against None: `""?.a` is None, `"x"?.a` an error,
+    /// and `""?.a.b` reads `b` of None.
+    pub(crate) fn select_attrs(&mut self, value: Value, s: &ast::SelectorExpr) -> Result<Value> {
+        let mut names = s.attr.node.names.iter();
+        let mut value = value;
+        if s.has_question && !value.is_truthy() {
+            names.next();
+            value = Value::None;
+        }
+        for name in names {
+            value = self.select_attr(&value, &name.node, name.span)?;
+        }
+        Ok(value)
+    }
+
     /// `value.name`: a dict key or schema attribute, else a method.
-    pub(crate) fn select_attr(
-        &mut self,
-        value: &Value,
-        name: &str,
-        question: bool,
-        span: Span,
-    ) -> Result<Value> {
+    pub(crate) fn select_attr(&mut self, value: &Value, name: &str, span: Span) -> Result<Value> {
         match value {
             Value::Dict(d) => {
                 if let Some(v) = d.get(name) {
@@ -369,7 +372,6 @@ impl Evaluator {
                     return Ok(v.clone());
                 }
             }
-            Value::None | Value::Undefined if question => return Ok(Value::None),
             _ => {}
         }
         if let Value::Function(f) = value
@@ -393,14 +395,16 @@ impl Evaluator {
                 },
             })));
         }
-        match value {
-            Value::Dict(_) | Value::Schema(_) => Ok(Value::Undefined),
-            _ => Err(KclError::at(
-                ErrorKind::AttributeError,
-                span,
-                format!("'{}' object has no attribute '{name}'", value.type_name()),
-            )),
-        }
+        let message = match value {
+            Value::Dict(_) | Value::Schema(_) => return Ok(Value::Undefined),
+            Value::Str(_) => format!("str object attr '{name}' not found"),
+            Value::Function(_) => format!("schema object attr '{name}' not found"),
+            other => format!(
+                "invalid value '{}' to load attribute '{name}'",
+                other.type_name()
+            ),
+        };
+        Err(eval_error(span, message))
     }
 
     fn eval_binary(&mut self, frame: &Rc<Frame>, b: &ast::BinaryExpr, span: Span) -> Result<Value> {
@@ -640,12 +644,15 @@ impl Evaluator {
         span: Span,
     ) -> Result<Value> {
         let value = self.eval_expr(frame, &s.value)?;
-        if s.has_question && value.is_none_or_undefined() {
-            return Ok(Value::None);
-        }
+        // `?[` guards by the value's truth (`""?[0]` is None) once the
+        // index or bounds are evaluated; an index out of range still fails.
+        let guarded = s.has_question && !value.is_truthy();
         if let Some(index) = &s.index {
             let index = self.eval_expr(frame, index)?;
-            return self.subscript_value(&value, &index, s.has_question, span);
+            if guarded {
+                return Ok(Value::None);
+            }
+            return self.subscript_value(&value, &index, span);
         }
         let bound = |e: &Option<Box<Node<Expr>>>, ev: &mut Evaluator| -> Result<Option<i64>> {
             match e {
@@ -666,6 +673,9 @@ impl Evaluator {
         let lower = bound(&s.lower, self)?;
         let upper = bound(&s.upper, self)?;
         let step = bound(&s.step, self)?.unwrap_or(1);
+        if guarded {
+            return Ok(Value::None);
+        }
         if step == 0 {
             return Err(eval_error(span, "slice step cannot be zero"));
         }
@@ -691,7 +701,7 @@ impl Evaluator {
             }
             other => Err(eval_error(
                 span,
-                format!("'{}' object is not subscriptable", other.type_name()),
+                format!("invalid slice object {}", other.type_name()),
             )),
         }
     }
@@ -700,7 +710,6 @@ impl Evaluator {
         &mut self,
         value: &Value,
         index: &Value,
-        question: bool,
         span: Span,
     ) -> Result<Value> {
         match (value, index) {
@@ -709,7 +718,6 @@ impl Evaluator {
                 let idx = if *i < 0 { i + len } else { *i };
                 match usize::try_from(idx).ok().and_then(|u| l.get(u)) {
                     Some(v) => Ok(v.clone()),
-                    None if question => Ok(Value::None),
                     // KCL's messages: its own for an index past the end,
                     // Rust's bounds panic for one before the start.
                     None if *i >= 0 => {
@@ -727,7 +735,6 @@ impl Evaluator {
                 let idx = if *i < 0 { i + len } else { *i };
                 match usize::try_from(idx).ok().and_then(|u| chars.get(u)) {
                     Some(c) => Ok(Value::str(c.to_string())),
-                    None if question => Ok(Value::None),
                     None => Err(eval_error(span, format!("string index out of range: {i}"))),
                 }
             }
@@ -735,24 +742,15 @@ impl Evaluator {
                 .as_dict()
                 .and_then(|d| d.get(k))
                 .cloned()
-                .unwrap_or(if question {
-                    Value::None
-                } else {
-                    Value::Undefined
-                })),
-            (Value::Dict(_) | Value::Schema(_), _) => Ok(Value::Undefined),
-            (Value::None | Value::Undefined, _) if question => Ok(Value::None),
-            (Value::List(_) | Value::Str(_), other) => Err(eval_error(
+                .unwrap_or(Value::Undefined)),
+            (Value::Dict(_), _) => Ok(Value::Undefined),
+            (other, index) => Err(eval_error(
                 span,
                 format!(
-                    "{} indices must be integers, not {}",
-                    value.type_name(),
-                    other.type_name()
+                    "'{}' object is not subscriptable with '{}'",
+                    other.type_name(),
+                    index.type_name()
                 ),
-            )),
-            (other, _) => Err(eval_error(
-                span,
-                format!("'{}' object is not subscriptable", other.type_name()),
             )),
         }
     }

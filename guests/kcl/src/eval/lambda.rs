@@ -30,22 +30,13 @@ impl Evaluator {
         call: &ast::CallExpr,
         span: Span,
     ) -> Result<Value> {
-        // `x?.method()` is None, not a call, when `x` is None.
-        let func = match &call.func.node {
-            ast::Expr::Selector(s) if s.has_question => {
-                let base = self.eval_expr(frame, &s.value)?;
-                if base.is_none_or_undefined() {
-                    return Ok(Value::None);
-                }
-                let mut value = base;
-                for name in &s.attr.node.names {
-                    value = self.select_attr(&value, &name.node, true, name.span)?;
-                }
-                value
-            }
-            _ => self.eval_expr(frame, &call.func)?,
-        };
+        let func = self.eval_expr(frame, &call.func)?;
         let (args, kwargs) = self.eval_arguments(frame, &call.args, &call.keywords)?;
+        // KCL calls what is no function (`x?.method()` when `x` is None)
+        // to Undefined, once the arguments are evaluated.
+        if !matches!(func, Value::Function(_)) {
+            return Ok(Value::Undefined);
+        }
         self.call_value(&func, args, kwargs, span)
     }
 

@@ -192,10 +192,10 @@ impl Evaluator {
                         ),
                     ));
                 }
-                MemberOrIndex::Member(m) => self.select_attr(&value, &m.node, false, m.span)?,
+                MemberOrIndex::Member(m) => self.select_attr(&value, &m.node, m.span)?,
                 MemberOrIndex::Index(i) => {
                     let index = self.eval_expr(frame, i)?;
-                    self.subscript_value(&value, &index, false, i.span)?
+                    self.subscript_value(&value, &index, i.span)?
                 }
             };
         }

@@ -266,6 +266,33 @@ x: 1
 "#,
         ),
         (
+            "optional_access_of_a_falsy_value_is_none",
+            r#"ready = lambda o = "" { o?.Resource }
+at = lambda o { o?[0] }
+part = lambda o { o?[1:] }
+lower = lambda o { o?.lower() }
+a = ready()
+b = [ready(0), ready([]), ready({}), ready(False)]
+c = [at(""), at([]), part(""), part(None)]
+d = typeof(lower(""))
+e = at("xy")
+"#,
+            r#"a: null
+b:
+- null
+- null
+- null
+- null
+c:
+- null
+- null
+- null
+- null
+d: UndefinedType
+e: x
+"#,
+        ),
+        (
             "private_hidden_and_final_value",
             r#"_x = 1
 y = _x
@@ -522,6 +549,42 @@ fn runtime_errors_have_kcls_kind_and_message() {
             "assert 1 == 2, \"no\"\n",
             ErrorKind::AssertionError,
             "no",
+        ),
+        (
+            "optional_access_of_a_truthy_int",
+            "get = lambda o { o?.x }\nr = get(1)\n",
+            ErrorKind::EvaluationError,
+            "invalid value 'int' to load attribute 'x'",
+        ),
+        (
+            "optional_access_of_a_string_without_that_method",
+            "get = lambda o { o?.x }\nr = get(\"a\")\n",
+            ErrorKind::EvaluationError,
+            "str object attr 'x' not found",
+        ),
+        (
+            "optional_access_guards_its_first_name_alone",
+            "get = lambda o { o?.x.y }\nr = get(\"\")\n",
+            ErrorKind::EvaluationError,
+            "invalid value 'NoneType' to load attribute 'y'",
+        ),
+        (
+            "optional_index_out_of_range",
+            "at = lambda o { o?[5] }\nr = at([1])\n",
+            ErrorKind::EvaluationError,
+            "list index out of range: 5",
+        ),
+        (
+            "optional_index_of_a_truthy_int",
+            "at = lambda o { o?[0] }\nr = at(1)\n",
+            ErrorKind::EvaluationError,
+            "'int' object is not subscriptable with 'int'",
+        ),
+        (
+            "optional_slice_of_a_dict",
+            "part = lambda o { o?[0:1] }\nr = part({a = 1})\n",
+            ErrorKind::EvaluationError,
+            "invalid slice object dict",
         ),
         (
             "unbounded_recursion",

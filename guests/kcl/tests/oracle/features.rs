@@ -212,6 +212,92 @@ g = d?["a"]
 "##,
     ),
     (
+        "optional_selectors_on_falsy_values_are_none",
+        r##"schema S:
+    p?: int
+    x?: int
+get = lambda o { o?.x }
+at = lambda o { o?[0] }
+part = lambda o { o?[0:1] }
+lower = lambda o { o?.lower() }
+ready = lambda o = "" { o?.Resource }
+attrs = [get(""), get(0), get(0.0), get(False), get([]), get({}), get(None)]
+indexes = [at(""), at(0), at([]), at({}), at(None), at(False)]
+slices = [part(""), part(0), part([]), part({}), part(None)]
+default = ready()
+missing_key = typeof(get({a = 1}))
+present_key = get({x = 2})
+unset_attribute = typeof(get(S {}))
+set_attribute = get(S {x = 5})
+first = at("ab")
+sliced = part("abc")
+method_of_falsy = typeof(lower(""))
+method_of_none = typeof(lower(None))
+method = lower("AB")
+chained = get({x = {y = 1}})?.y
+"##,
+    ),
+    (
+        "optional_selector_on_an_int",
+        "get = lambda o { o?.x }\nr = get(1)\n",
+    ),
+    (
+        "optional_selector_on_a_float",
+        "get = lambda o { o?.x }\nr = get(1.5)\n",
+    ),
+    (
+        "optional_selector_on_true",
+        "get = lambda o { o?.x }\nr = get(True)\n",
+    ),
+    (
+        "optional_selector_on_a_list",
+        "get = lambda o { o?.x }\nr = get([1])\n",
+    ),
+    (
+        "optional_selector_on_a_string",
+        "get = lambda o { o?.x }\nr = get(\"a\")\n",
+    ),
+    (
+        "optional_selector_of_a_missing_schema_attribute",
+        "schema S:\n    p?: int\n    x?: int\nget = lambda o { o?.x }\nr = get(S {p = 1})\n",
+    ),
+    (
+        "optional_selector_guards_one_step_only",
+        "get = lambda o { o?.x.y }\nr = get(\"\")\n",
+    ),
+    (
+        "optional_selector_of_a_statically_typed_string",
+        "o = \"\"\nx = o?.Resource\n",
+    ),
+    (
+        "optional_index_on_an_int",
+        "at = lambda o { o?[0] }\nr = at(1)\n",
+    ),
+    (
+        "optional_index_on_true",
+        "at = lambda o { o?[0] }\nr = at(True)\n",
+    ),
+    (
+        "optional_index_guards_one_step_only",
+        "at = lambda o { o?[0][1] }\nr = at([])\n",
+    ),
+    (
+        "optional_slice_on_an_int",
+        "part = lambda o { o?[0:1] }\nr = part(1)\n",
+    ),
+    (
+        "optional_slice_on_a_dict",
+        "part = lambda o { o?[0:1] }\nr = part({a = 1})\n",
+    ),
+    (
+        "optional_method_call_evaluates_its_arguments",
+        "lower = lambda o { o?.lower(1 / 0) }\nr = lower(\"\")\n",
+    ),
+    (
+        "calling_a_value_that_is_no_function",
+        "call = lambda o { o() }\nr = typeof(call(1))\n",
+    ),
+    (
         "none_and_undefined",
         r##"a = None
 b = Undefined
@@ -865,6 +951,10 @@ d = file.read("missing.txt")
 "##,
     ),
     (
+        "module_not_found_unused",
+        "import nosuchmodule\nimport a.b.c as x\na = 1\n",
+    ),
+    (
         "module_not_found",
         r##"import nosuchmodule
 a = nosuchmodule.x
@@ -1047,6 +1137,12 @@ items = [app, other]
     cases
 }
 
+/// The `kcl.mod` of a program depending on the package `ext` in
+/// `vendor/ext`.
+const APP_DEPENDING_ON_EXT: &str = "[package]\nname = \"app\"\nversion = \"0.1.0\"\n\n\
+    [dependencies]\next = { path = \"./vendor/ext\" }\n";
+const EXT_KCL_MOD: &str = "[package]\nname = \"ext\"\nversion = \"0.0.1\"\n";
+
 /// Programs of several files: packages, relative imports, `kcl.mod` path
 /// dependencies (handed to kcl-lib as `kcl run` hands them).
 fn package_cases() -> Vec<Program> {
@@ -1089,6 +1185,72 @@ g = helper.greet("kcl")
 l = helper.Labels {a = "b"}
 d = u.double(21)
 "##,
+            )
+        },
+        Program {
+            files: files(&[
+                ("kcl.mod", APP_DEPENDING_ON_EXT),
+                ("vendor/ext/kcl.mod", EXT_KCL_MOD),
+                ("vendor/ext/io/full/f.k", "y = 2\n"),
+                ("vendor/ext/io/text/readme.md", "no KCL here\n"),
+                ("local/text/readme.md", "no KCL here\n"),
+            ]),
+            ..Program::new(
+                "packages_unresolved_modules_of_a_dependency_are_empty",
+                r##"import ext.io.nope as n
+import ext.nope
+import ext.io.text
+import ext.io.full as f
+import local.text as t
+a = f.y
+"##,
+            )
+        },
+        Program {
+            files: files(&[
+                ("kcl.mod", APP_DEPENDING_ON_EXT),
+                ("vendor/ext/kcl.mod", EXT_KCL_MOD),
+            ]),
+            ..Program::new(
+                "packages_unresolved_module_of_a_dependency_used",
+                "import ext.io.nope as n\na = n.x\n",
+            )
+        },
+        Program {
+            files: files(&[
+                ("kcl.mod", APP_DEPENDING_ON_EXT),
+                ("vendor/ext/kcl.mod", EXT_KCL_MOD),
+            ]),
+            ..Program::new(
+                "packages_unresolved_module_of_a_dependency_instantiated",
+                "import ext.io.nope as n\na = n.T {}\n",
+            )
+        },
+        Program {
+            files: files(&[
+                ("kcl.mod", APP_DEPENDING_ON_EXT),
+                ("vendor/ext/kcl.mod", EXT_KCL_MOD),
+            ]),
+            ..Program::new(
+                "packages_unresolved_module_of_a_dependency_used_by_its_last_name",
+                "import ext.io.nope\nschema S:\n    v: nope.T\n",
+            )
+        },
+        Program {
+            files: files(&[
+                ("kcl.mod", APP_DEPENDING_ON_EXT),
+                ("vendor/ext/io/full/f.k", "y = 2\n"),
+            ]),
+            ..Program::new(
+                "packages_dependency_without_kcl_mod_is_no_package",
+                "import ext.io.full as f\na = f.y\n",
+            )
+        },
+        Program {
+            files: files(&[("kcl.mod", APP_DEPENDING_ON_EXT)]),
+            ..Program::new(
+                "packages_module_missing_under_the_root_unused",
+                "import app.nosuch\nimport a.b.c as x\na = 1\n",
             )
         },
         Program {
