@@ -175,7 +175,7 @@ upstream-crossplane: test-prereqs
 
 # tests/run-tests.py builds what `cargo test --workspace` builds and runs
 # the test binaries that mostly wait beside the others (docs/testing.md).
-unit: setup build-deps test-prereqs test-deps test-cluster-binaries test-cosign upstream-crossplane toolchains test-helm test-kustomize kcl-oracle
+unit: setup build-deps test-prereqs test-deps test-cluster-binaries test-cosign upstream-crossplane toolchains test-helm test-kustomize kcl-oracle image-deps
 	CARGO=$(CARGO) python3 tests/run-tests.py --workspace
 
 kcl-oracle: test-prereqs $(KCL_ORACLE_DIR)/.done

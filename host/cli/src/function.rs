@@ -209,7 +209,17 @@ fn push(args: &PushArgs) -> Result<String> {
             &registry.keychain,
         ))
         .with_context(|| format!("cannot push {}", args.file.display()))?;
-    let Some(key) = signing_key else {
+    signed(&registry, &pushed, signing_key)
+}
+
+/// What a push prints: the pinned reference, and when `key` is given the
+/// signature it then pushed beside it.
+pub(crate) fn signed(
+    registry: &Registry,
+    pushed: &plait_oci::Pushed,
+    key: Option<plait_oci::SigningKey>,
+) -> Result<String> {
+    let Some(key) = key else {
         return Ok(format!("{}\n", pushed.pinned));
     };
     let signed = registry

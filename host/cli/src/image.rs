@@ -486,21 +486,7 @@ fn push(args: &PushArgs) -> Result<String> {
             &registry.keychain,
         ))
         .with_context(|| format!("cannot push {}", args.layout.display()))?;
-    let Some(key) = signing_key else {
-        return Ok(format!("{}\n", pushed.pinned));
-    };
-    let signed = registry
-        .executor
-        .block_on(
-            registry
-                .client
-                .sign(&pushed.pinned, &pushed.digest, &key, &registry.keychain),
-        )
-        .with_context(|| format!("cannot sign {}", pushed.pinned))?;
-    Ok(format!(
-        "{}\nsignature: {}\n",
-        pushed.pinned, signed.signature_reference
-    ))
+    crate::function::signed(&registry, &pushed, signing_key)
 }
 
 #[cfg(test)]
