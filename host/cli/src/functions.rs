@@ -15,7 +15,7 @@ use plait_functions::{
 use plait_kube::image_config::{self, SecretData};
 use plait_model::{Function, ImageConfig, ImagePolicy, Manifest};
 use plait_oci::Keychain;
-use plait_oci::kcl::{KclModule, ModuleVersion, WantedModule};
+use plait_oci::kcl::{KclModule, WantedModule};
 use plait_runtime::{ReadOnlyDir, Runtime};
 use serde_json::Value;
 
@@ -319,35 +319,22 @@ impl PulledPackages {
             .clone()
             .merge(applied.keychain.clone())
             .merge(step_keychain.clone());
-        let reference = match wanted.version {
-            ModuleVersion::Given => applied.reference.clone(),
-            ModuleVersion::Latest => {
-                let tag = registry.block_on(
-                    registry
-                        .client
-                        .latest_kcl_tag(&applied.reference, &keychain),
-                )?;
-                format!("{}:{tag}", applied.reference)
-            }
-        };
-        let module =
-            registry.block_on(registry.client.resolve_kcl_module(&reference, &keychain))?;
-        if let Some(verification) = &applied.verification {
-            registry
-                .block_on(registry.client.verify_signature(
-                    &module.pinned,
-                    &module.digest,
-                    &verification.authorities,
-                    &keychain,
-                ))
-                .map_err(|e| {
-                    format!(
-                        "it is not verified by ImageConfig {:?}: {e}",
-                        verification.config
-                    )
-                })?;
-        }
-        Ok(module)
+        let verification = applied.verification.as_ref();
+        registry
+            .block_on(registry.client.pull_kcl_module(
+                wanted,
+                &applied.reference,
+                &keychain,
+                verification.map(|v| v.authorities.as_slice()),
+            ))
+            .map_err(|e| match (e, verification) {
+                (e @ plait_oci::Error::Signature { .. }, Some(verification)) => format!(
+                    "it is not verified by ImageConfig {:?}: {e}",
+                    verification.config
+                )
+                .into(),
+                (e, _) => e.into(),
+            })
     }
 }
 

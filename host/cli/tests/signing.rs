@@ -362,6 +362,72 @@ fn render_applies_image_configs_to_the_functions_it_pulls() {
         std::fs::read_to_string(repo().join("examples/getting-started/expected.yaml")).unwrap();
     assert_eq!(rendered, want);
 
+    // A KCL module a function-kcl step names is held to the same
+    // ImageConfig: refused unsigned, naming the step, the field and the
+    // config; run once signed.
+    let module_digest = registry.push_kcl_module(
+        "signing/render/kcl-network",
+        "v1",
+        &plait_testregistry::KclModule {
+            name: "network",
+            version: "0.1.0",
+            files: &[
+                (
+                    "kcl.mod",
+                    "[package]\nname = \"network\"\nversion = \"0.1.0\"\n",
+                ),
+                ("main.k", "items = []\n"),
+            ],
+            gzip: true,
+        },
+    );
+    let kcl_composition = home.path().join("kcl-composition.yaml");
+    std::fs::write(
+        &kcl_composition,
+        r#"apiVersion: apiextensions.crossplane.io/v1
+kind: Composition
+metadata: {name: kcl}
+spec:
+  compositeTypeRef: {apiVersion: example.org/v1alpha1, kind: App}
+  mode: Pipeline
+  pipeline:
+  - step: compose
+    functionRef: {name: function-kcl}
+    input:
+      apiVersion: krm.kcl.dev/v1alpha1
+      kind: KCLInput
+      spec: {source: "oci://mirror.invalid/render/kcl-network:v1"}
+"#,
+    )
+    .unwrap();
+    let kcl_args = [
+        "render",
+        "examples/getting-started/xr.yaml",
+        kcl_composition.to_str().unwrap(),
+        functions.to_str().unwrap(),
+        "--insecure-registry",
+        &registry.addr,
+    ];
+    let stderr = failed(
+        "render of an unsigned KCL module",
+        &plait(home.path(), &kcl_args),
+    );
+    assert!(
+        stderr.contains("step \"compose\": spec.source")
+            && stderr.contains("it is not verified by ImageConfig \"signed-mirror\"")
+            && stderr.contains("it has no signature"),
+        "{stderr}"
+    );
+    let module_pinned = format!(
+        "{}/signing/render/kcl-network@{module_digest}",
+        registry.addr
+    );
+    succeeded("cosign sign", &plait_testcosign::sign(&key, &module_pinned));
+    succeeded(
+        "render of a signed KCL module",
+        &plait(home.path(), &kcl_args),
+    );
+
     // A key Secret that is not among the inputs is named.
     std::fs::write(&functions, image_config("absent-keys")).unwrap();
     let stderr = failed("render without the key Secret", &plait(home.path(), &args));

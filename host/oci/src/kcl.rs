@@ -443,6 +443,33 @@ impl Client {
         Ok(module(dir))
     }
 
+    /// Pulls the module `wanted` names from `reference` (what the
+    /// ImageConfigs made of `wanted.reference`): pinned to the repository's
+    /// highest version when `wanted` names none, resolved to its digest and
+    /// extracted, then verified against `authorities` when a signature is
+    /// required. Render and the controller both pull modules this way.
+    pub async fn pull_kcl_module(
+        &self,
+        wanted: &WantedModule,
+        reference: &str,
+        keychain: &Keychain,
+        authorities: Option<&[crate::Authority]>,
+    ) -> Result<KclModule, Error> {
+        let reference = match wanted.version {
+            ModuleVersion::Given => reference.to_string(),
+            ModuleVersion::Latest => {
+                let tag = self.latest_kcl_tag(reference, keychain).await?;
+                format!("{reference}:{tag}")
+            }
+        };
+        let module = self.resolve_kcl_module(&reference, keychain).await?;
+        if let Some(authorities) = authorities {
+            self.verify_signature(&module.pinned, &module.digest, authorities, keychain)
+                .await?;
+        }
+        Ok(module)
+    }
+
     /// The highest version among the tags of `repository`
     /// (`registry/repository`), as kpm picks a module given without a tag.
     pub async fn latest_kcl_tag(

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use plait_functions::{PackageSource, Pin, PinnedSource, Pins, ResolveError, Served, package_of};
 use plait_oci::Keychain;
-use plait_oci::kcl::{KclModule, ModuleVersion, WantedModule};
+use plait_oci::kcl::{KclModule, WantedModule};
 use plait_runtime::{Builtin, Runtime};
 use serde_json::Value;
 
@@ -193,6 +193,18 @@ impl InstalledPackages {
     }
 }
 
+/// Why a KCL module a step names could not be pulled.
+#[derive(Debug, thiserror::Error)]
+pub enum KclModuleError {
+    #[error(transparent)]
+    Pull(plait_oci::Error),
+    #[error("it is not verified by ImageConfig {config:?}: {source}")]
+    NotVerified {
+        config: String,
+        source: plait_oci::Error,
+    },
+}
+
 impl InstalledPackages {
     /// Pulls the KCL module `wanted` names (a function-kcl step's source or
     /// dependency) as `applied` (what the ImageConfigs made of it) says,
@@ -206,37 +218,30 @@ impl InstalledPackages {
         wanted: &WantedModule,
         applied: &Applied,
         step_keychain: &Keychain,
-    ) -> Result<KclModule, plait_oci::Error> {
+    ) -> Result<KclModule, KclModuleError> {
         let keychain = self
             .keychain
             .clone()
             .merge(applied.keychain.clone())
             .merge(step_keychain.clone());
-        let reference = match wanted.version {
-            ModuleVersion::Given => applied.reference.clone(),
-            ModuleVersion::Latest => {
-                let tag = self
-                    .client
-                    .latest_kcl_tag(&applied.reference, &keychain)
-                    .await?;
-                format!("{}:{tag}", applied.reference)
-            }
-        };
-        let module = self
-            .client
-            .resolve_kcl_module(&reference, &keychain)
-            .await?;
-        if let Some(verification) = &applied.verification {
-            self.client
-                .verify_signature(
-                    &module.pinned,
-                    &module.digest,
-                    &verification.authorities,
-                    &keychain,
-                )
-                .await?;
-        }
-        Ok(module)
+        let verification = applied.verification.as_ref();
+        self.client
+            .pull_kcl_module(
+                wanted,
+                &applied.reference,
+                &keychain,
+                verification.map(|v| v.authorities.as_slice()),
+            )
+            .await
+            .map_err(|e| match (e, verification) {
+                (e @ plait_oci::Error::Signature { .. }, Some(verification)) => {
+                    KclModuleError::NotVerified {
+                        config: verification.config.clone(),
+                        source: e,
+                    }
+                }
+                (e, _) => KclModuleError::Pull(e),
+            })
     }
 }
 
