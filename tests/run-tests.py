@@ -142,6 +142,9 @@ class Run:
 
 def main():
     args = sys.argv[1:]
+    if "-h" in args or "--help" in args:
+        print(__doc__)
+        return
     if not any(a in ("--workspace", "-p", "--package") or a.startswith("--package=") for a in args):
         args = ["--workspace", *args]
     started = time.monotonic()
