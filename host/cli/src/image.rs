@@ -338,23 +338,9 @@ fn rootfs(binary: &[u8], ca_bundle: &[u8], mtime: u64) -> std::io::Result<Vec<u8
 
 /// `epoch` (seconds since 1970, UTC) as RFC 3339, as image configs write time.
 fn rfc3339(epoch: u64) -> String {
-    let days = epoch / 86_400;
     let seconds = epoch % 86_400;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097);
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_index = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    let month = if month_index < 10 {
-        month_index + 3
-    } else {
-        month_index - 9
-    };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    let (year, month, day) =
+        crate::webhook_certificate::civil_date(i64::try_from(epoch / 86_400).unwrap_or(i64::MAX));
     format!(
         "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
         seconds / 3600,

@@ -81,7 +81,7 @@ fn valid_from_now(params: &mut CertificateParams) {
 }
 
 /// The proleptic Gregorian date `days` after 1970-01-01.
-fn civil_date(days: i64) -> (i32, u8, u8) {
+pub(crate) fn civil_date(days: i64) -> (i32, u8, u8) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let day_of_era = z.rem_euclid(146_097);
